@@ -1,0 +1,202 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Store persists team files. Implementations are safe for concurrent use by
+// many goroutines and, for stores shared between processes, by many
+// processes: Update is an atomic read-modify-write of one team.
+//
+// Names passed to a Store are canonical (see CanonicalName); the functions
+// of this package validate them before they reach a Store.
+type Store interface {
+	// Create stores a new team. It returns ErrExists if the name is taken.
+	Create(ctx context.Context, c Config) error
+	// Get returns the team called name, or ErrNotFound.
+	Get(ctx context.Context, name string) (Config, error)
+	// List returns every team, sorted by name. A team whose file cannot be
+	// decoded is skipped and reported through the returned error, which is
+	// non-nil alongside the good teams.
+	List(ctx context.Context) ([]Config, error)
+	// Update applies fn to the stored team and stores the result
+	// atomically. An error from fn aborts the update and is returned as is.
+	// It returns ErrNotFound if the team does not exist.
+	Update(ctx context.Context, name string, fn func(*Config) error) (Config, error)
+	// Delete removes the team with its mailboxes and its task list, after
+	// check accepts the current team file (check runs while the team is
+	// locked; its error aborts the delete and is returned as is). It returns
+	// ErrNotFound if the team does not exist.
+	Delete(ctx context.Context, name string, check func(Config) error) error
+}
+
+// CreateOptions describe a new team.
+type CreateOptions struct {
+	Name        string
+	Description string
+	SessionID   string // the lead's session id
+	LeadType    string // agentType of the lead member
+	LeadModel   string
+	Cwd         string
+	Now         time.Time
+	// Pick chooses suffix words when the name is taken; pick(n) returns a
+	// value in [0, n). Required.
+	Pick func(n int) int
+}
+
+// Create validates and canonicalises opts.Name and stores a new team whose
+// only member is the lead. A name already in use gets a word suffix
+// ("alpha-swift-comet"); the returned Config carries the final name.
+func Create(ctx context.Context, s Store, opts CreateOptions) (Config, error) {
+	name, err := CanonicalName(opts.Name)
+	if err != nil {
+		return Config{}, err
+	}
+	if opts.Pick == nil {
+		return Config{}, errors.New("team: create: CreateOptions.Pick is nil")
+	}
+	now := opts.Now.UnixMilli()
+	try := name
+	for attempt := 0; attempt < 32; attempt++ {
+		c := Config{
+			Name:          try,
+			Description:   opts.Description,
+			CreatedAt:     now,
+			LeadAgentID:   LeadID(try),
+			LeadSessionID: opts.SessionID,
+			Members: []Member{{
+				AgentID:     LeadID(try),
+				Name:        LeadName,
+				AgentType:   opts.LeadType,
+				Model:       opts.LeadModel,
+				JoinedAt:    now,
+				TmuxPaneID:  PaneLeader,
+				Cwd:         opts.Cwd,
+				BackendType: BackendInProcess,
+			}},
+		}
+		err := s.Create(ctx, c)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, ErrExists) {
+			return Config{}, fmt.Errorf("create team %s: %w", try, err)
+		}
+		try = SuffixedName(name, opts.Pick)
+	}
+	return Config{}, fmt.Errorf("create team %s: no free name after 32 tries: %w", name, ErrExists)
+}
+
+// AddMember adds m to team. It fills AgentID, Color (when empty) and
+// JoinedAt (when zero, from now). Adding a member whose agent id is already
+// on the roster with the same name returns the stored member unchanged, so a
+// retried spawn is idempotent; any other name clash (case-insensitive)
+// returns ErrMemberExists.
+func AddMember(ctx context.Context, s Store, teamName string, m Member, now time.Time) (Member, error) {
+	if err := ValidateAgentName(m.Name, false); err != nil {
+		return Member{}, err
+	}
+	var added Member
+	_, err := s.Update(ctx, teamName, func(c *Config) error {
+		id := AgentID(m.Name, c.Name)
+		for _, old := range c.Members {
+			if old.AgentID == id && old.Name == m.Name {
+				added = old
+				return nil
+			}
+			if strings.EqualFold(old.Name, m.Name) {
+				return fmt.Errorf("add %s to team %s: %w (as %q)", m.Name, c.Name, ErrMemberExists, old.Name)
+			}
+		}
+		m.AgentID = id
+		if m.Color == "" {
+			m.Color = c.NextColor()
+		}
+		if m.JoinedAt == 0 {
+			m.JoinedAt = now.UnixMilli()
+		}
+		if m.BackendType == "" {
+			m.BackendType = BackendInProcess
+		}
+		if m.TmuxPaneID == "" && m.BackendType == BackendInProcess {
+			m.TmuxPaneID = PaneInProcess
+		}
+		c.Members = append(c.Members, m)
+		added = m
+		return nil
+	})
+	return added, err
+}
+
+// UpdateMember applies fn to the member called name. fn must not change the
+// member's name or agent id.
+func UpdateMember(ctx context.Context, s Store, teamName, name string, fn func(*Member) error) (Member, error) {
+	var out Member
+	_, err := s.Update(ctx, teamName, func(c *Config) error {
+		m, ok := c.Member(name)
+		if !ok {
+			return noMember(c, name)
+		}
+		id, n := m.AgentID, m.Name
+		if err := fn(m); err != nil {
+			return err
+		}
+		if m.AgentID != id || m.Name != n {
+			return fmt.Errorf("update member %s: name and agent id cannot change", name)
+		}
+		out = *m
+		return nil
+	})
+	return out, err
+}
+
+// SetActive marks the member active (working) or idle.
+func SetActive(ctx context.Context, s Store, teamName, name string, active bool) error {
+	_, err := UpdateMember(ctx, s, teamName, name, func(m *Member) error {
+		m.IsActive = &active
+		return nil
+	})
+	return err
+}
+
+// RemoveMember removes the member called name. The lead cannot be removed.
+func RemoveMember(ctx context.Context, s Store, teamName, name string) error {
+	if name == LeadName {
+		return fmt.Errorf("remove %s from team %s: the lead cannot be removed; delete the team instead", name, teamName)
+	}
+	_, err := s.Update(ctx, teamName, func(c *Config) error {
+		for i, m := range c.Members {
+			if m.Name == name {
+				c.Members = append(c.Members[:i], c.Members[i+1:]...)
+				return nil
+			}
+		}
+		return noMember(c, name)
+	})
+	return err
+}
+
+// Delete removes the team, refusing with an *ActiveError while any member
+// other than the lead is active.
+func Delete(ctx context.Context, s Store, teamName string) error {
+	return s.Delete(ctx, teamName, func(c Config) error {
+		var active []string
+		for _, m := range c.Members {
+			if !m.IsLead() && m.Active() {
+				active = append(active, m.Name)
+			}
+		}
+		if len(active) > 0 {
+			return &ActiveError{Team: c.Name, Names: active}
+		}
+		return nil
+	})
+}
+
+func noMember(c *Config, name string) error {
+	return fmt.Errorf("team %s has no member %q (members: %v): %w", c.Name, name, c.Names(), ErrNoMember)
+}
