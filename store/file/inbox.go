@@ -1,0 +1,479 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/troupe-dev/troupe/internal/atomicfile"
+	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// inbox is one inbox file as read under its lock, with the changes to make.
+type inbox struct {
+	data []byte              // current content, a valid JSON array
+	id   atomicfile.Identity // the file's identity when it was read
+
+	raws   []json.RawMessage // data split into entries, once parsed
+	parsed bool
+	dirty  bool // raws changed: data must be rebuilt from them
+
+	movedTo  string // where a corrupt inbox was moved, if it was
+	parseErr error
+}
+
+// entryInfo is what the store itself needs of an entry.
+type entryInfo struct {
+	ID   string `json:"msg_id"`
+	Read bool   `json:"read"`
+}
+
+// loadLocked reads the inbox. An inbox that is not a valid JSON array is
+// moved aside to <inbox>.corrupt-<timestamp> and replaced by an empty one;
+// nothing in it is deleted. The caller holds the inbox lock.
+func (m *Mail) loadLocked(teamName, agent, path, spool string) (*inbox, error) {
+	id, err := atomicfile.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &inbox{data: []byte("[]")}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read inbox %s: %w", path, err)
+	}
+	in := &inbox{data: data, id: id}
+	if hint, err := os.ReadFile(filepath.Join(spool, validHint)); err == nil && string(hint) == identityKey(id) {
+		return in, nil // we wrote this very version, and it was valid
+	}
+	if perr := checkArray(data); perr != nil {
+		moved := fmt.Sprintf("%s.corrupt-%s", path, m.s.now().UTC().Format("20060102T150405.000000000Z"))
+		if err := os.Rename(path, moved); err != nil {
+			return nil, fmt.Errorf("inbox %s is corrupt (%v) and could not be moved aside: %w", path, perr, err)
+		}
+		m.s.log.Warn("corrupt inbox moved aside", "team", teamName, "agent", agent, "file", path, "moved_to", moved, "error", perr)
+		return &inbox{data: []byte("[]"), movedTo: moved, parseErr: perr}, nil
+	}
+	return in, nil
+}
+
+// checkArray reports whether data is a JSON array.
+func checkArray(data []byte) error {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || t[0] != '[' {
+		return errors.New("not a JSON array")
+	}
+	if !json.Valid(t) {
+		var v []json.RawMessage
+		err := json.Unmarshal(t, &v)
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return err
+	}
+	return nil
+}
+
+func identityKey(id atomicfile.Identity) string {
+	return fmt.Sprintf("%d:%d:%d:%d:%d", id.Dev, id.Ino, id.Size, id.MtimeNs, id.CtimeNs)
+}
+
+// parse splits data into entries.
+func (in *inbox) parse() error {
+	if in.parsed {
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(in.data, &raws); err != nil {
+		return fmt.Errorf("parse inbox: %w", err)
+	}
+	in.raws, in.parsed = raws, true
+	return nil
+}
+
+// readCount returns an upper bound of the entries marked read, without
+// parsing: a "read" key set to true cannot occur inside a JSON string
+// (its quotes would be escaped).
+func (in *inbox) readCount() int {
+	return bytes.Count(in.data, []byte(`"read": true`)) + bytes.Count(in.data, []byte(`"read":true`))
+}
+
+// dedupe drops entries whose msg_id the inbox already holds.
+func (in *inbox) dedupe(entries [][]byte) [][]byte {
+	if err := in.parse(); err != nil {
+		return entries
+	}
+	have := make(map[string]bool, len(in.raws))
+	for _, r := range in.raws {
+		var e entryInfo
+		if json.Unmarshal(r, &e) == nil && e.ID != "" {
+			have[e.ID] = true
+		}
+	}
+	var out [][]byte
+	for _, b := range entries {
+		var e entryInfo
+		if json.Unmarshal(b, &e) == nil && e.ID != "" && have[e.ID] {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// append adds entries (compact JSON objects) and prunes read entries beyond
+// keep.
+func (in *inbox) append(entries [][]byte, keep int) error {
+	keep = max(keep, 0)
+	if !in.dirty && in.readCount() <= keep {
+		in.data = appendText(in.data, entries)
+		return nil
+	}
+	if err := in.parse(); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		in.raws = append(in.raws, e)
+	}
+	in.prune(keep)
+	in.dirty = true
+	return nil
+}
+
+// prune drops the oldest read entries beyond keep. Unread entries and
+// entries that cannot be decoded are kept.
+func (in *inbox) prune(keep int) {
+	read := 0
+	for _, r := range in.raws {
+		var e entryInfo
+		if json.Unmarshal(r, &e) == nil && e.Read {
+			read++
+		}
+	}
+	drop := read - keep
+	if drop <= 0 {
+		return
+	}
+	in.raws = slices.DeleteFunc(in.raws, func(r json.RawMessage) bool {
+		if drop == 0 {
+			return false
+		}
+		var e entryInfo
+		if json.Unmarshal(r, &e) == nil && e.Read {
+			drop--
+			return true
+		}
+		return false
+	})
+	in.dirty = true
+}
+
+// markRead marks the entries with the given ids read and returns how many
+// changed.
+func (in *inbox) markRead(ids []string) (int, error) {
+	if err := in.parse(); err != nil {
+		return 0, err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	n := 0
+	for i, r := range in.raws {
+		var e entryInfo
+		if json.Unmarshal(r, &e) != nil || !want[e.ID] || e.Read {
+			continue
+		}
+		var msg mailbox.Message
+		if err := json.Unmarshal(r, &msg); err != nil {
+			continue // not an entry we can rewrite; leave it as it is
+		}
+		msg.Read = true
+		b, err := json.Marshal(msg)
+		if err != nil {
+			return n, err
+		}
+		in.raws[i] = b
+		n++
+	}
+	if n > 0 {
+		in.dirty = true
+	}
+	return n, nil
+}
+
+// bytes returns the file content to commit: 2-space indented like Claude
+// Code's own writes.
+func (in *inbox) bytes() []byte {
+	if !in.dirty {
+		return in.data
+	}
+	var b bytes.Buffer
+	b.WriteString("[")
+	for i, r := range in.raws {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n  ")
+		if err := json.Indent(&b, r, "  ", "  "); err != nil {
+			b.Write(r) // unreachable: r came from a valid array
+		}
+	}
+	if len(in.raws) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("]")
+	return b.Bytes()
+}
+
+// appendText appends entries to a valid JSON array without parsing it.
+func appendText(data []byte, entries [][]byte) []byte {
+	if len(entries) == 0 {
+		return data
+	}
+	t := bytes.TrimRight(data, " \t\r\n")
+	body := bytes.TrimRight(t[:len(t)-1], " \t\r\n") // without the closing ']'
+	empty := len(bytes.TrimSpace(body)) == 1         // just '['
+	var b bytes.Buffer
+	b.Grow(len(body) + len(entries)*512)
+	b.Write(body)
+	for i, e := range entries {
+		if !empty || i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n  ")
+		if err := json.Indent(&b, e, "  ", "  "); err != nil {
+			b.Write(e)
+		}
+	}
+	b.WriteString("\n]")
+	return b.Bytes()
+}
+
+// commitLocked writes the inbox atomically, after checking that the lock is
+// still ours and the file is the version we read.
+func (m *Mail) commitLocked(lk *lockfile.Lock, in *inbox, path, spool string) error {
+	data := in.bytes()
+	err := atomicfile.WriteFile(path, data, 0o600, atomicfile.Options{BeforeCommit: func() error {
+		if err := lk.Verify(); err != nil {
+			return err
+		}
+		now, err := atomicfile.Stat(path)
+		if err != nil {
+			return err
+		}
+		if now != in.id {
+			return fmt.Errorf("inbox %s changed under the lock: %w", path, lockfile.ErrCompromised)
+		}
+		return nil
+	}})
+	if err != nil {
+		return err
+	}
+	if id, err := atomicfile.Stat(path); err == nil {
+		_ = os.WriteFile(filepath.Join(spool, validHint), []byte(identityKey(id)), 0o600)
+	}
+	return nil
+}
+
+// Read implements mailbox.Store.
+func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool) ([]mailbox.Message, error) {
+	if m.s.isClosed() {
+		return nil, mailbox.ErrClosed
+	}
+	if err := checkAgentName(agent); err != nil {
+		return nil, err
+	}
+	cfg, err := m.team(ctx, teamName)
+	if err != nil {
+		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
+	}
+	path := m.s.inboxPath(cfg.Name, agent)
+	var data []byte
+	for try := 0; ; try++ {
+		data, err = os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read inbox %s: %w", path, err)
+		}
+		if checkArray(data) == nil {
+			break
+		}
+		if try == 4 {
+			// Still invalid: not a torn write in progress. Move it aside
+			// under the lock (re-checked there) and report.
+			return nil, m.quarantine(ctx, cfg.Name, agent)
+		}
+		// A peer writing in place may be half-way through: look again.
+		if err := sleepCtx(ctx, time.Duration(1<<try)*2*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	in := &inbox{data: data}
+	if err := in.parse(); err != nil {
+		return nil, err
+	}
+	out := make([]mailbox.Message, 0, len(in.raws))
+	for i, r := range in.raws {
+		var msg mailbox.Message
+		if err := json.Unmarshal(r, &msg); err != nil {
+			m.s.log.Warn("inbox entry skipped", "file", path, "index", i, "error", err)
+			continue
+		}
+		if unreadOnly && msg.Read {
+			continue
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// quarantine moves a corrupt inbox aside under its lock and returns the
+// *mailbox.CorruptError that describes it (nil if it was fine after all).
+func (m *Mail) quarantine(ctx context.Context, teamName, agent string) error {
+	path := m.s.inboxPath(teamName, agent)
+	lk, err := m.s.lock(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer lk.Release()
+	in, err := m.loadLocked(teamName, agent, path, m.spoolDir(teamName, agent))
+	if err != nil {
+		return err
+	}
+	if in.movedTo == "" {
+		return nil
+	}
+	return &mailbox.CorruptError{Team: teamName, Agent: agent, MovedTo: in.movedTo, Err: in.parseErr}
+}
+
+// MarkRead implements mailbox.Store.
+func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []string) (int, error) {
+	if m.s.isClosed() {
+		return 0, mailbox.ErrClosed
+	}
+	if err := checkAgentName(agent); err != nil {
+		return 0, err
+	}
+	cfg, err := m.team(ctx, teamName)
+	if err != nil {
+		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	path := m.s.inboxPath(cfg.Name, agent)
+	if !exists(path) {
+		return 0, nil
+	}
+	spool := m.spoolDir(cfg.Name, agent)
+	if err := os.MkdirAll(spool, 0o755); err != nil {
+		return 0, fmt.Errorf("spool: %w", err)
+	}
+	for attempt := 0; ; attempt++ {
+		lk, err := m.s.lock(ctx, path)
+		if err != nil {
+			return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
+		}
+		n, err := m.markReadLocked(lk, cfg.Name, agent, path, spool, ids)
+		lk.Release()
+		if errors.Is(err, lockfile.ErrCompromised) && attempt < 10 {
+			continue // someone took the lock over: redo on the new version
+		}
+		if err != nil {
+			return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
+		}
+		return n, nil
+	}
+}
+
+func (m *Mail) markReadLocked(lk *lockfile.Lock, teamName, agent, path, spool string, ids []string) (int, error) {
+	in, err := m.loadLocked(teamName, agent, path, spool)
+	if err != nil {
+		return 0, err
+	}
+	n, err := in.markRead(ids)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	in.prune(max(m.s.opts.KeepRead, 0))
+	return n, m.commitLocked(lk, in, path, spool)
+}
+
+func (m *Mail) spoolDir(teamName, agent string) string {
+	return filepath.Join(m.s.inboxDir(teamName), spoolDirName, team.SanitizePath(agent))
+}
+
+// Watch implements mailbox.Store.
+func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct{}, error) {
+	if err := checkAgentName(agent); err != nil {
+		return nil, err
+	}
+	cfg, err := m.team(ctx, teamName)
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
+	}
+	dir := m.s.inboxDir(cfg.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
+	}
+	name := team.SanitizePath(agent) + ".json"
+	kick, cancel, err := m.s.watch.Subscribe(dir, func(n string) bool { return n == name })
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
+	}
+	out := make(chan struct{}, 1)
+	ok := m.s.goFunc(func(stop <-chan struct{}) {
+		defer close(out)
+		defer cancel()
+		for {
+			select {
+			case <-kick:
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			case <-ctx.Done():
+				return
+			case <-stop:
+				return
+			}
+		}
+	})
+	if !ok {
+		cancel()
+		return nil, mailbox.ErrClosed
+	}
+	return out, nil
+}
+
+// checkAgentName refuses agent names that could not be an inbox file name.
+func checkAgentName(agent string) error {
+	if agent == "" || len(agent) > team.MaxNameLen || team.SanitizePath(agent) != agent {
+		return &team.NameError{Kind: "agent", Name: agent, Reason: "want 1-64 characters of letters, digits, '-' or '_'"}
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

@@ -1,0 +1,313 @@
+package file
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
+)
+
+var _ mailbox.Store = (*Mail)(nil)
+
+// How a send reaches an inbox (group commit).
+//
+// A sender first drops its entry into the recipient's spool folder,
+// inboxes/.spool/<agent>/, as <time>-<id>.msg, then competes for the inbox
+// lock. Whoever holds the lock merges every spooled entry into the inbox in
+// one atomic rewrite: it renames each .msg to .claimed, appends them, commits
+// the inbox (fsync, rename), then renames each .claimed to .done. A sender
+// returns success only when it sees its own .done receipt, so "sent" always
+// means "in the inbox on disk". Under contention one rewrite carries many
+// messages, which is why throughput grows with the number of writers instead
+// of collapsing as it does for one-message-per-lock writers.
+//
+// A sender that gives up while its entry is still .msg withdraws it
+// (removing the file succeeds only if nobody claimed it) and reports an
+// error; nothing lands later. A .claimed entry left by a holder that died is
+// merged by the next holder, skipping ids already in the inbox.
+const (
+	spoolDirName = ".spool"
+	sufMsg       = ".msg"
+	sufClaimed   = ".claimed"
+	sufDone      = ".done"
+	validHint    = "valid-identity"
+)
+
+// doneTTL is how long an unclaimed receipt may stay before a holder removes
+// it (its sender died before picking it up).
+const doneTTL = 10 * time.Minute
+
+// Send implements mailbox.Store.
+func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Message) ([]mailbox.Delivery, error) {
+	s := m.s
+	if s.isClosed() {
+		return nil, mailbox.ErrClosed
+	}
+	cfg, err := m.team(ctx, teamName)
+	if err != nil {
+		return nil, fmt.Errorf("send to %s: %w", to, err)
+	}
+	msg, err = mailbox.Prepare(msg, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("send to %s: %w", to, err)
+	}
+	rcpts, err := mailbox.Recipients(cfg.Name, cfg.Names(), msg.From, to)
+	if err != nil {
+		return nil, fmt.Errorf("send: %w", err)
+	}
+	var out []mailbox.Delivery
+	for i, r := range rcpts {
+		copy := msg
+		if i > 0 {
+			copy.ID = mailbox.NewID()
+		}
+		if err := m.deliver(ctx, cfg.Name, r, copy); err != nil {
+			return out, fmt.Errorf("send to %s in team %s: %w", r, cfg.Name, err)
+		}
+		out = append(out, mailbox.Delivery{To: r, ID: copy.ID})
+	}
+	return out, nil
+}
+
+// team returns the team file, mapping a missing team to mailbox.ErrNoTeam.
+func (m *Mail) team(ctx context.Context, name string) (team.Config, error) {
+	if err := checkTeamName(name); err != nil {
+		return team.Config{}, err
+	}
+	cfg, err := m.s.Teams().Get(ctx, name)
+	if errors.Is(err, team.ErrNotFound) {
+		return team.Config{}, fmt.Errorf("team %s: %w", name, mailbox.ErrNoTeam)
+	}
+	return cfg, err
+}
+
+// deliver puts one message into one inbox and returns once it is there.
+func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.Message) error {
+	s := m.s
+	inbox := s.inboxPath(teamName, agent)
+	spool := filepath.Join(s.inboxDir(teamName), spoolDirName, team.SanitizePath(agent))
+	if err := ensureInbox(inbox); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(spool, 0o755); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	entry, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	base := filepath.Join(spool, fmt.Sprintf("%020d-%s", s.now().UnixNano(), msg.ID))
+	if err := writeSpool(base+sufMsg, entry); err != nil {
+		return err
+	}
+
+	lockKick, cancelLock, err := s.watch.Subscribe(filepath.Dir(inbox), func(n string) bool { return n == filepath.Base(inbox)+".lock" })
+	if err != nil {
+		return m.withdraw(base, err)
+	}
+	defer cancelLock()
+	mine := filepath.Base(base)
+	spoolKick, cancelSpool, err := s.watch.Subscribe(spool, func(n string) bool { return strings.HasPrefix(n, mine) })
+	if err != nil {
+		return m.withdraw(base, err)
+	}
+	defer cancelSpool()
+
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.LockTimeout,
+		fmt.Errorf("inbox lock %s not taken within %v", filepath.Base(inbox)+".lock", s.opts.LockTimeout))
+	defer cancel()
+	backoff := time.Duration(0)
+	for {
+		if done, err := receipt(base); err != nil || done {
+			return err
+		}
+		lk, err := lockfile.TryAcquire(inbox+".lock", s.lockOptions())
+		switch {
+		case err == nil:
+			err = m.mergeLocked(lk, teamName, agent, inbox, spool)
+			if rerr := lk.Release(); err == nil && rerr != nil && !errors.Is(rerr, lockfile.ErrCompromised) {
+				err = rerr
+			}
+			if err != nil && !errors.Is(err, lockfile.ErrCompromised) {
+				return m.withdraw(base, err)
+			}
+			backoff = 0
+			continue
+		case !errors.Is(err, lockfile.ErrLocked):
+			return m.withdraw(base, err)
+		}
+		backoff = min(max(2*backoff, lockfile.DefaultMinBackoff), lockfile.DefaultMaxBackoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-lockKick:
+		case <-spoolKick:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return m.withdraw(base, context.Cause(ctx))
+		}
+		t.Stop()
+	}
+}
+
+// receipt reports whether the entry spooled at base reached the inbox,
+// removing the receipt when it did. An entry that vanished entirely (its
+// team was deleted) is an error.
+func receipt(base string) (bool, error) {
+	err := os.Remove(base + sufDone)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	for _, suf := range []string{sufMsg, sufClaimed} {
+		if _, err := os.Lstat(base + suf); err == nil {
+			return false, nil
+		}
+	}
+	if _, err := os.Lstat(base + sufDone); err == nil {
+		return false, nil // renamed between our two looks; look again
+	}
+	return false, fmt.Errorf("message vanished from the spool (was the team deleted?): %w", mailbox.ErrNoTeam)
+}
+
+// withdraw takes back a spooled entry after cause stopped the send. If a
+// lock holder already claimed it, the send is waited for a little longer
+// (the holder commits within milliseconds unless it died).
+func (m *Mail) withdraw(base string, cause error) error {
+	if err := os.Remove(base + sufMsg); err == nil || errors.Is(err, fs.ErrNotExist) && !exists(base+sufClaimed) && !exists(base+sufDone) {
+		return fmt.Errorf("not sent: %w", cause)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if done, err := receipt(base); done {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("not sent: %w", cause)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("delivery pending: message %s is claimed by an inbox writer that has not finished; it will land when the next writer takes the lock (%w)",
+		filepath.Base(base), cause)
+}
+
+// mergeLocked merges every spooled entry into the inbox. The caller holds lk.
+func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool string) error {
+	s := m.s
+	names, err := os.ReadDir(spool)
+	if err != nil {
+		return fmt.Errorf("read spool: %w", err)
+	}
+	var claimed []string // bases of the entries merged now
+	var entries [][]byte
+	orphans := false
+	now := s.now()
+	for _, de := range names {
+		n := de.Name()
+		switch {
+		case strings.HasSuffix(n, sufMsg):
+			base := filepath.Join(spool, strings.TrimSuffix(n, sufMsg))
+			if err := os.Rename(base+sufMsg, base+sufClaimed); err != nil {
+				continue // withdrawn by its sender just now
+			}
+			claimed = append(claimed, base)
+		case strings.HasSuffix(n, sufClaimed):
+			orphans = true
+			claimed = append(claimed, filepath.Join(spool, strings.TrimSuffix(n, sufClaimed)))
+		case strings.HasSuffix(n, sufDone):
+			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > doneTTL {
+				os.Remove(filepath.Join(spool, n))
+			}
+		}
+	}
+	slices.Sort(claimed)
+	for _, base := range claimed {
+		b, err := os.ReadFile(base + sufClaimed)
+		if err != nil {
+			return fmt.Errorf("read spooled message: %w", err)
+		}
+		entries = append(entries, b)
+	}
+
+	doc, err := m.loadLocked(teamName, agent, inbox, spool)
+	if err != nil {
+		return err
+	}
+	if orphans {
+		entries = doc.dedupe(entries)
+	}
+	if err := doc.append(entries, s.opts.KeepRead); err != nil {
+		return err
+	}
+	if err := m.commitLocked(lk, doc, inbox, spool); err != nil {
+		return err
+	}
+	for _, base := range claimed {
+		os.Rename(base+sufClaimed, base+sufDone)
+	}
+	return nil
+}
+
+// ensureInbox creates an empty inbox ("[]") if none exists, without ever
+// replacing one (link fails if the name is taken).
+func ensureInbox(inbox string) error {
+	if _, err := os.Lstat(inbox); err == nil {
+		return nil
+	}
+	dir := filepath.Dir(inbox)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create inbox folder: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(inbox)+".tmp.")
+	if err != nil {
+		return fmt.Errorf("create inbox: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString("[]"); err != nil {
+		tmp.Close()
+		return fmt.Errorf("create inbox: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("create inbox: %w", err)
+	}
+	if err := os.Link(tmp.Name(), inbox); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create inbox: %w", err)
+	}
+	return nil
+}
+
+// writeSpool writes a spool entry by temp file and rename so that a holder
+// never reads half of it. It is not fsynced: the sender is not told "sent"
+// until the inbox itself is committed and fsynced.
+func writeSpool(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("spool message: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("spool message: %w", err)
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// lockOptions returns the lock options of every lock this store takes.
+func (s *Store) lockOptions() lockfile.Options {
+	return lockfile.Options{Stale: s.opts.LockStale, Now: s.now, Watcher: s.watch, Logger: s.log}
+}

@@ -1,0 +1,121 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// mbOpen opens a store in a temp folder with a team "crew" whose members
+// are team-lead plus the given names.
+func mbOpen(t *testing.T, opts Options, members ...string) *Store {
+	t.Helper()
+	s, err := Open(t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	if _, err := team.Create(ctx, s.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: rand.IntN}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if _, err := team.AddMember(ctx, s.Teams(), "crew", team.Member{Name: m}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func TestMailSendReadMarkRead(t *testing.T) {
+	s := mbOpen(t, Options{}, "alice", "bob")
+	ctx := t.Context()
+	d, err := s.Mail().Send(ctx, "crew", "alice", mailbox.Message{From: "bob", Text: "hello", Summary: "hi"})
+	if err != nil {
+		t.Fatalf("Send = %v", err)
+	}
+	if len(d) != 1 || d[0].To != "alice" || d[0].ID == "" {
+		t.Fatalf("Send deliveries = %+v; want one to alice with an id", d)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "alice", true)
+	if err != nil || len(msgs) != 1 || msgs[0].Text != "hello" || msgs[0].ID != d[0].ID {
+		t.Fatalf("Read = %+v, %v; want the message", msgs, err)
+	}
+	n, err := s.Mail().MarkRead(ctx, "crew", "alice", []string{d[0].ID, "nope"})
+	if err != nil || n != 1 {
+		t.Fatalf("MarkRead = %d, %v; want 1, nil", n, err)
+	}
+	msgs, _ = s.Mail().Read(ctx, "crew", "alice", true)
+	if len(msgs) != 0 {
+		t.Fatalf("Read(unread) after MarkRead = %d messages; want 0", len(msgs))
+	}
+	_, err = s.Mail().Send(ctx, "crew", "alcie", mailbox.Message{From: "bob", Text: "x"})
+	var ue *mailbox.UnknownRecipientError
+	if !errors.As(err, &ue) {
+		t.Fatalf("Send to a misspelled name = %v; want *UnknownRecipientError", err)
+	}
+	if _, err := os.Stat(s.inboxPath("crew", "alcie")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an inbox was created for the misspelled name (stat: %v)", err)
+	}
+}
+
+func TestMailConcurrentSendersGroupCommit(t *testing.T) {
+	s := mbOpen(t, Options{}, "lead2", "w")
+	ctx := t.Context()
+	const senders, each = 16, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, senders*each)
+	for i := range senders {
+		wg.Go(func() {
+			for j := range each {
+				if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "lead2", Text: fmt.Sprintf("%d/%d", i, j)}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Send: %v", err)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != senders*each {
+		t.Fatalf("inbox holds %d messages; want %d", len(msgs), senders*each)
+	}
+	last := make(map[string]int)
+	seen := make(map[string]bool)
+	for _, m := range msgs {
+		if seen[m.Text] {
+			t.Errorf("duplicate message %q", m.Text)
+		}
+		seen[m.Text] = true
+		var i, j int
+		fmt.Sscanf(m.Text, "%d/%d", &i, &j)
+		k := fmt.Sprint(i)
+		if prev, ok := last[k]; ok && j <= prev {
+			t.Errorf("sender %d: message %d after %d; want send order", i, j, prev)
+		}
+		last[k] = j
+	}
+	left, _ := filepath.Glob(filepath.Join(s.Mail().spoolDir("crew", "w"), "*.*"))
+	for _, f := range left {
+		if !strings.HasSuffix(f, validHint) {
+			t.Errorf("spool entry left behind: %s", f)
+		}
+	}
+	_ = context.Background
+}

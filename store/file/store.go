@@ -1,0 +1,222 @@
+// Package file stores teams, mailboxes and task lists as files, on-disk
+// compatible with Claude Code's agent teams (PROTOCOL.md): the same folders,
+// file names, JSON fields and lock-directory protocol, so that a Claude Code
+// session and a troupe session pointed at the same root share a team and
+// exclude each other.
+//
+// Layout below the root:
+//
+//	teams/<team>/config.json             team file
+//	teams/<team>/inboxes/<agent>.json    one JSON array per recipient
+//	tasks/<list>/<id>.json               one file per task
+//	tasks/<list>/.lock                   list-level lock target
+//	tasks/<list>/.highwatermark          highest id ever used
+//
+// Every write is atomic (temp file, fsync, rename) and made under the
+// file's lock, after re-verifying that the lock is still held and the file
+// was not replaced since it was read; a holder that was paused past the
+// stale time therefore never overwrites newer data.
+//
+// A Store is safe for concurrent use by goroutines and processes.
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// Defaults for Options.
+const (
+	DefaultLockTimeout = 30 * time.Second
+	DefaultKeepRead    = 100
+)
+
+// Options tune a Store. The zero value is ready to use.
+type Options struct {
+	// Logger receives warnings (a corrupt file moved aside, a watch that
+	// fell back to polling). Default: discard.
+	Logger *slog.Logger
+	// Now is the clock for timestamps and lock staleness. Default time.Now.
+	Now func() time.Time
+	// LockStale is the lock-directory stale time; keep the default (10 s)
+	// when sharing a root with Claude Code.
+	LockStale time.Duration
+	// LockTimeout bounds how long one operation waits for a lock (on top
+	// of its ctx). It is longer than LockStale so that a lock left by a
+	// dead process is reclaimed rather than reported. Default 30 s.
+	LockTimeout time.Duration
+	// KeepRead is how many read messages an inbox keeps; older read ones
+	// are pruned on the next write. Default 100; negative keeps none.
+	KeepRead int
+	// ForcePoll makes watches poll instead of using file-system events.
+	ForcePoll bool
+	// PollInterval is the polling period when watches poll.
+	PollInterval time.Duration
+}
+
+// Store is a file store rooted at one folder.
+type Store struct {
+	root  string
+	opts  Options
+	log   *slog.Logger
+	now   func() time.Time
+	watch *dirwatch.Watcher
+
+	wg   sync.WaitGroup
+	stop chan struct{} // closed by Close
+
+	mu     sync.Mutex
+	closed bool // guarded by mu
+}
+
+// Open opens (creating if needed) the store rooted at root.
+func Open(root string, opts Options) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("open file store: empty root folder")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	for _, d := range []string{abs, filepath.Join(abs, "teams"), filepath.Join(abs, "tasks")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("open file store %s: %w", root, err)
+		}
+	}
+	// Claude Code locks task files at their real path; resolve symlinks once
+	// so that both programs name the same lock directories.
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.LockStale == 0 {
+		opts.LockStale = lockfile.DefaultStale
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	if opts.KeepRead == 0 {
+		opts.KeepRead = DefaultKeepRead
+	}
+	w, err := dirwatch.New(dirwatch.Options{PollInterval: opts.PollInterval, ForcePoll: opts.ForcePoll, Logger: opts.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	return &Store{root: real, opts: opts, log: opts.Logger, now: opts.Now, watch: w, stop: make(chan struct{})}, nil
+}
+
+// Root returns the store's root folder (with symlinks resolved).
+func (s *Store) Root() string { return s.root }
+
+// Close stops the store's watches (their channels are closed) and waits for
+// its goroutines. Operations after Close fail. Close is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	s.mu.Unlock()
+	s.wg.Wait()
+	return s.watch.Close()
+}
+
+// goFunc runs f in a goroutine owned by the store; f must return soon after
+// stop is closed. It reports false, without running f, once Close began.
+func (s *Store) goFunc(f func(stop <-chan struct{})) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Go(func() { f(s.stop) })
+	return true
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// teamDir returns the folder of a team (canonical names only).
+func (s *Store) teamDir(name string) string {
+	return filepath.Join(s.root, "teams", team.Sanitize(name))
+}
+
+// inboxDir returns the inboxes folder of a team.
+func (s *Store) inboxDir(teamName string) string {
+	return filepath.Join(s.root, "teams", team.SanitizePath(teamName), "inboxes")
+}
+
+// inboxPath returns the inbox file of agent in team.
+func (s *Store) inboxPath(teamName, agent string) string {
+	return filepath.Join(s.inboxDir(teamName), team.SanitizePath(agent)+".json")
+}
+
+// listDir returns the folder of a task list.
+func (s *Store) listDir(list string) string {
+	return filepath.Join(s.root, "tasks", team.SanitizePath(list))
+}
+
+// lock takes the lock directory of target (target + ".lock"), waiting at
+// most LockTimeout beyond ctx.
+func (s *Store) lock(ctx context.Context, target string) (*lockfile.Lock, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.LockTimeout,
+		fmt.Errorf("lock %s not taken within %v", filepath.Base(target)+".lock", s.opts.LockTimeout))
+	defer cancel()
+	return lockfile.Acquire(ctx, target+".lock", lockfile.Options{
+		Stale:   s.opts.LockStale,
+		Now:     s.now,
+		Watcher: s.watch,
+		Logger:  s.log,
+	})
+}
+
+// checkTeamName refuses names that are not canonical team names, so no path
+// built from them can leave the root.
+func checkTeamName(name string) error {
+	if err := team.ValidateTeamName(name); err != nil {
+		return err
+	}
+	if team.Sanitize(name) != name {
+		return &team.NameError{Kind: "team", Name: name, Reason: fmt.Sprintf("not canonical (stored teams are named %q)", team.Sanitize(name))}
+	}
+	return nil
+}
+
+// Teams is the team.Store view of a Store.
+type Teams struct{ s *Store }
+
+// Mail is the mailbox.Store view of a Store.
+type Mail struct{ s *Store }
+
+// Tasks is the tasklist.Store view of a Store.
+type Tasks struct{ s *Store }
+
+// Teams returns the store's teams.
+func (s *Store) Teams() *Teams { return &Teams{s} }
+
+// Mail returns the store's mailboxes.
+func (s *Store) Mail() *Mail { return &Mail{s} }
+
+// Tasks returns the store's task lists.
+func (s *Store) Tasks() *Tasks { return &Tasks{s} }
