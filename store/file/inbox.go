@@ -299,31 +299,35 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
 	path := m.s.inboxPath(cfg.Name, agent)
-	var data []byte
+	var in *inbox
 	for try := 0; ; try++ {
-		data, err = os.ReadFile(path)
+		data, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read inbox %s: %w", path, err)
 		}
-		if checkArray(data) == nil {
+		in = &inbox{data: data}
+		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) && in.parse() == nil {
 			break
 		}
 		if try == 4 {
-			// Still invalid: not a torn write in progress. Move it aside
-			// under the lock (re-checked there) and report.
-			return nil, m.quarantine(ctx, cfg.Name, agent)
+			// Still invalid: not just a torn write in progress. Read it
+			// under the lock, which moves a corrupt inbox aside.
+			if data, err = m.readLocked(ctx, cfg.Name, agent); err != nil {
+				return nil, err
+			}
+			in = &inbox{data: data}
+			if err := in.parse(); err != nil {
+				return nil, err
+			}
+			break
 		}
 		// A peer writing in place may be half-way through: look again.
 		if err := sleepCtx(ctx, time.Duration(1<<try)*2*time.Millisecond); err != nil {
 			return nil, err
 		}
-	}
-	in := &inbox{data: data}
-	if err := in.parse(); err != nil {
-		return nil, err
 	}
 	out := make([]mailbox.Message, 0, len(in.raws))
 	for i, r := range in.raws {
@@ -340,23 +344,23 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	return out, nil
 }
 
-// quarantine moves a corrupt inbox aside under its lock and returns the
-// *mailbox.CorruptError that describes it (nil if it was fine after all).
-func (m *Mail) quarantine(ctx context.Context, teamName, agent string) error {
+// readLocked reads the inbox under its lock, moving a corrupt inbox aside
+// and reporting it as a *mailbox.CorruptError.
+func (m *Mail) readLocked(ctx context.Context, teamName, agent string) ([]byte, error) {
 	path := m.s.inboxPath(teamName, agent)
 	lk, err := m.s.lock(ctx, path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer lk.Release()
 	in, err := m.loadLocked(teamName, agent, path, m.spoolDir(teamName, agent))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if in.movedTo == "" {
-		return nil
+	if in.movedTo != "" {
+		return nil, &mailbox.CorruptError{Team: teamName, Agent: agent, MovedTo: in.movedTo, Err: in.parseErr}
 	}
-	return &mailbox.CorruptError{Team: teamName, Agent: agent, MovedTo: in.movedTo, Err: in.parseErr}
+	return in.data, nil
 }
 
 // MarkRead implements mailbox.Store.
