@@ -17,7 +17,7 @@ import (
 type Extra map[string]json.RawMessage
 
 // Split decodes data, which must be a JSON object, and returns the keys not
-// listed in known.
+// listed in known, with their values in compact form.
 func Split(data []byte, known ...string) (Extra, error) {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(data, &all); err != nil {
@@ -31,6 +31,14 @@ func Split(data []byte, known ...string) (Extra, error) {
 	}
 	if len(all) == 0 {
 		return nil, nil
+	}
+	// Values are kept compact, so that an extra key reads the same whether
+	// its file was indented or not.
+	for k, v := range all {
+		var b bytes.Buffer
+		if err := json.Compact(&b, v); err == nil {
+			all[k] = b.Bytes()
+		}
 	}
 	return Extra(all), nil
 }
