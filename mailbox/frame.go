@@ -236,14 +236,12 @@ func Decode(text string) (Frame, error) {
 	if !strings.HasPrefix(s, "{") {
 		return Text(text), nil
 	}
-	var head struct {
-		Type json.RawMessage `json:"type"`
-	}
+	var head map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(s), &head); err != nil {
 		return Text(text), nil
 	}
 	var kind string
-	if err := json.Unmarshal(head.Type, &kind); err != nil {
+	if err := json.Unmarshal(head["type"], &kind); err != nil { // exactly "type", as Claude Code reads it
 		return Text(text), nil
 	}
 	f := newFrame(kind)

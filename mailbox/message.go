@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/internal/jsonx"
 )
@@ -101,6 +102,9 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("inbox entry: timestamp: %q is not an ISO-8601 time", w.Timestamp)
 	}
+	if y := ts.UTC().Year(); y < 0 || y > 9999 {
+		return fmt.Errorf("inbox entry: timestamp: %q is outside years 0000-9999", w.Timestamp)
+	}
 	typ := w.Type
 	if typ == "" {
 		typ = "message"
@@ -138,11 +142,18 @@ func Prepare(m Message, now time.Time) (Message, error) {
 		m.Timestamp = now
 	}
 	m.Timestamp = m.Timestamp.UTC().Truncate(time.Millisecond)
+	if y := m.Timestamp.Year(); y < 0 || y > 9999 {
+		return m, fmt.Errorf("message: timestamp: year %d is outside 0000-9999", y)
+	}
 	if m.Type == "" {
 		m.Type = "message"
 	}
 	if len(m.Summary) > MaxSummaryLen {
-		m.Summary = m.Summary[:MaxSummaryLen]
+		cut := MaxSummaryLen
+		for cut > 0 && !utf8.RuneStart(m.Summary[cut]) {
+			cut--
+		}
+		m.Summary = m.Summary[:cut]
 	}
 	m.Read = false
 	m.Extra = m.Extra.Clone()

@@ -103,7 +103,7 @@ func (l *List) Create(ctx context.Context, d Draft) (Task, error) {
 	// something that blocks it.
 	for _, b := range dedupe(d.Blocks) {
 		for _, a := range dedupe(d.BlockedBy) {
-			if path := FindCycle(tasks, b, a); path != nil || a == b {
+			if path := FindCycle(tasks, a, b); path != nil || a == b {
 				return Task{}, fmt.Errorf("create task: %w", &CycleError{Path: append(append([]string{"new"}, path...), "new")})
 			}
 		}
@@ -189,6 +189,15 @@ func (l *List) Update(ctx context.Context, id string, u Update) (Result, error) 
 		for _, a := range dedupe(u.AddBlockedBy) {
 			if path := FindCycle(tasks, a, id); path != nil {
 				return Result{}, fmt.Errorf("update task %s: %w", id, &CycleError{Path: append(path, id)})
+			}
+		}
+		// The two new sets of edges together close a cycle when something
+		// the task will block reaches something that will block it.
+		for _, b := range dedupe(u.AddBlocks) {
+			for _, a := range dedupe(u.AddBlockedBy) {
+				if path := FindCycle(tasks, a, b); path != nil || a == b {
+					return Result{}, fmt.Errorf("update task %s: %w", id, &CycleError{Path: append(append([]string{id}, path...), id)})
+				}
 			}
 		}
 	}

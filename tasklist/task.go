@@ -71,7 +71,8 @@ func (t Task) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a task file; the error names a field of the wrong
-// type, a missing id or subject, or an unknown status.
+// type, a missing id, or an unknown status. A missing status reads as
+// pending.
 func (t *Task) UnmarshalJSON(data []byte) error {
 	extra, err := jsonx.Split(data, taskKeys...)
 	if err != nil {

@@ -137,15 +137,14 @@ var (
 )
 
 // SuffixedName returns name with a word suffix, "name-adjective-noun",
-// choosing the words with pick (pick(n) returns a value in [0, n)). The
-// result is cut to MaxNameLen.
+// choosing the words with pick (pick(n) returns a value in [0, n)). A long
+// name is shortened so that the result fits in MaxNameLen.
 func SuffixedName(name string, pick func(n int) int) string {
-	s := name + "-" + adjectives[pick(len(adjectives))] + "-" + nouns[pick(len(nouns))]
-	if len(s) > MaxNameLen {
-		s = s[len(s)-MaxNameLen:]
-		s = strings.TrimLeft(s, "-")
+	suffix := "-" + adjectives[pick(len(adjectives))] + "-" + nouns[pick(len(nouns))]
+	if len(name)+len(suffix) > MaxNameLen {
+		name = strings.TrimRight(name[:MaxNameLen-len(suffix)], "-")
 	}
-	return s
+	return name + suffix
 }
 
 // UniqueMemberName returns name, or name-2, name-3, ... when a member already

@@ -13,6 +13,7 @@ package team
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/troupe-dev/troupe/internal/jsonx"
@@ -184,14 +185,26 @@ func (m Member) IsLead() bool { return m.Name == LeadName }
 
 // Clone returns a deep copy of c.
 func (c Config) Clone() Config {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("team: clone: %v", err)) // Config always encodes
+	out := c
+	out.HiddenPaneIDs = slices.Clone(c.HiddenPaneIDs)
+	out.TeamAllowedPaths = slices.Clone(c.TeamAllowedPaths)
+	out.Extra = c.Extra.Clone()
+	out.Members = make([]Member, len(c.Members))
+	for i, m := range c.Members {
+		out.Members[i] = m.Clone()
 	}
-	var out Config
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("team: clone: %v", err))
+	return out
+}
+
+// Clone returns a deep copy of m.
+func (m Member) Clone() Member {
+	out := m
+	out.Subscriptions = slices.Clone(m.Subscriptions)
+	if m.IsActive != nil {
+		v := *m.IsActive
+		out.IsActive = &v
 	}
+	out.Extra = m.Extra.Clone()
 	return out
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Extra holds the keys of a JSON object that its Go type does not model,
@@ -26,8 +27,16 @@ func Split(data []byte, known ...string) (Extra, error) {
 	if all == nil {
 		return nil, fmt.Errorf("want a JSON object, got null")
 	}
-	for _, k := range known {
-		delete(all, k)
+	// encoding/json matches keys case-insensitively, so a key that differs
+	// from a known one only in case would fill the field too; it must not
+	// also survive as an extra key and override the field on rewrite.
+	for k := range all {
+		for _, kn := range known {
+			if strings.EqualFold(k, kn) {
+				delete(all, k)
+				break
+			}
+		}
 	}
 	if len(all) == 0 {
 		return nil, nil
