@@ -1,0 +1,263 @@
+// Package agent runs one agent's turn loop: prompt the model, stream its
+// answer, check and run the tools it calls (read-only calls in parallel,
+// writing calls one at a time in the model's order), feed the results back,
+// and repeat until the model ends its turn or a turn bound is hit.
+//
+// An Agent keeps its conversation across runs. It can be interrupted at two
+// levels: Interrupt aborts the current run only (the agent takes the next
+// prompt), Kill ends the agent. Messages sent while it works wait in a
+// pending queue and reach the model at the next tool-round boundary.
+// Progress is readable at any time without blocking the loop. Above a token
+// threshold the conversation is compacted: summarized by the model and
+// replaced by the summary plus recent context.
+//
+// An Agent is safe for concurrent use; Run calls are serialized (a second
+// concurrent Run fails with ErrBusy).
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// Errors and cancellation causes.
+var (
+	ErrBusy        = errors.New("agent: already running")
+	ErrKilled      = errors.New("agent: killed")
+	ErrInterrupted = errors.New("agent: interrupted")
+)
+
+// Defaults for Config.
+const (
+	DefaultMaxTurns       = 200
+	DefaultKeepRecent     = 6
+	DefaultCompactPercent = 80 // of the model's context window
+)
+
+// Approver decides whether a tool call may run. The permissions layer
+// implements it; AllowAll allows everything.
+type Approver interface {
+	Approve(ctx context.Context, req Request) (Verdict, error)
+}
+
+// Request is a tool call awaiting permission.
+type Request struct {
+	Tool      string
+	ToolUseID string
+	Input     json.RawMessage
+	ReadOnly  bool
+}
+
+// Verdict is an Approver's answer. A denial's Reason is shown to the model.
+type Verdict struct {
+	Allow        bool
+	Reason       string
+	UpdatedInput json.RawMessage // replaces the input when set
+}
+
+// AllowAll approves every call.
+type AllowAll struct{}
+
+// Approve implements Approver.
+func (AllowAll) Approve(context.Context, Request) (Verdict, error) { return Verdict{Allow: true}, nil }
+
+// Config sets up an Agent.
+type Config struct {
+	Model     llm.Model
+	ModelName string // request model override; empty uses the provider default
+	System    string
+	Tools     *tool.Registry
+	Approver  Approver // nil means AllowAll
+	// MaxTurns bounds the model calls of one Run (default 200).
+	MaxTurns  int
+	MaxTokens int
+	// CompactAt is the token count (input plus output of the last call)
+	// above which the conversation is compacted before the next call.
+	// Zero means DefaultCompactPercent of the model's context window;
+	// negative disables compaction.
+	CompactAt int
+	// KeepRecent is how many of the latest messages survive compaction
+	// beside the summary (default 6).
+	KeepRecent int
+	// Transcript, when set, receives one JSON event a line as the agent
+	// runs.
+	Transcript io.Writer
+	// OnEvent, when set, is called for every Event, from the loop's
+	// goroutine; it must not block for long.
+	OnEvent func(Event)
+	Now     func() time.Time
+}
+
+// Agent is one agent with its conversation.
+type Agent struct {
+	cfg   Config
+	now   func() time.Time
+	ctx   context.Context // the agent's lifetime; canceled by Kill
+	kill  context.CancelCauseFunc
+	trans *transcript
+
+	mu        sync.Mutex
+	messages  []llm.Message           // guarded by mu; written only by the running loop
+	pending   []string                // guarded by mu
+	running   bool                    // guarded by mu
+	interrupt context.CancelCauseFunc // guarded by mu; cancels the current run
+	progress  Progress                // guarded by mu
+}
+
+// New returns an agent. Model and Tools are required.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("agent: no model")
+	}
+	if cfg.Tools == nil {
+		cfg.Tools, _ = tool.NewRegistry()
+	}
+	if cfg.Approver == nil {
+		cfg.Approver = AllowAll{}
+	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if cfg.KeepRecent <= 0 {
+		cfg.KeepRecent = DefaultKeepRecent
+	}
+	if cfg.CompactAt == 0 {
+		if w := cfg.Model.Info().ContextWindow; w > 0 {
+			cfg.CompactAt = w * DefaultCompactPercent / 100
+		} else {
+			cfg.CompactAt = -1
+		}
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	ctx, kill := context.WithCancelCause(context.Background())
+	return &Agent{cfg: cfg, now: now, ctx: ctx, kill: kill, trans: newTranscript(cfg.Transcript, now)}, nil
+}
+
+// Send queues a message for the model. While a run is in progress it is
+// delivered at the next tool-round boundary; otherwise at the start of the
+// next Run.
+func (a *Agent) Send(text string) {
+	a.mu.Lock()
+	a.pending = append(a.pending, text)
+	a.mu.Unlock()
+}
+
+// Pending returns how many messages wait for delivery.
+func (a *Agent) Pending() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending)
+}
+
+// Interrupt aborts the current run, if any; the agent stays usable. It
+// reports whether a run was interrupted.
+func (a *Agent) Interrupt() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.interrupt == nil {
+		return false
+	}
+	a.interrupt(ErrInterrupted)
+	return true
+}
+
+// Kill ends the agent: a run in progress stops and every later Run fails
+// with ErrKilled.
+func (a *Agent) Kill() { a.kill(ErrKilled) }
+
+// Messages returns a copy of the conversation.
+func (a *Agent) Messages() []llm.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return cloneMessages(a.messages)
+}
+
+// Progress returns a snapshot of the agent's progress.
+func (a *Agent) Progress() Progress {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.progress
+	p.Recent = append([]Activity(nil), p.Recent...)
+	return p
+}
+
+// Result is the outcome of one Run.
+type Result struct {
+	Text        string         // the final assistant text
+	StopReason  llm.StopReason // the last model stop reason, or "max_turns"
+	Usage       llm.Usage      // summed over the run's model calls
+	Calls       int            // model calls made
+	ToolUses    int
+	Duration    time.Duration
+	Interrupted bool // Interrupt ended the run early
+}
+
+// StopMaxTurns is Result.StopReason when MaxTurns ended the run.
+const StopMaxTurns llm.StopReason = "max_turns"
+
+// Run gives the agent a prompt (plus any pending messages) and loops until
+// the model ends its turn, MaxTurns is hit, the run is interrupted (then the
+// Result has Interrupted set and the error is nil), or the agent is killed
+// or ctx canceled (then the error wraps the cause).
+func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
+	a.mu.Lock()
+	if a.running {
+		a.mu.Unlock()
+		return Result{}, ErrBusy
+	}
+	if err := context.Cause(a.ctx); err != nil {
+		a.mu.Unlock()
+		return Result{}, err
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })
+	a.running, a.interrupt = true, cancel
+	a.mu.Unlock()
+	defer func() {
+		stop()
+		cancel(nil)
+		a.mu.Lock()
+		a.running, a.interrupt = false, nil
+		a.mu.Unlock()
+	}()
+	return a.loop(runCtx, prompt)
+}
+
+func cloneMessages(ms []llm.Message) []llm.Message {
+	out := make([]llm.Message, len(ms))
+	for i, m := range ms {
+		out[i] = llm.Message{Role: m.Role, Content: append([]llm.Block(nil), m.Content...)}
+	}
+	return out
+}
+
+// fail turns a run error into the Run result: an interrupt is a normal end.
+func (a *Agent) fail(ctx context.Context, res Result, start time.Time, err error) (Result, error) {
+	res.Duration = a.now().Sub(start)
+	if errors.Is(context.Cause(ctx), ErrInterrupted) {
+		res.Interrupted = true
+		a.emit(Event{Type: EventResult, Result: &res})
+		return res, nil
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		err = fmt.Errorf("%w (%v)", cause, err)
+		if errors.Is(cause, ErrKilled) {
+			err = ErrKilled
+		}
+	}
+	return res, err
+}
+
+// errorf is a helper for wrapped loop errors.
+func errorf(format string, args ...any) error { return fmt.Errorf("agent: "+format, args...) }
