@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/internal/bench"
+)
+
+func (a *app) benchCommand() *cobra.Command {
+	c := group("bench", "Benchmark the file store with real processes (the peer baseline's scenarios)",
+		a.benchMailboxCommand(),
+		a.benchClaimCommand(),
+		a.benchChildCommand(),
+	)
+	c.Long = `Benchmark the file store the way PEER-BASELINE.md measured Claude Code's
+file protocol: every writer, watcher and claimer is a separate troupe
+process, started behind a barrier, working in a fresh temporary store.
+
+Progress goes to stderr; the results go to stdout as markdown tables, or as
+JSON with --json. The command fails (status 1) when a run finds a lost,
+duplicated or invented message, a claim race without exactly one winner,
+or a task claimed twice.`
+	return c
+}
+
+// benchFlags are the options both bench commands share.
+type benchFlags struct {
+	tmp     string
+	keep    bool
+	profile string
+}
+
+func (f *benchFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.tmp, "tmp", "", "make the temporary stores under `DIR` (default: the system's)")
+	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep each run's store instead of removing it")
+	cmd.Flags().StringVar(&f.profile, "cpuprofile", "", "write each troupe process's CPU profile into `DIR`")
+}
+
+// benchRunner returns a Runner whose children are this executable.
+func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("bench: find the troupe executable: %w", err)
+	}
+	return &bench.Runner{
+		Exe:        exe,
+		ChildArgs:  []string{"bench", "child"},
+		Start:      startProcess,
+		TempDir:    f.tmp,
+		Keep:       f.keep,
+		Progress:   a.Stderr,
+		ProfileDir: f.profile,
+	}, nil
+}
+
+func (a *app) benchMailboxCommand() *cobra.Command {
+	var (
+		f                            benchFlags
+		writers, peerModes, peerDir  string
+		msgs, preload, reps, text    int
+		delivery, deliveryPre, inter int
+		gapMin, gapMax, settle       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "mailbox [--writers 1,4,16,64] [--msgs 200] [--preload 0] [--reps 1] [--delivery N] [--interop N]",
+		Short: "Measure sends into one inbox, delivery latency, and sends mixed with the peer's Node writers",
+		Long: `Measure the file store's mailbox with separate processes.
+
+Writers (B1-B3): for each count in --writers, that many writer processes
+send --msgs messages each (300-character text, as in the peer's workload)
+into one inbox holding --preload unread messages. Reported: acknowledged
+messages per second from the barrier to the last return, send latency,
+failed sends, and a check of the final inbox: lost (acknowledged but
+missing), duplicates, phantoms. --writers 0 skips this part.
+
+Delivery (B4, with --delivery N): one writer sends N messages at random
+gaps between --gap-min and --gap-max into an inbox holding
+--delivery-preload read messages, while a watcher process waits on Watch
+and Reads; latency runs from the send's return to the watcher's Read.
+
+Interop (B8, with --interop N): N troupe writers and N Node writers of the
+peer's replica (inbox-writer.js with proper-lockfile, in each of
+--peer-modes) send --msgs messages each into one inbox; both sides'
+acknowledged messages must all be there once, in a valid JSON file. The
+peer-bench folder comes from --peer-bench (default $TROUPE_PEER_BENCH); it
+is copied and npm-installed in a temporary folder, or linked to the
+node_modules in $TROUPE_PEER_NODE_MODULES. Skipped, with a message, when
+node or npm cannot run.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := parseCounts("--writers", writers)
+			if err != nil {
+				return err
+			}
+			modes, err := parseModes(peerModes)
+			if err != nil {
+				return err
+			}
+			switch {
+			case msgs < 1:
+				return usagef("--msgs %d: want at least 1", msgs)
+			case preload < 0 || deliveryPre < 0 || delivery < 0 || inter < 0:
+				return usagef("--preload, --delivery, --delivery-preload and --interop must not be negative")
+			case reps < 1:
+				return usagef("--reps %d: want at least 1", reps)
+			case gapMin < 0 || gapMax < gapMin:
+				return usagef("--gap-min %v --gap-max %v: want 0 <= min <= max", gapMin, gapMax)
+			}
+			if peerDir == "" {
+				peerDir = a.Getenv("TROUPE_PEER_BENCH")
+			}
+			r, err := a.benchRunner(f)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			rep := &bench.Report{Machine: bench.Probe(a.Now())}
+			err = func() error {
+				for _, w := range ws {
+					for i := range reps {
+						res, err := r.Writers(ctx, bench.WritersConfig{Writers: w, Msgs: msgs, Preload: preload, Text: text, Rep: i})
+						if err != nil {
+							return err
+						}
+						rep.Writers = append(rep.Writers, res)
+					}
+				}
+				if delivery > 0 {
+					res, err := r.Delivery(ctx, bench.DeliveryConfig{N: delivery, Preload: deliveryPre, GapMin: gapMin, GapMax: gapMax, Text: text, Settle: settle})
+					if err != nil {
+						return err
+					}
+					rep.Delivery = &res
+				}
+				if inter > 0 {
+					return a.benchInterop(ctx, r, rep, peerDir, modes, bench.InteropConfig{Troupe: inter, Node: inter, Msgs: msgs, Text: text})
+				}
+				return nil
+			}()
+			return a.benchReport(rep, err)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&writers, "writers", "1,4,16,64", "comma-separated writer process `COUNTS` (0: skip)")
+	fl.IntVar(&msgs, "msgs", 200, "messages per writer `N`")
+	fl.IntVar(&preload, "preload", 0, "unread messages `N` in the inbox before the writers start")
+	fl.IntVar(&reps, "reps", 1, "repetitions `N` of each writer count")
+	fl.IntVar(&text, "text", bench.DefaultText, "message text length in `BYTES`")
+	fl.IntVar(&delivery, "delivery", 0, "measure delivery latency with `N` messages (0: skip)")
+	fl.IntVar(&deliveryPre, "delivery-preload", 50, "read messages `N` in the inbox during the delivery run")
+	fl.DurationVar(&gapMin, "gap-min", 300*time.Millisecond, "shortest pause `D` between delivery sends")
+	fl.DurationVar(&gapMax, "gap-max", 900*time.Millisecond, "longest pause `D` between delivery sends")
+	fl.DurationVar(&settle, "settle", 2*time.Second, "how long `D` the watcher may lag after the last delivery send")
+	fl.IntVar(&inter, "interop", 0, "run `N` troupe and N Node writers into one inbox (0: skip)")
+	fl.StringVar(&peerModes, "peer-modes", "legacy,current", "peer write `PATHS` for --interop: legacy, current")
+	fl.StringVar(&peerDir, "peer-bench", "", "the peer-bench `DIR` for --interop (default $TROUPE_PEER_BENCH)")
+	f.add(cmd)
+	return cmd
+}
+
+// benchInterop prepares the peer's replica and runs B8 once per mode; when
+// node, npm or the scripts are missing it records why B8 was skipped.
+func (a *app) benchInterop(ctx context.Context, r *bench.Runner, rep *bench.Report, peerDir string, modes []string, c bench.InteropConfig) error {
+	if peerDir == "" {
+		rep.Skipped = append(rep.Skipped, "B8 interop: no peer-bench folder (pass --peer-bench DIR or set $TROUPE_PEER_BENCH)")
+		return nil
+	}
+	peer, err := r.PreparePeer(ctx, bench.PeerConfig{Source: peerDir, NodeModules: a.Getenv("TROUPE_PEER_NODE_MODULES")})
+	if errors.Is(err, bench.ErrNoNode) {
+		rep.Skipped = append(rep.Skipped, "B8 interop: "+err.Error())
+		fmt.Fprintf(a.Stderr, "skipping B8 interop: %v\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer peer.Close()
+	rep.Machine.Node = peer.NodeVersion
+	for _, mode := range modes {
+		c.Mode = mode
+		res, err := r.Interop(ctx, peer, c)
+		if err != nil {
+			return err
+		}
+		rep.Interop = append(rep.Interop, res)
+	}
+	return nil
+}
+
+func (a *app) benchClaimCommand() *cobra.Command {
+	var (
+		f                   benchFlags
+		agents, drainAgents string
+		rounds, drainTasks  int
+	)
+	cmd := &cobra.Command{
+		Use:   "claim [--agents 4,16,64] [--rounds 20] [--drain-tasks 50]",
+		Short: "Measure task claiming: a race on one task, and draining independent tasks",
+		Long: `Measure task claiming with separate processes.
+
+Race (B6): for each count in --agents, that many claimer processes race
+ClaimTask on one fresh task per round, for --rounds rounds. Every round
+must have exactly one winner, who must be the stored owner.
+
+Drain (B7): for each count in --drain-agents, that many agent processes
+each loop Claim, then complete, until none of --drain-tasks independent
+tasks is left. No task may be claimed twice.
+
+--rounds 0 or --drain-tasks 0 skips that part.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			as, err := parseCounts("--agents", agents)
+			if err != nil {
+				return err
+			}
+			ds, err := parseCounts("--drain-agents", drainAgents)
+			if err != nil {
+				return err
+			}
+			if rounds < 0 || drainTasks < 0 {
+				return usagef("--rounds and --drain-tasks must not be negative")
+			}
+			r, err := a.benchRunner(f)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			rep := &bench.Report{Machine: bench.Probe(a.Now())}
+			err = func() error {
+				for _, n := range as {
+					if rounds == 0 {
+						break
+					}
+					res, err := r.Race(ctx, bench.RaceConfig{Agents: n, Rounds: rounds})
+					if err != nil {
+						return err
+					}
+					rep.Race = append(rep.Race, res)
+				}
+				for _, n := range ds {
+					if drainTasks == 0 {
+						break
+					}
+					res, err := r.Drain(ctx, bench.DrainConfig{Agents: n, Tasks: drainTasks})
+					if err != nil {
+						return err
+					}
+					rep.Drain = append(rep.Drain, res)
+				}
+				return nil
+			}()
+			return a.benchReport(rep, err)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&agents, "agents", "4,16,64", "comma-separated claimer process `COUNTS` for the race (0: skip)")
+	fl.IntVar(&rounds, "rounds", 20, "race rounds `N`")
+	fl.StringVar(&drainAgents, "drain-agents", "4,16", "comma-separated agent process `COUNTS` for the drain (0: skip)")
+	fl.IntVar(&drainTasks, "drain-tasks", 50, "tasks `N` to drain")
+	f.add(cmd)
+	return cmd
+}
+
+// benchReport prints what was measured, even when runErr stopped the runs
+// early, and returns runErr or an error naming the problems found.
+func (a *app) benchReport(rep *bench.Report, runErr error) error {
+	var err error
+	if a.jsonOut {
+		err = a.printJSON(rep)
+	} else {
+		err = rep.WriteMarkdown(a.Stdout)
+	}
+	if runErr != nil {
+		return fmt.Errorf("bench: %w", runErr)
+	}
+	if err != nil {
+		return err
+	}
+	if p := rep.Problems(); len(p) > 0 {
+		return fmt.Errorf("bench found problems:\n  %s", strings.Join(p, "\n  "))
+	}
+	return nil
+}
+
+// benchChildCommand is the hidden entry point of the processes the bench
+// commands start.
+func (a *app) benchChildCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "child CONFIG",
+		Short:  "Run one benchmark process (started by the bench commands)",
+		Hidden: true,
+		Args:   positional("CONFIG"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return bench.RunChild(cmd.Context(), args[0], a.Stdin, a.Stdout)
+		},
+	}
+}
+
+// parseCounts parses "1,4,16" into positive counts; "" or "0" is none.
+func parseCounts(flag, s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, usagef("%s %q: want comma-separated positive counts, such as 1,4,16", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseModes parses --peer-modes.
+func parseModes(s string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(s, ",") {
+		m = strings.TrimSpace(m)
+		if m != bench.PeerLegacy && m != bench.PeerCurrent {
+			return nil, usagef("--peer-modes %q: want %s and/or %s", s, bench.PeerLegacy, bench.PeerCurrent)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// startProcess is the bench package's StartFunc: process spawning stays in
+// cmd (deps_test.go).
+func startProcess(ctx context.Context, s bench.Spec) (bench.Process, error) {
+	c := exec.CommandContext(ctx, s.Path, s.Args...)
+	if len(s.Env) > 0 {
+		c.Env = append(os.Environ(), s.Env...)
+	}
+	c.Dir = s.Dir
+	// A nil *os.File must stay a nil io.Reader/io.Writer (the null device).
+	if s.Stdin != nil {
+		c.Stdin = s.Stdin
+	}
+	if s.Stdout != nil {
+		c.Stdout = s.Stdout
+	}
+	if s.Stderr != nil {
+		c.Stderr = s.Stderr
+	}
+	c.ExtraFiles = s.ExtraFiles
+	c.WaitDelay = 5 * time.Second
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	return execProcess{c}, nil
+}
+
+// execProcess is a started bench.Process.
+type execProcess struct{ c *exec.Cmd }
+
+func (p execProcess) Wait() (*os.ProcessState, error) {
+	err := p.c.Wait()
+	return p.c.ProcessState, err
+}
+
+func (p execProcess) Kill() error { return p.c.Process.Kill() }

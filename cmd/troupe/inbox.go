@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
+)
+
+func (a *app) inboxCommand() *cobra.Command {
+	return group("inbox", "Send, read and watch team members' inboxes",
+		a.inboxSendCommand(),
+		a.inboxReadCommand(),
+		a.inboxWatchCommand(),
+	)
+}
+
+// sent is the JSON answer of inbox send.
+type sent struct {
+	Team       string     `json:"team"`
+	From       string     `json:"from"`
+	Deliveries []delivery `json:"deliveries"`
+}
+
+type delivery struct {
+	To string `json:"to"`
+	ID string `json:"msg_id"`
+}
+
+func (a *app) inboxSendCommand() *cobra.Command {
+	var teamName, to, from, summary, color string
+	cmd := &cobra.Command{
+		Use:   "send --team T --to NAME|* --from NAME TEXT|-",
+		Short: "Send a message to a member, or to every member with --to '*'",
+		Long: `Send a message to a member's inbox, or with --to '*' to every member but
+the sender. TEXT "-" reads the text from standard input.`,
+		Args: positional("TEXT"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			text := args[0]
+			if text == "-" {
+				b, err := io.ReadAll(io.LimitReader(a.Stdin, mailbox.MaxTextLen+1))
+				if err != nil {
+					return fmt.Errorf("read message text from stdin: %w", err)
+				}
+				text = strings.TrimSuffix(string(b), "\n")
+			}
+			if strings.TrimSpace(text) == "" {
+				return usagef("TEXT: empty message")
+			}
+			if len(text) > mailbox.MaxTextLen {
+				return usagef("TEXT: longer than %d bytes", mailbox.MaxTextLen)
+			}
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			ctx := cmd.Context()
+			c, err := s.team(ctx, "--team", teamName)
+			if err != nil {
+				return err
+			}
+			if err := member(c, "--from", from); err != nil {
+				return err
+			}
+			if color == "" {
+				m, _ := c.Member(from)
+				color = m.Color
+			}
+			ds, err := s.Mail.Send(ctx, c.Name, to, mailbox.Message{From: from, Text: text, Summary: summary, Color: color})
+			if err != nil {
+				var ure *mailbox.UnknownRecipientError
+				if errors.As(err, &ure) {
+					return describef(err, "--to: %v", ure)
+				}
+				return fmt.Errorf("send to %s in team %s: %w", to, c.Name, err)
+			}
+			if a.jsonOut {
+				out := sent{Team: c.Name, From: from, Deliveries: make([]delivery, len(ds))}
+				for i, d := range ds {
+					out.Deliveries[i] = delivery{To: d.To, ID: d.ID}
+				}
+				return a.printJSON(out)
+			}
+			if len(ds) == 0 {
+				_, err = fmt.Fprintf(a.Stdout, "no recipients: %s is the only member of team %s\n", from, c.Name)
+				return err
+			}
+			names := make([]string, len(ds))
+			for i, d := range ds {
+				names[i] = d.To
+			}
+			_, err = fmt.Fprintf(a.Stdout, "sent to %s\n", strings.Join(names, ", "))
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&teamName, "team", "", "`NAME` of the team")
+	f.StringVar(&to, "to", "", "`NAME` of the recipient, or '*' for every member but the sender")
+	f.StringVar(&from, "from", "", "`NAME` of the sender, a member")
+	f.StringVar(&summary, "summary", "", "short preview `TEXT` of the message")
+	f.StringVar(&color, "color", "", "sender `COLOR` (default: the sender's roster color)")
+	for _, n := range []string{"team", "to", "from"} {
+		_ = cmd.MarkFlagRequired(n)
+	}
+	return cmd
+}
+
+func (a *app) inboxReadCommand() *cobra.Command {
+	var teamName, agent string
+	var unread, markRead bool
+	cmd := &cobra.Command{
+		Use:   "read --team T --agent NAME",
+		Short: "Print the messages in a member's inbox, oldest first",
+		Args:  positional(),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			ctx := cmd.Context()
+			c, err := s.team(ctx, "--team", teamName)
+			if err != nil {
+				return err
+			}
+			if err := member(c, "--agent", agent); err != nil {
+				return err
+			}
+			msgs, rerr := s.Mail.Read(ctx, c.Name, agent, unread)
+			if rerr != nil && !errors.Is(rerr, mailbox.ErrCorrupt) {
+				return fmt.Errorf("read inbox of %s in team %s: %w", agent, c.Name, rerr)
+			}
+			if a.jsonOut {
+				if msgs == nil {
+					msgs = []mailbox.Message{}
+				}
+				err = a.printJSON(msgs)
+			} else {
+				w := a.table()
+				row(w, "TIME", "FROM", "STATUS", "MESSAGE")
+				for _, m := range msgs {
+					status := "unread"
+					if m.Read {
+						status = "read"
+					}
+					lines := strings.Split(messageText(m.Text), "\n")
+					row(w, localTime(m.Timestamp), m.From, status, lines[0])
+					for _, l := range lines[1:] {
+						fmt.Fprintf(w, "\t\t\t%s\n", strings.ReplaceAll(l, "\t", " "))
+					}
+				}
+				err = w.Flush()
+			}
+			if err != nil {
+				return err
+			}
+			if markRead {
+				if err := markMessages(ctx, s.Mail, c.Name, agent, msgs); err != nil {
+					return err
+				}
+			}
+			// A corrupt inbox was moved aside (nothing lost); say so and fail.
+			return rerr
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&teamName, "team", "", "`NAME` of the team")
+	f.StringVar(&agent, "agent", "", "`NAME` of the member whose inbox to read")
+	f.BoolVar(&unread, "unread", false, "only unread messages")
+	f.BoolVar(&markRead, "mark-read", false, "mark the printed messages read")
+	for _, n := range []string{"team", "agent"} {
+		_ = cmd.MarkFlagRequired(n)
+	}
+	return cmd
+}
+
+// markMessages marks the unread ones of msgs read.
+func markMessages(ctx context.Context, mail mailbox.Store, teamName, agent string, msgs []mailbox.Message) error {
+	var ids []string
+	for _, m := range msgs {
+		if !m.Read && m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := mail.MarkRead(ctx, teamName, agent, ids); err != nil {
+		return fmt.Errorf("mark messages of %s in team %s read: %w", agent, teamName, err)
+	}
+	return nil
+}
+
+func (a *app) inboxWatchCommand() *cobra.Command {
+	var teamName, agent string
+	var markRead, all bool
+	cmd := &cobra.Command{
+		Use:   "watch --team T --agent NAME",
+		Short: "Print messages as they arrive in a member's inbox, until interrupted",
+		Long: `Print the unread messages in a member's inbox, then every message as it
+arrives, each once, until interrupted. --all starts with the read messages
+too. With --json each message is one line of JSON.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			ctx := cmd.Context()
+			c, err := s.team(ctx, "--team", teamName)
+			if err != nil {
+				return err
+			}
+			if err := member(c, "--agent", agent); err != nil {
+				return err
+			}
+			return a.watch(ctx, s.Mail, c, agent, all, markRead)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&teamName, "team", "", "`NAME` of the team")
+	f.StringVar(&agent, "agent", "", "`NAME` of the member whose inbox to watch")
+	f.BoolVar(&markRead, "mark-read", false, "mark messages read once printed")
+	f.BoolVar(&all, "all", false, "start with the messages already read, too")
+	for _, n := range []string{"team", "agent"} {
+		_ = cmd.MarkFlagRequired(n)
+	}
+	return cmd
+}
+
+// watch prints agent's messages as they arrive until ctx is done. It
+// subscribes before the first read, so nothing sent after it starts is
+// missed, and re-reads the whole inbox on every (coalesced) kick, printing
+// only messages it has not printed yet.
+func (a *app) watch(ctx context.Context, mail mailbox.Store, c team.Config, agent string, all, markRead bool) error {
+	kicks, err := mail.Watch(ctx, c.Name, agent)
+	if err != nil {
+		return fmt.Errorf("watch inbox of %s in team %s: %w", agent, c.Name, err)
+	}
+	enc := json.NewEncoder(a.Stdout)
+	enc.SetEscapeHTML(false)
+	seen := map[string]bool{}
+	first := true
+	for {
+		msgs, err := mail.Read(ctx, c.Name, agent, false)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, mailbox.ErrCorrupt):
+			fmt.Fprintf(a.Stderr, "troupe: warning: %v\n", err)
+		case err != nil:
+			return fmt.Errorf("watch inbox of %s in team %s: %w", agent, c.Name, err)
+		}
+		// Keep only keys still in the inbox: pruned messages never return,
+		// so the set stays as small as the inbox.
+		now := make(map[string]bool, len(msgs))
+		var printed []mailbox.Message
+		for _, m := range msgs {
+			k := messageKey(m)
+			now[k] = true
+			if seen[k] || (first && m.Read && !all) {
+				continue
+			}
+			if a.jsonOut {
+				err = enc.Encode(m)
+			} else {
+				err = a.printWatched(m)
+			}
+			if err != nil {
+				return err
+			}
+			printed = append(printed, m)
+		}
+		seen, first = now, false
+		if markRead {
+			if err := markMessages(ctx, mail, c.Name, agent, printed); err != nil && ctx.Err() == nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-kicks:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("watch inbox of %s in team %s: watch ended (store closed)", agent, c.Name)
+			}
+		}
+	}
+}
+
+// messageKey identifies a message across reads: its id, or for entries
+// written without one (older Claude Code), sender, time and text.
+func messageKey(m mailbox.Message) string {
+	if m.ID != "" {
+		return m.ID
+	}
+	return m.From + "|" + m.Timestamp.String() + "|" + m.Text
+}
+
+// printWatched prints one message as a line, with any further lines of its
+// text indented beneath.
+func (a *app) printWatched(m mailbox.Message) error {
+	lines := strings.Split(messageText(m.Text), "\n")
+	if _, err := fmt.Fprintf(a.Stdout, "%s  %s: %s\n", localTime(m.Timestamp), m.From, lines[0]); err != nil {
+		return err
+	}
+	for _, l := range lines[1:] {
+		if _, err := fmt.Fprintf(a.Stdout, "    %s\n", l); err != nil {
+			return err
+		}
+	}
+	return nil
+}

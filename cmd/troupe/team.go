@@ -1,0 +1,289 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/team"
+)
+
+func (a *app) teamCommand() *cobra.Command {
+	return group("team", "List, show, create and delete teams, and edit their rosters",
+		a.teamListCommand(),
+		a.teamShowCommand(),
+		a.teamCreateCommand(),
+		a.teamDeleteCommand(),
+		a.teamAddCommand(),
+		a.teamRemoveCommand(),
+	)
+}
+
+func (a *app) teamListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the teams",
+		Args:  positional(),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			teams, lerr := s.Teams.List(cmd.Context())
+			if lerr != nil && teams == nil {
+				return lerr
+			}
+			if a.jsonOut {
+				if teams == nil {
+					teams = []team.Config{}
+				}
+				err = a.printJSON(teams)
+			} else {
+				w := a.table()
+				row(w, "NAME", "MEMBERS", "CREATED", "DESCRIPTION")
+				for _, t := range teams {
+					row(w, t.Name, strconv.Itoa(len(t.Members)), epochTime(t.CreatedAt), t.Description)
+				}
+				err = w.Flush()
+			}
+			if err != nil {
+				return err
+			}
+			return lerr // some team files could not be read; the rest were listed
+		},
+	}
+}
+
+func (a *app) teamShowCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a team and its members",
+		Args:  positional("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			c, err := s.team(cmd.Context(), "NAME", args[0])
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(c)
+			}
+			w := a.table()
+			row(w, "Team:", c.Name)
+			if c.Description != "" {
+				row(w, "Description:", c.Description)
+			}
+			row(w, "Created:", epochTime(c.CreatedAt))
+			row(w, "Lead:", c.LeadAgentID)
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.Stdout)
+			w = a.table()
+			row(w, "NAME", "AGENT ID", "TYPE", "MODEL", "COLOR", "BACKEND", "ACTIVE", "JOINED", "CWD")
+			for _, m := range c.Members {
+				active := "no"
+				if m.Active() {
+					active = "yes"
+				}
+				row(w, m.Name, m.AgentID, m.AgentType, m.Model, m.Color, m.BackendType, active, epochTime(m.JoinedAt), m.Cwd)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func (a *app) teamCreateCommand() *cobra.Command {
+	var description string
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a team whose only member is its lead",
+		Long: `Create a team whose only member is its lead, team-lead.
+
+The name is canonicalised as Claude Code names team folders: lower case,
+every character other than a-z and 0-9 replaced by '-'. Creating a team
+that already exists is an error.`,
+		Args: positional("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			name, err := team.CanonicalName(args[0])
+			if err != nil {
+				return usagef("NAME: %w", err)
+			}
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			ctx := cmd.Context()
+			// team.Create picks a suffixed name when the name is taken;
+			// a person or script that named the team wants that name or an
+			// error, so check first.
+			if _, err := s.Teams.Get(ctx, name); err == nil {
+				return fmt.Errorf("create team %s: %w in %s", name, team.ErrExists, s.home)
+			} else if !errors.Is(err, team.ErrNotFound) {
+				return fmt.Errorf("create team %s: %w", name, err)
+			}
+			cwd, _ := a.Getwd()
+			c, err := team.Create(ctx, s.Teams, team.CreateOptions{
+				Name:        name,
+				Description: description,
+				LeadType:    team.LeadName,
+				Cwd:         cwd,
+				Now:         a.Now(),
+				Pick:        rand.IntN,
+			})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(c)
+			}
+			_, err = fmt.Fprintf(a.Stdout, "created team %s (lead %s) in %s\n", c.Name, c.LeadAgentID, s.home)
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&description, "description", "d", "", "`TEXT` saying what the team is for")
+	return cmd
+}
+
+// deleted is the JSON answer of a delete or remove command.
+type deleted struct {
+	Team    string `json:"team"`
+	Deleted bool   `json:"deleted,omitempty"`
+	Removed string `json:"removed,omitempty"`
+}
+
+func (a *app) teamDeleteCommand() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a team with its inboxes and task list",
+		Long: `Delete a team with its inboxes and task list.
+
+A team whose members (other than the lead) are marked active is not
+deleted: shut them down first, or pass --force when they are known dead.`,
+		Args: positional("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			ctx := cmd.Context()
+			c, err := s.team(ctx, "NAME", args[0])
+			if err != nil {
+				return err
+			}
+			if force {
+				err = s.Teams.Delete(ctx, c.Name, func(team.Config) error { return nil })
+			} else {
+				err = team.Delete(ctx, s.Teams, c.Name)
+			}
+			if err != nil {
+				if errors.Is(err, team.ErrActive) {
+					return fmt.Errorf("delete team %s: %w (or pass --force)", c.Name, err)
+				}
+				return fmt.Errorf("delete team %s: %w", c.Name, err)
+			}
+			if a.jsonOut {
+				return a.printJSON(deleted{Team: c.Name, Deleted: true})
+			}
+			_, err = fmt.Fprintf(a.Stdout, "deleted team %s\n", c.Name)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "delete even while members are marked active")
+	return cmd
+}
+
+func (a *app) teamAddCommand() *cobra.Command {
+	var m team.Member
+	cmd := &cobra.Command{
+		Use:   "add TEAM MEMBER",
+		Short: "Add a member to a team's roster",
+		Long: `Add a member to a team's roster. No process is started: the member is
+recorded as idle, so that messages can be addressed to it and tasks
+claimed by it.`,
+		Args: positional("TEAM", "MEMBER"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if err := team.ValidateAgentName(args[1], false); err != nil {
+				return usagef("MEMBER: %w", err)
+			}
+			if m.Color != "" && !slices.Contains(team.Palette[:], m.Color) {
+				return usagef("--color %q: want one of %s", m.Color, strings.Join(team.Palette[:], ", "))
+			}
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			ctx := cmd.Context()
+			c, err := s.team(ctx, "TEAM", args[0])
+			if err != nil {
+				return err
+			}
+			m.Name = args[1]
+			if m.Cwd == "" {
+				m.Cwd, _ = a.Getwd()
+			}
+			idle := false
+			m.IsActive = &idle
+			added, err := team.AddMember(ctx, s.Teams, c.Name, m, a.Now())
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(added)
+			}
+			_, err = fmt.Fprintf(a.Stdout, "added %s to team %s (color %s)\n", added.AgentID, c.Name, cell(added.Color))
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&m.Model, "model", "", "`MODEL` the member runs")
+	f.StringVar(&m.Color, "color", "", "display `COLOR` (default: the next free one of "+strings.Join(team.Palette[1:], ", ")+")")
+	f.StringVar(&m.AgentType, "agent-type", "", "agent `TYPE`, such as general-purpose")
+	f.StringVar(&m.Cwd, "cwd", "", "working `DIR` (default: the current one)")
+	return cmd
+}
+
+func (a *app) teamRemoveCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove TEAM MEMBER",
+		Short: "Remove a member from a team's roster",
+		Args:  positional("TEAM", "MEMBER"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			ctx := cmd.Context()
+			c, err := s.team(ctx, "TEAM", args[0])
+			if err != nil {
+				return err
+			}
+			if err := member(c, "MEMBER", args[1]); err != nil {
+				return err
+			}
+			if err := team.RemoveMember(ctx, s.Teams, c.Name, args[1]); err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(deleted{Team: c.Name, Removed: args[1]})
+			}
+			_, err = fmt.Fprintf(a.Stdout, "removed %s from team %s\n", args[1], c.Name)
+			return err
+		},
+	}
+}
