@@ -41,6 +41,8 @@ type Main struct {
 	Now func() time.Time
 	// Version is the build's version string.
 	Version string
+	// NewID returns a new session id.
+	NewID func() string
 }
 
 // Stores are the persistence services the commands operate on.
@@ -132,6 +134,9 @@ func (m *Main) withDefaults() Main {
 	if c.Version == "" {
 		c.Version = "dev"
 	}
+	if c.NewID == nil {
+		c.NewID = mailbox.NewID
+	}
 	return c
 }
 
@@ -170,8 +175,11 @@ for people and scripts. The stores live under --home (default $TROUPE_HOME,
 else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// RunE is left free for the interactive and headless modes.
+		Args:          cobra.ArbitraryArgs,
 	}
+	h := &headless{}
+	a.addHeadlessFlags(root, h)
+	root.RunE = func(cmd *cobra.Command, args []string) error { return a.runRoot(cmd, args, h) }
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &UsageError{Cmd: cmd.CommandPath(), Err: err}
 	})
