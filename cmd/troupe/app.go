@@ -176,6 +176,8 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
+		// Within two edits, as cobra suggests for unknown subcommands.
+		SuggestionsMinimumDistance: 2,
 	}
 	h := &headless{}
 	a.addHeadlessFlags(root, h)

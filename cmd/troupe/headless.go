@@ -50,7 +50,13 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	if !h.print {
 		if len(args) > 0 {
-			return &UsageError{Cmd: "troupe", Err: fmt.Errorf("unknown command %q for \"troupe\" (to run an agent on a prompt, use troupe -p %q)", args[0], strings.Join(args, " "))}
+			msg := fmt.Sprintf("unknown command %q for \"troupe\"", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+			} else {
+				msg += fmt.Sprintf(" (to run an agent on a prompt: troupe -p %q)", strings.Join(args, " "))
+			}
+			return &UsageError{Cmd: "troupe", Err: errors.New(msg)}
 		}
 		return cmd.Help()
 	}
