@@ -161,12 +161,56 @@ func (e *eventWriter) line(v any) {
 	e.w.Write(append(b, '\n'))
 }
 
+// Lines of the stream-json format, one JSON object a line, "type" first.
+type (
+	streamInit struct {
+		Type      string   `json:"type"`
+		Subtype   string   `json:"subtype"`
+		SessionID string   `json:"session_id"`
+		Cwd       string   `json:"cwd"`
+		Provider  string   `json:"provider"`
+		Model     string   `json:"model"`
+		Tools     []string `json:"tools"`
+	}
+	streamMessage struct {
+		Type      string       `json:"type"`
+		SessionID string       `json:"session_id"`
+		Message   *llm.Message `json:"message"`
+		Usage     *llm.Usage   `json:"usage,omitempty"`
+	}
+	streamSystem struct {
+		Type      string `json:"type"`
+		Subtype   string `json:"subtype"`
+		SessionID string `json:"session_id"`
+		Error     string `json:"error,omitempty"`
+		Summary   string `json:"summary,omitempty"`
+	}
+	streamResult struct {
+		Type         string         `json:"type"`
+		Subtype      string         `json:"subtype"`
+		IsError      bool           `json:"is_error"`
+		SessionID    string         `json:"session_id"`
+		Result       string         `json:"result"`
+		NumTurns     int            `json:"num_turns"`
+		ToolUses     int            `json:"tool_uses"`
+		DurationMS   int64          `json:"duration_ms"`
+		StopReason   llm.StopReason `json:"stop_reason"`
+		Usage        llm.Usage      `json:"usage"`
+		TotalCostUSD *float64       `json:"total_cost_usd,omitempty"`
+		Provider     string         `json:"provider"`
+		Model        string         `json:"model"`
+		Error        string         `json:"error,omitempty"`
+	}
+)
+
 func (e *eventWriter) init(cwd string, tools []string) {
 	if e.format != "stream-json" {
 		return
 	}
-	e.line(map[string]any{"type": "system", "subtype": "init", "session_id": e.session, "cwd": cwd,
-		"provider": e.info.Provider, "model": e.info.Model, "tools": tools})
+	if tools == nil {
+		tools = []string{}
+	}
+	e.line(streamInit{"system", "init", e.session, cwd, e.info.Provider, e.info.Model, tools})
 }
 
 // event receives agent events.
@@ -176,43 +220,41 @@ func (e *eventWriter) event(ev agent.Event) {
 	}
 	switch ev.Type {
 	case agent.EventAssistant:
-		e.line(map[string]any{"type": "assistant", "session_id": e.session, "message": ev.Message, "usage": ev.Usage})
+		e.line(streamMessage{"assistant", e.session, ev.Message, ev.Usage})
 	case agent.EventUser:
-		e.line(map[string]any{"type": "user", "session_id": e.session, "message": ev.Message})
+		e.line(streamMessage{"user", e.session, ev.Message, nil})
 	case agent.EventRetry:
-		e.line(map[string]any{"type": "system", "subtype": "retry", "session_id": e.session, "error": errString(ev.Err)})
+		e.line(streamSystem{Type: "system", Subtype: "retry", SessionID: e.session, Error: errString(ev.Err)})
 	case agent.EventCompact:
-		e.line(map[string]any{"type": "system", "subtype": "compact", "session_id": e.session, "summary": ev.Text})
+		e.line(streamSystem{Type: "system", Subtype: "compact", SessionID: e.session, Summary: ev.Text})
 	}
 }
 
 // finish prints the run's result and returns the command's error.
 func (e *eventWriter) finish(res agent.Result, runErr error) error {
-	subtype := "success"
+	r := streamResult{Type: "result", Subtype: "success", SessionID: e.session, Result: res.Text,
+		NumTurns: res.Calls, ToolUses: res.ToolUses, DurationMS: res.Duration.Milliseconds(),
+		StopReason: res.StopReason, Usage: res.Usage, Provider: e.info.Provider, Model: e.info.Model}
 	switch {
 	case runErr != nil:
-		subtype = "error_during_execution"
+		r.Subtype, r.Error = "error_during_execution", runErr.Error()
 	case res.StopReason == agent.StopMaxTurns:
-		subtype = "error_max_turns"
+		r.Subtype = "error_max_turns"
 	case res.Interrupted:
-		subtype = "interrupted"
+		r.Subtype = "interrupted"
 	}
-	isErr := subtype != "success"
-	result := map[string]any{"type": "result", "subtype": subtype, "is_error": isErr, "session_id": e.session,
-		"result": res.Text, "num_turns": res.Calls, "tool_uses": res.ToolUses, "duration_ms": res.Duration.Milliseconds(),
-		"stop_reason": res.StopReason, "usage": res.Usage, "model": e.info.Model, "provider": e.info.Provider}
+	r.IsError = r.Subtype != "success"
 	if usd, ok := cost(e.info, res.Usage); ok {
-		result["total_cost_usd"] = usd
-	}
-	if runErr != nil {
-		result["error"] = runErr.Error()
+		r.TotalCostUSD = &usd
 	}
 	switch e.format {
 	case "stream-json":
-		e.line(result)
+		e.line(r)
 	case "json":
-		b, _ := json.MarshalIndent(result, "", "  ")
+		b, _ := json.MarshalIndent(r, "", "  ")
+		e.mu.Lock()
 		fmt.Fprintln(e.w, string(b))
+		e.mu.Unlock()
 	default:
 		if res.Text != "" {
 			fmt.Fprintln(e.w, res.Text)

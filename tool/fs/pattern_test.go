@@ -1,0 +1,75 @@
+package fs
+
+import "testing"
+
+func TestCompileGlob(t *testing.T) {
+	tests := []struct {
+		pattern string
+		match   []string
+		noMatch []string
+	}{
+		{"*.go", []string{"a.go", ".go"}, []string{"d/a.go", "a.gox", "a.g"}},
+		{"**/*.go", []string{"a.go", "d/a.go", "d/e/a.go"}, []string{"a.goo", "d/a.txt"}},
+		{"src/**/test_*.py", []string{"src/test_a.py", "src/x/y/test_b.py"}, []string{"src/x/a.py", "lib/test_a.py", "src/test_a.pyc"}},
+		{"*.{ts,tsx}", []string{"a.ts", "a.tsx"}, []string{"a.js", "a.t", "d/a.ts"}},
+		{"{src,lib}/**/*.go", []string{"lib/x/a.go", "src/a.go"}, []string{"cmd/a.go"}},
+		{"{a,{b,c}}.x", []string{"a.x", "b.x", "c.x"}, []string{"d.x", "{a.x"}},
+		{"{**/a,b}", []string{"x/y/a", "a", "b"}, []string{"x/b"}},
+		{"a/**", []string{"a/b", "a/b/c"}, []string{"b/a", "ab/c"}},
+		{"**", []string{"a", "a/b/c"}, nil},
+		{"a/**/b", []string{"a/b", "a/x/b", "a/x/y/b"}, []string{"a/xb", "ab"}},
+		{"?.txt", []string{"a.txt"}, []string{"ab.txt", "/.txt"}},
+		{"[a-c]*.md", []string{"b.md", "cx.md"}, []string{"d.md"}},
+		{"[!a]*", []string{"b", "bcd"}, []string{"a", "abc"}},
+		{"[^a]", []string{"b"}, []string{"a", "/"}},
+		{"[]]", []string{"]"}, []string{"a"}},
+		{"[[:digit:]]*", []string{"1abc"}, []string{"abc"}},
+		{`\*.go`, []string{"*.go"}, []string{"a.go"}},
+		{"a**b", []string{"ab", "axxb"}, []string{"ax/xb"}},
+		{"[ab", []string{"[ab"}, []string{"a"}},
+		{"a.(b)+", []string{"a.(b)+"}, []string{"a.b"}},
+		{"über/*.txt", []string{"über/a.txt"}, []string{"uber/a.txt"}},
+		{"x}", []string{"x}"}, nil},
+	}
+	for _, tt := range tests {
+		m, err := compileGlob(tt.pattern)
+		if err != nil {
+			t.Errorf("compileGlob(%q) error = %v", tt.pattern, err)
+			continue
+		}
+		for _, p := range tt.match {
+			if !m.Match(p) {
+				t.Errorf("compileGlob(%q).Match(%q) = false; want true (re %s)", tt.pattern, p, m.re)
+			}
+		}
+		for _, p := range tt.noMatch {
+			if m.Match(p) {
+				t.Errorf("compileGlob(%q).Match(%q) = true; want false (re %s)", tt.pattern, p, m.re)
+			}
+		}
+	}
+}
+
+func TestCompileGlobErrors(t *testing.T) {
+	for _, pat := range []string{"{a,b", "[z-a]", "{{a}"} {
+		if _, err := compileGlob(pat); err == nil {
+			t.Errorf("compileGlob(%q) error = nil; want an error", pat)
+		}
+	}
+}
+
+func TestSplitStatic(t *testing.T) {
+	tests := []struct{ pat, prefix, rest string }{
+		{"**/*.go", "", "**/*.go"},
+		{"src/**/test_*.py", "src", "**/test_*.py"},
+		{"a/b/c.go", "a/b", "c.go"},
+		{"a/{b,c}/d", "a", "{b,c}/d"},
+		{"/abs/dir/*.go", "/abs/dir", "*.go"},
+		{"x", "", "x"},
+	}
+	for _, tt := range tests {
+		if p, r := splitStatic(tt.pat); p != tt.prefix || r != tt.rest {
+			t.Errorf("splitStatic(%q) = %q, %q; want %q, %q", tt.pat, p, r, tt.prefix, tt.rest)
+		}
+	}
+}

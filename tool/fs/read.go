@@ -1,0 +1,211 @@
+package fs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+//go:embed read.md
+var readDescription string
+
+const readSchema = `{
+  "type": "object",
+  "properties": {
+    "file_path": {"type": "string", "description": "The path of the file to read: absolute, or relative to the working directory"},
+    "offset": {"type": "integer", "minimum": 1, "description": "The line number to start reading from (1-based). Only provide if the file is too large to read at once"},
+    "limit": {"type": "integer", "minimum": 1, "description": "The number of lines to read. Only provide if the file is too large to read at once"}
+  },
+  "required": ["file_path"],
+  "additionalProperties": false
+}`
+
+// Read is the Read tool: it shows a text file, or a range of its lines,
+// numbered like cat -n.
+type Read struct {
+	cfg  Config
+	desc string
+}
+
+var _ tool.Tool = (*Read)(nil)
+
+// NewRead returns the Read tool.
+func NewRead(cfg Config) *Read {
+	cfg = cfg.withDefaults()
+	desc := strings.NewReplacer("{{max_lines}}", fmt.Sprint(cfg.MaxLines),
+		"{{max_bytes}}", size(cfg.MaxReadBytes)).Replace(readDescription)
+	return &Read{cfg: cfg, desc: desc}
+}
+
+type readInput struct {
+	FilePath string `json:"file_path"`
+	Offset   int    `json:"offset"`
+	Limit    int    `json:"limit"`
+}
+
+// Spec implements tool.Tool.
+func (r *Read) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "Read", Description: r.desc, InputSchema: json.RawMessage(readSchema)}
+}
+
+// ReadOnly implements tool.Tool: a Read that decodes changes nothing.
+func (*Read) ReadOnly(input json.RawMessage) bool {
+	var in readInput
+	_, ok := tool.Decode("Read", input, &in)
+	return ok
+}
+
+// Run implements tool.Tool.
+func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var in readInput
+	if res, ok := tool.Decode("Read", call.Input, &in); !ok {
+		return res, nil
+	}
+	switch {
+	case in.FilePath == "":
+		return tool.Errorf("Read: file_path is required"), nil
+	case in.Offset < 0:
+		return tool.Errorf("Read: offset must be a line number from 1, got %d", in.Offset), nil
+	case in.Limit < 0:
+		return tool.Errorf("Read: limit must be a positive number of lines, got %d", in.Limit), nil
+	}
+	first, limit := max(in.Offset, 1), in.Limit
+	if limit == 0 {
+		limit = r.cfg.MaxLines
+	}
+	abs := r.cfg.abs(in.FilePath)
+	st, err := os.Stat(abs)
+	if err != nil {
+		return statErr("Read", abs, err), nil
+	}
+	if st.IsDir() {
+		return tool.Errorf("Read: %s is a directory; use Glob to list its files", abs), nil
+	}
+	if !st.Mode().IsRegular() {
+		return tool.Errorf("Read: %s is not a regular file (%s)", abs, st.Mode().Type()), nil
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return statErr("Read", abs, err), nil
+	}
+	defer f.Close()
+
+	head := make([]byte, sniffLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+	}
+	head = head[:n]
+	if n == 0 {
+		return tool.Result{Content: fmt.Sprintf("(%s exists but is empty)", abs)}, nil
+	}
+	if looksBinary(head, true) {
+		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes or invalid UTF-8); Read shows text files only", abs, size(st.Size())), nil
+	}
+	return r.lines(ctx, abs, io.MultiReader(bytes.NewReader(head), f), first, limit)
+}
+
+// lines formats lines first..first+limit-1 of src, stopping early at the
+// byte budget, and counts the lines of the whole file for the notes.
+func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limit int) (tool.Result, error) {
+	br := bufio.NewReaderSize(src, 64<<10)
+	var out strings.Builder
+	var buf []byte
+	lineNo, last, stopped := 0, 0, false
+	for {
+		if lineNo%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return tool.Result{}, err
+			}
+		}
+		var (
+			full int
+			err  error
+		)
+		buf, full, err = readLine(br, buf[:0], maxLineLen)
+		if full == 0 && errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+		}
+		lineNo++
+		if lineNo < first || stopped || lineNo-first >= limit {
+			continue
+		}
+		text := string(buf)
+		if full > len(buf) {
+			text += fmt.Sprintf(" ... [line truncated: %s more]", size(int64(full-len(buf))))
+		}
+		line := fmt.Sprintf("%6d\t%s\n", lineNo, text)
+		if int64(out.Len()+len(line)) > r.cfg.MaxReadBytes && lineNo > first {
+			stopped = true
+			continue
+		}
+		out.WriteString(line)
+		last = lineNo
+	}
+	total := lineNo
+	if first > total {
+		return tool.Errorf("Read: offset %d is past the end of %s, which has %s", first, abs, plural(total, "line")), nil
+	}
+	switch {
+	case stopped:
+		fmt.Fprintf(&out, "\n[Output stopped after line %d of %d: one Read returns at most %s. Continue with offset=%d (and a smaller limit), or use Grep to find the lines you need.]",
+			last, total, size(r.cfg.MaxReadBytes), last+1)
+	case last < total:
+		fmt.Fprintf(&out, "\n[Showing lines %d-%d of %d. Continue with offset=%d.]", first, last, total, last+1)
+	}
+	return tool.Result{Content: out.String()}, nil
+}
+
+// readLine reads one line from br into buf (without its "\n" or "\r\n"),
+// keeping at most max bytes of it. full is the line's whole length; it is
+// 0 with err io.EOF at the end of input. When full > len(line) the line
+// was cut.
+func readLine(br *bufio.Reader, buf []byte, max int) (line []byte, full int, err error) {
+	raw, nl := 0, false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		raw += len(chunk)
+		if room := max + 2 - len(buf); room > 0 { // +2: room for a "\r\n" to strip
+			buf = append(buf, chunk[:min(room, len(chunk))]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return buf, raw, err
+		}
+		if raw == 0 {
+			return buf, 0, io.EOF
+		}
+		nl = err == nil
+		break
+	}
+	full = raw
+	if nl {
+		full--
+		if len(buf) == raw {
+			buf = buf[:len(buf)-1]
+		}
+	}
+	if len(buf) == full && full > 0 && buf[full-1] == '\r' {
+		buf = buf[:full-1]
+		full--
+	}
+	if len(buf) > max {
+		buf = trimIncompleteRune(buf[:max])
+	}
+	return buf, full, nil
+}

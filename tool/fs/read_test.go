@@ -1,0 +1,123 @@
+package fs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRead(t *testing.T) {
+	var long strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&long, "line %d\n", i)
+	}
+	root := tree(t,
+		file{path: "hello.txt", content: "hello\n\tworld\n"},
+		file{path: "nonl.txt", content: "a\nb"},
+		file{path: "thirty.txt", content: long.String()},
+		file{path: "empty.txt"},
+		file{path: "crlf.txt", content: "one\r\ntwo\r\n"},
+		file{path: "wide.txt", content: strings.Repeat("é", 1500) + "\nshort\n"},
+		file{path: "nul.bin", content: "abc\x00def"},
+		file{path: "latin1.txt", content: "caf\xe9\n"},
+		file{path: "split.txt", content: strings.Repeat("a", sniffLen-1) + "é\n"},
+		file{path: "dir/inner.txt", content: "x\n"},
+		file{path: "config.yaml", content: "k: v\n"},
+	)
+	r := NewRead(Config{Root: root, MaxLines: 20})
+	tests := []struct {
+		name    string
+		input   string
+		wantErr bool
+		want    []string
+		notWant []string
+	}{
+		{"whole file", js(map[string]any{"file_path": "hello.txt"}), false,
+			[]string{"     1\thello\n     2\t\tworld\n"}, []string{"Showing"}},
+		{"absolute path", js(map[string]any{"file_path": filepath.Join(root, "hello.txt")}), false,
+			[]string{"     1\thello\n"}, nil},
+		{"no final newline", js(map[string]any{"file_path": "nonl.txt"}), false,
+			[]string{"     1\ta\n     2\tb\n"}, []string{"Showing"}},
+		{"offset and limit", js(map[string]any{"file_path": "thirty.txt", "offset": 5, "limit": 3}), false,
+			[]string{"     5\tline 5\n     6\tline 6\n     7\tline 7\n", "[Showing lines 5-7 of 30. Continue with offset=8.]"},
+			[]string{"line 4\n", "line 8\n"}},
+		{"default limit MaxLines", js(map[string]any{"file_path": "thirty.txt"}), false,
+			[]string{"    20\tline 20\n", "[Showing lines 1-20 of 30. Continue with offset=21.]"},
+			[]string{"line 21"}},
+		{"offset to the end", js(map[string]any{"file_path": "thirty.txt", "offset": 25}), false,
+			[]string{"    30\tline 30\n"}, []string{"Showing", "line 24"}},
+		{"offset past end", js(map[string]any{"file_path": "thirty.txt", "offset": 31}), true,
+			[]string{"offset 31 is past the end", "which has 30 lines"}, nil},
+		{"empty file", js(map[string]any{"file_path": "empty.txt"}), false,
+			[]string{"exists but is empty"}, nil},
+		{"crlf", js(map[string]any{"file_path": "crlf.txt"}), false,
+			[]string{"     1\tone\n     2\ttwo\n"}, []string{"\r"}},
+		{"long line cut on a rune boundary", js(map[string]any{"file_path": "wide.txt"}), false,
+			[]string{strings.Repeat("é", 1000) + " ... [line truncated: 1000 bytes more]\n", "     2\tshort"}, nil},
+		{"binary NUL", js(map[string]any{"file_path": "nul.bin"}), true,
+			[]string{"nul.bin looks like a binary file", "text files only"}, nil},
+		{"invalid UTF-8", js(map[string]any{"file_path": "latin1.txt"}), true,
+			[]string{"binary"}, nil},
+		{"rune split by the sniff window", js(map[string]any{"file_path": "split.txt"}), false,
+			[]string{"\taaaa", "line truncated"}, nil},
+		{"directory", js(map[string]any{"file_path": "dir"}), true,
+			[]string{filepath.Join(root, "dir") + " is a directory; use Glob"}, nil},
+		{"missing with a suggestion", js(map[string]any{"file_path": "helo.txt"}), true,
+			[]string{"file not found: " + filepath.Join(root, "helo.txt"), "Did you mean " + filepath.Join(root, "hello.txt")}, nil},
+		{"missing, other extension", js(map[string]any{"file_path": "config.yml"}), true,
+			[]string{"Did you mean " + filepath.Join(root, "config.yaml")}, nil},
+		{"missing, nothing similar", js(map[string]any{"file_path": "zzzzzzzz.go"}), true,
+			[]string{"file not found: " + filepath.Join(root, "zzzzzzzz.go")}, []string{"Did you mean"}},
+		{"missing directory", js(map[string]any{"file_path": "nope/x.txt"}), true,
+			[]string{"file not found", "does not exist either"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, r, tt.input)
+			check(t, tt.input, res, tt.wantErr, tt.want...)
+			for _, nw := range tt.notWant {
+				if strings.Contains(res.Content, nw) {
+					t.Errorf("Run(%s) content has %q; got:\n%s", tt.input, nw, res.Content)
+				}
+			}
+		})
+	}
+}
+
+func TestReadSizeLimit(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&b, "%04d %s\n", i, strings.Repeat("x", 90))
+	}
+	root := tree(t, file{path: "big.txt", content: b.String()},
+		file{path: "huge-line.txt", content: strings.Repeat("y", 1<<20) + "\nend\n"})
+	r := NewRead(Config{Root: root, MaxReadBytes: 10 << 10})
+	res := run(t, r, `{"file_path": "big.txt"}`)
+	check(t, "big.txt", res, false, "     1\t0001 ", "[Output stopped after line ", "at most 10 KiB", "Continue with offset=")
+	if len(res.Content) > 10<<10+300 {
+		t.Errorf("Read returned %d bytes; want about the 10 KiB limit", len(res.Content))
+	}
+	// The note's offset continues where the output stopped.
+	var last, next int
+	lines := strings.Split(res.Content, "\n")
+	fmt.Sscanf(strings.TrimSpace(lines[len(lines)-3]), "%d", &last)
+	if _, err := fmt.Sscanf(res.Content[strings.Index(res.Content, "offset=")+len("offset="):], "%d", &next); err != nil || next != last+1 {
+		t.Errorf("note offset = %d (%v); want %d, after the last line shown", next, err, last+1)
+	}
+	res = run(t, r, fmt.Sprintf(`{"file_path": "big.txt", "offset": %d, "limit": 5}`, next))
+	check(t, "big.txt from next", res, false, fmt.Sprintf("%04d ", next), "of 1000. Continue with offset=")
+
+	// A single huge line is cut, not refused.
+	res = run(t, r, `{"file_path": "huge-line.txt"}`)
+	check(t, "huge-line.txt", res, false, "[line truncated: ", "     2\tend")
+}
+
+func TestReadSpecialFile(t *testing.T) {
+	if _, err := os.Stat("/dev/null"); err != nil {
+		t.Skip("no /dev/null")
+	}
+	res := run(t, NewRead(Config{Root: t.TempDir()}), `{"file_path": "/dev/null"}`)
+	check(t, "/dev/null", res, true, "not a regular file")
+}

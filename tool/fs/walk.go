@@ -1,0 +1,171 @@
+package fs
+
+import (
+	"context"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// walkFunc receives one regular file (or symbolic link to one) found by
+// walkFiles: its absolute path, its slash-separated path relative to the
+// walk's start, and its directory entry.
+type walkFunc func(abs, rel string, d iofs.DirEntry) error
+
+// walkFiles calls fn for the regular files below start (an absolute
+// directory), directory by directory in lexical order. It never descends
+// into .git or into symbolic links to directories, and skips what the
+// .gitignore files in force exclude: those of start and its subdirectories,
+// and those of start's ancestors up to the ignore top (see ignoreTop), plus
+// .git/info/exclude there. maxDepth > 0 stops at that many levels below
+// start. Unreadable subdirectories are skipped; ctx is checked once per
+// directory.
+func walkFiles(ctx context.Context, start, root string, maxDepth int, fn walkFunc) error {
+	top := ignoreTop(start, root)
+	relStart, err := filepath.Rel(top, start)
+	if err != nil {
+		return err
+	}
+	relStart = filepath.ToSlash(relStart)
+	if relStart == "." {
+		relStart = ""
+	}
+	var stack ignoreStack
+	if st, err := os.Stat(filepath.Join(top, ".git")); err == nil && st.IsDir() {
+		if f := loadIgnore(filepath.Join(top, ".git", "info", "exclude"), ""); f != nil {
+			stack = append(stack, f)
+		}
+	}
+	// The .gitignore files of start's ancestors, from top down.
+	if relStart != "" {
+		dir, rel := top, ""
+		if f := loadIgnore(filepath.Join(dir, ".gitignore"), rel); f != nil {
+			stack = append(stack, f)
+		}
+		segs := strings.Split(relStart, "/")
+		for _, seg := range segs[:len(segs)-1] {
+			dir, rel = filepath.Join(dir, seg), join(rel, seg)
+			if f := loadIgnore(filepath.Join(dir, ".gitignore"), rel); f != nil {
+				stack = append(stack, f)
+			}
+		}
+	}
+	w := &walk{ctx: ctx, maxDepth: maxDepth, fn: fn}
+	return w.dir(start, relStart, "", 0, stack, true)
+}
+
+// walk is the state of one walkFiles call.
+type walk struct {
+	ctx      context.Context
+	maxDepth int
+	fn       walkFunc
+}
+
+// dir walks the directory abs, whose path is topRel relative to the ignore
+// top and rel relative to the start.
+func (w *walk) dir(abs, topRel, rel string, depth int, stack ignoreStack, isStart bool) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		if isStart {
+			return err
+		}
+		return nil // an unreadable subdirectory is skipped
+	}
+	for _, d := range entries {
+		if d.Name() == ".gitignore" {
+			if f := loadIgnore(filepath.Join(abs, ".gitignore"), topRel); f != nil {
+				stack = append(stack[:len(stack):len(stack)], f)
+			}
+			break
+		}
+	}
+	for _, d := range entries {
+		name := d.Name()
+		if name == ".git" {
+			continue
+		}
+		entryTop, entryRel := join(topRel, name), join(rel, name)
+		entryAbs := filepath.Join(abs, name)
+		isDir := d.IsDir()
+		if stack.ignored(entryTop, isDir) {
+			continue
+		}
+		switch {
+		case isDir:
+			if w.maxDepth > 0 && depth+1 >= w.maxDepth {
+				continue
+			}
+			if err := w.dir(entryAbs, entryTop, entryRel, depth+1, stack, false); err != nil {
+				return err
+			}
+			continue
+		case d.Type().IsRegular():
+		case d.Type()&iofs.ModeSymlink != 0:
+			st, err := os.Stat(entryAbs)
+			if err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+		default:
+			continue // devices, pipes, sockets: never read them
+		}
+		if err := w.fn(entryAbs, entryRel, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadIgnore reads and parses an ignore file, or returns nil if there is
+// none (or it has no rules).
+func loadIgnore(path, base string) *ignoreFile {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	ig := parseIgnore(base, data)
+	if len(ig.rules) == 0 {
+		return nil
+	}
+	return ig
+}
+
+// ignoreTop returns the directory whose .gitignore is the outermost in
+// force for a walk of start: the nearest ancestor of start (or start
+// itself) holding a .git, else root when start is inside root, else start.
+func ignoreTop(start, root string) string {
+	for d := start; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if within(root, start) {
+		return root
+	}
+	return start
+}
+
+// within reports whether path is dir or below it (both clean and absolute).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// join joins slash-separated relative paths where dir may be "".
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
