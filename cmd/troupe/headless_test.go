@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/llm/llmtest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// headlessRun runs troupe with args in cwd, with env as the environment, a
+// fixed clock and a fixed session id.
+func headlessRun(t *testing.T, cwd string, env map[string]string, stdin string, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	fixed := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	m := &Main{
+		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut,
+		Getenv:  func(k string) string { return env[k] },
+		HomeDir: func() (string, error) { return t.TempDir(), nil },
+		Getwd:   func() (string, error) { return cwd, nil },
+		Now:     func() time.Time { return fixed },
+		NewID:   func() string { return "session-1" },
+		Version: "v0.0.0-test",
+	}
+	err := m.Run(t.Context(), args)
+	return out.String(), err
+}
+
+// streamLines decodes stream-json output into generic objects.
+func streamLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("stream-json line %q: %v", l, err)
+		}
+		lines = append(lines, v)
+	}
+	return lines
+}
+
+func TestHeadlessScriptedGolden(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("alpha\nbeta\n"), 0o644)
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(`{"model": "scripted-golden", "turns": [
+	  {"match": {"turn": 0}, "reply": {"text": "Reading the notes.", "tool_calls": [{"id": "toolu_1", "name": "Read", "input": {"file_path": "notes.txt"}}],
+	   "usage": {"input_tokens": 100, "output_tokens": 20}}},
+	  {"match": {"tool_result": "Read", "user": "beta"}, "reply": {"text": "The notes say alpha and beta.", "usage": {"input_tokens": 150, "output_tokens": 12, "cache_read_input_tokens": 90}}}]}`), 0o644)
+	out, err := headlessRun(t, dir, nil, "", "-p", "--provider", "scripted", "--script", script, "--output-format", "stream-json", "summarize", "notes.txt")
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out)
+	}
+	got := strings.ReplaceAll(out, dir, "$CWD")
+	golden := filepath.Join("testdata", "stream-json-scripted.golden")
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("stream-json output mismatch (-want +got):\n%s", diff)
+	}
+	// The text and json formats carry the same result.
+	text, err := headlessRun(t, dir, nil, "", "-p", "--script", script, "summarize notes.txt")
+	if err != nil || text != "The notes say alpha and beta.\n" {
+		t.Errorf("text output = %q, %v", text, err)
+	}
+	js, err := headlessRun(t, dir, nil, "summarize notes.txt", "-p", "--script", script, "--output-format", "json")
+	var res map[string]any
+	if err != nil || json.Unmarshal([]byte(js), &res) != nil || res["result"] != "The notes say alpha and beta." || res["num_turns"] != 2.0 {
+		t.Errorf("json output (prompt on stdin) = %s, %v", js, err)
+	}
+}
+
+func TestHeadlessAnthropicToolRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+		llmtest.AnthropicFault{Status: 429, RetryAfter: "0"},
+		llmtest.AnthropicToolCall("toolu_w", "Write", `{"file_path": "hello.txt", "content": "hi from claude\n"}`),
+		llmtest.AnthropicText("Wrote ", "hello.txt."),
+	))
+	env := map[string]string{"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": srv.URL}
+	out, err := headlessRun(t, dir, env, "", "-p", "--output-format", "stream-json", "create hello.txt")
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hi from claude\n" {
+		t.Errorf("hello.txt = %q, %v; want the model's content", b, err)
+	}
+	lines := streamLines(t, out)
+	var kinds []string
+	for _, l := range lines {
+		k := l["type"].(string)
+		if st, ok := l["subtype"].(string); ok {
+			k += "/" + st
+		}
+		kinds = append(kinds, k)
+	}
+	if got, want := strings.Join(kinds, " "), "system/init user system/retry assistant user assistant result/success"; got != want {
+		t.Errorf("stream-json events = %q; want %q", got, want)
+	}
+	last := lines[len(lines)-1]
+	if last["result"] != "Wrote hello.txt." || last["provider"] != "anthropic" {
+		t.Errorf("result line = %v", last)
+	}
+	if _, ok := last["total_cost_usd"]; !ok {
+		t.Errorf("result line has no total_cost_usd: %v", last)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("server saw %d requests; want 3 (one retried)", len(reqs))
+	}
+	if bp := reqs[2].CacheBreakpoints(); len(bp) == 0 {
+		t.Errorf("follow-up request has no cache breakpoints; want the system prompt, tools and conversation cached")
+	}
+}
+
+func TestHeadlessOpenAIBash(t *testing.T) {
+	dir := t.TempDir()
+	srv := llmtest.NewOpenAIServer(t, llmtest.OpenAIScript(
+		llmtest.OpenAIToolCall("call_1", "Bash", `{"command": "echo from-bash; exit 3"}`),
+		llmtest.OpenAIText("The command printed from-bash and exited 3."),
+	))
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL}
+	out, err := headlessRun(t, dir, env, "", "-p", "--model", "local-model", "--output-format", "json", "run it")
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out)
+	}
+	req := srv.Request(1)
+	var toolMsg string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			toolMsg = m.Content
+		}
+	}
+	if !strings.Contains(toolMsg, "from-bash") || !strings.Contains(toolMsg, "Exit code: 3") {
+		t.Errorf("tool result sent back = %q; want the output and exit code", toolMsg)
+	}
+	var res map[string]any
+	json.Unmarshal([]byte(out), &res)
+	if res["provider"] != "openai" || res["model"] != "local-model" || res["tool_uses"] != 1.0 {
+		t.Errorf("result = %v", res)
+	}
+}
+
+func TestHeadlessErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{\n  \"turns\": [\n    {\"reply\": {\"text\": 5}}\n  ]\n}"), 0o644)
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		want  string
+		usage bool
+	}{
+		{"no model", nil, []string{"-p", "hi"}, "set ANTHROPIC_API_KEY", false},
+		{"unknown provider", nil, []string{"-p", "--provider", "gemini", "hi"}, `--provider "gemini"`, true},
+		{"bad format", nil, []string{"-p", "--output-format", "xml", "hi"}, `--output-format "xml"`, true},
+		{"malformed script", nil, []string{"-p", "--script", bad, "hi"}, "line 3", false},
+		{"missing script", nil, []string{"-p", "--provider", "scripted", "hi"}, "needs --script", true},
+		{"no prompt", nil, []string{"-p", "--script", bad}, "no prompt", true},
+		{"openai without model", map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, []string{"-p", "hi"}, "--model", false},
+		{"bad cwd", nil, []string{"-p", "--script", bad, "--cwd", filepath.Join(dir, "nope"), "hi"}, "not a folder", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := headlessRun(t, dir, tt.env, "", tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("troupe %v error = %v; want it to mention %q", tt.args, err, tt.want)
+			}
+			var ue *UsageError
+			if errors.As(err, &ue) != tt.usage {
+				t.Errorf("usage error = %v; want %v", errors.As(err, &ue), tt.usage)
+			}
+			if tt.name == "no model" && !errors.Is(err, llm.ErrNoCredentials) {
+				t.Errorf("error does not match llm.ErrNoCredentials")
+			}
+		})
+	}
+}
