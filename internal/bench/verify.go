@@ -118,26 +118,26 @@ func Verify(sent map[string]bool, found []string) Tally {
 	return t
 }
 
-// inboxFile is what ReadInbox found in an inbox file.
-type inboxFile struct {
+// InboxFile is what ReadInbox found in an inbox file.
+type InboxFile struct {
 	IDs   []string // one per entry, in file order
 	Bytes int64
 }
 
 // ReadInbox parses an inbox file strictly: it must be a JSON array of
 // objects whose "text" is a string. It returns the id of every entry.
-func ReadInbox(path string) (inboxFile, error) {
+func ReadInbox(path string) (InboxFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return inboxFile{}, fmt.Errorf("read inbox: %w", err)
+		return InboxFile{}, fmt.Errorf("read inbox: %w", err)
 	}
 	var entries []struct {
 		Text *string `json:"text"`
 	}
 	if err := json.Unmarshal(data, &entries); err != nil {
-		return inboxFile{Bytes: int64(len(data))}, fmt.Errorf("inbox %s is not a valid JSON array of entries: %w", path, err)
+		return InboxFile{Bytes: int64(len(data))}, fmt.Errorf("inbox %s is not a valid JSON array of entries: %w", path, err)
 	}
-	out := inboxFile{IDs: make([]string, len(entries)), Bytes: int64(len(data))}
+	out := InboxFile{IDs: make([]string, len(entries)), Bytes: int64(len(data))}
 	for i, e := range entries {
 		if e.Text == nil {
 			return out, fmt.Errorf("inbox %s: entry %d has no text", path, i)

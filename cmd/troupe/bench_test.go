@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/internal/bench"
+)
+
+// benchChildEnv makes the test binary act as the troupe binary for the
+// bench commands' child processes, which run os.Executable() with
+// "bench child CONFIG".
+const benchChildEnv = "TROUPE_CMD_BENCH_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchChildEnv) == "1" {
+		a := &app{Main: (&Main{}).withDefaults()}
+		root := benchRoot(a)
+		root.SetArgs(os.Args[1:])
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "troupe:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// benchRoot returns the root command with the bench command on it (added
+// here while the root does not register it yet).
+func benchRoot(a *app) *cobra.Command {
+	root := a.rootCommand()
+	for _, c := range root.Commands() {
+		if c.Name() == "bench" {
+			return root
+		}
+	}
+	root.AddCommand(a.benchCommand())
+	return root
+}
+
+// runBench runs "troupe [--json] bench args..." in-process; its children
+// are this test binary.
+func runBench(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	t.Setenv(benchChildEnv, "1") // inherited by the children only: TestMain has run
+	var out, errOut bytes.Buffer
+	m := &Main{
+		Stdout: &out,
+		Stderr: &errOut,
+		Getenv: func(k string) string { return env[k] },
+	}
+	a := &app{Main: m.withDefaults()}
+	root := benchRoot(a)
+	root.SetArgs(append([]string{"bench"}, args...))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.ExecuteContext(t.Context())
+	return result{out.String(), errOut.String(), err}
+}
+
+func TestBenchMailbox(t *testing.T) {
+	r := runBench(t, nil, "mailbox", "--writers", "1,2", "--msgs", "4", "--delivery", "3",
+		"--gap-min", "1ms", "--gap-max", "5ms", "--tmp", t.TempDir())
+	if r.err != nil {
+		t.Fatalf("bench mailbox: %v\nstderr:\n%s", r.err, r.stderr)
+	}
+	for _, want := range []string{"### Writers into one inbox", "| 1 | 4 | 0 | 0 | 4 / 4 | 0 |", "| 2 | 4 | 0 | 0 | 8 / 8 | 0 |", "### Delivery latency", "| 3 (0 failed) | 1-5 | 50 |"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("bench mailbox output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "writers W=2 M=4 preload=0 rep=0: starting 2 writer processes") {
+		t.Errorf("bench mailbox printed no progress on stderr:\n%s", r.stderr)
+	}
+}
+
+func TestBenchMailboxJSON(t *testing.T) {
+	r := runBench(t, nil, "--json", "mailbox", "--writers", "2", "--msgs", "3", "--preload", "10", "--reps", "2", "--interop", "1", "--tmp", t.TempDir())
+	if r.err != nil {
+		t.Fatalf("bench mailbox --json: %v\nstderr:\n%s", r.err, r.stderr)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("bench mailbox --json printed no report: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Writers) != 2 {
+		t.Fatalf("report has %d writer runs; want 2 (one per rep)", len(rep.Writers))
+	}
+	for _, w := range rep.Writers {
+		if w.OK != 6 || w.Preload != 10 || w.Verify.Stored != 16 || !w.Verify.Clean() {
+			t.Errorf("writer run %+v; want 6 sends ok into an inbox of 16, clean", w)
+		}
+	}
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "TROUPE_PEER_BENCH") {
+		t.Errorf("report skipped %q; want B8 skipped for want of a peer-bench folder", rep.Skipped)
+	}
+	if rep.Machine.CPUs < 1 || rep.Machine.Go == "" {
+		t.Errorf("report machine %+v; want it described", rep.Machine)
+	}
+}
+
+func TestBenchClaim(t *testing.T) {
+	r := runBench(t, nil, "--json", "claim", "--agents", "2,3", "--rounds", "2", "--drain-agents", "2", "--drain-tasks", "5", "--tmp", t.TempDir())
+	if r.err != nil {
+		t.Fatalf("bench claim --json: %v\nstderr:\n%s", r.err, r.stderr)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("bench claim --json printed no report: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Race) != 2 || len(rep.Drain) != 1 {
+		t.Fatalf("report has %d races and %d drains; want 2 and 1", len(rep.Race), len(rep.Drain))
+	}
+	for _, race := range rep.Race {
+		if race.Violations != 0 || race.Outcomes["won"] != 2 {
+			t.Errorf("race %+v; want one winner in each of 2 rounds", race)
+		}
+	}
+	if d := rep.Drain[0]; d.Completed != 5 || d.DoubleClaims != 0 {
+		t.Errorf("drain %+v; want 5 tasks completed, none claimed twice", d)
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad writers", []string{"mailbox", "--writers", "1,x"}, "--writers"},
+		{"negative writers", []string{"mailbox", "--writers", "-4"}, "--writers"},
+		{"no messages", []string{"mailbox", "--msgs", "0"}, "--msgs"},
+		{"gaps reversed", []string{"mailbox", "--writers", "0", "--delivery", "1", "--gap-min", "2s", "--gap-max", "1s"}, "--gap-min"},
+		{"bad peer mode", []string{"mailbox", "--peer-modes", "legacy,future"}, "--peer-modes"},
+		{"bad agents", []string{"claim", "--agents", "four"}, "--agents"},
+		{"negative rounds", []string{"claim", "--rounds", "-1"}, "--rounds"},
+		{"argument", []string{"claim", "extra"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runBench(t, nil, tt.args...)
+			var ue *UsageError
+			if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), tt.want) {
+				t.Errorf("bench %s = %v; want a usage error about %s", strings.Join(tt.args, " "), r.err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseCounts(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []int
+		wantErr bool
+	}{
+		{"1,4,16,64", []int{1, 4, 16, 64}, false},
+		{" 2 , 3 ", []int{2, 3}, false},
+		{"", nil, false},
+		{"0", nil, false},
+		{"1,,2", nil, true},
+		{"0,4", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := parseCounts("--writers", tt.in)
+		if (err != nil) != tt.wantErr || fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("parseCounts(%q) = %v, %v; want %v (error %t)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
