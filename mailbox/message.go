@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -71,47 +72,102 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes an inbox entry. from, text and timestamp are
 // required strings; the error names the field that is wrong.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	extra, err := jsonx.Split(data, messageKeys...)
-	if err != nil {
+	// One pass into a map: the known keys are decoded from their raw
+	// values (exact names, as Claude Code reads them), the rest kept.
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("inbox entry: %w", err)
 	}
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(data, &raw) // valid: Split succeeded
+	if raw == nil {
+		return fmt.Errorf("inbox entry: want a JSON object, got null")
+	}
+	msg, err := DecodeEntry(raw)
+	if err != nil {
+		return err
+	}
+	*m = msg
+	return nil
+}
+
+// DecodeEntry builds a Message from an inbox entry already split into its
+// keys (which it consumes: the map is emptied of the keys it models). It
+// is UnmarshalJSON without the first parse, for readers that decode a
+// whole inbox in one pass.
+func DecodeEntry(raw map[string]json.RawMessage) (Message, error) {
 	var w wireMessage
 	for _, f := range []struct {
 		key      string
-		dst      any
+		str      *string
 		required bool
 	}{
 		{"from", &w.From, true}, {"text", &w.Text, true}, {"timestamp", &w.Timestamp, true},
 		{"summary", &w.Summary, false}, {"color", &w.Color, false}, {"msg_id", &w.ID, false},
-		{"type", &w.Type, false}, {"read", &w.Read, false}, {"msgV", &w.MsgV, false},
+		{"type", &w.Type, false},
 	} {
 		v, ok := raw[f.key]
+		delete(raw, f.key)
 		if !ok || string(v) == "null" {
 			if f.required {
-				return fmt.Errorf("inbox entry: %s: missing", f.key)
+				return Message{}, fmt.Errorf("inbox entry: %s: missing", f.key)
 			}
 			continue
 		}
-		if err := json.Unmarshal(v, f.dst); err != nil {
-			return fmt.Errorf("inbox entry: %s: wrong type (%s)", f.key, abbrev(v))
+		s, ok := rawString(v)
+		if !ok {
+			return Message{}, fmt.Errorf("inbox entry: %s: wrong type (%s)", f.key, abbrev(v))
+		}
+		*f.str = s
+	}
+	if v, ok := raw["read"]; ok {
+		delete(raw, "read")
+		switch string(v) {
+		case "true":
+			w.Read = true
+		case "false", "null":
+		default:
+			return Message{}, fmt.Errorf("inbox entry: read: wrong type (%s)", abbrev(v))
+		}
+	}
+	if v, ok := raw["msgV"]; ok {
+		delete(raw, "msgV")
+		if string(v) != "null" && json.Unmarshal(v, &w.MsgV) != nil {
+			return Message{}, fmt.Errorf("inbox entry: msgV: wrong type (%s)", abbrev(v))
 		}
 	}
 	ts, err := time.Parse(time.RFC3339Nano, w.Timestamp)
 	if err != nil {
-		return fmt.Errorf("inbox entry: timestamp: %q is not an ISO-8601 time", w.Timestamp)
+		return Message{}, fmt.Errorf("inbox entry: timestamp: %q is not an ISO-8601 time", w.Timestamp)
 	}
 	if y := ts.UTC().Year(); y < 0 || y > 9999 {
-		return fmt.Errorf("inbox entry: timestamp: %q is outside years 0000-9999", w.Timestamp)
+		return Message{}, fmt.Errorf("inbox entry: timestamp: %q is outside years 0000-9999", w.Timestamp)
 	}
 	typ := w.Type
 	if typ == "" {
 		typ = "message"
 	}
-	*m = Message{ID: w.ID, From: w.From, Text: w.Text, Summary: w.Summary, Color: w.Color,
-		Timestamp: ts, Read: w.Read, Type: typ, Extra: extra}
-	return nil
+	var extra jsonx.Extra
+	if len(raw) > 0 {
+		extra = make(jsonx.Extra, len(raw))
+		for k, v := range raw {
+			extra[k] = v
+		}
+		extra.Compact()
+	}
+	return Message{ID: w.ID, From: w.From, Text: w.Text, Summary: w.Summary, Color: w.Color,
+		Timestamp: ts, Read: w.Read, Type: typ, Extra: extra}, nil
+}
+
+// rawString decodes a JSON string, without a second validation pass when
+// it holds no escapes.
+func rawString(v json.RawMessage) (string, bool) {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // NewID returns a random (version 4) UUID for a message.

@@ -345,12 +345,17 @@ func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 			return Task{}, fmt.Errorf("claim for %s: %w", agent, ErrNoneReady)
 		}
 		lost := false
-		for _, r := range ready {
+		for i := 0; i < len(ready); i++ {
+			if lost && i == 1 {
+				// Lost the race for the first: spread the losers over
+				// the rest instead of queueing them all for the next one.
+				ready = append(ready[:1], rotate(ready[1:], spread(agent))...)
+			}
+			r := ready[i]
 			stored := findTask(tasks, r.ID)
 			stored.Owner, stored.Status = agent, StatusInProgress
-			rev, err := l.store.Put(ctx, l.name, stored, revs[r.ID])
+			_, err := l.store.Put(ctx, l.name, stored, revs[r.ID])
 			if err == nil {
-				_ = rev
 				r.Owner, r.Status = agent, StatusInProgress
 				return r, nil
 			}
@@ -465,6 +470,24 @@ func (l *List) modify(ctx context.Context, id string, fn func(*Task) error) (Tas
 		return t, nil
 	}
 	return Task{}, fmt.Errorf("%w after %d tries", ErrConflict, MaxRetries)
+}
+
+// spread returns a stable per-agent number.
+func spread(agent string) int {
+	h := 0
+	for i := 0; i < len(agent); i++ {
+		h = h*31 + int(agent[i])
+	}
+	return h & 0x7fffffff
+}
+
+// rotate returns ts rotated left by n.
+func rotate(ts []Task, n int) []Task {
+	if len(ts) == 0 {
+		return ts
+	}
+	n %= len(ts)
+	return append(append([]Task(nil), ts[n:]...), ts[:n]...)
 }
 
 func checkIDs(tasks []Task, self string, lists ...[]string) error {

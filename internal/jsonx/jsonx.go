@@ -41,15 +41,9 @@ func Split(data []byte, known ...string) (Extra, error) {
 	if len(all) == 0 {
 		return nil, nil
 	}
-	// Values are kept compact, so that an extra key reads the same whether
-	// its file was indented or not.
-	for k, v := range all {
-		var b bytes.Buffer
-		if err := json.Compact(&b, v); err == nil {
-			all[k] = b.Bytes()
-		}
-	}
-	return Extra(all), nil
+	e := Extra(all)
+	e.Compact()
+	return e, nil
 }
 
 // Join appends the extra keys to obj, the encoding of a JSON object, after
@@ -96,6 +90,17 @@ func Join(obj []byte, extra Extra, known ...string) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// Compact rewrites every value in compact form, so that an extra key reads
+// the same whether its file was indented or not.
+func (e Extra) Compact() {
+	for k, v := range e {
+		var b bytes.Buffer
+		if err := json.Compact(&b, v); err == nil && b.Len() != len(v) {
+			e[k] = b.Bytes()
+		}
+	}
 }
 
 // Clone returns a deep copy of e.

@@ -300,6 +300,7 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	}
 	path := m.s.inboxPath(cfg.Name, agent)
 	var in *inbox
+	var objs []map[string]json.RawMessage // the entries, when all are objects
 	for try := 0; ; try++ {
 		data, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -309,8 +310,12 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 			return nil, fmt.Errorf("read inbox %s: %w", path, err)
 		}
 		in = &inbox{data: data}
-		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) && in.parse() == nil {
-			break
+		if !bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
+			// not an array: torn or corrupt
+		} else if json.Unmarshal(data, &objs) == nil {
+			break // the common case: one parse for the whole inbox
+		} else if objs = nil; in.parse() == nil {
+			break // valid, but some entries are not objects
 		}
 		if try == 4 {
 			// Still invalid: not just a torn write in progress. Read it
@@ -329,14 +334,25 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 			return nil, err
 		}
 	}
-	out := make([]mailbox.Message, 0, len(in.raws))
-	for i, r := range in.raws {
-		var msg mailbox.Message
-		if err := json.Unmarshal(r, &msg); err != nil {
-			m.s.log.Warn("inbox entry skipped", "file", path, "index", i, "error", err)
+	if objs == nil {
+		for _, r := range in.raws {
+			var obj map[string]json.RawMessage
+			json.Unmarshal(r, &obj) // a non-object stays nil and is skipped below
+			objs = append(objs, obj)
+		}
+	}
+	out := make([]mailbox.Message, 0, len(objs))
+	for i, obj := range objs {
+		if unreadOnly && string(obj["read"]) == "true" {
 			continue
 		}
-		if unreadOnly && msg.Read {
+		if obj == nil {
+			m.s.log.Warn("inbox entry skipped", "file", path, "index", i, "error", "not a JSON object")
+			continue
+		}
+		msg, err := mailbox.DecodeEntry(obj)
+		if err != nil {
+			m.s.log.Warn("inbox entry skipped", "file", path, "index", i, "error", err)
 			continue
 		}
 		out = append(out, msg)

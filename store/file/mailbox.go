@@ -21,15 +21,20 @@ var _ mailbox.Store = (*Mail)(nil)
 
 // How a send reaches an inbox (group commit).
 //
-// A sender first drops its entry into the recipient's spool folder,
-// inboxes/.spool/<agent>/, as <time>-<id>.msg, then competes for the inbox
-// lock. Whoever holds the lock merges every spooled entry into the inbox in
-// one atomic rewrite: it renames each .msg to .claimed, appends them, commits
-// the inbox (fsync, rename), then renames each .claimed to .done. A sender
-// returns success only when it sees its own .done receipt, so "sent" always
-// means "in the inbox on disk". Under contention one rewrite carries many
-// messages, which is why throughput grows with the number of writers instead
-// of collapsing as it does for one-message-per-lock writers.
+// A sender first drops its entry into its own folder of the recipient's
+// spool, inboxes/.spool/<agent>/<sender>/, as <time>-<id>.msg, then
+// competes for the inbox lock. Whoever holds the lock merges every spooled
+// entry of every sender into the inbox in one atomic rewrite: it renames each
+// .msg to .claimed, appends them, commits the inbox (fsync, rename), then
+// removes the .claimed files. A sender returns success only when its entry
+// is gone from its folder after being claimed, so "sent" always means "in
+// the inbox on disk". Under contention one rewrite carries many messages,
+// which is why throughput grows with the number of writers instead of
+// collapsing as it does for one-message-per-lock writers.
+//
+// Each sender watches only its own folder, so a send wakes its own sender
+// and not every process waiting on the same inbox; waiting for the lock
+// itself is woken by the lock directory's removal.
 //
 // A sender that gives up while its entry is still .msg withdraws it
 // (removing the file succeeds only if nobody claimed it) and reports an
@@ -39,13 +44,12 @@ const (
 	spoolDirName = ".spool"
 	sufMsg       = ".msg"
 	sufClaimed   = ".claimed"
-	sufDone      = ".done"
 	validHint    = "valid-identity"
 )
 
-// doneTTL is how long an unclaimed receipt may stay before a holder removes
-// it (its sender died before picking it up).
-const doneTTL = 10 * time.Minute
+// senderTTL is how long an empty sender folder of the spool stays before a
+// lock holder removes it (its process is gone or idle).
+const senderTTL = time.Minute
 
 // Send implements mailbox.Store.
 func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Message) ([]mailbox.Delivery, error) {
@@ -95,29 +99,29 @@ func (m *Mail) team(ctx context.Context, name string) (team.Config, error) {
 func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.Message) error {
 	s := m.s
 	inbox := s.inboxPath(teamName, agent)
-	spool := filepath.Join(s.inboxDir(teamName), spoolDirName, team.SanitizePath(agent))
+	spool := m.spoolDir(teamName, agent)
+	mine := filepath.Join(spool, s.sender)
 	if err := ensureInbox(inbox); err != nil {
 		return err
-	}
-	if err := os.MkdirAll(spool, 0o755); err != nil {
-		return fmt.Errorf("spool: %w", err)
 	}
 	entry, err := json.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	base := filepath.Join(spool, fmt.Sprintf("%020d-%s", s.now().UnixNano(), msg.ID))
-	if err := writeSpool(base+sufMsg, entry); err != nil {
+	base := filepath.Join(mine, fmt.Sprintf("%020d-%s", s.now().UnixNano(), msg.ID))
+	if err := writeSpool(mine, base+sufMsg, entry); err != nil {
 		return err
 	}
 
+	s.pin(filepath.Dir(inbox))
+	s.pin(mine)
 	lockKick, cancelLock, err := s.watch.Subscribe(filepath.Dir(inbox), func(n string) bool { return n == filepath.Base(inbox)+".lock" })
 	if err != nil {
 		return m.withdraw(base, err)
 	}
 	defer cancelLock()
-	mine := filepath.Base(base)
-	spoolKick, cancelSpool, err := s.watch.Subscribe(spool, func(n string) bool { return strings.HasPrefix(n, mine) })
+	name := filepath.Base(base)
+	spoolKick, cancelSpool, err := s.watch.Subscribe(mine, func(n string) bool { return strings.HasPrefix(n, name) })
 	if err != nil {
 		return m.withdraw(base, err)
 	}
@@ -160,33 +164,30 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 	}
 }
 
-// receipt reports whether the entry spooled at base reached the inbox,
-// removing the receipt when it did. An entry that vanished entirely (its
-// team was deleted) is an error.
+// receipt reports whether the entry spooled at base reached the inbox: it
+// was claimed and then removed by a lock holder after the commit. An entry
+// whose whole folder vanished (the team was deleted) is an error.
 func receipt(base string) (bool, error) {
-	err := os.Remove(base + sufDone)
-	if err == nil {
-		return true, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
 	for _, suf := range []string{sufMsg, sufClaimed} {
 		if _, err := os.Lstat(base + suf); err == nil {
 			return false, nil
 		}
 	}
-	if _, err := os.Lstat(base + sufDone); err == nil {
+	if _, err := os.Lstat(base + sufMsg); err == nil {
 		return false, nil // renamed between our two looks; look again
 	}
-	return false, fmt.Errorf("message vanished from the spool (was the team deleted?): %w", mailbox.ErrNoTeam)
+	if _, err := os.Lstat(filepath.Dir(base)); err != nil {
+		return false, fmt.Errorf("message vanished from the spool (was the team deleted?): %w", mailbox.ErrNoTeam)
+	}
+	return true, nil
 }
 
 // withdraw takes back a spooled entry after cause stopped the send. If a
 // lock holder already claimed it, the send is waited for a little longer
 // (the holder commits within milliseconds unless it died).
 func (m *Mail) withdraw(base string, cause error) error {
-	if err := os.Remove(base + sufMsg); err == nil || errors.Is(err, fs.ErrNotExist) && !exists(base+sufClaimed) && !exists(base+sufDone) {
+	err := os.Remove(base + sufMsg)
+	if err == nil || errors.Is(err, fs.ErrNotExist) && !exists(base+sufClaimed) && !exists(filepath.Dir(base)) {
 		return fmt.Errorf("not sent: %w", cause)
 	}
 	deadline := time.Now().Add(2 * time.Second)
@@ -205,37 +206,59 @@ func (m *Mail) withdraw(base string, cause error) error {
 // mergeLocked merges every spooled entry into the inbox. The caller holds lk.
 func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool string) error {
 	s := m.s
-	names, err := os.ReadDir(spool)
+	senders, err := os.ReadDir(spool)
 	if err != nil {
 		return fmt.Errorf("read spool: %w", err)
 	}
 	var claimed []string // bases of the entries merged now
+	read := map[string][]byte{}
 	var entries [][]byte
 	orphans := false
 	now := s.now()
-	for _, de := range names {
-		n := de.Name()
-		switch {
-		case strings.HasSuffix(n, sufMsg):
-			base := filepath.Join(spool, strings.TrimSuffix(n, sufMsg))
-			if err := os.Rename(base+sufMsg, base+sufClaimed); err != nil {
-				continue // withdrawn by its sender just now
+	for _, sd := range senders {
+		if !sd.IsDir() {
+			continue
+		}
+		dir := filepath.Join(spool, sd.Name())
+		names, err := os.ReadDir(dir)
+		if err != nil {
+			continue // removed just now
+		}
+		if len(names) == 0 {
+			if info, err := sd.Info(); err == nil && now.Sub(info.ModTime()) > senderTTL {
+				os.Remove(dir) // an idle or dead sender's folder; fails if it is in use again
 			}
-			claimed = append(claimed, base)
-		case strings.HasSuffix(n, sufClaimed):
-			orphans = true
-			claimed = append(claimed, filepath.Join(spool, strings.TrimSuffix(n, sufClaimed)))
-		case strings.HasSuffix(n, sufDone):
-			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > doneTTL {
-				os.Remove(filepath.Join(spool, n))
+			continue
+		}
+		for _, de := range names {
+			n := de.Name()
+			switch {
+			case strings.HasSuffix(n, sufMsg):
+				base := filepath.Join(dir, strings.TrimSuffix(n, sufMsg))
+				b, err := os.ReadFile(base + sufMsg)
+				if err != nil || !json.Valid(b) {
+					continue // withdrawn, or its sender is still writing it
+				}
+				if err := os.Rename(base+sufMsg, base+sufClaimed); err != nil {
+					continue // withdrawn by its sender just now
+				}
+				claimed = append(claimed, base)
+				read[base] = b
+			case strings.HasSuffix(n, sufClaimed):
+				orphans = true
+				claimed = append(claimed, filepath.Join(dir, strings.TrimSuffix(n, sufClaimed)))
 			}
 		}
 	}
-	slices.Sort(claimed)
+	// Merge in send order across senders (names start with the send time).
+	slices.SortFunc(claimed, func(a, b string) int { return strings.Compare(filepath.Base(a), filepath.Base(b)) })
 	for _, base := range claimed {
-		b, err := os.ReadFile(base + sufClaimed)
-		if err != nil {
-			return fmt.Errorf("read spooled message: %w", err)
+		b, ok := read[base]
+		if !ok {
+			var err error
+			if b, err = os.ReadFile(base + sufClaimed); err != nil {
+				return fmt.Errorf("read spooled message: %w", err)
+			}
 		}
 		entries = append(entries, b)
 	}
@@ -254,7 +277,7 @@ func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool stri
 		return err
 	}
 	for _, base := range claimed {
-		os.Rename(base+sufClaimed, base+sufDone)
+		os.Remove(base + sufClaimed)
 	}
 	return nil
 }
@@ -287,19 +310,32 @@ func ensureInbox(inbox string) error {
 	return nil
 }
 
-// writeSpool writes a spool entry by temp file and rename so that a holder
-// never reads half of it. It is not fsynced: the sender is not told "sent"
-// until the inbox itself is committed and fsynced.
-func writeSpool(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("spool message: %w", err)
+// writeSpool creates a spool entry in dir with one write. It is not
+// fsynced: the sender is not told "sent" until the inbox itself is committed
+// and fsynced. A holder never merges half of it: it claims an entry only
+// after reading a complete JSON object (no prefix of one is one).
+func writeSpool(dir, path string, data []byte) error {
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("spool message: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrNotExist) && try < 3 {
+			continue // a lock holder removed our idle folder just now
+		}
+		if err != nil {
+			return fmt.Errorf("spool message: %w", err)
+		}
+		_, werr := f.Write(data)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(path)
+			return fmt.Errorf("spool message: %w", werr)
+		}
+		return nil
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("spool message: %w", err)
-	}
-	return nil
 }
 
 func exists(path string) bool {

@@ -111,7 +111,7 @@ func TestMailConcurrentSendersGroupCommit(t *testing.T) {
 		}
 		last[k] = j
 	}
-	left, _ := filepath.Glob(filepath.Join(s.Mail().spoolDir("crew", "w"), "*.*"))
+	left, _ := filepath.Glob(filepath.Join(s.Mail().spoolDir("crew", "w"), "*", "*"))
 	for _, f := range left {
 		if !strings.HasSuffix(f, validHint) {
 			t.Errorf("spool entry left behind: %s", f)

@@ -22,6 +22,7 @@ package file
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -71,9 +72,14 @@ type Store struct {
 	log   *slog.Logger
 	now   func() time.Time
 	watch *dirwatch.Watcher
+	// sender names this Store's own folder in inbox spools.
+	sender string
 
 	wg   sync.WaitGroup
 	stop chan struct{} // closed by Close
+
+	pinMu sync.Mutex
+	pins  map[string]func() // guarded by pinMu; folder watches kept for the store's life
 
 	mu     sync.Mutex
 	closed bool // guarded by mu
@@ -118,7 +124,14 @@ func Open(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open file store %s: %w", root, err)
 	}
-	return &Store{root: real, opts: opts, log: opts.Logger, now: opts.Now, watch: w, stop: make(chan struct{})}, nil
+	return &Store{root: real, opts: opts, log: opts.Logger, now: opts.Now, watch: w, stop: make(chan struct{}), sender: senderName()}, nil
+}
+
+// senderName returns a name unique to this Store among all processes.
+func senderName() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%d-%x", os.Getpid(), b)
 }
 
 // Root returns the store's root folder (with symlinks resolved).
@@ -136,6 +149,12 @@ func (s *Store) Close() error {
 	close(s.stop)
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.pinMu.Lock()
+	for _, cancel := range s.pins {
+		cancel()
+	}
+	s.pins = nil
+	s.pinMu.Unlock()
 	return s.watch.Close()
 }
 
@@ -155,6 +174,25 @@ func (s *Store) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
+}
+
+// pin keeps the watch of dir alive until Close, so that a process that
+// sends one message after another does not add and remove the same
+// file-system watch for every message.
+func (s *Store) pin(dir string) {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	if _, ok := s.pins[dir]; ok || s.isClosed() {
+		return
+	}
+	_, cancel, err := s.watch.Subscribe(dir, func(string) bool { return false })
+	if err != nil {
+		return
+	}
+	if s.pins == nil {
+		s.pins = map[string]func(){}
+	}
+	s.pins[dir] = cancel
 }
 
 // teamDir returns the folder of a team (canonical names only).
