@@ -1,0 +1,110 @@
+package task
+
+import (
+	"context"
+	"sync"
+)
+
+// EventKind says what happened to a task.
+type EventKind string
+
+// Event kinds. Started and Terminated are the stream-json system events
+// (subtypes task_started and task_terminated).
+const (
+	EventStarted    EventKind = "task_started"
+	EventTerminated EventKind = "task_terminated"
+	EventUpdated    EventKind = "task_updated" // any other change
+	EventOutput     EventKind = "task_output"  // Poll found new output
+	EventStalled    EventKind = "task_stalled" // a shell seems to wait for input
+	EventEvicted    EventKind = "task_evicted" // removed from the registry
+	EventRegistered EventKind = "task_registered"
+)
+
+// Event is one change of one task.
+type Event struct {
+	Kind  EventKind
+	State State // the task after the change
+	// Summary is set on EventTerminated and EventStalled.
+	Summary string
+	// Notification is the <task-notification> text for the model, on
+	// EventTerminated (empty when the task was stopped on purpose: the
+	// stopper already knows) and EventStalled.
+	Notification string
+	// Output is the new output on EventOutput, read from Offset.
+	Output []byte
+	Offset int64
+}
+
+// Subscription receives the registry's events in order. Its queue is
+// unbounded, so a slow reader never blocks the registry.
+type Subscription struct {
+	r    *Registry
+	kick chan struct{} // 1 slot; a send never blocks
+
+	mu     sync.Mutex
+	queue  []Event // guarded by mu
+	closed bool    // guarded by mu
+}
+
+// push queues e; it never blocks.
+func (s *Subscription) push(e Event) {
+	s.mu.Lock()
+	if !s.closed {
+		s.queue = append(s.queue, e)
+	}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// TryNext returns the next event, if one is queued.
+func (s *Subscription) TryNext() (Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return Event{}, false
+	}
+	e := s.queue[0]
+	s.queue[0] = Event{}
+	s.queue = s.queue[1:]
+	return e, true
+}
+
+// Next waits for the next event. It fails with ctx's cause, or ErrClosed
+// once the subscription or registry is closed and the queue is empty.
+func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	for {
+		if e, ok := s.TryNext(); ok {
+			return e, nil
+		}
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return Event{}, ErrClosed
+		}
+		select {
+		case <-s.kick:
+		case <-ctx.Done():
+			return Event{}, context.Cause(ctx)
+		}
+	}
+}
+
+// Close ends the subscription; queued events can still be read.
+func (s *Subscription) Close() {
+	s.r.unsubscribe(s)
+	s.closeQueue()
+}
+
+func (s *Subscription) closeQueue() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,117 @@
+package task
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+func fmtErr(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+}
+
+// Notification is a <task-notification> for the model. Empty fields are
+// left out; Usage only when set.
+type Notification struct {
+	TaskID     ID
+	ToolUseID  string
+	Type       Type
+	OutputFile string
+	Status     string // completed, failed, killed; "" for a running task
+	Summary    string
+	Note       string
+	Result     string
+	Usage      *Usage
+}
+
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// XML renders n in PROTOCOL.md section 11 order: task-id, tool-use-id,
+// task-type, output-file, status, summary, then note, result and usage.
+// Text is XML-escaped (&, < and >; quotes stay as they are).
+func (n Notification) XML() string {
+	var b strings.Builder
+	b.WriteString("<task-notification>\n")
+	el := func(tag, v string) {
+		if v == "" {
+			return
+		}
+		b.WriteString("<" + tag + ">")
+		xmlEscaper.WriteString(&b, v)
+		b.WriteString("</" + tag + ">\n")
+	}
+	el("task-id", string(n.TaskID))
+	el("tool-use-id", n.ToolUseID)
+	el("task-type", string(n.Type))
+	el("output-file", n.OutputFile)
+	el("status", n.Status)
+	el("summary", n.Summary)
+	el("note", n.Note)
+	el("result", n.Result)
+	if u := n.Usage; u != nil {
+		b.WriteString("<usage><total_tokens>" + strconv.FormatInt(u.TotalTokens, 10) +
+			"</total_tokens><tool_uses>" + strconv.Itoa(u.ToolUses) +
+			"</tool_uses><duration_ms>" + strconv.FormatInt(u.Duration.Milliseconds(), 10) +
+			"</duration_ms></usage>\n")
+	}
+	b.WriteString("</task-notification>")
+	return b.String()
+}
+
+// Summary returns the human-readable one-line outcome of a terminal task.
+// It is a pure function.
+func Summary(s State) string {
+	switch d := s.Detail.(type) {
+	case *Shell:
+		switch {
+		case s.Status == Completed:
+			return fmt.Sprintf("Background command %q completed (exit code %d)", s.Description, d.ExitCode)
+		case s.Status == Failed && d.Exited:
+			return fmt.Sprintf("Background command %q failed with exit code %d", s.Description, d.ExitCode)
+		case s.Status == Failed:
+			return fmt.Sprintf("Background command %q failed to start", s.Description)
+		case s.Status == Killed:
+			return fmt.Sprintf("Background command %q was stopped", s.Description)
+		}
+	case *Agent:
+		switch s.Status {
+		case Completed:
+			return fmt.Sprintf("Agent %q finished", s.Description)
+		case Failed:
+			return fmt.Sprintf("Agent %q failed: %s", s.Description, d.Error)
+		case Killed:
+			return fmt.Sprintf("Agent %q was stopped", s.Description)
+		}
+	}
+	switch s.Status {
+	case Completed:
+		return fmt.Sprintf("Task %q completed successfully", s.Description)
+	case Failed:
+		return fmt.Sprintf("Task %q failed", s.Description)
+	case Killed:
+		return fmt.Sprintf("Task %q was stopped", s.Description)
+	}
+	return fmt.Sprintf("Task %q is %s", s.Description, s.Status)
+}
+
+// NotificationFor returns the completion notification of s, a terminal
+// task. It is a pure function.
+func NotificationFor(s State) Notification {
+	n := Notification{
+		TaskID: s.ID, ToolUseID: s.ToolUseID, Type: s.Type, OutputFile: s.OutputFile,
+		Status: string(s.Status), Summary: Summary(s),
+	}
+	switch d := s.Detail.(type) {
+	case *Agent:
+		n.Result = d.Result
+		u := d.Usage
+		if u.Duration == 0 {
+			u.Duration = s.Duration(s.End)
+		}
+		n.Usage = &u
+	case *Teammate:
+		u := d.Usage
+		n.Usage = &u
+	}
+	return n
+}
