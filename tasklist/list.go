@@ -231,9 +231,10 @@ func (l *List) Update(ctx context.Context, id string, u Update) (Result, error) 
 	if res.From == final.Status {
 		res.From = ""
 	}
-	res.Task, err = l.Get(ctx, id)
-	if err != nil {
-		res.Task = final
+	res.Task = final
+	if structural {
+		res.Task.Blocks = unionIDs(final.Blocks, u.AddBlocks)
+		res.Task.BlockedBy = unionIDs(final.BlockedBy, u.AddBlockedBy)
 	}
 	return res, nil
 }

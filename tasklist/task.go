@@ -10,9 +10,11 @@
 package tasklist
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/troupe-dev/troupe/internal/jsonx"
 )
@@ -74,12 +76,24 @@ func (t Task) MarshalJSON() ([]byte, error) {
 // type, a missing id, or an unknown status. A missing status reads as
 // pending.
 func (t *Task) UnmarshalJSON(data []byte) error {
-	extra, err := jsonx.Split(data, taskKeys...)
-	if err != nil {
-		return fmt.Errorf("task: %w", err)
-	}
+	// Fast path: one pass when the file has no keys we do not model (as
+	// every task file Claude Code or troupe writes); else split them off.
 	var a taskAlias
-	if err := json.Unmarshal(data, &a); err != nil {
+	var extra jsonx.Extra
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&a)
+	if err == nil && dec.More() {
+		err = fmt.Errorf("trailing data after the task object")
+	}
+	if err != nil && strings.HasPrefix(err.Error(), "json: unknown field") {
+		a = taskAlias{}
+		if extra, err = jsonx.Split(data, taskKeys...); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
+		err = json.Unmarshal(data, &a)
+	}
+	if err != nil {
 		var te *json.UnmarshalTypeError
 		if asType(err, &te) {
 			return fmt.Errorf("task: field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)

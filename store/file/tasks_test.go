@@ -752,3 +752,37 @@ func TestTaskAndTeamAfterClose(t *testing.T) {
 		t.Errorf("Tasks().Create after Close = %v; want tasklist.ErrClosed", err)
 	}
 }
+
+// R9 of PEER-BASELINE.md: 64 contenders on one task, round after round:
+// exactly one winner every time. (troupe bench claim --agents 64 --rounds
+// 1000 runs the same with processes.)
+func TestTaskClaimRace64(t *testing.T) {
+	const rounds, contenders = 20, 64
+	s := ftOpen(t, t.TempDir(), file.Options{})
+	ctx := t.Context()
+	ftCreateTasks(t, s, "r9", rounds)
+	l := tasklist.New(s.Tasks(), "r9")
+	for r := 1; r <= rounds; r++ {
+		id := strconv.Itoa(r)
+		var won, claimed, other atomic.Int32
+		var wg sync.WaitGroup
+		for g := range contenders {
+			wg.Go(func() {
+				_, err := l.ClaimTask(ctx, id, fmt.Sprintf("a%d", g))
+				switch {
+				case err == nil:
+					won.Add(1)
+				case errors.Is(err, tasklist.ErrClaimed):
+					claimed.Add(1)
+				default:
+					other.Add(1)
+					t.Errorf("round %d: ClaimTask = %v; want a win or ErrClaimed", r, err)
+				}
+			})
+		}
+		wg.Wait()
+		if won.Load() != 1 || claimed.Load() != contenders-1 {
+			t.Fatalf("round %d: %d winners, %d already-claimed, %d other; want 1, %d, 0", r, won.Load(), claimed.Load(), other.Load(), contenders-1)
+		}
+	}
+}
