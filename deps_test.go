@@ -48,6 +48,7 @@ var rules = []rule{
 	{name: "charm.land (Bubble Tea, lipgloss) only in tui", from: []string{"./..."}, except: []string{"./tui/..."}, deny: []string{"charm.land/..."}, direct: true},
 	{name: "nats.go only in store/nats and cmd", from: []string{"./..."}, except: []string{"./store/nats/...", "./cmd/..."}, deny: []string{"github.com/nats-io/..."}, direct: true},
 	{name: "the Anthropic SDK only in llm/anthropic", from: []string{"./..."}, except: []string{"./llm/anthropic/..."}, deny: []string{"github.com/anthropics/..."}, direct: true},
+	{name: "the shell parser (mvdan.cc/sh) only in permission/shell", from: []string{"./..."}, except: []string{"./permission/shell/..."}, deny: []string{"mvdan.cc/sh/..."}, direct: true},
 	{name: "the OpenAI SDK only in llm/openai", from: []string{"./..."}, except: []string{"./llm/openai/..."}, deny: []string{"github.com/openai/..."}, direct: true},
 	{name: "os/exec only in task, tool/bash, backend/tmux, backend/iterm2, cmd and internal test helpers", from: []string{"./..."},
 		except: []string{"./task/...", "./tool/bash/...", "./backend/tmux/...", "./backend/iterm2/...", "./cmd/...", "./internal/*test*/..."}, deny: []string{"os/exec"}, direct: true},

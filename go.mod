@@ -9,6 +9,7 @@ require (
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/sys v0.50.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

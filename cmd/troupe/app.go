@@ -194,6 +194,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.inboxCommand(),
 		a.taskCommand(),
 		a.benchCommand(),
+		a.permissionsCommand(),
 	)
 	return root
 }

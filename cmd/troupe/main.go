@@ -28,6 +28,10 @@ func main() {
 	if err == nil {
 		return
 	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.Code) // the command printed its result
+	}
 	fmt.Fprintf(os.Stderr, "troupe: %v\n", err)
 	var ue *UsageError
 	if errors.As(err, &ue) {

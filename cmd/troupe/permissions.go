@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/permission/shell"
+)
+
+// ExitError ends the process with Code after the command has printed its
+// result; main prints nothing more for it. `troupe permissions check`
+// uses it for deny (1) and ask (2).
+type ExitError struct {
+	Code int
+	Msg  string
+}
+
+// Error returns the message; main does not print it.
+func (e *ExitError) Error() string { return e.Msg }
+
+// Exit codes of `troupe permissions check`.
+const (
+	exitDeny = 1
+	exitAsk  = 2
+)
+
+func (a *app) permissionsCommand() *cobra.Command {
+	return group("permissions", "Inspect permission rules and decisions", a.permissionsCheckCommand())
+}
+
+// checkResult is the --json output of `troupe permissions check`.
+type checkResult struct {
+	Decision permission.Behavior `json:"decision"`
+	Rule     string              `json:"rule,omitempty"`
+	Source   string              `json:"source,omitempty"`
+	Reason   string              `json:"reason"`
+	Mode     permission.Mode     `json:"mode"`
+	Settings []string            `json:"settings"` // the files that were read
+}
+
+func (a *app) permissionsCheckCommand() *cobra.Command {
+	var (
+		tool, input, mode, cwd string
+		files, dirs            []string
+	)
+	c := &cobra.Command{
+		Use:   "check --tool TOOL [--input JSON]",
+		Short: "Decide a tool call against the permission settings",
+		Long: `check decides whether a tool call would be allowed, denied or asked
+about, and prints the decision with the rule that made it and its file.
+
+Settings are read from $TROUPE_HOME/settings.json (or --home), then
+<cwd>/.claude/settings.json, <cwd>/.troupe/settings.json,
+<cwd>/.claude/settings.local.json, <cwd>/.troupe/settings.local.json,
+then each --settings FILE. The mode is --mode, else the last defaultMode,
+else default.
+
+Exit status: 0 allow, 1 deny (or an error), 2 ask (or a malformed
+command line).`,
+		Example: `  troupe permissions check --tool Bash --input '{"command":"git status && rm -rf ~"}'
+  troupe permissions check --tool Read --input '{"file_path":"/etc/passwd"}' --mode plan --json`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tool == "" {
+				return usagef("--tool is required")
+			}
+			raw := json.RawMessage(input)
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return usagef("--input: want a JSON object: %v", err)
+			}
+			m, err := permission.ParseMode(mode)
+			if err != nil && mode != "" {
+				return usagef("--mode: %v", err)
+			}
+			home, err := a.home()
+			if err != nil {
+				return err
+			}
+			if cwd == "" {
+				if cwd, err = a.Getwd(); err != nil {
+					return err
+				}
+			}
+			if cwd, err = filepath.Abs(cwd); err != nil {
+				return err
+			}
+			userHome, err := a.HomeDir()
+			if err != nil {
+				userHome = "" // rules under ~/ then never allow
+			}
+			list := settings.Files(home, cwd)
+			for _, f := range files {
+				abs, err := filepath.Abs(f)
+				if err != nil {
+					return err
+				}
+				list = append(list, settings.File{Path: abs, Scope: settings.ScopeCommandLine, Base: cwd})
+			}
+			s, err := settings.Load(list, userHome)
+			if err != nil {
+				return err
+			}
+			if mode == "" {
+				m = s.DefaultMode
+				if m == "" {
+					m = permission.ModeDefault
+				}
+			}
+			extra := append([]string(nil), s.Dirs...)
+			for _, d := range dirs {
+				abs, err := filepath.Abs(d)
+				if err != nil {
+					return err
+				}
+				extra = append(extra, abs)
+			}
+			p := s.Policy()
+			p.Home, p.Shell = userHome, shell.Parse
+			d := p.Check(permission.Request{Tool: tool, Input: raw, Cwd: cwd, Dirs: extra, Mode: m})
+			res := checkResult{Decision: d.Behavior, Reason: d.Reason, Mode: m, Settings: s.Loaded}
+			if res.Settings == nil {
+				res.Settings = []string{}
+			}
+			if d.Rule != nil {
+				res.Rule, res.Source = d.Rule.String(), d.Rule.Source
+			}
+			if err := a.printCheck(res); err != nil {
+				return err
+			}
+			switch d.Behavior {
+			case permission.Deny:
+				return &ExitError{Code: exitDeny, Msg: "denied"}
+			case permission.Ask:
+				return &ExitError{Code: exitAsk, Msg: "would ask"}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&tool, "tool", "", "tool `NAME`: Bash, Read, Write, Edit, Glob, Grep, WebFetch, mcp__server__tool, ...")
+	f.StringVar(&input, "input", "{}", "the tool input as a JSON object, such as '{\"command\":\"ls\"}'")
+	f.StringVar(&mode, "mode", "", "permission `MODE`: default, acceptEdits, plan, bypassPermissions or dontAsk (default: the settings' defaultMode)")
+	f.StringVar(&cwd, "cwd", "", "working `DIR` of the call (default: the current folder)")
+	f.StringArrayVar(&files, "settings", nil, "read this settings `FILE` too, last (repeatable)")
+	f.StringArrayVar(&dirs, "add-dir", nil, "a further working `DIR` (repeatable)")
+	return c
+}
+
+func (a *app) printCheck(r checkResult) error {
+	if a.jsonOut {
+		return a.printJSON(r)
+	}
+	rule := "none"
+	if r.Rule != "" {
+		rule = r.Rule
+		if r.Source != "" {
+			rule += " (" + r.Source + ")"
+		}
+	}
+	_, err := fmt.Fprintf(a.Stdout, "%s\nrule: %s\nreason: %s\nmode: %s\n", r.Decision, rule, r.Reason, r.Mode)
+	return err
+}

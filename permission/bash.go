@@ -1,0 +1,441 @@
+package permission
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// maxNesting bounds how deep sh -c and eval texts are parsed for deny and
+// ask rules, and maxNested how many are parsed in all.
+const (
+	maxNesting = 3
+	maxNested  = 16
+)
+
+func (p Policy) checkBash(req Request) Decision {
+	var in struct {
+		Command *string `json:"command"`
+	}
+	if err := json.Unmarshal(req.Input, &in); err != nil || in.Command == nil {
+		if err == nil {
+			err = fmt.Errorf("no command")
+		}
+		return decide(Ask, nil, "cannot read Bash input: %v", err)
+	}
+	if p.Shell == nil {
+		return decide(Ask, nil, "no shell parser: every command needs approval")
+	}
+	s, err := p.Shell(*in.Command)
+	if err != nil {
+		return decide(Ask, nil, "cannot parse command: %v", err)
+	}
+	if len(s.Commands) == 0 && len(s.Risks) == 0 {
+		return decide(Ask, nil, "empty command")
+	}
+	budget := maxNested
+	cands := p.candidates(s, 0, &budget)
+	if r := firstBash(p.Deny, cands); r != nil {
+		return decide(Deny, r, "denied by rule %s", r)
+	}
+	env := pathEnv{cwd: req.Cwd, home: p.Home, dirs: req.Dirs}
+	reads, writes := touched(s, env)
+	if r, f := p.pathRule(p.Deny, req, reads, writes); r != nil {
+		return decide(Deny, r, "%s denied by rule %s", f, r)
+	}
+	if req.Mode == ModeBypass {
+		if p.hasCommandRules(p.Deny) && opaque(s) {
+			return decide(Ask, nil, "bypassPermissions mode, but deny rules cannot see through %s", strings.Join(append(s.Risks, "indirect execution"), ", "))
+		}
+		return decide(Allow, nil, "bypassPermissions mode")
+	}
+	if r := firstBash(p.Ask, cands); r != nil {
+		return decide(Ask, r, "rule %s asks", r)
+	}
+	if r, f := p.pathRule(p.Ask, req, reads, writes); r != nil {
+		return decide(Ask, r, "%s: rule %s asks", f, r)
+	}
+	changesDir := false
+	for _, c := range s.Commands {
+		if len(c.Args) > 0 {
+			switch cleanBase(c.Args[0].Value) {
+			case "cd", "pushd", "popd":
+				changesDir = true
+			}
+		}
+	}
+	var (
+		firstAsk *Decision
+		used     *Rule
+		reasons  []string
+	)
+	for _, c := range s.Commands {
+		d := p.judge(c, s, req, env, changesDir)
+		switch d.Behavior {
+		case Deny:
+			return d
+		case Ask:
+			if firstAsk == nil {
+				firstAsk = &d
+			}
+		case Allow:
+			if d.Rule != nil && used == nil {
+				used = d.Rule
+			}
+			reasons = append(reasons, d.Reason)
+		}
+	}
+	if len(s.Risks) > 0 {
+		return decide(Ask, nil, "command uses %s", strings.Join(s.Risks, ", "))
+	}
+	if firstAsk != nil {
+		return *firstAsk
+	}
+	return Decision{Behavior: Allow, Rule: used, Reason: strings.Join(reasons, "; ")}
+}
+
+// judge decides on one simple command of script s.
+func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir bool) Decision {
+	plan := req.Mode == ModePlan
+	show := c.String()
+	writes := false
+	for _, r := range c.Redirects {
+		if r.Dup {
+			continue
+		}
+		if !r.Target.Literal {
+			return decide(Ask, nil, "%q redirects to %s, expanded at run time", show, r.Target.Value)
+		}
+		t, ok := resolve(r.Target.Value, env.cwd, env.home)
+		if !ok || !(inside(t, env.cwd, env.dirs) || deviceFile(t)) {
+			return decide(Ask, nil, "%q redirects to %s outside the working directories", show, r.Target.Value)
+		}
+		if r.Write && !deviceFile(t) {
+			writes = true
+			if plan {
+				return decide(Ask, nil, "plan mode: %q writes %s", show, r.Target.Value)
+			}
+		}
+	}
+	hazard := ""
+	for _, a := range c.Assigns {
+		if dangerousVar(a.Name) {
+			hazard = fmt.Sprintf("%q sets %s", show, a.Name)
+			break
+		}
+	}
+	words, lit := c.words()
+	if len(words) == 0 {
+		if hazard != "" {
+			return decide(Ask, nil, "%s", hazard)
+		}
+		if writes {
+			return decide(Ask, nil, "%q writes a file", show)
+		}
+		return decide(Allow, nil, "%q runs nothing", show)
+	}
+	name := cleanBase(words[0])
+	switch {
+	case hazard != "":
+	case !c.Args[0].Literal:
+		hazard = fmt.Sprintf("command name %s is expanded at run time", words[0])
+	case contains(s.Functions, words[0]):
+		hazard = fmt.Sprintf("%q calls a shell function", show)
+	case indirect[name] && !(name == "env" && len(words) == 1):
+		hazard = fmt.Sprintf("%q runs another command through %s", show, name)
+	case name == "find" && hasAny(words[1:], "-exec", "-execdir", "-ok", "-okdir"):
+		hazard = fmt.Sprintf("%q runs commands with find -exec", show)
+	case !lit:
+		for _, w := range c.Args {
+			if !w.Literal {
+				hazard = fmt.Sprintf("%q: argument %s is expanded at run time", show, w.Value)
+				break
+			}
+		}
+	}
+	ro, why := false, ""
+	switch {
+	case hazard != "":
+	case strings.Contains(words[0], "/"):
+		why = "runs a program by path"
+	case changesDir:
+		why = "the script changes directory"
+	default:
+		ro, why = readOnly(words, env)
+	}
+	if plan {
+		if ro {
+			return decide(Allow, nil, "%q is read-only", show)
+		}
+		if why == "" {
+			why = hazard
+		}
+		return decide(Deny, nil, "plan mode: %q may write (%s); refused until the plan is approved", show, why)
+	}
+	if hazard != "" {
+		return decide(Ask, nil, "%s", hazard)
+	}
+	r, unsafe := allowRule(p.Allow, words)
+	if r != nil {
+		return decide(Allow, r, "%q allowed by rule %s", show, r)
+	}
+	if ro && !writes {
+		return decide(Allow, nil, "%q is read-only", show)
+	}
+	if ro && req.Mode == ModeAcceptEdits {
+		return decide(Allow, nil, "acceptEdits mode: %q writes inside the working directories", show)
+	}
+	if unsafe != "" {
+		return decide(Ask, nil, "%q: option %s may write or run programs, which a prefix rule does not cover", show, unsafe)
+	}
+	if why != "" {
+		return decide(Ask, nil, "%q needs approval (%s)", show, why)
+	}
+	return decide(Ask, nil, "%q needs approval", show)
+}
+
+func hasAny(words []string, opts ...string) bool {
+	for _, w := range words {
+		if contains(opts, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// deviceFile reports harmless device paths for redirections.
+func deviceFile(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty":
+		return true
+	}
+	return false
+}
+
+// opaque reports a script whose effect deny rules cannot fully see.
+func opaque(s Script) bool {
+	if len(s.Risks) > 0 {
+		return true
+	}
+	for _, c := range s.Commands {
+		if len(c.Args) == 0 {
+			continue
+		}
+		if !c.Args[0].Literal || indirect[cleanBase(c.Args[0].Value)] || contains(s.Functions, c.Args[0].Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCommandRules reports rules that can apply to a command: Bash rules,
+// and Read and Edit rules (for the files it reads and writes).
+func (p Policy) hasCommandRules(rules []Rule) bool {
+	for _, r := range rules {
+		if r.covers("Bash") || r.covers("Read") || r.covers("Edit") {
+			return true
+		}
+	}
+	return false
+}
+
+// candidate is a word list that deny and ask rules are matched against.
+type candidate struct {
+	words []string
+	lit   []bool
+}
+
+// candidates returns, for every command of s, its words, its words with
+// the program path reduced to a name (/bin/rm -> rm), the commands that
+// wrappers run (sudo rm -> rm) and the commands of sh -c and eval texts.
+func (p Policy) candidates(s Script, depth int, budget *int) []candidate {
+	var out []candidate
+	for _, c := range s.Commands {
+		if len(c.Args) == 0 {
+			continue
+		}
+		words, _ := c.words()
+		lit := make([]bool, len(words))
+		for i, w := range c.Args {
+			lit[i] = w.Literal
+		}
+		out = append(out, candidate{words, lit})
+		name := cleanBase(words[0])
+		if name != words[0] {
+			w := append([]string{name}, words[1:]...)
+			out = append(out, candidate{w, lit})
+		}
+		if name == "find" {
+			for i := 1; i+1 < len(words); i++ {
+				if contains([]string{"-exec", "-execdir", "-ok", "-okdir"}, words[i]) {
+					out = append(out, candidate{words[i+1:], lit[i+1:]})
+				}
+			}
+			continue
+		}
+		if !indirect[name] {
+			continue
+		}
+		for i := 1; i < len(words); i++ {
+			out = append(out, candidate{words[i:], lit[i:]})
+		}
+		if depth >= maxNesting || p.Shell == nil {
+			continue
+		}
+		text, ok := "", false
+		switch {
+		case name == "eval":
+			text, ok = strings.Join(words[1:], " "), true
+		case shells[name]:
+			for i := 1; i+1 < len(words); i++ {
+				if strings.HasPrefix(words[i], "-") && strings.Contains(words[i], "c") && !strings.HasPrefix(words[i], "--") {
+					text, ok = words[i+1], true
+					break
+				}
+			}
+		}
+		if ok && *budget > 0 {
+			*budget--
+			if inner, err := p.Shell(text); err == nil {
+				out = append(out, p.candidates(inner, depth+1, budget)...)
+			}
+		}
+	}
+	return out
+}
+
+// firstBash returns the first Bash rule matching a candidate.
+func firstBash(rules []Rule, cands []candidate) *Rule {
+	for i := range rules {
+		for _, c := range cands {
+			if matchBash(rules[i], c.words, c.lit) {
+				return &rules[i]
+			}
+		}
+	}
+	return nil
+}
+
+// matchBash reports whether r matches the words. An exact rule needs every
+// word literal and equal; a prefix rule needs its words literal and equal
+// to the first ones (word by word: git status:* does not match git
+// statusx).
+func matchBash(r Rule, words []string, lit []bool) bool {
+	if !r.covers("Bash") {
+		return false
+	}
+	if r.Specifier == "" {
+		return true
+	}
+	pw, prefix, err := bashPattern(r.Specifier)
+	if err != nil || len(words) < len(pw) || (!prefix && len(words) != len(pw)) {
+		return false
+	}
+	for i, w := range pw {
+		if !lit[i] || words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// allowRule returns the first allow rule for the literal words. A prefix
+// rule does not cover extra words that make the command write or run
+// programs (git status --output=FILE); unsafe names the first such word.
+func allowRule(rules []Rule, words []string) (r *Rule, unsafe string) {
+	lit := make([]bool, len(words))
+	for i := range lit {
+		lit[i] = true
+	}
+	for i := range rules {
+		if !matchBash(rules[i], words, lit) {
+			continue
+		}
+		if bad := extraUnsafe(rules[i], words); bad != "" {
+			if unsafe == "" {
+				unsafe = bad
+			}
+			continue
+		}
+		return &rules[i], ""
+	}
+	return nil, unsafe
+}
+
+func extraUnsafe(r Rule, words []string) string {
+	n := 0
+	if r.Specifier != "" {
+		pw, _, _ := bashPattern(r.Specifier)
+		n = len(pw)
+	}
+	if n == len(words) && r.Specifier != "" {
+		return "" // exact words: the rule names them all
+	}
+	name := cleanBase(words[0])
+	for _, w := range words[max(n, 1):] {
+		if unsafeOption(name, w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// touched returns the files a script visibly reads (the literal arguments
+// of known read-only commands that take files, and input redirections)
+// and writes (output redirections), made absolute. Read and Edit rules
+// apply to them.
+func touched(s Script, env pathEnv) (reads, writes []string) {
+	add := func(list *[]string, w Word) {
+		if !w.Literal || w.Value == "" {
+			return
+		}
+		if p, ok := resolve(w.Value, env.cwd, env.home); ok && !deviceFile(p) {
+			*list = append(*list, p)
+		}
+	}
+	for _, c := range s.Commands {
+		for _, r := range c.Redirects {
+			switch {
+			case r.Dup:
+			case r.Write:
+				add(&writes, r.Target)
+			default:
+				add(&reads, r.Target)
+			}
+		}
+		if len(c.Args) == 0 || !c.Args[0].Literal {
+			continue
+		}
+		if files, ok := readOnlyCmds[cleanBase(c.Args[0].Value)]; !ok || !files {
+			continue
+		}
+		for _, w := range c.Args[1:] {
+			if strings.HasPrefix(w.Value, "-") {
+				if _, v, ok := strings.Cut(w.Value, "="); ok {
+					add(&reads, Word{Value: v, Literal: w.Literal})
+				}
+				continue
+			}
+			add(&reads, w)
+		}
+	}
+	return reads, writes
+}
+
+// pathRule returns the first of rules that matches a read (as Read) or a
+// write (as Edit).
+func (p Policy) pathRule(rules []Rule, req Request, reads, writes []string) (*Rule, string) {
+	for i := range rules {
+		for _, f := range reads {
+			if p.matchTool(rules[i], Request{Tool: "Read", Cwd: req.Cwd}, target{path: f}, true) {
+				return &rules[i], f
+			}
+		}
+		for _, f := range writes {
+			if p.matchTool(rules[i], Request{Tool: "Edit", Cwd: req.Cwd}, target{path: f}, true) {
+				return &rules[i], f
+			}
+		}
+	}
+	return nil, ""
+}

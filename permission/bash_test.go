@@ -1,0 +1,260 @@
+package permission_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/shell"
+)
+
+const (
+	cwd  = "/home/u/proj"
+	home = "/home/u"
+)
+
+func rules(t testing.TB, ss ...string) []permission.Rule {
+	t.Helper()
+	var out []permission.Rule
+	for _, s := range ss {
+		r, err := permission.ParseRule(s)
+		if err != nil {
+			t.Fatalf("ParseRule(%q): %v", s, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func bash(cmd string, mode permission.Mode) permission.Request {
+	in, _ := json.Marshal(map[string]string{"command": cmd})
+	return permission.Request{Tool: "Bash", Input: in, Cwd: cwd, Mode: mode}
+}
+
+// hostile are commands that neither Bash(git status:*) nor the built-in
+// read-only set may allow.
+var hostile = []string{
+	"git status; rm -rf ~",
+	"git status && rm -rf ~",
+	"git status || rm -rf ~",
+	"git status | sh",
+	"git status\nrm -rf ~",
+	"git status & rm -rf ~",
+	"git status $(rm -rf ~)",
+	"git status `rm -rf ~`",
+	"echo $(rm -rf ~)",
+	"cat <(rm -rf ~)",
+	"git status > ~/.bashrc",
+	"git status >> /etc/x",
+	"ls > ~/.bashrc",
+	"ls 2> /etc/x",
+	"ls &> /etc/x",
+	"ls >& /etc/x",
+	"ls > $HOME/x",
+	`git status"; rm -rf ~"`,
+	`git status\;rm`,
+	`git status\;rm -rf ~`,
+	"'git' status; rm -rf ~",
+	`"git" "status" && rm x`,
+	"PATH=/tmp git status",
+	"LD_PRELOAD=/tmp/x.so git status",
+	"GIT_EXTERNAL_DIFF=/tmp/x git status",
+	"BASH_ENV=/tmp/x git status",
+	"PATH=/tmp; git status",
+	"export PATH=/tmp; git status",
+	"f(){ rm -rf /; }; f",
+	"git(){ rm -rf /; }; git status",
+	"function git { rm -rf ~; }; git status",
+	"eval git status",
+	"eval 'git status; rm -rf ~'",
+	"sh -c 'git status'",
+	"bash -c \"git status; rm -rf ~\"",
+	"exec git status",
+	"source ./x.sh",
+	". ./x.sh",
+	"xargs rm < list",
+	"echo x | xargs rm",
+	"env rm -rf ~",
+	"env git status",
+	"command rm -rf ~",
+	"sudo git status",
+	"timeout 5 rm -rf ~",
+	"nohup rm -rf ~",
+	"git -c core.pager='rm -rf ~' status",
+	"git -c core.fsmonitor=/tmp/x status",
+	"git --exec-path=/tmp status",
+	"git -C /etc status",
+	"git status --output=/etc/passwd",
+	"git diff --output=/etc/passwd",
+	"git log --output=x",
+	"find . -delete",
+	"find . -exec rm {} \\;",
+	"find . -execdir rm {} +",
+	"find . -ok rm {} \\;",
+	"find . -fprint /etc/x",
+	"cat <<EOF > /etc/x\nhi\nEOF",
+	"cat <<EOF\n$(rm -rf ~)\nEOF",
+	"cat <<< $(rm -rf ~)",
+	"(rm -rf ~)",
+	"{ rm -rf ~; }",
+	"if true; then rm -rf ~; fi",
+	"for f in a; do rm $f; done",
+	"while true; do rm -rf ~; done",
+	"case x in x) rm -rf ~;; esac",
+	"git status | tee /etc/x",
+	"ls | tee out.txt",
+	"cat /etc/shadow",
+	"cat ~/.ssh/id_rsa",
+	"cat ../../etc/passwd",
+	"ls *",
+	"ls {/etc,/root}",
+	"$CMD status",
+	"${X:-rm} -rf ~",
+	"git $X",
+	"\\rm -rf ~",
+	"/bin/rm -rf ~",
+	"./git status",
+	"cd / && cat etc/passwd",
+	"git branch evil",
+	"git branch -D main",
+	"git remote add x y",
+	"sort -o /etc/x file",
+	"rg --pre /tmp/x foo",
+	"date -s 2020-01-01",
+	"echo $((a[$(rm -rf ~)]))",
+	"(( x = 1 ))",
+	"[[ $(rm -rf ~) ]]",
+	"coproc rm -rf ~",
+	"git status 'unterminated",
+	"git status )",
+	"alias ls='rm -rf ~'; ls",
+	"trap 'rm -rf ~' EXIT; git status",
+	"git status; $'\\x72\\x6d' -rf ~",
+	"IFS=/ git status",
+	"git status 3>/etc/x",
+	"git status < /etc/shadow",
+}
+
+func TestHostileCommandsNotAllowed(t *testing.T) {
+	if len(hostile) < 40 {
+		t.Fatalf("corpus has %d commands; want at least 40", len(hostile))
+	}
+	p := permission.Policy{Allow: rules(t, "Bash(git status:*)"), Home: home, Shell: shell.Parse}
+	for _, mode := range []permission.Mode{permission.ModeDefault, permission.ModeAcceptEdits, permission.ModePlan, permission.ModeDontAsk} {
+		for _, cmd := range hostile {
+			d := p.Check(bash(cmd, mode))
+			if d.Behavior == permission.Allow {
+				t.Errorf("mode %s: Check(%q) = allow (%s); want ask or deny", mode, cmd, d.Reason)
+			}
+		}
+	}
+}
+
+// TestHostileDenyRules checks that a deny rule sees through wrappers,
+// paths, quoting and nesting, in every mode including bypass.
+func TestHostileDenyRules(t *testing.T) {
+	p := permission.Policy{Deny: rules(t, "Bash(rm:*)"), Allow: rules(t, "Bash"), Home: home, Shell: shell.Parse}
+	cmds := []string{
+		"rm -rf ~", "ls; rm x", "ls && rm x", "ls | rm x", "'rm' x", `r\m x`, `"rm" x`, "/bin/rm x",
+		"sudo rm x", "xargs rm", "env rm x", "timeout 5 rm x", "find . -exec rm {} \\;", "echo $(rm x)",
+		"cat <(rm x)", "(rm x)", "{ rm x; }", "f(){ rm x; }", "sh -c 'rm x'", "bash -c 'ls; rm x'", "eval rm x",
+		"eval 'sh -c \"rm x\"'", "if true; then rm x; fi",
+	}
+	for _, mode := range permission.Modes() {
+		for _, cmd := range cmds {
+			if d := p.Check(bash(cmd, mode)); d.Behavior != permission.Deny {
+				t.Errorf("mode %s: Check(%q) = %s (%s); want deny", mode, cmd, d.Behavior, d.Reason)
+			}
+		}
+	}
+}
+
+func TestBashDecisions(t *testing.T) {
+	tests := []struct {
+		name       string
+		allow, ask []string
+		deny       []string
+		cmd        string
+		mode       permission.Mode
+		want       permission.Behavior
+		rule       string
+	}{
+		{name: "prefix rule", allow: []string{"Bash(git status:*)"}, cmd: "git status -s", want: permission.Allow, rule: "Bash(git status:*)"},
+		{name: "prefix rule no args", allow: []string{"Bash(npm run test:*)"}, cmd: "npm run test", want: permission.Allow, rule: "Bash(npm run test:*)"},
+		{name: "prefix is by word", allow: []string{"Bash(git status:*)"}, cmd: "git statusx", want: permission.Ask},
+		{name: "prefix is by word 2", allow: []string{"Bash(npm run test:*)"}, cmd: "npm run test:unit", want: permission.Ask},
+		{name: "prefix trailing star", allow: []string{"Bash(npm run *)"}, cmd: "npm run build", want: permission.Allow},
+		{name: "exact rule", allow: []string{"Bash(npm test)"}, cmd: "npm test", want: permission.Allow, rule: "Bash(npm test)"},
+		{name: "exact rule quoted", allow: []string{"Bash(npm test)"}, cmd: "'npm' \"test\"", want: permission.Allow},
+		{name: "exact rule extra arg", allow: []string{"Bash(npm test)"}, cmd: "npm test --x", want: permission.Ask},
+		{name: "compound all allowed", allow: []string{"Bash(npm test)", "Bash(git status:*)"}, cmd: "npm test && git status", want: permission.Allow},
+		{name: "compound one missing", allow: []string{"Bash(npm test)"}, cmd: "npm test && npm publish", want: permission.Ask},
+		{name: "read-only set", cmd: "ls -la && cat README.md | wc -l", want: permission.Allow},
+		{name: "read-only git", cmd: "git status && git diff HEAD~1 && git log --oneline -5 && git branch -a", want: permission.Allow},
+		{name: "read-only find", cmd: "find . -name '*.go' -type f", want: permission.Allow},
+		{name: "read-only grep quoted glob", cmd: "grep -rn 'TODO' --include='*.go' .", want: permission.Allow},
+		{name: "dev null redirect", cmd: "ls nothing 2>/dev/null", want: permission.Allow},
+		{name: "dup redirect", cmd: "git status 2>&1 | head -5", want: permission.Allow},
+		{name: "write redirect inside with rule", allow: []string{"Bash(npm test)"}, cmd: "npm test > out.log 2>&1", want: permission.Allow},
+		{name: "write redirect read-only cmd asks", cmd: "ls > out.txt", want: permission.Ask},
+		{name: "write redirect plan asks", allow: []string{"Bash(npm test)"}, cmd: "ls > out.txt", mode: permission.ModePlan, want: permission.Ask},
+		{name: "harmless assign", allow: []string{"Bash(npm test)"}, cmd: "CI=1 npm test", want: permission.Allow},
+		{name: "deny wins", allow: []string{"Bash(git:*)"}, deny: []string{"Bash(git push:*)"}, cmd: "git status; git push", want: permission.Deny, rule: "Bash(git push:*)"},
+		{name: "ask beats allow", allow: []string{"Bash(git:*)"}, ask: []string{"Bash(git push:*)"}, cmd: "git push", want: permission.Ask, rule: "Bash(git push:*)"},
+		{name: "deny beats ask", ask: []string{"Bash(git:*)"}, deny: []string{"Bash(git push:*)"}, cmd: "git push", want: permission.Deny},
+		{name: "default asks", cmd: "npm publish", want: permission.Ask},
+		{name: "dontAsk denies", cmd: "npm publish", mode: permission.ModeDontAsk, want: permission.Deny},
+		{name: "dontAsk allows read-only", cmd: "ls", mode: permission.ModeDontAsk, want: permission.Allow},
+		{name: "plan denies writes", allow: []string{"Bash(npm test)"}, cmd: "npm test", mode: permission.ModePlan, want: permission.Deny},
+		{name: "plan allows reads", cmd: "git log -3", mode: permission.ModePlan, want: permission.Allow},
+		{name: "bypass allows", cmd: "npm publish", mode: permission.ModeBypass, want: permission.Allow},
+		{name: "bypass keeps deny", deny: []string{"Bash(npm publish:*)"}, cmd: "npm publish --force", mode: permission.ModeBypass, want: permission.Deny},
+		{name: "bypass opaque with deny rules asks", deny: []string{"Bash(rm:*)"}, cmd: "eval \"$X\"", mode: permission.ModeBypass, want: permission.Ask},
+		{name: "unparseable asks", cmd: "ls 'x", want: permission.Ask},
+		{name: "empty asks", cmd: "   ", want: permission.Ask},
+		{name: "git status output flag with prefix rule", allow: []string{"Bash(git diff:*)"}, cmd: "git diff --output=x", want: permission.Ask},
+		{name: "bash rule whole tool", allow: []string{"Bash"}, cmd: "make build", want: permission.Allow},
+		{name: "bash rule whole tool not substitution", allow: []string{"Bash"}, cmd: "make $(whoami)", want: permission.Ask},
+		{name: "extra dir read", cmd: "cat /data/x", want: permission.Ask},
+		{name: "read deny rule on cat", deny: []string{"Read(./.env)"}, cmd: "cat .env", want: permission.Deny, rule: "Read(./.env)"},
+		{name: "read deny rule on flag value", deny: []string{"Read(./.env)"}, cmd: "grep -r x --exclude-from=.env .", want: permission.Deny},
+		{name: "read deny rule on input redirect", deny: []string{"Read(./.env)"}, cmd: "wc -l < .env", want: permission.Deny},
+		{name: "read deny rule bypass", deny: []string{"Read(./.env)"}, cmd: "head .env", mode: permission.ModeBypass, want: permission.Deny},
+		{name: "edit deny rule on redirect", deny: []string{"Edit(.git/**)"}, allow: []string{"Bash"}, cmd: "echo x > .git/config", mode: permission.ModeBypass, want: permission.Deny},
+		{name: "read ask rule", ask: []string{"Read(./secrets/**)"}, cmd: "cat secrets/k", want: permission.Ask, rule: "Read(./secrets/**)"},
+		{name: "other file not denied", deny: []string{"Read(./.env)"}, cmd: "cat .env.example", want: permission.Allow},
+		{name: "acceptEdits redirect inside", cmd: "echo hi > out.txt", mode: permission.ModeAcceptEdits, want: permission.Allow},
+		{name: "acceptEdits redirect outside", cmd: "echo hi > /tmp/out.txt", mode: permission.ModeAcceptEdits, want: permission.Ask},
+		{name: "default redirect inside", cmd: "echo hi > out.txt", want: permission.Ask},
+		{name: "find name is not a command", deny: []string{"Bash(rm:*)"}, cmd: "find . -name rm", want: permission.Allow},
+		{name: "bypass opaque with read deny asks", deny: []string{"Read(./.env)"}, cmd: "cat $(echo .env)", mode: permission.ModeBypass, want: permission.Ask},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := permission.Policy{Allow: rules(t, tt.allow...), Ask: rules(t, tt.ask...), Deny: rules(t, tt.deny...), Home: home, Shell: shell.Parse}
+			d := p.Check(bash(tt.cmd, tt.mode))
+			if d.Behavior != tt.want {
+				t.Fatalf("Check(%q) = %s (%s); want %s", tt.cmd, d.Behavior, d.Reason, tt.want)
+			}
+			if tt.rule != "" && (d.Rule == nil || d.Rule.String() != tt.rule) {
+				t.Errorf("Check(%q).Rule = %v; want %s", tt.cmd, d.Rule, tt.rule)
+			}
+		})
+	}
+}
+
+func TestBashExtraDirs(t *testing.T) {
+	p := permission.Policy{Home: home, Shell: shell.Parse}
+	req := bash("cat /data/x && ls ~/proj/sub", permission.ModeDefault)
+	req.Dirs = []string{"/data"}
+	if d := p.Check(req); d.Behavior != permission.Allow {
+		t.Errorf("Check with Dirs = %s (%s); want allow", d.Behavior, d.Reason)
+	}
+}
+
+func TestNoShellAsks(t *testing.T) {
+	p := permission.Policy{Allow: rules(t, "Bash")}
+	if d := p.Check(bash("ls", "")); d.Behavior != permission.Ask {
+		t.Errorf("Check without Shell = %s; want ask", d.Behavior)
+	}
+}

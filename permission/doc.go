@@ -1,0 +1,32 @@
+// Package permission decides whether an agent's tool call may run: allow,
+// deny, or ask a person. It holds the permission modes, the rule syntax of
+// Claude Code settings (Tool, Tool(specifier)) and Policy.Check, a pure
+// function of the policy and the request: no I/O, no clock, no goroutines.
+//
+// Rules sit in three lists with precedence deny > ask > allow. Path
+// specifiers (Read, Edit rules) are gitignore-style globs; Bash specifiers
+// match the words of each simple command of a parsed shell script, never
+// the raw string: a compound command is allowed only when every part is.
+//
+// A Bash command is allowed when every simple command in it is allowed on
+// its own, by an allow rule or, in any mode but bypassPermissions, by the
+// built-in read-only set (ls, cat, head, tail, wc, grep, rg, find without
+// -exec or -delete, git status/diff/log/show/branch without writing
+// options, ...) whose file arguments must lie inside the working
+// directories. Command and process substitution, arithmetic, function
+// definitions, indirection (eval, exec, source, sh -c, xargs, env CMD,
+// sudo, ...), expanded words, PATH/LD_PRELOAD-like assignments and
+// redirections outside the working directories make it ask, never allow.
+// Deny rules also see through wrappers, program paths and sh -c / eval
+// texts, and Read and Edit rules apply to the files a command visibly
+// reads and writes.
+//
+// Shell parsing is injected (Policy.Shell, implemented by package
+// permission/shell) so that this package keeps to the standard library;
+// without a parser every Bash call asks.
+//
+// Paths are compared lexically. Callers that care about symbolic links
+// resolve them before building a Request.
+//
+// All types are values; Policy.Check is safe for concurrent use.
+package permission

@@ -1,0 +1,120 @@
+package settings
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/troupe-dev/troupe/internal/atomicfile"
+	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/permission"
+)
+
+// AddRule appends rule to the behavior's list (permissions.allow, .ask or
+// .deny) of the settings file at path, creating the file and its
+// directory if needed; a rule already listed is not repeated. Other keys
+// are kept (object keys come out sorted). The file is replaced atomically
+// under a lock directory (<path>.lock), so that concurrent "allow always"
+// answers do not lose each other. A malformed existing file is an error
+// and is left untouched.
+func AddRule(ctx context.Context, path string, b permission.Behavior, rule string) (err error) {
+	if b != permission.Allow && b != permission.Ask && b != permission.Deny {
+		return fmt.Errorf("add rule to %s: unknown behavior %q", path, b)
+	}
+	r, err := permission.ParseRule(rule)
+	if err != nil {
+		return fmt.Errorf("add rule to %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("add rule to %s: %w", path, err)
+	}
+	lock, err := lockfile.Acquire(ctx, path+".lock", lockfile.Options{})
+	if err != nil {
+		return fmt.Errorf("add rule to %s: lock: %w", path, err)
+	}
+	defer func() {
+		if rerr := lock.Release(); rerr != nil && err == nil {
+			err = fmt.Errorf("add rule to %s: unlock: %w", path, rerr)
+		}
+	}()
+	data, perm, err := readForEdit(path)
+	if err != nil {
+		return err
+	}
+	out, err := withRule(path, data, string(b), r.String())
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return nil // already there
+	}
+	if err := atomicfile.WriteFile(path, out, perm, atomicfile.Options{BeforeCommit: lock.Verify}); err != nil {
+		return fmt.Errorf("add rule to %s: %w", path, err)
+	}
+	return nil
+}
+
+func readForEdit(path string) ([]byte, fs.FileMode, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0o600, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("add rule to %s: %w", path, err)
+	}
+	perm := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	return data, perm, nil
+}
+
+// withRule returns the file content with rule added to permissions.<key>,
+// or nil when it is already there. It is pure.
+func withRule(path string, data []byte, key, rule string) ([]byte, error) {
+	top := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		// Validate the whole file the way Load does first.
+		var doc document
+		if err := decode(data, &doc); err != nil {
+			return nil, positioned(path, data, err)
+		}
+		if err := decode(data, &top); err != nil {
+			return nil, positioned(path, data, err)
+		}
+	}
+	perms := map[string]json.RawMessage{}
+	if raw, ok := top["permissions"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &perms); err != nil {
+			return nil, &FileError{Path: path, Key: "permissions", Err: err}
+		}
+	}
+	var list []string
+	if raw, ok := perms[key]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, &FileError{Path: path, Key: "permissions." + key, Err: err}
+		}
+	}
+	if slices.Contains(list, rule) {
+		return nil, nil
+	}
+	list = append(list, rule)
+	var err error
+	if perms[key], err = json.Marshal(list); err != nil {
+		return nil, err
+	}
+	if top["permissions"], err = json.Marshal(perms); err != nil {
+		return nil, err
+	}
+	out, err := json.MarshalIndent(top, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
