@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +53,7 @@ func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
 	return &bench.Runner{
 		Exe:        exe,
 		ChildArgs:  []string{"bench", "child"},
-		Start:      startProcess,
+		Start:      bench.ExecStart,
 		TempDir:    f.tmp,
 		Keep:       f.keep,
 		Progress:   a.Stderr,
@@ -334,39 +333,3 @@ func parseModes(s string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// startProcess is the bench package's StartFunc: process spawning stays in
-// cmd (deps_test.go).
-func startProcess(ctx context.Context, s bench.Spec) (bench.Process, error) {
-	c := exec.CommandContext(ctx, s.Path, s.Args...)
-	if len(s.Env) > 0 {
-		c.Env = append(os.Environ(), s.Env...)
-	}
-	c.Dir = s.Dir
-	// A nil *os.File must stay a nil io.Reader/io.Writer (the null device).
-	if s.Stdin != nil {
-		c.Stdin = s.Stdin
-	}
-	if s.Stdout != nil {
-		c.Stdout = s.Stdout
-	}
-	if s.Stderr != nil {
-		c.Stderr = s.Stderr
-	}
-	c.ExtraFiles = s.ExtraFiles
-	c.WaitDelay = 5 * time.Second
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	return execProcess{c}, nil
-}
-
-// execProcess is a started bench.Process.
-type execProcess struct{ c *exec.Cmd }
-
-func (p execProcess) Wait() (*os.ProcessState, error) {
-	err := p.c.Wait()
-	return p.c.ProcessState, err
-}
-
-func (p execProcess) Kill() error { return p.c.Process.Kill() }

@@ -36,6 +36,9 @@ type Options struct {
 	// untouched and WriteFile returns that error wrapped. Typical uses:
 	// lockfile.(*Lock).Verify and an Identity compare-and-swap.
 	BeforeCommit func() error
+	// ExactMode gives the new file exactly perm, whatever the umask (to
+	// keep an existing file's mode when replacing it).
+	ExactMode bool
 }
 
 // tempInfix separates the target's base name from the random suffix.
@@ -58,6 +61,11 @@ func WriteFile(path string, data []byte, perm os.FileMode, opts Options) error {
 			os.Remove(tmp) // best effort: the target is untouched either way
 		}
 	}()
+	if opts.ExactMode {
+		if err := f.Chmod(perm); err != nil {
+			return fmt.Errorf("atomicfile: write %s: %w", path, err)
+		}
+	}
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("atomicfile: write %s: %w", path, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 )
@@ -25,39 +24,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// execStart is the StartFunc of the tests (cmd/troupe has its own).
-func execStart(ctx context.Context, s Spec) (Process, error) {
-	c := exec.CommandContext(ctx, s.Path, s.Args...)
-	if len(s.Env) > 0 {
-		c.Env = append(os.Environ(), s.Env...)
-	}
-	c.Dir = s.Dir
-	if s.Stdin != nil {
-		c.Stdin = s.Stdin
-	}
-	if s.Stdout != nil {
-		c.Stdout = s.Stdout
-	}
-	if s.Stderr != nil {
-		c.Stderr = s.Stderr
-	}
-	c.ExtraFiles = s.ExtraFiles
-	c.WaitDelay = 5 * time.Second
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	return execProcess{c}, nil
-}
-
-type execProcess struct{ c *exec.Cmd }
-
-func (p execProcess) Wait() (*os.ProcessState, error) {
-	err := p.c.Wait()
-	return p.c.ProcessState, err
-}
-
-func (p execProcess) Kill() error { return p.c.Process.Kill() }
-
 // testRunner runs children from the test binary; progress goes to the test
 // log.
 func testRunner(t *testing.T) *Runner {
@@ -65,7 +31,7 @@ func testRunner(t *testing.T) *Runner {
 	return &Runner{
 		Exe:           os.Args[0],
 		ChildEnv:      []string{childEnv + "=1"},
-		Start:         execStart,
+		Start:         ExecStart,
 		TempDir:       t.TempDir(),
 		Progress:      testWriter{t},
 		ProgressEvery: 200 * time.Millisecond,

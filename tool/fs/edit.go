@@ -39,7 +39,7 @@ type Edit struct {
 	cfg Config
 	// hook, when non-nil, runs before the temp file is renamed into place
 	// (a test's way to make a write fail).
-	hook func(tmp string) error
+	hook func() error
 }
 
 var _ tool.Tool = (*Edit)(nil)

@@ -70,13 +70,7 @@ func TestWriteSymlink(t *testing.T) {
 // stays and no temp file is left, for both Write and Edit.
 func TestWriteAtomic(t *testing.T) {
 	root := tree(t, file{path: "keep.txt", content: "precious\n"})
-	fail := func(tmp string) error {
-		// The temp file is complete and beside the target at this point.
-		if got, err := os.ReadFile(tmp); err != nil || !strings.HasPrefix(filepath.Base(tmp), ".keep.txt.tmp") {
-			t.Errorf("temp file %s: %q, %v; want a complete .keep.txt.tmp* file", tmp, got, err)
-		}
-		return errors.New("disk on fire")
-	}
+	fail := func() error { return errors.New("disk on fire") }
 	w := NewWrite(Config{Root: root})
 	w.hook = fail
 	e := NewEdit(Config{Root: root})
