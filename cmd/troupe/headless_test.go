@@ -96,7 +96,7 @@ func TestHeadlessAnthropicToolRoundTrip(t *testing.T) {
 		llmtest.AnthropicText("Wrote ", "hello.txt."),
 	))
 	env := map[string]string{"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": srv.URL}
-	out, err := headlessRun(t, dir, env, "", "-p", "--output-format", "stream-json", "create hello.txt")
+	out, err := headlessRun(t, dir, env, "", "-p", "--permission-mode", "acceptEdits", "--output-format", "stream-json", "create hello.txt")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
@@ -138,7 +138,7 @@ func TestHeadlessOpenAIBash(t *testing.T) {
 		llmtest.OpenAIText("The command printed from-bash and exited 3."),
 	))
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL}
-	out, err := headlessRun(t, dir, env, "", "-p", "--model", "local-model", "--output-format", "json", "run it")
+	out, err := headlessRun(t, dir, env, "", "-p", "--allowedTools", "Bash(exit:*)", "--model", "local-model", "--output-format", "json", "run it")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
