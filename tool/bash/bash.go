@@ -10,6 +10,11 @@
 // leaves the group on purpose (setsid, a double fork into a new session)
 // is beyond its reach.
 //
+// A call with run_in_background: true is refused unless Config.Background
+// is set; then it starts the command as a background task through it (see
+// tool/task.BashBackground) and returns at once with the task's id and
+// output file.
+//
 // Stdout and stderr share one pipe, so the output interleaves as it was
 // written. It is kept whole up to Config.MaxOutput bytes; beyond that its
 // head and tail are kept and the middle is replaced by a note.
@@ -63,7 +68,18 @@ type Config struct {
 	// was canceled get between SIGTERM and SIGKILL; 0 means
 	// DefaultKillGrace.
 	KillGrace time.Duration
+	// Background, when set, starts a call with run_in_background: true as
+	// a background task and returns at once with the task's id and output
+	// file; unset, such a call is refused and runs nothing. The task
+	// registry's wiring helper (tool/task.BashBackground) provides one.
+	Background BackgroundFunc
 }
+
+// BackgroundFunc starts command as a background shell task. description
+// is the call's description (the command when the model gave none) and
+// toolUseID the id of the tool_use block that asked for it. It returns the
+// task id and the path of the file its output goes to.
+type BackgroundFunc func(ctx context.Context, command, description, toolUseID string) (taskID, outputFile string, err error)
 
 // withDefaults returns c with its zero fields filled.
 func (c Config) withDefaults() Config {
@@ -101,7 +117,7 @@ const schema = `{
     "command": {"type": "string", "description": "The command to execute"},
     "timeout": {"type": "number", "description": "Optional timeout in milliseconds (max {{max_ms}})"},
     "description": {"type": "string", "description": "Clear, concise description of what this command does in 5-10 words"},
-    "run_in_background": {"type": "boolean", "description": "Not available yet: a call that sets it to true is refused and runs nothing"}
+    "run_in_background": {"type": "boolean", "description": "{{background_schema}}"}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -124,6 +140,8 @@ func New(cfg Config) *Tool {
 		"{{default_ms}}", fmt.Sprint(cfg.DefaultTimeout.Milliseconds()),
 		"{{default_timeout}}", cfg.DefaultTimeout.String(),
 		"{{max_output}}", fmt.Sprint(cfg.MaxOutput),
+		"{{background_schema}}", backgroundSchema(cfg.Background != nil),
+		"{{background}}", backgroundDoc(cfg.Background != nil),
 	)
 	return &Tool{cfg: cfg, spec: llm.ToolSpec{
 		Name:        "Bash",
@@ -158,6 +176,9 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return tool.Errorf("Bash: command is required"), nil
 	}
+	if in.RunInBackground && t.cfg.Background != nil {
+		return t.background(ctx, call.ID, in)
+	}
 	if in.RunInBackground {
 		return tool.Errorf("Bash: run_in_background is not available yet: background shells are not supported in this version, so the command was NOT run. Run it in the foreground instead, with a timeout of up to %d ms.",
 			t.cfg.MaxTimeout.Milliseconds()), nil
@@ -185,4 +206,49 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		res.Content = note + res.Content
 	}
 	return res, err
+}
+
+// backgroundSchema is the schema text of run_in_background.
+func backgroundSchema(on bool) string {
+	if on {
+		return "Set to true to run this command in the background; use TaskOutput to read its output later"
+	}
+	return "Not available yet: a call that sets it to true is refused and runs nothing"
+}
+
+// backgroundDoc is the description's sentence about run_in_background.
+func backgroundDoc(on bool) string {
+	if on {
+		return "With run_in_background: true the command starts as a background task and the call returns at once with its task id and output file; it keeps running after the call (timeout does not apply), you are notified when it ends, TaskOutput reads its output (block: true waits for it to finish) and TaskStop stops it. Use it for long-running commands (servers, watchers, long builds) whose result you do not need right away; you do not need to append `&`."
+	}
+	return "run_in_background is not available yet; a call with it set to true is refused and runs nothing."
+}
+
+// background starts in.Command through Config.Background.
+func (t *Tool) background(ctx context.Context, toolUseID string, in input) (tool.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, err
+	}
+	desc := strings.TrimSpace(in.Description)
+	if desc == "" {
+		desc = in.Command
+	}
+	id, file, err := t.cfg.Background(ctx, in.Command, desc, toolUseID)
+	if err != nil {
+		msg := fmt.Sprintf("Bash: could not start the command in the background: %v", err)
+		if id != "" {
+			msg += fmt.Sprintf(" (task %s)", id)
+		}
+		return tool.Errorf("%s", msg), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Command running in background with ID: %s.", id)
+	if file != "" {
+		fmt.Fprintf(&b, " Output is being written to: %s.", file)
+	}
+	fmt.Fprintf(&b, " You will be notified when it finishes. Use TaskOutput with task_id %q to read its output (block: true waits for it to finish) and TaskStop to stop it.", id)
+	if in.Timeout != nil {
+		b.WriteString(" (The timeout does not apply to a background command.)")
+	}
+	return tool.Result{Content: b.String()}, nil
 }

@@ -138,6 +138,40 @@ func TestRun(t *testing.T) {
 	}
 }
 
+func TestBackground(t *testing.T) {
+	type started struct{ command, description, toolUseID string }
+	var got []started
+	tl := newTool(t, Config{Background: func(ctx context.Context, command, description, toolUseID string) (string, string, error) {
+		got = append(got, started{command, description, toolUseID})
+		if command == "fail" {
+			return "bfailed00", "", errors.New("no output dir")
+		}
+		return "b12345678", "/tmp/x/b12345678.output", nil
+	}})
+	if !strings.Contains(string(tl.Spec().InputSchema), "TaskOutput") || !strings.Contains(tl.Spec().Description, "TaskStop") {
+		t.Errorf("with Background, the spec should describe TaskOutput and TaskStop")
+	}
+	res := mustRun(t, tl, cmd("touch ran", "run_in_background", true, "description", "Touch a file"))
+	if res.IsError || !strings.Contains(res.Content, "ID: b12345678") || !strings.Contains(res.Content, "/tmp/x/b12345678.output") || !strings.Contains(res.Content, "TaskOutput") {
+		t.Errorf("background Run = %+v; want the task id, output file and TaskOutput", res)
+	}
+	res = mustRun(t, tl, cmd("sleep 1", "run_in_background", true, "timeout", 5))
+	if res.IsError || !strings.Contains(res.Content, "timeout does not apply") {
+		t.Errorf("background Run with timeout = %+v; want a note on the timeout", res)
+	}
+	res = mustRun(t, tl, cmd("fail", "run_in_background", true))
+	if !res.IsError || !strings.Contains(res.Content, "no output dir") || !strings.Contains(res.Content, "bfailed00") {
+		t.Errorf("failed background Run = %+v; want the error and task id", res)
+	}
+	want := []started{{"touch ran", "Touch a file", "b1"}, {"sleep 1", "sleep 1", "b1"}, {"fail", "fail", "b1"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Background calls = %v; want %v", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(tl.cfg.Dir, "ran")); err == nil {
+		t.Error("a background call ran its command in the foreground")
+	}
+}
+
 func TestDirEnvShell(t *testing.T) {
 	dir := t.TempDir()
 	tl := newTool(t, Config{Dir: dir, Env: []string{"FOO=bar", "PATH=" + os.Getenv("PATH")}})

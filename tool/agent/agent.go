@@ -1,0 +1,457 @@
+// Package agent provides the Agent tool: the model starts a sub-agent, a
+// fresh agent (package github.com/troupe-dev/troupe/agent) with its own
+// conversation and a filtered tool set, to work on a task.
+//
+// In the foreground (run_in_background false) the call runs the sub-agent
+// to completion and returns its final text and usage. In the background it
+// registers a local_agent task in the session's task registry (package
+// github.com/troupe-dev/troupe/task) and returns its id at once; the task's
+// detail tracks the sub-agent's progress (tool uses, tokens) while it runs,
+// and its end produces the <task-notification> with the result and usage.
+// TaskOutput reads a background agent's state, TaskStop stops it, and Send
+// queues a message for a running one.
+//
+// The tool set of a sub-agent is its parent's minus the Agent tool and the
+// team tools (see FilterTools); MCP tools (mcp__ prefix) are always kept.
+// Team-related inputs (team_name, mode) are accepted and ignored.
+//
+// A Tool is safe for concurrent use.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	coreagent "github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/llm"
+	taskreg "github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// DefaultType is the subagent_type of a call that gives none.
+const DefaultType = "general-purpose"
+
+// Disallowed lists the tools a sub-agent never gets: the Agent tool (and
+// its old name, Task), so that sub-agents do not nest, and the team tools.
+var Disallowed = []string{"Agent", "Task", "TeamCreate", "TeamDelete", "SendMessage", "SyntheticOutput"}
+
+// MCPPrefix starts the name of an MCP tool; such tools are always allowed.
+const MCPPrefix = "mcp__"
+
+// FilterTools returns the tools of parent a sub-agent may use: every tool
+// but those named in deny (Disallowed when deny is nil), MCP tools always
+// kept. A nil parent gives an empty registry.
+func FilterTools(parent *tool.Registry, deny []string) *tool.Registry {
+	if parent == nil {
+		r, _ := tool.NewRegistry()
+		return r
+	}
+	if deny == nil {
+		deny = Disallowed
+	}
+	return parent.Filter(func(name string, _ tool.Tool) bool {
+		return strings.HasPrefix(name, MCPPrefix) || !slices.Contains(deny, name)
+	})
+}
+
+// Spec describes the sub-agent a call asks for; the Factory turns it into
+// an agent configuration.
+type Spec struct {
+	// AgentID is the sub-agent's id; for a background agent it is also
+	// its task id. Shells it starts in the background should carry it
+	// (tool/task.BashOptions.AgentID): they are stopped when it ends.
+	AgentID     string
+	Type        string // subagent_type, DefaultType when not given
+	Model       string // the model alias asked for; "" inherits the parent's
+	Name        string // optional name
+	Description string
+	Prompt      string
+	Background  bool
+	// Tools is the parent's tool set filtered for a sub-agent
+	// (FilterTools); the Factory may use it as Config.Tools or build its
+	// own.
+	Tools *tool.Registry
+}
+
+// Factory returns the configuration of a fresh sub-agent (model, system
+// prompt for its type, tools, approver). An error is shown to the model;
+// wrap ErrUnknownType for an unknown subagent_type. The tool sets
+// Config.OnEvent on top of the factory's own.
+type Factory func(ctx context.Context, s Spec) (coreagent.Config, error)
+
+// ErrUnknownType is wrapped by a Factory error for an unknown subagent_type.
+var ErrUnknownType = errors.New("unknown subagent_type")
+
+// Config configures the Agent tool.
+type Config struct {
+	// Factory builds each sub-agent; required.
+	Factory Factory
+	// Tools is the parent's tool set, filtered for each sub-agent.
+	Tools *tool.Registry
+	// Deny names the tools sub-agents never get; nil means Disallowed.
+	Deny []string
+	// Registry is the session's task registry; without it background
+	// calls are refused.
+	Registry *taskreg.Registry
+	// Types, when set, lists the valid subagent_type values.
+	Types []string
+	// DefaultBackground is what a call that omits run_in_background does.
+	DefaultBackground bool
+}
+
+// Tool is the Agent tool.
+type Tool struct {
+	cfg Config
+
+	mu      sync.Mutex
+	running map[string]*live // by task id and by name; guarded by mu
+}
+
+// live is a running background sub-agent.
+type live struct {
+	id   taskreg.ID
+	name string
+	ag   *coreagent.Agent
+}
+
+var _ tool.Tool = (*Tool)(nil)
+
+// New returns the Agent tool.
+func New(cfg Config) *Tool {
+	return &Tool{cfg: cfg, running: map[string]*live{}}
+}
+
+const schema = `{
+  "type": "object",
+  "properties": {
+    "description": {"type": "string", "description": "A short (3-5 word) description of the task"},
+    "prompt": {"type": "string", "description": "The task for the agent to perform"},
+    "subagent_type": {"type": "string", "description": "The type of specialized agent to use for this task (default general-purpose)"},
+    "model": {"type": "string", "enum": ["sonnet", "opus", "haiku", "fable"], "description": "Optional model for this agent; it inherits yours when omitted"},
+    "effort": {"type": "string", "enum": ["low", "medium", "high", "xhigh", "max"]},
+    "run_in_background": {"type": "boolean", "description": "Run the agent in the background (default: %s); you are notified when it completes"},
+    "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Optional name for the agent"},
+    "team_name": {"type": "string", "description": "deprecated, ignored"},
+    "mode": {"type": "string", "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "description": "deprecated, ignored"},
+    "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "Not supported yet"}
+  },
+  "required": ["description", "prompt"],
+  "additionalProperties": false
+}`
+
+const description = `Launches a new agent to handle a complex, multi-step task autonomously. The agent starts with a fresh conversation: give it a complete, self-contained prompt (what to do, where, what to report back), since it cannot see yours.
+
+- The agent has your tools except Agent and the team tools.
+- In the foreground the call returns when the agent is done, with its final message (which is not shown to the user: summarize it).
+- With run_in_background: true the call returns at once with the agent's task id; you are notified with its result when it completes. Use TaskOutput to check on it and TaskStop to stop it. Do not poll it.
+- Launch independent agents in parallel with several Agent calls in one message.`
+
+// Spec implements tool.Tool.
+func (t *Tool) Spec() llm.ToolSpec {
+	def := "foreground"
+	if t.cfg.DefaultBackground {
+		def = "background"
+	}
+	return llm.ToolSpec{Name: "Agent", Description: description, InputSchema: json.RawMessage(fmt.Sprintf(schema, def))}
+}
+
+// ReadOnly implements tool.Tool: a sub-agent may change anything.
+func (*Tool) ReadOnly(json.RawMessage) bool { return false }
+
+type input struct {
+	Description     string `json:"description"`
+	Prompt          string `json:"prompt"`
+	SubagentType    string `json:"subagent_type"`
+	Model           string `json:"model"`
+	Effort          string `json:"effort"`
+	RunInBackground *bool  `json:"run_in_background"`
+	Name            string `json:"name"`
+	TeamName        string `json:"team_name"`
+	Mode            string `json:"mode"`
+	Isolation       string `json:"isolation"`
+}
+
+var (
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	models      = []string{"sonnet", "opus", "haiku", "fable"}
+	efforts     = []string{"low", "medium", "high", "xhigh", "max"}
+	modes       = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"}
+)
+
+// check validates in; the error Result names the field.
+func (t *Tool) check(in *input) (tool.Result, bool) {
+	in.Description, in.Prompt = strings.TrimSpace(in.Description), strings.TrimSpace(in.Prompt)
+	in.SubagentType = strings.TrimSpace(in.SubagentType)
+	if in.SubagentType == "" {
+		in.SubagentType = DefaultType
+	}
+	enum := func(field, v string, allowed []string) (tool.Result, bool) {
+		if v != "" && !slices.Contains(allowed, v) {
+			return tool.Errorf("Agent: invalid input: %s %q is not one of %s", field, v, strings.Join(allowed, ", ")), false
+		}
+		return tool.Result{}, true
+	}
+	switch {
+	case in.Description == "":
+		return tool.Errorf("Agent: invalid input: description is required (a short 3-5 word label of the task)"), false
+	case in.Prompt == "":
+		return tool.Errorf("Agent: invalid input: prompt is required (the task for the agent)"), false
+	case in.Name != "" && !namePattern.MatchString(in.Name):
+		return tool.Errorf("Agent: invalid input: name %q must match %s", in.Name, namePattern), false
+	case in.Isolation != "":
+		return tool.Errorf("Agent: isolation %q is not supported yet; omit it", in.Isolation), false
+	case len(t.cfg.Types) > 0 && !slices.Contains(t.cfg.Types, in.SubagentType):
+		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(t.cfg.Types, ", ")), false
+	}
+	for _, e := range []struct {
+		field, v string
+		allowed  []string
+	}{{"model", in.Model, models}, {"effort", in.Effort, efforts}, {"mode", in.Mode, modes}} {
+		if res, ok := enum(e.field, e.v, e.allowed); !ok {
+			return res, false
+		}
+	}
+	return tool.Result{}, true
+}
+
+// Run implements tool.Tool. It returns a Go error only when ctx ends.
+func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var in input
+	if res, ok := tool.Decode("Agent", call.Input, &in); !ok {
+		return res, nil
+	}
+	if res, ok := t.check(&in); !ok {
+		return res, nil
+	}
+	if t.cfg.Factory == nil {
+		return tool.Errorf("Agent: sub-agents are not available in this session"), nil
+	}
+	bg := t.cfg.DefaultBackground
+	if in.RunInBackground != nil {
+		bg = *in.RunInBackground
+	}
+	if bg && t.cfg.Registry == nil {
+		return tool.Errorf("Agent: run_in_background is not available in this session; run the agent in the foreground (run_in_background: false)"), nil
+	}
+	id := taskreg.NewID(taskreg.LocalAgent)
+	if bg && in.Name != "" {
+		t.mu.Lock()
+		_, taken := t.running[in.Name]
+		t.mu.Unlock()
+		if taken {
+			return tool.Errorf("Agent: invalid input: name %q is already used by a running agent", in.Name), nil
+		}
+	}
+	spec := Spec{AgentID: string(id), Type: in.SubagentType, Model: in.Model, Name: in.Name,
+		Description: in.Description, Prompt: in.Prompt, Background: bg,
+		Tools: FilterTools(t.cfg.Tools, t.cfg.Deny)}
+	cfg, err := t.cfg.Factory(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, context.Cause(ctx)
+		}
+		if errors.Is(err, ErrUnknownType) {
+			return tool.Errorf("Agent: invalid input: subagent_type %q: %v", in.SubagentType, err), nil
+		}
+		return tool.Errorf("Agent: could not create the agent: %v", err), nil
+	}
+	tr := &tracker{}
+	if bg {
+		tr.update = func(u taskreg.Usage) {
+			t.cfg.Registry.Update(id, func(s taskreg.State) taskreg.State {
+				if d, ok := s.Detail.(*taskreg.Agent); ok && d.Usage != u {
+					s.Detail = d.With(func(c *taskreg.Agent) { c.Usage = u })
+				}
+				return s
+			})
+		}
+	}
+	prev := cfg.OnEvent
+	cfg.OnEvent = func(e coreagent.Event) {
+		if prev != nil {
+			prev(e)
+		}
+		tr.observe(e)
+	}
+	ag, err := coreagent.New(cfg)
+	if err != nil {
+		return tool.Errorf("Agent: could not create the agent: %v", err), nil
+	}
+	if bg {
+		return t.background(call, id, in, spec, ag, tr)
+	}
+	return t.foreground(ctx, id, in, ag, tr)
+}
+
+// foreground runs ag to completion and returns its final text.
+func (t *Tool) foreground(ctx context.Context, id taskreg.ID, in input, ag *coreagent.Agent, tr *tracker) (tool.Result, error) {
+	res, err := ag.Run(ctx, in.Prompt)
+	ag.Kill()
+	if t.cfg.Registry != nil {
+		t.cfg.Registry.KillForAgent(context.WithoutCancel(ctx), string(id))
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, context.Cause(ctx)
+		}
+		return tool.Errorf("Agent %q (%s) failed: %v", in.Description, id, err), nil
+	}
+	text := strings.TrimSpace(res.Text)
+	if text == "" {
+		text = "(the agent ended without a final message)"
+	}
+	if res.StopReason == coreagent.StopMaxTurns {
+		text += "\n\n[The agent stopped at its turn limit before finishing.]"
+	}
+	u := tr.usage(res)
+	return tool.Result{Content: fmt.Sprintf("%s\n\nagentId: %s\n<usage>total_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
+		text, id, u.TotalTokens, u.ToolUses, u.Duration.Milliseconds())}, nil
+}
+
+// background registers ag as a local_agent task and runs it.
+func (t *Tool) background(call tool.Call, id taskreg.ID, in input, spec Spec, ag *coreagent.Agent, tr *tracker) (tool.Result, error) {
+	reg := t.cfg.Registry
+	lv := &live{id: id, name: in.Name, ag: ag}
+	t.mu.Lock()
+	if _, taken := t.running[in.Name]; in.Name != "" && taken {
+		t.mu.Unlock()
+		ag.Kill()
+		return tool.Errorf("Agent: invalid input: name %q is already used by a running agent", in.Name), nil
+	}
+	t.running[string(id)] = lv
+	if in.Name != "" {
+		t.running[in.Name] = lv
+	}
+	t.mu.Unlock()
+	forget := func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for k, v := range t.running {
+			if v == lv {
+				delete(t.running, k)
+			}
+		}
+	}
+	st := taskreg.State{ID: id, Type: taskreg.LocalAgent, Description: in.Description, ToolUseID: call.ID,
+		Detail: &taskreg.Agent{AgentID: string(id), Prompt: in.Prompt, AgentType: spec.Type, Model: spec.Model}}
+	_, err := reg.Go(st, func(ctx context.Context, id taskreg.ID) taskreg.Outcome {
+		defer forget()
+		res, err := ag.Run(ctx, in.Prompt)
+		ag.Kill()
+		reg.KillForAgent(context.WithoutCancel(ctx), string(id))
+		u := tr.usage(res)
+		if err != nil {
+			return taskreg.Outcome{Status: taskreg.Failed, Record: recordAgent(func(c *taskreg.Agent) {
+				c.Error, c.Usage = err.Error(), u
+			})}
+		}
+		text := strings.TrimSpace(res.Text)
+		if res.StopReason == coreagent.StopMaxTurns {
+			text += "\n\n[The agent stopped at its turn limit before finishing.]"
+		}
+		return taskreg.Outcome{Status: taskreg.Completed, Record: recordAgent(func(c *taskreg.Agent) {
+			c.Result, c.Usage, c.Messages = text, u, ag.Messages()
+		})}
+	})
+	if err != nil {
+		forget()
+		ag.Kill()
+		return tool.Errorf("Agent: could not start the background agent: %v", err), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Async agent launched successfully.\nagentId: %s (task id; use it with TaskOutput and TaskStop", id)
+	if in.Name != "" {
+		fmt.Fprintf(&b, "; name: %s", in.Name)
+	}
+	b.WriteString(")\nThe agent is working in the background. You will be notified automatically with its result when it completes: do not poll it and do not duplicate its work. Continue with other work or end your turn.")
+	return tool.Result{Content: b.String()}, nil
+}
+
+// recordAgent returns a State change applying f to the agent detail.
+func recordAgent(f func(*taskreg.Agent)) func(taskreg.State) taskreg.State {
+	return func(s taskreg.State) taskreg.State {
+		if d, ok := s.Detail.(*taskreg.Agent); ok {
+			s.Detail = d.With(f)
+		}
+		return s
+	}
+}
+
+// Send queues text for the running background agent with task id or name
+// idOrName; it reaches the agent's model at its next tool-round boundary.
+// It fails when no such agent is running.
+func (t *Tool) Send(idOrName, text string) error {
+	t.mu.Lock()
+	lv, ok := t.running[idOrName]
+	t.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("agent %q: no such running background agent", idOrName)
+	}
+	lv.ag.Send(text)
+	return nil
+}
+
+// Lookup returns the task id of the running background agent with task id
+// or name idOrName: the resolver of tool/task's TaskStop and TaskOutput.
+func (t *Tool) Lookup(idOrName string) (taskreg.ID, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lv, ok := t.running[idOrName]
+	if !ok {
+		return "", false
+	}
+	return lv.id, true
+}
+
+// tracker follows a sub-agent's events: tool uses and tokens (the latest
+// input plus the cumulative output, as the UI counts them).
+type tracker struct {
+	update func(taskreg.Usage) // nil in the foreground
+
+	mu          sync.Mutex // events of parallel tool calls come from several goroutines
+	toolUses    int
+	latestInput int64
+	output      int64
+	start       time.Time
+}
+
+func (tr *tracker) observe(e coreagent.Event) {
+	tr.mu.Lock()
+	if tr.start.IsZero() {
+		tr.start = e.At
+	}
+	switch {
+	case e.Type == coreagent.EventToolUse:
+		tr.toolUses++
+	case e.Type == coreagent.EventAssistant && e.Usage != nil:
+		tr.latestInput = e.Usage.TotalInput()
+		tr.output += e.Usage.OutputTokens
+	default:
+		tr.mu.Unlock()
+		return
+	}
+	u := taskreg.Usage{TotalTokens: tr.latestInput + tr.output, ToolUses: tr.toolUses}
+	if !e.At.IsZero() {
+		u.Duration = e.At.Sub(tr.start)
+	}
+	update := tr.update
+	if update != nil {
+		update(u) // under mu: updates reach the registry in order
+	}
+	tr.mu.Unlock()
+}
+
+// usage returns the usage of a finished run: the tracked tokens and tool
+// uses, and the run's duration.
+func (tr *tracker) usage(res coreagent.Result) taskreg.Usage {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return taskreg.Usage{TotalTokens: tr.latestInput + tr.output, ToolUses: tr.toolUses, Duration: res.Duration}
+}
