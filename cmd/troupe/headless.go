@@ -26,6 +26,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/audit"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/permission/shell"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -130,13 +131,20 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	if err != nil {
 		return err
 	}
-	tools, err := coreTools(cwd)
+	session := a.NewID()
+	out := newEventWriter(a.Stdout, h.outputFormat, session, model.Info())
+	bg, err := newBackground(cwd, session, out, a.Now)
 	if err != nil {
 		return err
 	}
-	out := newEventWriter(a.Stdout, h.outputFormat, a.NewID(), model.Info())
+	defer bg.close()
+	tools, err := tool.NewRegistry(coreToolList(cwd, bg.reg, model, h.model, approver)...)
+	if err != nil {
+		return err
+	}
 	cfg := agent.Config{Model: model, ModelName: h.model, System: systemPrompt(h.system, cwd), Tools: tools,
-		MaxTurns: h.maxTurns, OnEvent: out.event, Now: a.Now, Approver: approver}
+		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver,
+		OnEvent: func(e agent.Event) { out.event(e); bg.drain() }}
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -150,8 +158,9 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 		return err
 	}
 	defer ag.Kill()
+	bg.lead = ag
 	out.init(cwd, tools.Names())
-	res, runErr := ag.Run(cmd.Context(), prompt)
+	res, runErr := bg.run(cmd.Context(), prompt)
 	return out.finish(res, runErr)
 }
 
@@ -162,11 +171,6 @@ func systemPrompt(custom, cwd string) string {
 	}
 	return fmt.Sprintf(`You are troupe, a software engineering agent working in %s.
 Use the tools to read, search, edit and run things in that folder. Work carefully and finish the task; when you are done, answer with a short report of what you did.`, cwd)
-}
-
-// coreTools returns the tools of a headless agent rooted at cwd.
-func coreTools(cwd string) (*tool.Registry, error) {
-	return tool.NewRegistry(coreToolList(cwd)...)
 }
 
 // eventWriter prints a run in one of the output formats.
@@ -234,6 +238,13 @@ type (
 		Error        string         `json:"error,omitempty"`
 	}
 )
+
+// task writes a background task's stream-json event.
+func (e *eventWriter) task(se task.SystemEvent) {
+	if e.format == "stream-json" {
+		e.line(se)
+	}
+}
 
 func (e *eventWriter) init(cwd string, tools []string) {
 	if e.format != "stream-json" {

@@ -5,9 +5,6 @@ import (
 
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/llm/scripted"
-	"github.com/troupe-dev/troupe/tool"
-	"github.com/troupe-dev/troupe/tool/bash"
-	"github.com/troupe-dev/troupe/tool/fs"
 )
 
 // openModel returns the model named by the flags and the environment.
@@ -45,10 +42,4 @@ func (a *app) openModel(h *headless) (llm.Model, error) {
 // cost returns the price of usage when the provider knows it.
 func cost(info llm.Info, u llm.Usage) (float64, bool) {
 	return sdkCost(info, u)
-}
-
-// coreToolList returns the core tools rooted at cwd: the file tools and
-// Bash.
-func coreToolList(cwd string) []tool.Tool {
-	return append(fs.All(fs.Config{Root: cwd}), bash.New(bash.Config{Dir: cwd}))
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A headless run whose lead starts a background shell and a background
+// sub-agent keeps running until both have finished, and the lead gets both
+// notifications (PROTOCOL.md section 11) before the final result.
+func TestHeadlessBackgroundShellAndAgent(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(`{"turns": [
+	  {"match": {"system": "sub-agent"}, "reply": {"text": "SUB-RESULT-42"}},
+	  {"match": {"turn": 0}, "reply": {"text": "Starting both.", "tool_calls": [
+	    {"id": "toolu_sh", "name": "Bash", "input": {"command": "echo BG-SHELL-OUTPUT", "run_in_background": true, "description": "print a line"}},
+	    {"id": "toolu_ag", "name": "Agent", "input": {"description": "find the answer", "prompt": "find the answer", "run_in_background": true}}]}},
+	  {"match": {"tool_result": "Agent"}, "reply": {"text": "Both are running."}},
+	  {"match": {"user": "task-notification"}, "reply": {"text": "Noted a finished task."}, "repeat": true}]}`), 0o644)
+	out, err := headlessRun(t, dir, nil, "", "-p", "--script", script, "--permission-mode", "bypassPermissions",
+		"--output-format", "stream-json", "start the work")
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out)
+	}
+	lines := streamLines(t, out)
+	count := map[string]int{}
+	var notes []string
+	for _, l := range lines {
+		if st, _ := l["subtype"].(string); st != "" {
+			count[st]++
+		}
+		if l["type"] != "user" {
+			continue
+		}
+		msg, _ := l["message"].(map[string]any)
+		content, _ := msg["content"].([]any)
+		for _, c := range content {
+			if b, _ := c.(map[string]any); b["type"] == "text" && strings.Contains(b["text"].(string), "<task-notification>") {
+				notes = append(notes, b["text"].(string))
+			}
+		}
+	}
+	if count["task_started"] != 2 || count["task_terminated"] != 2 {
+		t.Errorf("task events = %v; want 2 task_started and 2 task_terminated", count)
+	}
+	all := strings.Join(notes, "\n")
+	if len(notes) != 2 || !strings.Contains(all, "SUB-RESULT-42") || !strings.Contains(all, "<task-type>local_bash</task-type>") ||
+		!strings.Contains(all, "NOT USER INPUT") {
+		t.Errorf("notifications the lead got (%d):\n%s\nwant the shell's and the sub-agent's (with its result), marked as not user input", len(notes), all)
+	}
+	last := lines[len(lines)-1]
+	if last["type"] != "result" || last["subtype"] != "success" || last["result"] != "Noted a finished task." {
+		t.Errorf("last line = %v; want the result after the notifications", last)
+	}
+}
