@@ -162,5 +162,5 @@ func coreToolList(cwd string, reg *task.Registry, model llm.Model, modelName str
 			return agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: approver,
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}, nil
 		}})
-	return append(base, at)
+	return append(base, at, agenttool.NewSendMessage(at))
 }

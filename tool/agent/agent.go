@@ -9,7 +9,9 @@
 // detail tracks the sub-agent's progress (tool uses, tokens) while it runs,
 // and its end produces the <task-notification> with the result and usage.
 // TaskOutput reads a background agent's state, TaskStop stops it, and Send
-// queues a message for a running one.
+// queues a message for a running one. A background sub-agent is kept after
+// it ends (the last Config.KeepFinished of them), so that the SendMessage
+// tool (NewSendMessage) can resume it with its conversation.
 //
 // The tool set of a sub-agent is its parent's minus the Agent tool and the
 // team tools (see FilterTools); MCP tools (mcp__ prefix) are always kept.
@@ -104,28 +106,53 @@ type Config struct {
 	Types []string
 	// DefaultBackground is what a call that omits run_in_background does.
 	DefaultBackground bool
+	// KeepFinished is how many finished background sub-agents are kept
+	// for SendMessage to resume (default DefaultKeepFinished); beyond it
+	// the oldest is dropped and killed.
+	KeepFinished int
 }
+
+// DefaultKeepFinished is the default of Config.KeepFinished.
+const DefaultKeepFinished = 50
 
 // Tool is the Agent tool.
 type Tool struct {
 	cfg Config
 
-	mu      sync.Mutex
-	running map[string]*live // by task id and by name; guarded by mu
+	mu       sync.Mutex
+	agents   map[string]*live // background sub-agents by task id and by name (the latest to use it); guarded by mu
+	finished []*live          // the finished ones, oldest first; guarded by mu
 }
 
-// live is a running background sub-agent.
+// live is a background sub-agent, running or kept after it finished.
 type live struct {
-	id   taskreg.ID
-	name string
-	ag   *coreagent.Agent
+	id          taskreg.ID
+	name        string
+	description string
+	spec        Spec
+	ag          *coreagent.Agent
+	tr          *tracker
+	running     bool // guarded by Tool.mu; true from a (re)start until its run is over
 }
 
 var _ tool.Tool = (*Tool)(nil)
 
 // New returns the Agent tool.
 func New(cfg Config) *Tool {
-	return &Tool{cfg: cfg, running: map[string]*live{}}
+	if cfg.KeepFinished <= 0 {
+		cfg.KeepFinished = DefaultKeepFinished
+	}
+	return &Tool{cfg: cfg, agents: map[string]*live{}}
+}
+
+// runningLocked returns the running background agent with task id or name
+// key.
+func (t *Tool) runningLocked(key string) (*live, bool) {
+	lv, ok := t.agents[key]
+	if !ok || !lv.running {
+		return nil, false
+	}
+	return lv, true
 }
 
 const schema = `{
@@ -243,7 +270,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	id := taskreg.NewID(taskreg.LocalAgent)
 	if bg && in.Name != "" {
 		t.mu.Lock()
-		_, taken := t.running[in.Name]
+		_, taken := t.runningLocked(in.Name)
 		t.mu.Unlock()
 		if taken {
 			return tool.Errorf("Agent: invalid input: name %q is already used by a running agent", in.Name), nil
@@ -310,58 +337,29 @@ func (t *Tool) foreground(ctx context.Context, id taskreg.ID, in input, ag *core
 	if res.StopReason == coreagent.StopMaxTurns {
 		text += "\n\n[The agent stopped at its turn limit before finishing.]"
 	}
-	u := tr.usage(res)
+	u := tr.usage(res.Duration)
 	return tool.Result{Content: fmt.Sprintf("%s\n\nagentId: %s\n<usage>total_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
 		text, id, u.TotalTokens, u.ToolUses, u.Duration.Milliseconds())}, nil
 }
 
 // background registers ag as a local_agent task and runs it.
 func (t *Tool) background(call tool.Call, id taskreg.ID, in input, spec Spec, ag *coreagent.Agent, tr *tracker) (tool.Result, error) {
-	reg := t.cfg.Registry
-	lv := &live{id: id, name: in.Name, ag: ag}
+	lv := &live{id: id, name: in.Name, description: in.Description, spec: spec, ag: ag, tr: tr, running: true}
 	t.mu.Lock()
-	if _, taken := t.running[in.Name]; in.Name != "" && taken {
+	if _, taken := t.runningLocked(in.Name); in.Name != "" && taken {
 		t.mu.Unlock()
 		ag.Kill()
 		return tool.Errorf("Agent: invalid input: name %q is already used by a running agent", in.Name), nil
 	}
-	t.running[string(id)] = lv
+	t.agents[string(id)] = lv
 	if in.Name != "" {
-		t.running[in.Name] = lv
+		t.agents[in.Name] = lv // a finished agent of that name stays reachable by its id
 	}
 	t.mu.Unlock()
-	forget := func() {
+	if err := t.launch(lv, call.ID, in.Prompt); err != nil {
 		t.mu.Lock()
-		defer t.mu.Unlock()
-		for k, v := range t.running {
-			if v == lv {
-				delete(t.running, k)
-			}
-		}
-	}
-	st := taskreg.State{ID: id, Type: taskreg.LocalAgent, Description: in.Description, ToolUseID: call.ID,
-		Detail: &taskreg.Agent{AgentID: string(id), Prompt: in.Prompt, AgentType: spec.Type, Model: spec.Model}}
-	_, err := reg.Go(st, func(ctx context.Context, id taskreg.ID) taskreg.Outcome {
-		defer forget()
-		res, err := ag.Run(ctx, in.Prompt)
-		ag.Kill()
-		reg.KillForAgent(context.WithoutCancel(ctx), string(id))
-		u := tr.usage(res)
-		if err != nil {
-			return taskreg.Outcome{Status: taskreg.Failed, Record: recordAgent(func(c *taskreg.Agent) {
-				c.Error, c.Usage = err.Error(), u
-			})}
-		}
-		text := strings.TrimSpace(res.Text)
-		if res.StopReason == coreagent.StopMaxTurns {
-			text += "\n\n[The agent stopped at its turn limit before finishing.]"
-		}
-		return taskreg.Outcome{Status: taskreg.Completed, Record: recordAgent(func(c *taskreg.Agent) {
-			c.Result, c.Usage, c.Messages = text, u, ag.Messages()
-		})}
-	})
-	if err != nil {
-		forget()
+		t.forgetLocked(lv)
+		t.mu.Unlock()
 		ag.Kill()
 		return tool.Errorf("Agent: could not start the background agent: %v", err), nil
 	}
@@ -372,6 +370,77 @@ func (t *Tool) background(call tool.Call, id taskreg.ID, in input, spec Spec, ag
 	}
 	b.WriteString(")\nThe agent is working in the background. You will be notified automatically with its result when it completes: do not poll it and do not duplicate its work. Continue with other work or end your turn.")
 	return tool.Result{Content: b.String()}, nil
+}
+
+// launch runs lv's agent on prompt as the running local_agent task lv.id
+// (re-registered when it exists: a resume keeps the task's UI state). The
+// task's end notifies the model once. lv must be marked running.
+func (t *Tool) launch(lv *live, toolUseID, prompt string) error {
+	reg := t.cfg.Registry
+	st := taskreg.State{ID: lv.id, Type: taskreg.LocalAgent, Description: lv.description, ToolUseID: toolUseID,
+		Detail: &taskreg.Agent{AgentID: string(lv.id), Prompt: prompt, AgentType: lv.spec.Type, Model: lv.spec.Model}}
+	_, err := reg.Go(st, func(ctx context.Context, id taskreg.ID) taskreg.Outcome {
+		res, err := lv.ag.Run(ctx, prompt)
+		dur := res.Duration
+		// A message sent as the run was ending waits in the queue: run
+		// again to deliver it before reporting the end.
+		for err == nil && !res.Interrupted && res.StopReason != coreagent.StopMaxTurns && !t.park(lv, false) {
+			res, err = lv.ag.Run(ctx, "")
+			dur += res.Duration
+		}
+		if err != nil || res.Interrupted || res.StopReason == coreagent.StopMaxTurns {
+			t.park(lv, true)
+		}
+		reg.KillForAgent(context.WithoutCancel(ctx), string(id))
+		u := lv.tr.usage(dur)
+		if err != nil {
+			return taskreg.Outcome{Status: taskreg.Failed, Record: recordAgent(func(c *taskreg.Agent) {
+				c.Error, c.Usage = err.Error(), u
+			})}
+		}
+		text := strings.TrimSpace(res.Text)
+		if res.StopReason == coreagent.StopMaxTurns {
+			text += "\n\n[The agent stopped at its turn limit before finishing.]"
+		}
+		return taskreg.Outcome{Status: taskreg.Completed, Record: recordAgent(func(c *taskreg.Agent) {
+			c.Result, c.Usage, c.Messages = text, u, lv.ag.Messages()
+		})}
+	})
+	return err
+}
+
+// park marks lv's run over and keeps lv for a resume, dropping (and
+// killing) the oldest finished agents beyond Config.KeepFinished. Unless
+// force, it does nothing and reports false while messages wait for lv:
+// Send queues under the same lock, so none is left behind.
+func (t *Tool) park(lv *live, force bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !force && lv.ag.Pending() > 0 {
+		return false
+	}
+	if !lv.running {
+		return true
+	}
+	lv.running = false
+	t.finished = append(t.finished, lv)
+	for len(t.finished) > t.cfg.KeepFinished {
+		old := t.finished[0]
+		t.finished = t.finished[1:]
+		t.forgetLocked(old)
+		old.ag.Kill()
+	}
+	return true
+}
+
+// forgetLocked removes lv from the agents map and the finished list.
+func (t *Tool) forgetLocked(lv *live) {
+	for k, v := range t.agents {
+		if v == lv {
+			delete(t.agents, k)
+		}
+	}
+	t.finished = slices.DeleteFunc(t.finished, func(x *live) bool { return x == lv })
 }
 
 // recordAgent returns a State change applying f to the agent detail.
@@ -389,12 +458,12 @@ func recordAgent(f func(*taskreg.Agent)) func(taskreg.State) taskreg.State {
 // It fails when no such agent is running.
 func (t *Tool) Send(idOrName, text string) error {
 	t.mu.Lock()
-	lv, ok := t.running[idOrName]
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	lv, ok := t.runningLocked(idOrName)
 	if !ok {
 		return fmt.Errorf("agent %q: no such running background agent", idOrName)
 	}
-	lv.ag.Send(text)
+	lv.ag.Send(text) // under mu: see park
 	return nil
 }
 
@@ -403,7 +472,7 @@ func (t *Tool) Send(idOrName, text string) error {
 func (t *Tool) Lookup(idOrName string) (taskreg.ID, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	lv, ok := t.running[idOrName]
+	lv, ok := t.runningLocked(idOrName)
 	if !ok {
 		return "", false
 	}
@@ -449,9 +518,17 @@ func (tr *tracker) observe(e coreagent.Event) {
 }
 
 // usage returns the usage of a finished run: the tracked tokens and tool
-// uses, and the run's duration.
-func (tr *tracker) usage(res coreagent.Result) taskreg.Usage {
+// uses, and the run's duration d.
+func (tr *tracker) usage(d time.Duration) taskreg.Usage {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	return taskreg.Usage{TotalTokens: tr.latestInput + tr.output, ToolUses: tr.toolUses, Duration: res.Duration}
+	return taskreg.Usage{TotalTokens: tr.latestInput + tr.output, ToolUses: tr.toolUses, Duration: d}
+}
+
+// reset starts a new count: a resumed agent reports the usage of its new
+// run.
+func (tr *tracker) reset() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.toolUses, tr.latestInput, tr.output, tr.start = 0, 0, 0, time.Time{}
 }
