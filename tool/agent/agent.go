@@ -44,6 +44,11 @@ const DefaultType = "general-purpose"
 // its old name, Task), so that sub-agents do not nest, and the team tools.
 var Disallowed = []string{"Agent", "Task", "TeamCreate", "TeamDelete", "SendMessage", "SyntheticOutput"}
 
+// AsyncAllowed lists the tools a background sub-agent may have (MCP tools
+// aside): the core file and shell tools and the task tools. A background
+// agent works alone, so nothing that needs a person or a team is on it.
+var AsyncAllowed = []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TaskOutput", "TaskStop", "WebFetch", "WebSearch", "NotebookEdit", "TodoWrite"}
+
 // MCPPrefix starts the name of an MCP tool; such tools are always allowed.
 const MCPPrefix = "mcp__"
 
@@ -99,6 +104,9 @@ type Config struct {
 	Tools *tool.Registry
 	// Deny names the tools sub-agents never get; nil means Disallowed.
 	Deny []string
+	// AsyncAllow, when not nil, is the only tools (MCP tools aside) a
+	// background sub-agent gets, after Deny; nil means AsyncAllowed.
+	AsyncAllow []string
 	// Registry is the session's task registry; without it background
 	// calls are refused.
 	Registry *taskreg.Registry
@@ -279,6 +287,15 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	spec := Spec{AgentID: string(id), Type: in.SubagentType, Model: in.Model, Name: in.Name,
 		Description: in.Description, Prompt: in.Prompt, Background: bg,
 		Tools: FilterTools(t.cfg.Tools, t.cfg.Deny)}
+	if bg {
+		allow := t.cfg.AsyncAllow
+		if allow == nil {
+			allow = AsyncAllowed
+		}
+		spec.Tools = spec.Tools.Filter(func(name string, _ tool.Tool) bool {
+			return strings.HasPrefix(name, MCPPrefix) || slices.Contains(allow, name)
+		})
+	}
 	cfg, err := t.cfg.Factory(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {

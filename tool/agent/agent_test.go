@@ -73,7 +73,7 @@ func setup(t *testing.T, reg *taskreg.Registry, script string) (*agenttool.Tool,
 	var mu sync.Mutex
 	var specs []agenttool.Spec
 	tl := agenttool.New(agenttool.Config{
-		Tools: parent, Registry: reg, Types: []string{"general-purpose", "explorer"},
+		Tools: parent, Registry: reg, Types: []string{"general-purpose", "explorer"}, AsyncAllow: []string{"Echo", "TeamCreate"},
 		Factory: func(_ context.Context, s agenttool.Spec) (coreagent.Config, error) {
 			mu.Lock()
 			specs = append(specs, s)
@@ -127,6 +127,9 @@ func TestBackground(t *testing.T) {
 	id := taskreg.ID(m[1])
 	if (*specs)[0].AgentID != string(id) || (*specs)[0].Type != agenttool.DefaultType || !(*specs)[0].Background {
 		t.Errorf("spec = %+v; want agent id %s, default type, background", (*specs)[0], id)
+	}
+	if got, want := (*specs)[0].Tools.Names(), []string{"Echo", "mcp__srv__Agent"}; !slices.Equal(got, want) {
+		t.Errorf("background sub-agent tools = %v; want %v (the async allow list after the deny list, MCP kept)", got, want)
 	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -329,5 +332,23 @@ func TestInAgentLoop(t *testing.T) {
 	}
 	if !strings.HasPrefix(toolResult, "SUB-DONE") || !strings.Contains(toolResult, "tool_uses: 1") {
 		t.Errorf("the lead got %q from Agent; want SUB-DONE with its usage", toolResult)
+	}
+}
+
+// Without a configured list, background sub-agents get only the tools of
+// AsyncAllowed (MCP tools aside); foreground ones get every tool not denied.
+func TestAsyncAllowedByDefault(t *testing.T) {
+	reg := registry(t)
+	parent, _ := tool.NewRegistry(named("Read"), named("Bash"), named("Echo"), named("mcp__srv__x"))
+	m := model(t, subScript)
+	seen := make(chan agenttool.Spec, 2)
+	tl := agenttool.New(agenttool.Config{Tools: parent, Registry: reg,
+		Factory: func(_ context.Context, s agenttool.Spec) (coreagent.Config, error) {
+			seen <- s
+			return coreagent.Config{Model: m, System: "sub-agent", Tools: s.Tools, CompactAt: -1}, nil
+		}})
+	run(t, tl, `{"description": "bg", "prompt": "count the things", "run_in_background": true}`)
+	if got, want := (<-seen).Tools.Names(), []string{"Read", "Bash", "mcp__srv__x"}; !slices.Equal(got, want) {
+		t.Errorf("background tools = %v; want %v", got, want)
 	}
 }

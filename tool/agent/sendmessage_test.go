@@ -66,7 +66,11 @@ func setupRec(t *testing.T, reg *taskreg.Registry, script string, keep int, extr
 		t.Fatal(err)
 	}
 	rec := &recorder{Model: model(t, script)}
-	tl := agenttool.New(agenttool.Config{Tools: parent, Registry: reg, KeepFinished: keep,
+	var allow []string // the test tools, as background sub-agents get only allowed ones
+	for _, name := range parent.Names() {
+		allow = append(allow, name)
+	}
+	tl := agenttool.New(agenttool.Config{Tools: parent, Registry: reg, KeepFinished: keep, AsyncAllow: allow,
 		Factory: func(_ context.Context, s agenttool.Spec) (coreagent.Config, error) {
 			return coreagent.Config{Model: rec, System: "sub-agent", Tools: s.Tools, CompactAt: -1}, nil
 		}})
