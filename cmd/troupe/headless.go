@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
@@ -50,6 +51,8 @@ type headless struct {
 	audit           string
 	promptCommand   string
 	promptTimeout   time.Duration
+
+	coordinator bool // coordinator mode (coordinator.go)
 }
 
 // addHeadlessFlags puts the flags of the headless mode on the root.
@@ -71,6 +74,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.StringVar(&h.audit, "audit", "", "with -p: append one JSON line per permission decision to `FILE`")
 	f.StringVar(&h.promptCommand, "permission-prompt-command", "", "with -p: a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout)")
 	f.DurationVar(&h.promptTimeout, "permission-prompt-timeout", 60*time.Second, "with -p: how long --permission-prompt-command may take before the call is denied")
+	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1")
 }
 
 // runRoot is the root command's action: the headless mode with -p, help
@@ -138,11 +142,20 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 		return err
 	}
 	defer bg.close()
-	tools, err := tool.NewRegistry(coreToolList(cwd, bg.reg, model, h.model, approver)...)
+	var toolList []tool.Tool
+	system := systemPrompt(h.system, cwd)
+	if coordinator.Enabled(h.coordinator, a.Getenv) { // coordinator mode (coordinator.go): its own tools and prompt
+		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system); err != nil {
+			return err
+		}
+	} else {
+		toolList = coreToolList(cwd, bg.reg, model, h.model, approver)
+	}
+	tools, err := tool.NewRegistry(toolList...)
 	if err != nil {
 		return err
 	}
-	cfg := agent.Config{Model: model, ModelName: h.model, System: systemPrompt(h.system, cwd), Tools: tools,
+	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver,
 		OnEvent: func(e agent.Event) { out.event(e); bg.drain() }}
 	if h.transcript != "" {

@@ -1,0 +1,94 @@
+// Package coordinator holds coordinator mode: a lead that orchestrates
+// background workers instead of using tools itself. It provides the
+// coordinator's system prompt (embedded prompt.md, filled in by
+// SystemPrompt), the tool names of the coordinator and of its workers, and
+// the scratchpad folder workers share. The concrete tools are wired in
+// cmd/troupe.
+package coordinator
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// EnvMode is the environment variable that turns coordinator mode on
+// (any truthy value: 1, true, yes, on).
+const EnvMode = "TROUPE_COORDINATOR_MODE"
+
+// LeadTools are the only tools a coordinator gets.
+var LeadTools = []string{"Agent", "SendMessage", "TaskStop"}
+
+// Internal are the tools a worker never gets: they belong to the
+// coordinator or to teams.
+var Internal = []string{"TeamCreate", "TeamDelete", "SendMessage", "SyntheticOutput", "Agent"}
+
+// Marker is a phrase only the coordinator's system prompt holds.
+const Marker = "running as a coordinator"
+
+//go:embed prompt.md
+var prompt string
+
+// Context is what SystemPrompt fills in.
+type Context struct {
+	// WorkerTools are the names of the tools a worker has.
+	WorkerTools []string
+	// MCPServers are the names of the connected MCP servers.
+	MCPServers []string
+	// Scratchpad is the folder workers share; empty when there is none.
+	Scratchpad string
+}
+
+// SystemPrompt returns the coordinator's system prompt for c.
+func SystemPrompt(c Context) string {
+	tools := "none"
+	if len(c.WorkerTools) > 0 {
+		tools = strings.Join(c.WorkerTools, ", ")
+	}
+	mcp := "none are connected in this session."
+	if len(c.MCPServers) > 0 {
+		mcp = strings.Join(c.MCPServers, ", ") + " (their tools are available to workers)."
+	}
+	scratch := "none in this session."
+	if c.Scratchpad != "" {
+		scratch = c.Scratchpad
+	}
+	return strings.NewReplacer("{{WORKER_TOOLS}}", tools, "{{MCP_SERVERS}}", mcp, "{{SCRATCHPAD}}", scratch).Replace(prompt)
+}
+
+// WorkerSystem returns the system prompt of a worker of the given type.
+// It holds "sub-agent" (as every sub-agent prompt does) and names the
+// scratchpad when there is one.
+func WorkerSystem(agentType, scratchpad string) string {
+	s := "You are a " + agentType + " sub-agent working for a coordinator. Do the task you are given, then reply with a concise report of what you found or did: it is all the coordinator sees."
+	if scratchpad != "" {
+		s += fmt.Sprintf("\nShared scratchpad folder (read and write there without asking): %s", scratchpad)
+	}
+	return s
+}
+
+// Enabled reports whether coordinator mode is on: flag set, or the
+// EnvMode variable truthy in getenv.
+func Enabled(flag bool, getenv func(string) string) bool {
+	if flag {
+		return true
+	}
+	if getenv == nil {
+		return false
+	}
+	return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(getenv(EnvMode))))
+}
+
+// Scratchpad creates (mode 0700) and returns the scratchpad of a session
+// whose task output folder is taskDir (<...>/<session>/tasks): the
+// folder scratchpad beside it.
+func Scratchpad(taskDir string) (string, error) {
+	dir := filepath.Join(filepath.Dir(filepath.Clean(taskDir)), "scratchpad")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("scratchpad: %w", err)
+	}
+	return dir, nil
+}
