@@ -195,3 +195,14 @@ func TestHeadlessErrors(t *testing.T) {
 		})
 	}
 }
+
+// A prompt on stdin over the limit is refused, never cut silently.
+func TestHeadlessPromptTooLong(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(script, []byte(`{"turns": [{"reply": {"text": "x"}}]}`), 0o644)
+	_, err := headlessRun(t, t.TempDir(), nil, strings.Repeat("a", 1<<20+1), "-p", "--script", script)
+	var ue *UsageError
+	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("troupe -p with an oversized stdin prompt = %v; want a usage error saying it is too long", err)
+	}
+}

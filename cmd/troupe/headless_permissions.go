@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/audit"
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/permission/shell"
+)
+
+// cliArgSource is the Source of the rules given by --allowedTools and
+// --disallowedTools.
+const cliArgSource = "cliArg"
+
+// headlessApprover builds the permission layer of `troupe -p` from the
+// settings files and the flags. It runs before the model is opened, so a
+// malformed settings file stops the run before any model call. The
+// returned function closes the audit log.
+func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func(), error) {
+	nop := func() {}
+	home, err := a.home()
+	if err != nil {
+		return nil, nop, err
+	}
+	userHome, err := a.HomeDir()
+	if err != nil {
+		userHome = "" // rules under ~/ then never allow
+	}
+	s, err := settings.Load(settings.Files(home, cwd), userHome)
+	if err != nil {
+		return nil, nop, fmt.Errorf("permission settings: %w", err)
+	}
+	mode := s.DefaultMode
+	if h.permissionMode != "" {
+		if mode, err = permission.ParseMode(h.permissionMode); err != nil {
+			return nil, nop, usagef("--permission-mode: %v", err)
+		}
+	}
+	if mode == "" {
+		mode = permission.ModeDefault
+	}
+	p := s.Policy()
+	p.Home, p.Shell = userHome, shell.Parse
+	for _, l := range []struct {
+		flag  string
+		texts []string
+		into  *[]permission.Rule
+	}{{"--allowedTools", h.allowedTools, &p.Allow}, {"--disallowedTools", h.disallowedTools, &p.Deny}} {
+		for _, text := range l.texts {
+			for _, rs := range splitRules(text) {
+				r, err := permission.ParseRule(rs)
+				if err != nil {
+					return nil, nop, usagef("%s: %v", l.flag, err)
+				}
+				r.Source, r.Base = cliArgSource, cwd
+				*l.into = append(*l.into, r)
+			}
+		}
+	}
+	dirs := append([]string(nil), s.Dirs...)
+	for _, d := range h.addDirs {
+		abs := d
+		if !filepath.IsAbs(d) {
+			wd, err := a.Getwd()
+			if err != nil {
+				return nil, nop, err
+			}
+			abs = filepath.Join(wd, d)
+		}
+		abs = filepath.Clean(abs)
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return nil, nop, usagef("--add-dir %s: not a folder", d)
+		}
+		dirs = append(dirs, abs)
+	}
+	if h.promptTimeout <= 0 {
+		return nil, nop, usagef("--permission-prompt-timeout %s: want a positive duration", h.promptTimeout)
+	}
+	ap := &approve.Approver{Policy: p, Agent: "troupe", Cwd: cwd, Dirs: dirs, Mode: mode, Now: a.Now, Hint: headlessHint(p, cwd, dirs)}
+	if strings.TrimSpace(h.promptCommand) != "" {
+		ap.Asker = &promptCommand{command: h.promptCommand, timeout: h.promptTimeout}
+	}
+	if h.audit != "" {
+		log, err := audit.Open(h.audit, a.Now)
+		if err != nil {
+			return nil, nop, fmt.Errorf("--audit: %w", err)
+		}
+		ap.Audit = log
+		return ap, func() { log.Close() }, nil
+	}
+	return ap, nop, nil
+}
+
+// splitRules splits a --allowedTools value into rules at commas and blanks
+// outside parentheses: "Bash(npm test), Edit Read(./src/**)".
+func splitRules(s string) []string {
+	var (
+		out   []string
+		cur   strings.Builder
+		depth int
+	)
+	flush := func() {
+		if t := strings.TrimSpace(cur.String()); t != "" {
+			out = append(out, t)
+		}
+		cur.Reset()
+	}
+	for _, c := range s {
+		switch {
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n'):
+			flush()
+			continue
+		}
+		cur.WriteRune(c)
+	}
+	flush()
+	return out
+}
+
+// headlessHint tells the user of `troupe -p`, who cannot be asked, what
+// would allow a call the policy asks about.
+func headlessHint(p permission.Policy, cwd string, dirs []string) func(approve.AskRequest) string {
+	return func(r approve.AskRequest) string {
+		var ways []string
+		if rules := suggestRules(p, r, cwd, dirs); len(rules) > 0 {
+			ways = append(ways, fmt.Sprintf("--allowedTools %q (or the same in permissions.allow of .troupe/settings.json)", strings.Join(rules, " ")))
+		}
+		edit := slices.Contains([]string{"Write", "Edit", "MultiEdit", "NotebookEdit"}, r.Tool)
+		if dir, outside := outsideDir(r, cwd, dirs); outside {
+			way := fmt.Sprintf("--add-dir %s", dir)
+			if edit && r.Mode != permission.ModeAcceptEdits {
+				way += " --permission-mode acceptEdits"
+			}
+			ways = append(ways, way)
+		} else if edit && r.Mode != permission.ModeAcceptEdits && r.Mode != permission.ModePlan {
+			ways = append(ways, "--permission-mode acceptEdits")
+		}
+		if r.Mode != permission.ModePlan {
+			ways = append(ways, "--permission-mode bypassPermissions (allows all but deny rules)")
+		}
+		ways = append(ways, "--permission-prompt-command CMD (to answer such questions)")
+		return "troupe -p cannot ask; to allow it, run with " + strings.Join(ways, ", or ")
+	}
+}
+
+// outsideDir reports whether a file tool's call touches a path outside
+// the working directories, and the folder --add-dir would need.
+func outsideDir(r approve.AskRequest, cwd string, dirs []string) (string, bool) {
+	var in struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Path         string `json:"path"`
+	}
+	if json.Unmarshal(r.Input, &in) != nil {
+		return "", false
+	}
+	p, isFile := in.FilePath, true
+	if p == "" {
+		p = in.NotebookPath
+	}
+	if p == "" {
+		p, isFile = in.Path, false
+	}
+	if p == "" || strings.HasPrefix(p, "~") {
+		return "", false
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	for _, d := range append([]string{cwd}, dirs...) {
+		if rel, err := filepath.Rel(d, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", false
+		}
+	}
+	if isFile {
+		p = filepath.Dir(p)
+	}
+	return p, true
+}
+
+// suggestRules returns allow rules that would let the call run: for Bash,
+// one rule per simple command that asks on its own; for other tools the
+// tool name or its path.
+func suggestRules(p permission.Policy, r approve.AskRequest, cwd string, dirs []string) []string {
+	switch r.Tool {
+	case "Bash":
+		var in struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(r.Input, &in) != nil || p.Shell == nil {
+			return nil
+		}
+		s, err := p.Shell(in.Command)
+		if err != nil || len(s.Risks) > 0 {
+			return nil // no rule allows these
+		}
+		var out []string
+		for _, c := range s.Commands {
+			words := make([]string, 0, len(c.Args))
+			for _, w := range c.Args {
+				if !w.Literal {
+					return nil
+				}
+				words = append(words, ruleWord(w.Value))
+			}
+			if len(words) == 0 {
+				continue
+			}
+			one, _ := json.Marshal(map[string]string{"command": c.String()})
+			if p.Check(permission.Request{Tool: "Bash", Input: one, Cwd: cwd, Dirs: dirs, Mode: r.Mode}).Behavior != permission.Ask {
+				continue
+			}
+			rule := "Bash(" + strings.Join(words, " ") + ")"
+			if _, err := permission.ParseRule(rule); err != nil {
+				return nil
+			}
+			if !slices.Contains(out, rule) {
+				out = append(out, rule)
+			}
+		}
+		return out
+	case "WebFetch":
+		var in struct {
+			URL string `json:"url"`
+		}
+		if json.Unmarshal(r.Input, &in) != nil {
+			return nil
+		}
+		if u, err := url.Parse(in.URL); err == nil && u.Hostname() != "" {
+			return []string{"WebFetch(domain:" + strings.ToLower(u.Hostname()) + ")"}
+		}
+		return nil
+	case "Write", "Edit", "MultiEdit", "NotebookEdit", "Read", "Glob", "Grep", "NotebookRead", "LS":
+		return nil // the mode and directory flags say it better
+	}
+	if r.Rule == nil {
+		return []string{r.Tool}
+	}
+	return nil
+}
+
+// ruleWord quotes a word for a Bash rule when it holds blanks or quotes.
+func ruleWord(w string) string {
+	if w != "" && !strings.ContainsAny(w, " \t\n'\"\\*") {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// promptCommand answers permission questions with an external program:
+// `sh -c COMMAND`, the request as one JSON object on its stdin, the answer
+// as one JSON object on its stdout.
+type promptCommand struct {
+	command string
+	timeout time.Duration
+}
+
+// promptRequest is what --permission-prompt-command reads on stdin.
+type promptRequest struct {
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Reason    string          `json:"reason"`
+	Mode      permission.Mode `json:"mode"`
+	Cwd       string          `json:"cwd"`
+}
+
+// promptAnswer is what it prints on stdout.
+type promptAnswer struct {
+	Behavior     string          `json:"behavior"`
+	Message      string          `json:"message"`
+	UpdatedInput json.RawMessage `json:"updated_input"`
+	// UpdatedInputCamel is Claude Code's spelling, accepted too.
+	UpdatedInputCamel json.RawMessage `json:"updatedInput"`
+}
+
+// maxPromptOutput bounds what the prompt command may print.
+const maxPromptOutput = 1 << 20
+
+// Ask implements approve.Asker. A timeout, a failure or an unreadable
+// answer is an error saying so; the approver turns it into a denial the
+// model sees.
+func (pc *promptCommand) Ask(ctx context.Context, r approve.AskRequest) (approve.Answer, error) {
+	in, err := json.Marshal(promptRequest{ToolName: r.Tool, Input: r.Input, ToolUseID: r.ToolUseID, Reason: r.Reason, Mode: r.Mode, Cwd: r.Cwd})
+	if err != nil {
+		return approve.Answer{}, fmt.Errorf("permission prompt command: encode the request: %v", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, pc.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "sh", "-c", pc.command)
+	cmd.Dir = r.Cwd
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &limitWriter{w: &stdout, n: maxPromptOutput}
+	cmd.Stderr = &limitWriter{w: &stderr, n: 4096}
+	// Children of sh that keep the pipes open do not hold Wait up.
+	cmd.WaitDelay = 500 * time.Millisecond
+	runErr := cmd.Run()
+	if err := ctx.Err(); err != nil {
+		return approve.Answer{}, err
+	}
+	if cctx.Err() == context.DeadlineExceeded {
+		return approve.Answer{}, fmt.Errorf("permission prompt command %q timed out after %s (--permission-prompt-timeout)", pc.command, pc.timeout)
+	}
+	if runErr != nil {
+		msg := fmt.Sprintf("permission prompt command %q failed: %v", pc.command, runErr)
+		if e := strings.TrimSpace(stderr.String()); e != "" {
+			msg += ": " + e
+		}
+		return approve.Answer{}, errors.New(msg)
+	}
+	out := bytes.TrimSpace(stdout.Bytes())
+	var ans promptAnswer
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&ans); err != nil || dec.More() {
+		if err == nil {
+			err = errors.New("more than one JSON value")
+		}
+		return approve.Answer{}, fmt.Errorf("permission prompt command %q printed no valid answer (%v): %q; want {\"behavior\":\"allow\"|\"deny\",\"message\":\"...\"}", pc.command, err, truncate(string(out), 200))
+	}
+	switch ans.Behavior {
+	case "allow":
+		if len(ans.UpdatedInput) == 0 {
+			ans.UpdatedInput = ans.UpdatedInputCamel
+		}
+		if string(ans.UpdatedInput) == "null" {
+			ans.UpdatedInput = nil
+		}
+		return approve.Answer{Allow: true, Message: ans.Message, UpdatedInput: ans.UpdatedInput}, nil
+	case "deny":
+		msg := ans.Message
+		if msg == "" {
+			msg = "denied by the permission prompt command"
+		}
+		return approve.Answer{Message: msg}, nil
+	}
+	return approve.Answer{}, fmt.Errorf("permission prompt command %q answered behavior %q; want \"allow\" or \"deny\"", pc.command, ans.Behavior)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// limitWriter keeps the first n bytes written and discards the rest.
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
