@@ -117,13 +117,13 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 	s.pin(mine)
 	lockKick, cancelLock, err := s.watch.Subscribe(filepath.Dir(inbox), func(n string) bool { return n == filepath.Base(inbox)+".lock" })
 	if err != nil {
-		return m.withdraw(base, err)
+		return m.withdraw(base, err, nil)
 	}
 	defer cancelLock()
 	name := filepath.Base(base)
 	spoolKick, cancelSpool, err := s.watch.Subscribe(mine, func(n string) bool { return strings.HasPrefix(n, name) })
 	if err != nil {
-		return m.withdraw(base, err)
+		return m.withdraw(base, err, nil)
 	}
 	defer cancelSpool()
 
@@ -143,12 +143,12 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 				err = rerr
 			}
 			if err != nil && !errors.Is(err, lockfile.ErrCompromised) {
-				return m.withdraw(base, err)
+				return m.withdraw(base, err, spoolKick)
 			}
 			backoff = 0
 			continue
 		case !errors.Is(err, lockfile.ErrLocked):
-			return m.withdraw(base, err)
+			return m.withdraw(base, err, spoolKick)
 		}
 		backoff = min(max(2*backoff, lockfile.DefaultMinBackoff), lockfile.DefaultMaxBackoff)
 		t := time.NewTimer(backoff)
@@ -158,7 +158,7 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return m.withdraw(base, context.Cause(ctx))
+			return m.withdraw(base, context.Cause(ctx), spoolKick)
 		}
 		t.Stop()
 	}
@@ -184,23 +184,36 @@ func receipt(base string) (bool, error) {
 
 // withdraw takes back a spooled entry after cause stopped the send. If a
 // lock holder already claimed it, the send is waited for a little longer
-// (the holder commits within milliseconds unless it died).
-func (m *Mail) withdraw(base string, cause error) error {
+// (the holder commits within milliseconds unless it died), woken by kick
+// (the sender's spool folder changing) when the caller has a watch on it.
+func (m *Mail) withdraw(base string, cause error, kick <-chan struct{}) error {
 	err := os.Remove(base + sufMsg)
 	if err == nil || errors.Is(err, fs.ErrNotExist) && !exists(base+sufClaimed) && !exists(filepath.Dir(base)) {
 		return fmt.Errorf("not sent: %w", cause)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	deadline := time.NewTimer(2 * time.Second)
+	defer deadline.Stop()
+	recheck := 20 * time.Millisecond // without a watch
+	if kick != nil {
+		recheck = 250 * time.Millisecond // a safety net: the watch wakes us
+	}
+	for {
 		if done, err := receipt(base); done {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("not sent: %w", cause)
 		}
-		time.Sleep(10 * time.Millisecond)
+		t := time.NewTimer(recheck)
+		select {
+		case <-kick:
+		case <-t.C:
+		case <-deadline.C:
+			t.Stop()
+			return fmt.Errorf("delivery pending: message %s is claimed by an inbox writer that has not finished; it will land when the next writer takes the lock (%w)",
+				filepath.Base(base), cause)
+		}
+		t.Stop()
 	}
-	return fmt.Errorf("delivery pending: message %s is claimed by an inbox writer that has not finished; it will land when the next writer takes the lock (%w)",
-		filepath.Base(base), cause)
 }
 
 // mergeLocked merges every spooled entry into the inbox. The caller holds lk.
