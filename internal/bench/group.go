@@ -39,6 +39,8 @@ type child struct {
 
 	logMu sync.Mutex
 	log   tail // its stderr (and stdout when that is not the channel); guarded by logMu
+	// logDone is closed once the log's pipe reached EOF.
+	logDone chan struct{}
 }
 
 // send writes one command line to the child.
@@ -176,7 +178,9 @@ func (g *group) deliver(ev event) bool {
 
 // drain copies r into c's log until EOF.
 func (g *group) drain(c *child, r *os.File) {
+	c.logDone = make(chan struct{})
 	g.wg.Go(func() {
+		defer close(c.logDone)
 		defer r.Close()
 		buf := make([]byte, 4096)
 		for {
@@ -224,6 +228,15 @@ func (g *group) next(ctx context.Context) (event, error) {
 
 // died describes a child whose output ended before it was done.
 func died(c *child) error {
+	// Its stdout ended; let its stderr reach EOF too, so that the message
+	// it printed on the way out is in the log (bounded: a grandchild may
+	// still hold the pipe).
+	if c.logDone != nil {
+		select {
+		case <-c.logDone:
+		case <-time.After(2 * time.Second):
+		}
+	}
 	msg := fmt.Sprintf("%s exited early", c.name)
 	if t := c.logTail(); t != "" {
 		msg += ": " + lastLines(t, 8)
