@@ -92,6 +92,31 @@ var ErrRunning = errors.New("backend: teammate already running")
 // in iTerm2, no it2 command).
 var ErrUnavailable = errors.New("backend: not available")
 
+// ErrClosed is returned by Spawn after Close.
+var ErrClosed = errors.New("backend: closed")
+
+// ErrKilled is Handle.Err for a teammate ended by Kill or Close.
+var ErrKilled = errors.New("backend: teammate killed")
+
+// ErrPaneGone is Handle.Err for a pane teammate whose pane (or the whole
+// terminal server) went away without an exit status troupe could read: it
+// was closed by someone else.
+var ErrPaneGone = errors.New("backend: pane closed by someone else")
+
+// ExitError is Handle.Err for a pane teammate whose process ended on its
+// own with a non-zero status or a signal.
+type ExitError struct {
+	Status int // exit status, when it exited
+	Signal int // signal number, when a signal killed it; 0 otherwise
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != 0 {
+		return fmt.Sprintf("teammate process killed by signal %d", e.Signal)
+	}
+	return fmt.Sprintf("teammate process exited with status %d", e.Status)
+}
+
 // Env is what detection looks at.
 type Env struct {
 	Getenv   func(string) string
