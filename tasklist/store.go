@@ -110,3 +110,13 @@ func (e *CorruptError) Error() string {
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
 func asType(err error, target any) bool { return errors.As(err, target) }
+
+// Watcher is implemented by stores that can tell a reader that a list
+// changed, so that an idle agent waits for work without polling.
+type Watcher interface {
+	// Watch returns a channel that receives a coalesced kick soon after a
+	// task of list is created, updated or deleted by any user of the
+	// store. Kicks may be spurious: the reader re-reads. The channel is
+	// closed when ctx is done or the store is closed.
+	Watch(ctx context.Context, list string) (<-chan struct{}, error)
+}

@@ -445,17 +445,27 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}
-	dir := m.s.inboxDir(cfg.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
-	}
 	name := team.SanitizePath(agent) + ".json"
-	kick, cancel, err := m.s.watch.Subscribe(dir, func(n string) bool { return n == name })
+	ch, err := m.s.watchDir(ctx, m.s.inboxDir(cfg.Name), func(n string) bool { return n == name })
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}
+	return ch, nil
+}
+
+// watchDir returns a channel kicked, coalesced, when an entry of dir that
+// match accepts changes; it is closed when ctx is done or the store is
+// closed. dir is created if missing.
+func (s *Store) watchDir(ctx context.Context, dir string, match func(string) bool) (<-chan struct{}, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	kick, cancel, err := s.watch.Subscribe(dir, match)
+	if err != nil {
+		return nil, err
+	}
 	out := make(chan struct{}, 1)
-	ok := m.s.goFunc(func(stop <-chan struct{}) {
+	ok := s.goFunc(func(stop <-chan struct{}) {
 		defer close(out)
 		defer cancel()
 		for {

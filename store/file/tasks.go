@@ -548,3 +548,19 @@ func (ts *Tasks) release(lk *lockfile.Lock) {
 		ts.s.log.Warn("release task lock", "err", err)
 	}
 }
+
+// Watch returns a channel that receives a coalesced kick soon after a task
+// of list is created, rewritten or removed, by this process or another
+// (fsnotify on the list's folder, polling where notifications are not
+// available). A kick may be spurious; the reader re-reads. The channel is
+// closed when ctx is done or the store is closed.
+func (ts *Tasks) Watch(ctx context.Context, list string) (<-chan struct{}, error) {
+	if err := checkListName(list); err != nil {
+		return nil, err
+	}
+	ch, err := ts.s.watchDir(ctx, ts.s.listDir(list), func(n string) bool { return strings.HasSuffix(n, ".json") })
+	if err != nil {
+		return nil, fmt.Errorf("watch task list %s: %w", list, err)
+	}
+	return ch, nil
+}

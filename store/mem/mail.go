@@ -124,16 +124,23 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 // Watch returns a channel that receives a coalesced kick after every change
 // of agent's inbox. It is closed when ctx is done or the store is closed.
 func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct{}, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, context.Cause(ctx))
+	ch, err := m.s.watch(ctx, inboxKey{teamName, agent})
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, err)
 	}
-	s := m.s
+	return ch, nil
+}
+
+// watch registers a watcher of key k: an inbox, or a task list (listKey).
+func (s *Store) watch(ctx context.Context, k inboxKey) (<-chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
 	w := &watcher{ch: make(chan struct{}, 1)}
-	k := inboxKey{teamName, agent}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, mailbox.ErrClosed)
+		return nil, mailbox.ErrClosed
 	}
 	set := s.watchers[k]
 	if set == nil {

@@ -55,6 +55,7 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 	t.ID = fmt.Sprint(next)
 	s.rev++
 	l.tasks[t.ID] = tasklist.Entry{Task: t, Rev: s.rev}
+	s.kickListLocked(list)
 	return t.Clone(), s.rev, nil
 }
 
@@ -128,6 +129,7 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 	}
 	s.rev++
 	s.lists[list].tasks[t.ID] = tasklist.Entry{Task: t.Clone(), Rev: s.rev}
+	s.kickListLocked(list)
 	return s.rev, nil
 }
 
@@ -153,6 +155,7 @@ func (ts *Tasks) Delete(ctx context.Context, list, id string, prev tasklist.Revi
 	l := s.lists[list]
 	l.high = max(l.high, tasklist.IDNum(id))
 	delete(l.tasks, id)
+	s.kickListLocked(list)
 	return nil
 }
 
@@ -181,4 +184,26 @@ func (s *Store) entryLocked(list, id string) (tasklist.Entry, bool) {
 	}
 	e, ok := l.tasks[id]
 	return e, ok
+}
+
+// Watch returns a channel that receives a coalesced kick after every change
+// of list (a task created, updated or deleted). It is closed when ctx is
+// done or the store is closed.
+func (ts *Tasks) Watch(ctx context.Context, list string) (<-chan struct{}, error) {
+	ch, err := ts.s.watch(ctx, listKey(list))
+	if err != nil {
+		return nil, fmt.Errorf("watch task list %s: %w", list, err)
+	}
+	return ch, nil
+}
+
+// listKey is the watcher key of a task list; no agent is named with a NUL.
+func listKey(list string) inboxKey { return inboxKey{list, "\x00tasks"} }
+
+// kickListLocked kicks the watchers of list. s.mu must be held; kicks never
+// block.
+func (s *Store) kickListLocked(list string) {
+	for w := range s.watchers[listKey(list)] {
+		w.kick()
+	}
 }

@@ -61,6 +61,7 @@ func runStore(t *testing.T, open func(t *testing.T) tasklist.Store) {
 		{"ListNumericOrder", testListNumericOrder},
 		{"ConcurrentCreate", testConcurrentCreate},
 		{"Lock", testLock},
+		{"Watch", testWatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
