@@ -1,0 +1,258 @@
+package nats
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// attemptTimeout bounds one publish attempt of Send before it is retried
+// (with the same Nats-Msg-Id, so a late first copy is not stored twice).
+const attemptTimeout = 3 * time.Second
+
+// Send stores msg, after mailbox.Prepare, in the inbox of to (a member of
+// team, or mailbox.Broadcast for every member but msg.From); each copy of a
+// broadcast gets its own id. It returns once the server acknowledged every
+// copy, retrying unacknowledged publishes until ctx or SendTimeout ends.
+// Errors: mailbox.ErrNoTeam, *mailbox.UnknownRecipientError, or a
+// wrapped NATS error; the deliveries made before a failure are returned.
+// A message whose id is already in the inbox (sent again within the
+// server's two-minute duplicate window) is stored once and reported
+// delivered.
+func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Message) ([]mailbox.Delivery, error) {
+	s := m.s
+	msg, err := mailbox.Prepare(msg, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, err)
+	}
+	if s.isClosed() {
+		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, mailbox.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, context.Cause(ctx))
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	c, _, err := s.Teams().get(ctx, teamName)
+	if errors.Is(err, team.ErrNotFound) {
+		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, mailbox.ErrNoTeam)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	names, err := mailbox.Recipients(teamName, c.Names(), msg.From, to)
+	if err != nil {
+		return nil, fmt.Errorf("send from %s: %w", msg.From, err)
+	}
+	out := make([]mailbox.Delivery, 0, len(names))
+	for i, name := range names {
+		cp := msg
+		if i > 0 {
+			cp.ID = mailbox.NewID()
+		}
+		data, err := json.Marshal(cp)
+		if err != nil {
+			return out, fmt.Errorf("send to %s in team %s: %w", name, teamName, err)
+		}
+		if _, err := s.publish(ctx, s.msgSubject(teamName, name, cp.ID), dedupID(teamName, name, cp.ID), data); err != nil {
+			return out, fmt.Errorf("send to %s in team %s: %w", name, teamName, s.closedAs(err, mailbox.ErrClosed))
+		}
+		out = append(out, mailbox.Delivery{To: name, ID: cp.ID})
+	}
+	return out, nil
+}
+
+// dedupID is the Nats-Msg-Id of a message: unique per inbox and id.
+func dedupID(teamName, agent, id string) string {
+	return token(teamName) + "." + token(agent) + "." + token(id)
+}
+
+// publish stores data on subject in the mail stream, retrying attempts
+// that got no acknowledgement (a restarting server, a lost connection)
+// with backoff until ctx ends. The Nats-Msg-Id header makes retries safe.
+func (s *Store) publish(ctx context.Context, subject, msgID string, data []byte) (*jetstream.PubAck, error) {
+	if limit := s.nc.MaxPayload(); int64(len(data))+int64(len(subject))+256 > limit {
+		return nil, fmt.Errorf("message of %d bytes is larger than the NATS server at %s accepts (max_payload %d)", len(data), s.url, limit)
+	}
+	m := natsgo.NewMsg(subject)
+	m.Header.Set(jetstream.MsgIDHeader, msgID)
+	m.Data = data
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		ack, err := s.js.PublishMsg(actx, m, jetstream.WithExpectStream(s.mailStream))
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("nats store: send acknowledged after retries", "subject", subject, "attempts", attempt, "duplicate", ack.Duplicate)
+			}
+			return ack, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("publish (%d attempts, last: %v): %w", attempt, err, context.Cause(ctx))
+		}
+		if !transient(err) {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		s.log.Warn("nats store: send not acknowledged; retrying", "subject", subject, "attempt", attempt, "err", err)
+		t := time.NewTimer(backoff(attempt, time.Second))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("publish (%d attempts, last: %v): %w", attempt, err, context.Cause(ctx))
+		}
+	}
+}
+
+// transient reports whether a failed publish may succeed when retried.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 503 || apiErr.Code == 408
+	}
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, natsgo.ErrTimeout) ||
+		errors.Is(err, natsgo.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, natsgo.ErrConnectionReconnecting) ||
+		errors.Is(err, natsgo.ErrDisconnected)
+}
+
+// Read returns agent's messages, oldest first; with unreadOnly, only the
+// unread ones. A missing team or inbox reads as empty. An entry that does
+// not decode is moved aside (to the inbox's subject plus ".corrupt.<seq>")
+// and reported as a *mailbox.CorruptError, returned with the good
+// messages.
+func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool) ([]mailbox.Message, error) {
+	s := m.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	defer cancel()
+	raw, err := s.scanInbox(ctx, teamName, agent)
+	if err != nil {
+		return nil, fmt.Errorf("read inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	marks, _, err := s.readMarks(ctx, teamName, agent)
+	if err != nil {
+		return nil, fmt.Errorf("read inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	read := make(map[uint64]bool, len(marks))
+	for _, mk := range marks {
+		read[mk.Seq] = true
+	}
+	var out []mailbox.Message
+	var bad []error
+	for _, r := range raw {
+		msg, err := decodeEntry(r.data)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("stream sequence %d: %w", r.seq, err))
+			s.moveAside(ctx, r)
+			continue
+		}
+		msg.Read = read[r.seq]
+		if unreadOnly && msg.Read {
+			continue
+		}
+		out = append(out, msg)
+	}
+	if len(bad) > 0 {
+		return out, &mailbox.CorruptError{Team: teamName, Agent: agent, MovedTo: s.inboxSubject(teamName, agent) + ".*.corrupt", Err: errors.Join(bad...)}
+	}
+	return out, nil
+}
+
+// decodeEntry decodes one stored message.
+func decodeEntry(data []byte) (mailbox.Message, error) {
+	var msg mailbox.Message
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return mailbox.Message{}, err
+	}
+	if msg.ID == "" {
+		return mailbox.Message{}, errors.New("message: msg_id: missing")
+	}
+	return msg, nil
+}
+
+// moveAside copies an undecodable entry to a subject no inbox reads and
+// deletes the original; on failure it leaves the entry and logs why.
+func (s *Store) moveAside(ctx context.Context, r rawMsg) {
+	m := natsgo.NewMsg(fmt.Sprintf("%s.corrupt.%d", r.subject, r.seq))
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("corrupt.%d", r.seq))
+	m.Data = r.data
+	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithExpectStream(s.mailStream)); err != nil {
+		s.log.Warn("nats store: keep a corrupt inbox entry aside", "seq", r.seq, "err", err)
+		return
+	}
+	if err := s.mail.DeleteMsg(ctx, r.seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		s.log.Warn("nats store: delete a corrupt inbox entry", "seq", r.seq, "err", err)
+	}
+}
+
+// rawMsg is one stored inbox entry.
+type rawMsg struct {
+	seq     uint64
+	subject string
+	data    []byte
+}
+
+// scanBatch is the largest fetch of one inbox scan.
+const scanBatch = 1000
+
+// scanInbox returns every entry of an inbox in stream order, through an
+// ephemeral consumer that is deleted afterwards.
+func (s *Store) scanInbox(ctx context.Context, teamName, agent string) ([]rawMsg, error) {
+	cons, err := s.js.CreateConsumer(ctx, s.mailStream, jetstream.ConsumerConfig{
+		FilterSubject:     s.inboxSubject(teamName, agent) + ".*",
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		Replicas:          1,
+		InactiveThreshold: time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inbox consumer: %w", err)
+	}
+	info := cons.CachedInfo()
+	defer s.goFunc(func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RequestTimeout)
+		defer cancel()
+		if err := s.js.DeleteConsumer(ctx, s.mailStream, info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			s.log.Debug("nats store: delete inbox consumer", "consumer", info.Name, "err", err)
+		}
+	})
+	pending := int(info.NumPending)
+	out := make([]rawMsg, 0, pending)
+	for len(out) < pending {
+		batch, err := cons.Fetch(min(pending-len(out), scanBatch), jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("inbox fetch: %w", err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			md, err := msg.Metadata()
+			if err != nil {
+				return nil, fmt.Errorf("inbox fetch: %w", err)
+			}
+			out = append(out, rawMsg{seq: md.Sequence.Stream, subject: msg.Subject(), data: msg.Data()})
+			n++
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, natsgo.ErrTimeout) {
+			return nil, fmt.Errorf("inbox fetch: %w", err)
+		}
+		if n == 0 {
+			break // entries deleted since the consumer counted them
+		}
+	}
+	return out, nil
+}

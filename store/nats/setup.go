@@ -1,0 +1,152 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// duplicateWindow is how long the mail stream remembers Nats-Msg-Id
+// values: a retried publish within it is stored once.
+const duplicateWindow = 2 * time.Minute
+
+// maxValueSize bounds one team file or task, well above what troupe
+// writes, below the default server payload limit.
+const maxValueSize = 1 << 20
+
+// names of one namespace's streams, buckets and subjects.
+func bucketName(ns, what string) string { return ns + "_v" + schemaVersion + "_" + what }
+
+// setup binds the namespace's buckets and mail stream, creating missing
+// ones, and checks the configuration of existing ones.
+func (s *Store) setup(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
+	if _, err := s.js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return errors.New("JetStream is not enabled on this server or account (run nats-server with -js, or troupe serve)")
+		}
+		return fmt.Errorf("JetStream account info: %w", err)
+	}
+	ns := s.opts.Namespace
+	var err error
+	if s.teams, _, err = s.bucket(ctx, bucketName(ns, "teams"), "troupe team files", 1); err != nil {
+		return err
+	}
+	if s.tasks, s.tasksStream, err = s.bucket(ctx, bucketName(ns, "tasks"), "troupe task lists", 1); err != nil {
+		return err
+	}
+	if s.mailRead, s.mailReadStream, err = s.bucket(ctx, bucketName(ns, "mailread"), "troupe inbox read marks", 1); err != nil {
+		return err
+	}
+	s.mailStream = bucketName(ns, "mail")
+	s.mailSubject = ns + ".v" + schemaVersion + ".mail"
+	s.mail, err = s.stream(ctx, jetstream.StreamConfig{
+		Name:        s.mailStream,
+		Description: "troupe inboxes: one message per delivery",
+		Subjects:    []string{s.mailSubject + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    s.opts.Replicas,
+		Duplicates:  duplicateWindow,
+		AllowDirect: true,
+		MaxMsgs:     -1,
+		MaxBytes:    -1,
+		MaxAge:      0,
+		Metadata:    map[string]string{schemaKey: schemaVersion},
+	})
+	return err
+}
+
+// bucket binds (or creates) the KV bucket name and checks it.
+func (s *Store) bucket(ctx context.Context, name, desc string, history uint8) (jetstream.KeyValue, jetstream.Stream, error) {
+	kv, err := s.js.KeyValue(ctx, name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = s.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:       name,
+			Description:  desc,
+			History:      history,
+			MaxValueSize: maxValueSize,
+			Storage:      jetstream.FileStorage,
+			Replicas:     s.opts.Replicas,
+			Metadata:     map[string]string{schemaKey: schemaVersion},
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			// Another process created it first, maybe differently.
+			kv, err = s.js.KeyValue(ctx, name)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("bucket %s: %w", name, err)
+	}
+	str, err := s.js.Stream(ctx, "KV_"+name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bucket %s: %w", name, err)
+	}
+	if err := checkConfig(str.CachedInfo().Config, "bucket "+name, false); err != nil {
+		return nil, nil, err
+	}
+	return kv, str, nil
+}
+
+// stream binds (or creates) the stream of cfg and checks it.
+func (s *Store) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	str, err := s.js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		str, err = s.js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			str, err = s.js.Stream(ctx, cfg.Name)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, natsgo.ErrNoResponders) {
+			return nil, fmt.Errorf("stream %s: no JetStream responded: %w", cfg.Name, err)
+		}
+		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
+	}
+	got := str.CachedInfo().Config
+	if err := checkConfig(got, "stream "+cfg.Name, true); err != nil {
+		return nil, err
+	}
+	if !slices.Equal(got.Subjects, cfg.Subjects) {
+		return nil, fmt.Errorf("stream %s exists with subjects %q; troupe needs exactly %q (delete the stream or choose another namespace)", cfg.Name, got.Subjects, cfg.Subjects)
+	}
+	return str, nil
+}
+
+// checkConfig refuses a stream of another schema or one whose limits
+// would lose data the store relies on. what names it in the error.
+func checkConfig(c jetstream.StreamConfig, what string, mail bool) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s exists with an incompatible configuration: %s (delete it or choose another namespace)", what, fmt.Sprintf(format, args...))
+	}
+	if v := c.Metadata[schemaKey]; v != schemaVersion {
+		if v == "" {
+			return bad("it has no %s metadata, so it was not made by troupe", schemaKey)
+		}
+		return bad("schema version %q, this troupe uses %q", v, schemaVersion)
+	}
+	switch {
+	case c.Retention != jetstream.LimitsPolicy:
+		return bad("retention %v, want limits", c.Retention)
+	case c.MaxAge != 0:
+		return bad("max age %v would expire entries", c.MaxAge)
+	case c.MaxMsgs > 0 || c.MaxBytes > 0:
+		return bad("message or byte limits (%d messages, %d bytes) would drop entries", c.MaxMsgs, c.MaxBytes)
+	case c.DenyPurge:
+		return bad("purges are denied")
+	case mail && c.DenyDelete:
+		return bad("message deletes are denied, so read messages could not be pruned")
+	case c.Sealed:
+		return bad("it is sealed")
+	}
+	if mail && c.Duplicates <= 0 {
+		return bad("no duplicate window, so retried sends could be stored twice")
+	}
+	return nil
+}

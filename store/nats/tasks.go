@@ -1,0 +1,234 @@
+package nats
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/troupe-dev/troupe/tasklist"
+)
+
+// Create stores t under the next id of list, allocated by advancing the
+// list's counter with compare-and-swap: one more than the highest id ever
+// allocated, so ids are never reused. An empty status becomes pending.
+func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (tasklist.Task, tasklist.Revision, error) {
+	if t.Status == "" {
+		t.Status = tasklist.StatusPending
+	}
+	if !t.Status.Valid() {
+		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w: status %q", list, tasklist.ErrInvalid, t.Status)
+	}
+	s := ts.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w", list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	defer cancel()
+	fail := func(err error) (tasklist.Task, tasklist.Revision, error) {
+		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w", list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	for range maxCAS {
+		high, rev, err := ts.high(ctx, list)
+		if err != nil {
+			return fail(err)
+		}
+		next := strconv.FormatUint(high+1, 10)
+		if rev == 0 {
+			_, err = s.tasks.Create(ctx, highKey(list), []byte(next))
+		} else {
+			_, err = s.tasks.Update(ctx, highKey(list), []byte(next), rev)
+		}
+		if isConflict(err) {
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		t = t.Clone()
+		t.ID = next
+		data, err := json.Marshal(t)
+		if err != nil {
+			return fail(err)
+		}
+		trev, err := s.tasks.Create(ctx, taskKey(list, next), data)
+		if isConflict(err) {
+			continue // cannot happen unless the counter was reset; take the next id
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return t.Clone(), tasklist.Revision(trev), nil
+	}
+	return fail(errors.New("too much contention"))
+}
+
+// high returns the highest id allocated in list and the counter's
+// revision (0 when the list never had a task).
+func (ts *Tasks) high(ctx context.Context, list string) (uint64, uint64, error) {
+	e, err := ts.s.tasks.Get(ctx, highKey(list))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := strconv.ParseUint(string(e.Value()), 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("bucket %s key %s: id counter %q: %w", ts.s.tasks.Bucket(), e.Key(), e.Value(), tasklist.ErrCorrupt)
+	}
+	return n, e.Revision(), nil
+}
+
+// Get returns a task and its revision, or tasklist.ErrNotFound.
+func (ts *Tasks) Get(ctx context.Context, list, id string) (tasklist.Task, tasklist.Revision, error) {
+	s := ts.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return tasklist.Task{}, 0, fmt.Errorf("get task %s in list %s: %w", id, list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	defer cancel()
+	return ts.get(ctx, list, id)
+}
+
+func (ts *Tasks) get(ctx context.Context, list, id string) (tasklist.Task, tasklist.Revision, error) {
+	s := ts.s
+	if !tasklist.ValidID(id) {
+		return tasklist.Task{}, 0, fmt.Errorf("get task %q in list %s: %w", id, list, tasklist.ErrNotFound)
+	}
+	e, err := s.tasks.Get(ctx, taskKey(list, id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return tasklist.Task{}, 0, fmt.Errorf("get task %s in list %s: %w", id, list, tasklist.ErrNotFound)
+	}
+	if err != nil {
+		return tasklist.Task{}, 0, fmt.Errorf("get task %s in list %s: %w", id, list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	t, err := decodeTask(id, e.Value())
+	if err != nil {
+		return tasklist.Task{}, 0, fmt.Errorf("get task %s in list %s: %w", id, list, &tasklist.CorruptError{List: list, Errors: map[string]error{id: err}})
+	}
+	return t, tasklist.Revision(e.Revision()), nil
+}
+
+// decodeTask decodes a stored task, which must carry the id of its key.
+func decodeTask(id string, data []byte) (tasklist.Task, error) {
+	var t tasklist.Task
+	if err := json.Unmarshal(data, &t); err != nil {
+		return tasklist.Task{}, err
+	}
+	if t.ID != id {
+		return tasklist.Task{}, fmt.Errorf("task stored under id %s says id %q", id, t.ID)
+	}
+	return t, nil
+}
+
+// List returns every task of list in numeric id order; an absent list is
+// empty. Undecodable tasks are left out and reported in a
+// *tasklist.CorruptError returned with the others.
+func (ts *Tasks) List(ctx context.Context, list string) ([]tasklist.Entry, error) {
+	s := ts.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks of %s: %w", list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	defer cancel()
+	entries, err := s.scanKV(ctx, s.tasks, token(list)+".t.*")
+	if err != nil {
+		return nil, fmt.Errorf("list tasks of %s: %w", list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	out := make([]tasklist.Entry, 0, len(entries))
+	bad := map[string]error{}
+	for _, e := range entries {
+		id := e.Key()[strings.LastIndexByte(e.Key(), '.')+1:]
+		t, err := decodeTask(id, e.Value())
+		if err != nil {
+			bad[id] = err
+			continue
+		}
+		out = append(out, tasklist.Entry{Task: t, Rev: tasklist.Revision(e.Revision())})
+	}
+	slices.SortFunc(out, func(a, b tasklist.Entry) int {
+		return cmp.Or(cmp.Compare(tasklist.IDNum(a.Task.ID), tasklist.IDNum(b.Task.ID)), strings.Compare(a.Task.ID, b.Task.ID))
+	})
+	if len(bad) > 0 {
+		return out, fmt.Errorf("list tasks of %s: %w", list, &tasklist.CorruptError{List: list, Errors: bad})
+	}
+	return out, nil
+}
+
+// Put replaces task t.ID if its revision is still prev. It returns
+// tasklist.ErrConflict if the task changed since and tasklist.ErrNotFound
+// if it does not exist; it never creates a task.
+func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	if !t.Status.Valid() {
+		return 0, fmt.Errorf("put task %s in list %s: %w: status %q", t.ID, list, tasklist.ErrInvalid, t.Status)
+	}
+	s := ts.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	defer cancel()
+	if !tasklist.ValidID(t.ID) {
+		return 0, fmt.Errorf("put task %q in list %s: %w", t.ID, list, tasklist.ErrNotFound)
+	}
+	if prev == 0 {
+		return 0, ts.casFailed(ctx, "put", list, t.ID, prev)
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
+	}
+	rev, err := s.tasks.Update(ctx, taskKey(list, t.ID), data, uint64(prev))
+	if isConflict(err) {
+		return 0, ts.casFailed(ctx, "put", list, t.ID, prev)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	return tasklist.Revision(rev), nil
+}
+
+// Delete removes task id if its revision is still prev (ErrConflict
+// otherwise, ErrNotFound if absent). Its id stays allocated.
+func (ts *Tasks) Delete(ctx context.Context, list, id string, prev tasklist.Revision) error {
+	s := ts.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return fmt.Errorf("delete task %s in list %s: %w", id, list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	defer cancel()
+	if !tasklist.ValidID(id) {
+		return fmt.Errorf("delete task %q in list %s: %w", id, list, tasklist.ErrNotFound)
+	}
+	if prev == 0 {
+		return ts.casFailed(ctx, "delete", list, id, prev)
+	}
+	err = s.tasks.Delete(ctx, taskKey(list, id), jetstream.LastRevision(uint64(prev)))
+	if isConflict(err) {
+		return ts.casFailed(ctx, "delete", list, id, prev)
+	}
+	if err != nil {
+		return fmt.Errorf("delete task %s in list %s: %w", id, list, s.closedAs(err, tasklist.ErrClosed))
+	}
+	return nil
+}
+
+// casFailed explains a refused compare-and-swap: the task is gone
+// (ErrNotFound) or at another revision (ErrConflict).
+func (ts *Tasks) casFailed(ctx context.Context, op, list, id string, prev tasklist.Revision) error {
+	_, rev, err := ts.get(ctx, list, id)
+	if errors.Is(err, tasklist.ErrNotFound) {
+		return fmt.Errorf("%s task %s in list %s: %w", op, id, list, tasklist.ErrNotFound)
+	}
+	if err != nil && !errors.Is(err, tasklist.ErrCorrupt) {
+		return fmt.Errorf("%s task %s in list %s: %w", op, id, list, err)
+	}
+	return fmt.Errorf("%s task %s in list %s: %w (at revision %d, not %d)", op, id, list, tasklist.ErrConflict, rev, prev)
+}

@@ -1,0 +1,285 @@
+package nats
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/troupe-dev/troupe/team"
+)
+
+// tombstone is the value of a team entry whose delete is under way. It is
+// not JSON, so no reader mistakes it for a team file.
+var tombstone = []byte("troupe:deleting\n")
+
+// maxCAS bounds compare-and-swap retries of one operation.
+const maxCAS = 1000
+
+// isConflict reports whether err is a failed compare-and-swap.
+func isConflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
+}
+
+// Create stores a new team. It returns team.ErrExists if the name is taken
+// and a *team.NameError if the name is not canonical. Messages left in the
+// name's inboxes by an earlier team of that name are purged.
+func (t *Teams) Create(ctx context.Context, c team.Config) error {
+	if err := checkTeamName(c.Name); err != nil {
+		return fmt.Errorf("create team: %w", err)
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("create team %s: %w", c.Name, err)
+	}
+	s := t.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return fmt.Errorf("create team %s: %w", c.Name, s.closedAs(err, team.ErrClosed))
+	}
+	defer cancel()
+	for range maxCAS {
+		info, err := s.mail.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("create team %s: %w", c.Name, s.closedAs(err, team.ErrClosed))
+		}
+		before := info.State.LastSeq
+		_, err = s.teams.Create(ctx, teamKey(c.Name), data)
+		if err == nil {
+			// Only messages stored before the team existed are purged.
+			if err := s.mail.Purge(ctx, jetstream.WithPurgeSubject(s.mailSubject+"."+token(c.Name)+".>"), jetstream.WithPurgeSequence(before+1)); err != nil {
+				s.log.Warn("nats store: purge old inboxes of a new team", "team", c.Name, "err", err)
+			}
+			return nil
+		}
+		if !isConflict(err) {
+			return fmt.Errorf("create team %s: %w", c.Name, s.closedAs(err, team.ErrClosed))
+		}
+		e, err := s.teams.Get(ctx, teamKey(c.Name))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("create team %s: %w", c.Name, s.closedAs(err, team.ErrClosed))
+		}
+		if !bytes.Equal(e.Value(), tombstone) {
+			return fmt.Errorf("create team %s: %w", c.Name, team.ErrExists)
+		}
+		if err := s.finishDelete(ctx, c.Name, e.Revision()); err != nil {
+			return fmt.Errorf("create team %s: finish the earlier delete: %w", c.Name, err)
+		}
+	}
+	return fmt.Errorf("create team %s: too much contention", c.Name)
+}
+
+// Get returns the team called name, or team.ErrNotFound.
+func (t *Teams) Get(ctx context.Context, name string) (team.Config, error) {
+	s := t.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return team.Config{}, fmt.Errorf("get team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	defer cancel()
+	c, _, err := t.get(ctx, name)
+	return c, err
+}
+
+// get returns the team and its revision.
+func (t *Teams) get(ctx context.Context, name string) (team.Config, uint64, error) {
+	s := t.s
+	e, err := s.teams.Get(ctx, teamKey(name))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return team.Config{}, 0, fmt.Errorf("get team %s: %w", name, team.ErrNotFound)
+	}
+	if err != nil {
+		return team.Config{}, 0, fmt.Errorf("get team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	if bytes.Equal(e.Value(), tombstone) {
+		return team.Config{}, e.Revision(), fmt.Errorf("get team %s: %w (being deleted)", name, team.ErrNotFound)
+	}
+	var c team.Config
+	if err := json.Unmarshal(e.Value(), &c); err != nil {
+		return team.Config{}, 0, fmt.Errorf("get team %s: bucket %s key %s: %w", name, s.teams.Bucket(), e.Key(), err)
+	}
+	return c, e.Revision(), nil
+}
+
+// List returns every team, sorted by name. Entries that cannot be decoded
+// are left out and reported in the returned error, alongside the others.
+func (t *Teams) List(ctx context.Context) ([]team.Config, error) {
+	s := t.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list teams: %w", s.closedAs(err, team.ErrClosed))
+	}
+	defer cancel()
+	entries, err := s.scanKV(ctx, s.teams, "*") // team keys are one token; locks are two
+	if err != nil {
+		return nil, fmt.Errorf("list teams: %w", s.closedAs(err, team.ErrClosed))
+	}
+	var out []team.Config
+	var bad []error
+	for _, e := range entries {
+		if bytes.Equal(e.Value(), tombstone) {
+			continue
+		}
+		var c team.Config
+		if err := json.Unmarshal(e.Value(), &c); err != nil {
+			bad = append(bad, fmt.Errorf("team entry %s: %w", e.Key(), err))
+			continue
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b team.Config) int { return strings.Compare(a.Name, b.Name) })
+	if len(bad) > 0 {
+		return out, fmt.Errorf("list teams: %w", errors.Join(bad...))
+	}
+	return out, nil
+}
+
+// scanKV returns the current entries of kv whose keys match filter, in one
+// pass of a watcher, without delete markers.
+func (s *Store) scanKV(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	var out []jetstream.KeyValueEntry
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, errors.New("watcher stopped")
+			}
+			if e == nil {
+				return out, nil
+			}
+			out = append(out, e)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// Update applies fn to the stored team while holding the team's lock (a
+// KV entry, so it excludes other processes too) and stores the result with
+// compare-and-swap. fn runs once; its error is returned as is and leaves
+// the team unchanged. It returns team.ErrNotFound if the team does not
+// exist.
+func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
+	s := t.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	defer cancel()
+	unlock, err := s.lock(ctx, s.teams, teamLockKey(name))
+	if err != nil {
+		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	defer unlock()
+	c, rev, err := t.get(ctx, name)
+	if err != nil {
+		return team.Config{}, err
+	}
+	if err := fn(&c); err != nil {
+		return team.Config{}, err
+	}
+	if c.Name != name {
+		return team.Config{}, fmt.Errorf("update team %s: the name cannot change (to %q)", name, c.Name)
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
+	}
+	if _, err := s.teams.Update(ctx, teamKey(name), data, rev); err != nil {
+		if isConflict(err) {
+			return team.Config{}, fmt.Errorf("update team %s: changed by a writer that did not hold the team's lock (a stale lock taken over?): %w", name, err)
+		}
+		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	return c.Clone(), nil
+}
+
+// Delete removes the team, its inboxes, their read marks and the task list
+// named after it, once check accepts the current team; check runs while
+// the team's lock is held and its error is returned as is. It returns
+// team.ErrNotFound if the team does not exist.
+func (t *Teams) Delete(ctx context.Context, name string, check func(team.Config) error) error {
+	s := t.s
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	defer cancel()
+	unlock, err := s.lock(ctx, s.teams, teamLockKey(name))
+	if err != nil {
+		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	defer unlock()
+	c, rev, err := t.get(ctx, name)
+	if errors.Is(err, team.ErrNotFound) && rev != 0 {
+		// A tombstone: an earlier delete was cut short.
+		if err := s.finishDelete(ctx, name, rev); err != nil {
+			return fmt.Errorf("delete team %s: %w", name, err)
+		}
+		return fmt.Errorf("delete team %s: %w", name, team.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(c); err != nil {
+			return err
+		}
+	}
+	trev, err := s.teams.Update(ctx, teamKey(name), tombstone, rev)
+	if err != nil {
+		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	if err := s.finishDelete(ctx, name, trev); err != nil {
+		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	return nil
+}
+
+// finishDelete purges what belongs to the team whose entry is the
+// tombstone at revision rev, then removes the tombstone.
+func (s *Store) finishDelete(ctx context.Context, name string, rev uint64) error {
+	if err := s.mail.Purge(ctx, jetstream.WithPurgeSubject(s.mailSubject+"."+token(name)+".>")); err != nil {
+		return fmt.Errorf("purge inboxes: %w", err)
+	}
+	if err := s.mailReadStream.Purge(ctx, jetstream.WithPurgeSubject(kvSubject(s.mailRead, token(name)+".>"))); err != nil {
+		return fmt.Errorf("purge read marks: %w", err)
+	}
+	if err := s.tasksStream.Purge(ctx, jetstream.WithPurgeSubject(kvSubject(s.tasks, token(name)+".>"))); err != nil {
+		return fmt.Errorf("purge task list: %w", err)
+	}
+	err := s.teams.Purge(ctx, teamKey(name), jetstream.LastRevision(rev))
+	if err != nil && !isConflict(err) { // a conflict: someone else finished it
+		return fmt.Errorf("remove team entry: %w", err)
+	}
+	return nil
+}
+
+// kvSubject returns the stream subject of the keys of kv matching key.
+func kvSubject(kv jetstream.KeyValue, key string) string {
+	return "$KV." + kv.Bucket() + "." + key
+}
+
+// checkTeamName refuses names that are not canonical team names.
+func checkTeamName(name string) error {
+	if err := team.ValidateTeamName(name); err != nil {
+		return err
+	}
+	if team.Sanitize(name) != name {
+		return &team.NameError{Kind: "team", Name: name, Reason: fmt.Sprintf("not canonical (stored teams are named %q)", team.Sanitize(name))}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/troupe-dev/troupe/mailbox"
+)
+
+// Watch returns a channel that receives a coalesced kick soon after a
+// message is stored in agent's inbox, pushed by an ordered consumer that
+// starts after the stream's current last message. Every watch is also
+// kicked after a reconnect. The channel is closed when ctx is done or the
+// store is closed.
+func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct{}, error) {
+	s := m.s
+	rctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	defer cancel()
+	info, err := s.mail.Info(rctx)
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	cons, err := s.mail.OrderedConsumer(rctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.inboxSubject(teamName, agent) + ".*"},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    info.State.LastSeq + 1,
+		HeadersOnly:    true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	w := &watcher{ch: make(chan struct{}, 1)}
+	cc, err := cons.Consume(func(msg jetstream.Msg) { w.kick() },
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			s.log.Debug("nats store: inbox watch", "team", teamName, "agent", agent, "err", err)
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	s.mu.Lock()
+	s.watchers[w] = struct{}{}
+	s.mu.Unlock()
+	stop := func() {
+		cc.Stop()
+		s.mu.Lock()
+		delete(s.watchers, w)
+		s.mu.Unlock()
+		w.close()
+	}
+	if !s.goFunc(func(sctx context.Context) {
+		select {
+		case <-ctx.Done():
+		case <-sctx.Done():
+		}
+		stop()
+	}) {
+		stop()
+		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, mailbox.ErrClosed)
+	}
+	return w.ch, nil
+}
+
+// kickAll kicks every watch, after a reconnect: messages stored while the
+// connection was down are re-read by the watchers.
+func (s *Store) kickAll() {
+	s.mu.Lock()
+	ws := make([]*watcher, 0, len(s.watchers))
+	for w := range s.watchers {
+		ws = append(ws, w)
+	}
+	s.mu.Unlock()
+	for _, w := range ws {
+		w.kick()
+	}
+}
+
+// watcher is one Watch channel.
+type watcher struct {
+	// mu orders kicks against close, so nothing is sent on a closed
+	// channel.
+	mu     sync.Mutex
+	closed bool // guarded by mu
+	ch     chan struct{}
+}
+
+// kick sends a coalesced signal without blocking.
+func (w *watcher) kick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// close closes the channel once.
+func (w *watcher) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.ch)
+	}
+}
