@@ -110,6 +110,9 @@ func Parse(data []byte) (*Script, error) {
 			if len(c.Input) > 0 && !json.Valid(c.Input) {
 				return nil, fmt.Errorf("script: turns[%d].reply.tool_calls[%d]: input is not valid JSON", i, j)
 			}
+			if err := checkCaptures(string(c.Input)); err != nil {
+				return nil, fmt.Errorf("script: turns[%d].reply.tool_calls[%d].input: %v", i, j, err)
+			}
 		}
 		if t.Reply.Text == "" && len(t.Reply.ToolCalls) == 0 && t.Reply.Error == "" && t.Reply.Thinking == "" {
 			return nil, fmt.Errorf("script: turns[%d].reply: needs text, tool_calls or error", i)
@@ -328,6 +331,11 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			input := c.Input
 			if len(input) == 0 {
 				input = json.RawMessage("{}")
+			}
+			input, err = expandInput(input, req.Messages)
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
 			}
 			b := llm.ToolUse(id, c.Name, append(json.RawMessage(nil), input...))
 			if !yield(llm.Event{Type: llm.EventToolStart, Index: idx, Block: &llm.Block{Type: llm.BlockToolUse, ToolUseID: id, Name: c.Name}}, nil) ||

@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -144,4 +145,37 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCapture(t *testing.T) {
+	s, err := Parse([]byte(`{"turns":[{"match":{"user":"shutdown"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"{{capture:\"request_id\": \"([^\"]+)\"}}","approve":true}}}]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.Text(`please shutdown: {"request_id": "shutdown-17@bob"}`)}}}}
+	resp, err := llm.Complete(context.Background(), m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Message struct {
+			RequestID string `json:"request_id"`
+		} `json:"message"`
+	}
+	calls := resp.Message.ToolUses()
+	if len(calls) != 1 || json.Unmarshal(calls[0].Input, &in) != nil || in.Message.RequestID != "shutdown-17@bob" {
+		t.Fatalf("captured input = %+v", calls)
+	}
+	if _, err := Parse([]byte(`{"turns":[{"reply":{"tool_calls":[{"name":"X","input":{"a":"{{capture:(}}"}}]}}]}`)); err == nil {
+		t.Error("a capture that does not compile was accepted")
+	}
+	if _, err := Parse([]byte(`{"turns":[{"reply":{"tool_calls":[{"name":"X","input":{"a":"{{capture:abc}}"}}]}}]}`)); err == nil {
+		t.Error("a capture without a group was accepted")
+	}
+	m = New(s)
+	req.Messages[0].Content[0] = llm.Text("shutdown without an id")
+	if _, err := llm.Complete(context.Background(), m, req); err == nil || !strings.Contains(err.Error(), "matched no user message") {
+		t.Errorf("a capture with nothing to capture: err = %v", err)
+	}
 }
