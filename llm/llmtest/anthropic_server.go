@@ -22,8 +22,15 @@ import (
 //   - otherwise with the reply its handler picks, streamed with the API's
 //     SSE framing when the request has "stream": true.
 //
-// Requests that reach the handler are recorded. Other paths get 404.
-// It is safe for concurrent use.
+// POST /v1/messages/count_tokens is answered with an estimate (a quarter
+// of the body's length in bytes) without calling the handler, so a client
+// that counts tokens does not consume a scripted reply; those requests are
+// recorded apart (CountTokensRequests).
+//
+// Requests that reach the handler are recorded. Any other path gets 404
+// not_found_error and is logged to the test and recorded (UnknownPaths), so
+// a client that calls an endpoint the fake lacks says so in the test
+// output. It is safe for concurrent use.
 type AnthropicServer struct {
 	// URL is the base URL to configure clients with (ANTHROPIC_BASE_URL),
 	// without the /v1 path.
@@ -34,9 +41,12 @@ type AnthropicServer struct {
 	srv  *httptest.Server
 	done chan struct{} // closed by Close; ends delays
 
-	mu   sync.Mutex
-	reqs []AnthropicRequest // guarded by mu
-	once sync.Once
+	mu      sync.Mutex
+	reqs    []AnthropicRequest // guarded by mu
+	counts  []AnthropicRequest // count_tokens requests; guarded by mu
+	unknown []string           // "METHOD /path" of unserved requests; guarded by mu
+	closed  bool               // guarded by mu; no logging to t once set
+	once    sync.Once
 }
 
 // NewAnthropicServer starts a fake Messages API answering with h, and
@@ -58,6 +68,9 @@ func NewAnthropicServer(t testing.TB, h AnthropicHandler) *AnthropicServer {
 // idempotent.
 func (s *AnthropicServer) Close() {
 	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		close(s.done)
 		s.srv.CloseClientConnections()
 		s.srv.Close()
@@ -85,6 +98,22 @@ func (s *AnthropicServer) RequestCount() int {
 	return len(s.reqs)
 }
 
+// CountTokensRequests returns the POST /v1/messages/count_tokens requests,
+// in arrival order.
+func (s *AnthropicServer) CountTokensRequests() []AnthropicRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]AnthropicRequest(nil), s.counts...)
+}
+
+// UnknownPaths returns "METHOD /path?query" for every request to a path
+// the fake does not serve, in arrival order.
+func (s *AnthropicServer) UnknownPaths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.unknown...)
+}
+
 // LastRequest returns the last request that reached the handler, failing
 // the test if there is none.
 func (s *AnthropicServer) LastRequest() AnthropicRequest {
@@ -99,7 +128,17 @@ func (s *AnthropicServer) LastRequest() AnthropicRequest {
 
 func (s *AnthropicServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &anthCall{w: w, r: r, done: s.done}
-	if r.URL.Path != "/v1/messages" {
+	switch r.URL.Path {
+	case "/v1/messages", "/v1/messages/count_tokens":
+	default:
+		what := r.Method + " " + r.URL.RequestURI()
+		s.mu.Lock()
+		s.unknown = append(s.unknown, what)
+		closed := s.closed
+		s.mu.Unlock()
+		if !closed {
+			s.t.Logf("llmtest: fake Anthropic server does not serve %s (answered 404)", what)
+		}
 		c.json(http.StatusNotFound, anthErrorBody("not_found_error", "Not found: "+r.URL.Path, ""))
 		return
 	}
@@ -120,11 +159,15 @@ func (s *AnthropicServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		c.json(http.StatusBadRequest, anthErrorBody("invalid_request_error", err.Error(), ""))
 		return
 	}
+	req.Method, req.Path, req.Query, req.Header = r.Method, r.URL.Path, r.URL.Query(), r.Header.Clone()
+	if r.URL.Path == "/v1/messages/count_tokens" {
+		s.countTokens(c, req)
+		return
+	}
 	if msg := anthValidate(req); msg != "" {
 		c.json(http.StatusBadRequest, anthErrorBody("invalid_request_error", msg, ""))
 		return
 	}
-	req.Method, req.Path, req.Query, req.Header = r.Method, r.URL.Path, r.URL.Query(), r.Header.Clone()
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
 	c.n = len(s.reqs)
@@ -139,6 +182,21 @@ func (s *AnthropicServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		reply = AnthropicFault{Status: 500, Message: "llmtest: no reply"}
 	}
 	reply.anthServe(s, c)
+}
+
+// countTokens answers a count_tokens request: the same body as a message
+// request less max_tokens and stream.
+func (s *AnthropicServer) countTokens(c *anthCall, req AnthropicRequest) {
+	req.MaxTokens = 1 // not part of a count_tokens body
+	if msg := anthValidate(req); msg != "" {
+		c.json(http.StatusBadRequest, anthErrorBody("invalid_request_error", msg, ""))
+		return
+	}
+	req.MaxTokens = 0
+	s.mu.Lock()
+	s.counts = append(s.counts, req)
+	s.mu.Unlock()
+	c.json(http.StatusOK, map[string]any{"input_tokens": max(1, len(req.Body)/4)})
 }
 
 // anthCall is one request being answered.
