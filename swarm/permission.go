@@ -1,0 +1,109 @@
+package swarm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// permissionUpdate is one item of a permission_response's
+// permission_updates (PROTOCOL.md section 6.4); only addRules is applied.
+type permissionUpdate struct {
+	Type  string `json:"type"`
+	Rules []struct {
+		ToolName    string `json:"toolName"`
+		RuleContent string `json:"ruleContent,omitempty"`
+	} `json:"rules"`
+	Behavior    string `json:"behavior"`
+	Destination string `json:"destination"`
+}
+
+// allowRules returns the allow rules added by permission updates, as rule
+// strings. Updates of other kinds, and rules that do not parse, are left
+// out: rules never widen beyond what parses.
+func allowRules(updates []json.RawMessage) []string {
+	var out []string
+	for _, raw := range updates {
+		var u permissionUpdate
+		if json.Unmarshal(raw, &u) != nil || u.Type != "addRules" || u.Behavior != "allow" {
+			continue
+		}
+		for _, r := range u.Rules {
+			s := r.ToolName
+			if r.RuleContent != "" {
+				s += "(" + r.RuleContent + ")"
+			}
+			if _, err := permission.ParseRule(s); err == nil {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// addRulesUpdate encodes rules as one addRules permission update.
+func addRulesUpdate(rules []permission.Rule, destination string) (json.RawMessage, error) {
+	u := permissionUpdate{Type: "addRules", Behavior: "allow", Destination: destination}
+	for _, r := range rules {
+		u.Rules = append(u.Rules, struct {
+			ToolName    string `json:"toolName"`
+			RuleContent string `json:"ruleContent,omitempty"`
+		}{r.Tool, r.Specifier})
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("encode permission update: %w", err)
+	}
+	return b, nil
+}
+
+// ExactRule returns the rule that allows exactly this call again: Bash
+// with its command, file tools with their path, other tools whole.
+func ExactRule(tool string, input json.RawMessage) string {
+	var in map[string]any
+	_ = json.Unmarshal(input, &in)
+	str := func(k string) string { s, _ := in[k].(string); return s }
+	switch tool {
+	case "Bash":
+		if c := str("command"); c != "" {
+			return "Bash(" + c + ")"
+		}
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		if p := str("file_path"); len(p) > 0 && p[0] == '/' {
+			return "Edit(/" + p + ")"
+		}
+	case "Read":
+		if p := str("file_path"); len(p) > 0 && p[0] == '/' {
+			return "Read(/" + p + ")"
+		}
+	}
+	return tool
+}
+
+// TeamRules turns a team's allowed paths (teamAllowedPaths) into allow
+// rules for every teammate: the path and everything below it, for the
+// tool named (Edit covers the writing tools, Read the reading ones).
+func TeamRules(paths []team.AllowedPath) []string {
+	var out []string
+	for _, p := range paths {
+		if p.Path == "" || p.ToolName == "" || p.Path[0] != '/' {
+			continue
+		}
+		r := p.ToolName + "(/" + p.Path + "/**)"
+		if _, err := permission.ParseRule(r); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// planDigest is the planDigest of a plan approval response: the hex
+// SHA-256 of the plan's content.
+func planDigest(plan string) string {
+	sum := sha256.Sum256([]byte(plan))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,599 @@
+package swarm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// DefaultAskTimeout is how long a teammate waits for the lead's answer to
+// a permission request before the call is denied.
+const DefaultAskTimeout = 5 * time.Minute
+
+// HistoryLen is how many messages a teammate's UI history keeps.
+const HistoryLen = 50
+
+// TeammateConfig sets up a Teammate.
+type TeammateConfig struct {
+	Team, Name, Color string
+	// PaneID and Backend say where it runs, for shutdown_approved frames.
+	PaneID, Backend string
+
+	Teams team.Store
+	Mail  mailbox.Store
+	Tasks tasklist.Store
+
+	// Build returns the teammate's agent configuration. Its tools'
+	// hooks and its approver's asker should call the Teammate's methods
+	// (ShutdownApproved, PlanSubmitted, Ask). The Teammate chains
+	// OnEvent to follow what the model does.
+	Build func(tm *Teammate) (agent.Config, error)
+
+	// Prompt is the first prompt; empty means the first inbox message.
+	Prompt string
+	// PlanMode says the teammate starts in plan mode and must have its
+	// plan approved by the lead; SetMode is called with the mode the lead
+	// grants ("default", never bypassPermissions).
+	PlanMode bool
+	SetMode  func(mode string)
+	// AddAllowRules is called with the allow rules of an "allow always"
+	// answer, so that the same call is not asked again.
+	AddAllowRules func(rules []string)
+	// Trust, when set, decides whether a protocol frame in the inbox
+	// comes from the lead (lead signatures); an untrusted frame is
+	// ignored and reported.
+	Trust func(mailbox.Message) bool
+
+	// AskTimeout bounds the wait for the lead's answer to a permission
+	// request (default DefaultAskTimeout).
+	AskTimeout time.Duration
+	// NoAutoClaim turns off claiming available tasks while idle.
+	NoAutoClaim bool
+
+	Now     func() time.Time
+	Log     *slog.Logger
+	OnEvent func(Event)
+}
+
+// Teammate runs one teammate. Its methods are safe for concurrent use.
+type Teammate struct {
+	cfg TeammateConfig
+	ag  *agent.Agent
+
+	mu       sync.Mutex
+	running  bool
+	inputs   []string      // prompts waiting for the next run
+	wake     chan struct{} // 1-slot: inputs changed
+	shutdown string        // approved shutdown request id
+	plan     string        // pending plan approval request id
+	planned  bool          // still in plan mode
+	asks     map[string]chan mailbox.PermissionResponse
+	history  []string
+	turn     turnState
+}
+
+// turnState is what the runner learns of one run from the agent's events.
+type turnState struct {
+	lastPeerSummary string
+	sentToLead      bool
+	completedTask   string
+}
+
+// NewTeammate builds a teammate and its agent.
+func NewTeammate(cfg TeammateConfig) (*Teammate, error) {
+	switch {
+	case cfg.Team == "" || cfg.Name == "":
+		return nil, errors.New("swarm: a teammate needs a team and a name")
+	case cfg.Teams == nil || cfg.Mail == nil || cfg.Tasks == nil:
+		return nil, errors.New("swarm: a teammate needs the team, mailbox and task stores")
+	case cfg.Build == nil:
+		return nil, errors.New("swarm: TeammateConfig.Build is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AskTimeout <= 0 {
+		cfg.AskTimeout = DefaultAskTimeout
+	}
+	tm := &Teammate{cfg: cfg, wake: make(chan struct{}, 1), planned: cfg.PlanMode,
+		asks: map[string]chan mailbox.PermissionResponse{}}
+	ac, err := cfg.Build(tm)
+	if err != nil {
+		return nil, err
+	}
+	user := ac.OnEvent
+	ac.OnEvent = func(e agent.Event) {
+		tm.observe(e)
+		if user != nil {
+			user(e)
+		}
+	}
+	if tm.ag, err = agent.New(ac); err != nil {
+		return nil, err
+	}
+	return tm, nil
+}
+
+// Agent returns the teammate's agent (for interrupting its current turn).
+func (tm *Teammate) Agent() *agent.Agent { return tm.ag }
+
+// History returns the latest messages the teammate received and sent, at
+// most HistoryLen, oldest first.
+func (tm *Teammate) History() []string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return append([]string(nil), tm.history...)
+}
+
+func (tm *Teammate) remember(s string) {
+	tm.history = append(tm.history, s)
+	if n := len(tm.history) - HistoryLen; n > 0 {
+		tm.history = append(tm.history[:0], tm.history[n:]...)
+	}
+}
+
+// ShutdownApproved records that the model approved shutdown request id:
+// the teammate ends after its current turn.
+func (tm *Teammate) ShutdownApproved(requestID string) {
+	tm.mu.Lock()
+	tm.shutdown = requestID
+	tm.mu.Unlock()
+	tm.event(EventShutdown, "approved shutdown "+requestID)
+}
+
+// PlanSubmitted records the plan approval request the model sent.
+func (tm *Teammate) PlanSubmitted(requestID, digest string) {
+	tm.mu.Lock()
+	tm.plan = requestID
+	tm.mu.Unlock()
+	tm.event(EventPlan, "sent its plan to the lead for approval")
+}
+
+func (tm *Teammate) event(kind, text string) {
+	if tm.cfg.OnEvent != nil {
+		tm.cfg.OnEvent(Event{Time: tm.cfg.Now(), Agent: tm.cfg.Name, Kind: kind, Text: text})
+	}
+}
+
+// observe follows the model's tool calls: messages to peers and the lead,
+// and tasks it completes.
+func (tm *Teammate) observe(e agent.Event) {
+	if e.Type != agent.EventToolUse || e.Call == nil {
+		return
+	}
+	switch e.Call.Name {
+	case "SendMessage":
+		var in struct {
+			To      string          `json:"to"`
+			Summary string          `json:"summary"`
+			Message json.RawMessage `json:"message"`
+		}
+		if json.Unmarshal(e.Call.Input, &in) != nil {
+			return
+		}
+		var text string
+		_ = json.Unmarshal(in.Message, &text)
+		tm.mu.Lock()
+		if in.To == team.LeadName || in.To == "main" {
+			tm.turn.sentToLead = true
+		} else if in.Summary != "" {
+			tm.turn.lastPeerSummary = in.Summary
+		} else if text != "" {
+			tm.turn.lastPeerSummary = "to " + in.To + ": " + firstLine(text, mailbox.MaxSummaryLen-len(in.To)-4)
+		}
+		if text != "" {
+			tm.remember("→ " + in.To + ": " + text)
+		}
+		tm.mu.Unlock()
+	case "TaskUpdate":
+		var in struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(e.Call.Input, &in) == nil && in.Status == string(tasklist.StatusCompleted) {
+			tm.mu.Lock()
+			tm.turn.completedTask = in.TaskID
+			tm.mu.Unlock()
+		}
+	}
+}
+
+// Run runs the teammate until an approved shutdown (nil), or ctx ends
+// (ctx's cause). It reads its inbox on a watch the whole time.
+func (tm *Teammate) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	kick, err := tm.cfg.Mail.Watch(ctx, tm.cfg.Team, tm.cfg.Name)
+	if err != nil {
+		return fmt.Errorf("teammate %s: watch its inbox: %w", tm.cfg.Name, err)
+	}
+	var pump sync.WaitGroup
+	pump.Go(func() {
+		for {
+			if err := tm.pump(ctx); err != nil && ctx.Err() == nil {
+				tm.cfg.Log.Warn("read inbox", "agent", tm.cfg.Name, "err", err)
+			}
+			if _, ok := <-kick; !ok {
+				return
+			}
+		}
+	})
+	defer pump.Wait()
+	defer tm.ag.Kill()
+	defer cancel(nil)
+
+	prompt := tm.cfg.Prompt
+	if prompt == "" {
+		if prompt, err = tm.next(ctx); err != nil {
+			return err
+		}
+	}
+	for {
+		tm.setActive(ctx, true)
+		res, runErr := tm.runOnce(ctx, prompt)
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		tm.mu.Lock()
+		done := tm.shutdown != ""
+		turn := tm.turn
+		tm.turn = turnState{}
+		tm.mu.Unlock()
+		if done {
+			tm.event(EventExit, "shut down")
+			return nil
+		}
+		tm.setActive(ctx, false)
+		tm.idle(ctx, res, runErr, turn)
+		if prompt, err = tm.next(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// runOnce runs the agent on prompt, and again while messages that came
+// in during the run wait in its queue.
+func (tm *Teammate) runOnce(ctx context.Context, prompt string) (agent.Result, error) {
+	tm.mu.Lock()
+	tm.running = true
+	tm.mu.Unlock()
+	res, err := tm.ag.Run(ctx, prompt)
+	for err == nil && ctx.Err() == nil && tm.ag.Pending() > 0 && !tm.stopping() {
+		var more agent.Result
+		more, err = tm.ag.Run(ctx, "")
+		res.Text, res.Interrupted, res.StopReason = more.Text, more.Interrupted, more.StopReason
+	}
+	tm.mu.Lock()
+	tm.running = false
+	tm.mu.Unlock()
+	return res, err
+}
+
+func (tm *Teammate) stopping() bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.shutdown != ""
+}
+
+func (tm *Teammate) setActive(ctx context.Context, active bool) {
+	if err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active); err != nil && ctx.Err() == nil {
+		tm.cfg.Log.Warn("mark teammate active", "agent", tm.cfg.Name, "active", active, "err", err)
+	}
+}
+
+// idle sends the lead one idle notification for the run that ended.
+func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, turn turnState) {
+	n := mailbox.IdleNotification{From: tm.cfg.Name, Timestamp: tm.cfg.Now().UTC().Format(mailbox.TimeLayout),
+		IdleReason: mailbox.IdleAvailable, Summary: turn.lastPeerSummary}
+	switch {
+	case runErr != nil:
+		n.IdleReason = "failed"
+		n.FailureReason = truncate(runErr.Error(), 200)
+	case res.Interrupted:
+		n.IdleReason = "interrupted"
+	}
+	if turn.completedTask != "" {
+		n.CompletedTaskID, n.CompletedStatus = turn.completedTask, "resolved"
+	}
+	if !turn.sentToLead && strings.TrimSpace(res.Text) != "" {
+		// A report printed instead of sent still reaches the lead.
+		n.Result = truncate(res.Text, MaxResultLen)
+	}
+	text, err := mailbox.Encode(n)
+	if err == nil {
+		_, err = tm.cfg.Mail.Send(ctx, tm.cfg.Team, team.LeadName, mailbox.Message{From: tm.cfg.Name, Color: tm.cfg.Color, Text: text})
+	}
+	if err != nil && ctx.Err() == nil {
+		tm.cfg.Log.Warn("send idle notification", "agent", tm.cfg.Name, "err", err)
+	}
+	what := "idle"
+	if n.IdleReason != mailbox.IdleAvailable {
+		what += " (" + n.IdleReason + ")"
+	}
+	if n.CompletedTaskID != "" {
+		what += ", completed task #" + n.CompletedTaskID
+	}
+	tm.event(EventIdle, what)
+}
+
+// next waits for the next prompt: queued messages, or a task it claims.
+func (tm *Teammate) next(ctx context.Context) (string, error) {
+	var taskKick <-chan struct{}
+	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && !tm.cfg.NoAutoClaim {
+		ch, err := w.Watch(ctx, tm.cfg.Team)
+		if err != nil {
+			return "", fmt.Errorf("teammate %s: watch the task list: %w", tm.cfg.Name, err)
+		}
+		taskKick = ch
+	}
+	// Without a watchable task list, look again now and then: the only
+	// fallback to a timer, for stores that cannot notify.
+	var slow <-chan time.Time
+	if taskKick == nil && !tm.cfg.NoAutoClaim {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		slow = t.C
+	}
+	for {
+		tm.mu.Lock()
+		if len(tm.inputs) > 0 || tm.ag.Pending() > 0 {
+			p := strings.Join(tm.inputs, "\n\n")
+			tm.inputs = nil
+			tm.mu.Unlock()
+			return p, nil
+		}
+		planned := tm.planned
+		tm.mu.Unlock()
+		if !tm.cfg.NoAutoClaim && !planned {
+			if p, ok := tm.claim(ctx); ok {
+				return p, nil
+			}
+		}
+		select {
+		case <-tm.wake:
+		case _, ok := <-taskKick:
+			if !ok {
+				taskKick = nil
+			}
+		case <-slow:
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
+	}
+}
+
+// claim takes the first available task, if any, and returns its prompt.
+func (tm *Teammate) claim(ctx context.Context) (string, bool) {
+	t, err := tasklist.New(tm.cfg.Tasks, tm.cfg.Team).Claim(ctx, tm.cfg.Name)
+	if err != nil {
+		if !errors.Is(err, tasklist.ErrNoneReady) && ctx.Err() == nil {
+			tm.cfg.Log.Warn("claim a task", "agent", tm.cfg.Name, "err", err)
+		}
+		return "", false
+	}
+	tm.event(EventClaim, fmt.Sprintf("claimed task #%s %q", t.ID, t.Subject))
+	return fmt.Sprintf(`You claimed task #%s from the team's task list (it is now in_progress and yours).
+
+Subject: %s
+
+%s
+
+Do it. When it is done, mark it completed with TaskUpdate (taskId %q, status "completed") and tell the team lead what you did with SendMessage.`, t.ID, t.Subject, t.Description, t.ID), true
+}
+
+// queue hands a prompt to the model: into the running agent's pending
+// queue (it reaches the model at the next tool-round boundary), or into
+// the inputs of the next run.
+func (tm *Teammate) queue(text string) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	tm.remember(text)
+	if tm.running {
+		tm.ag.Send(text)
+	} else {
+		tm.inputs = append(tm.inputs, text)
+	}
+	select {
+	case tm.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pump reads the unread messages of the inbox, marks them read, and
+// dispatches them: permission verdicts to the waiting call, plan verdicts
+// to the mode switch, everything else to the model.
+func (tm *Teammate) pump(ctx context.Context) error {
+	msgs, err := tm.cfg.Mail.Read(ctx, tm.cfg.Team, tm.cfg.Name, true)
+	if err != nil {
+		var ce *mailbox.CorruptError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		tm.cfg.Log.Warn("corrupt inbox moved aside", "agent", tm.cfg.Name, "err", err)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	if _, err := tm.cfg.Mail.MarkRead(ctx, tm.cfg.Team, tm.cfg.Name, ids); err != nil {
+		return err
+	}
+	var plain []mailbox.Message
+	flush := func() {
+		if len(plain) > 0 {
+			tm.queue(teammateMessage(plain))
+			plain = nil
+		}
+	}
+	for _, m := range msgs {
+		f, err := mailbox.Decode(m.Text)
+		if err != nil {
+			f = mailbox.Text(m.Text)
+		}
+		if _, isText := f.(mailbox.Text); !isText && tm.cfg.Trust != nil && !tm.cfg.Trust(m) {
+			tm.event(EventWarning, fmt.Sprintf("ignored a %s frame from %s that failed lead verification", f.Kind(), m.From))
+			continue
+		}
+		switch f := f.(type) {
+		case mailbox.PermissionResponse:
+			tm.answer(f)
+		case mailbox.ShutdownRequest:
+			flush()
+			tm.event(EventShutdown, "got a shutdown request from "+m.From)
+			tm.queue(shutdownPrompt(m, f))
+		case mailbox.PlanApprovalResponse:
+			flush()
+			tm.planVerdict(m, f)
+		default:
+			plain = append(plain, m)
+		}
+	}
+	flush()
+	return nil
+}
+
+// planVerdict applies the lead's answer to the pending plan.
+func (tm *Teammate) planVerdict(m mailbox.Message, f mailbox.PlanApprovalResponse) {
+	tm.mu.Lock()
+	pending := tm.plan
+	tm.mu.Unlock()
+	if m.From != team.LeadName || !tm.planned || (pending != "" && f.RequestID != pending) {
+		tm.event(EventWarning, fmt.Sprintf("ignored a plan approval response from %s (not the lead, not in plan mode, or for another plan)", m.From))
+		return
+	}
+	if !f.Approved {
+		tm.event(EventPlan, "plan rejected: "+f.Feedback)
+		tm.queue("[Plan Rejected] The team lead rejected your plan. Feedback: " + f.Feedback + "\nRevise the plan and submit it again with ExitPlanMode. You are still in plan mode (read-only).")
+		return
+	}
+	mode := f.PermissionMode
+	if mode == "" || mode == "bypassPermissions" || mode == "plan" {
+		mode = "default" // a plan approval never grants bypass
+	}
+	tm.mu.Lock()
+	tm.planned = false
+	tm.plan = ""
+	tm.mu.Unlock()
+	if tm.cfg.SetMode != nil {
+		tm.cfg.SetMode(mode)
+	}
+	tm.event(EventPlan, "plan approved; permission mode "+mode)
+	msg := "[Plan Approved] The team lead approved your plan. You are now in " + mode + " permission mode: carry it out."
+	if f.Feedback != "" {
+		msg += "\nFeedback: " + f.Feedback
+	}
+	tm.queue(msg)
+}
+
+// Planning reports whether the teammate is still in plan mode.
+func (tm *Teammate) Planning() bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.planned
+}
+
+// answer delivers a permission verdict to the call waiting for it.
+func (tm *Teammate) answer(f mailbox.PermissionResponse) {
+	tm.mu.Lock()
+	ch := tm.asks[f.RequestID]
+	delete(tm.asks, f.RequestID)
+	tm.mu.Unlock()
+	if ch == nil {
+		tm.event(EventWarning, "ignored a permission response for unknown request "+f.RequestID)
+		return
+	}
+	ch <- f // buffered
+}
+
+// Ask relays a permission question to the lead through the mailbox and
+// waits for the answer (approve.Asker). No answer within AskTimeout
+// denies the call with a reason the model sees.
+func (tm *Teammate) Ask(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
+	input := req.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	digest, err := mailbox.InputDigest(req.Tool, input)
+	if err != nil {
+		return approve.Answer{}, err
+	}
+	id := fmt.Sprintf("perm-%d-%s", tm.cfg.Now().UnixMilli(), strings.ToLower(rand.Text()[:7]))
+	ch := make(chan mailbox.PermissionResponse, 1)
+	tm.mu.Lock()
+	tm.asks[id] = ch
+	tm.mu.Unlock()
+	defer func() {
+		tm.mu.Lock()
+		delete(tm.asks, id)
+		tm.mu.Unlock()
+	}()
+	text, err := mailbox.Encode(mailbox.PermissionRequest{RequestID: id, AgentID: tm.cfg.Name, ToolName: req.Tool,
+		ToolUseID: req.ToolUseID, Description: req.Reason, Input: input, PermissionSuggestions: []json.RawMessage{}})
+	if err != nil {
+		return approve.Answer{}, err
+	}
+	if _, err := tm.cfg.Mail.Send(ctx, tm.cfg.Team, team.LeadName, mailbox.Message{From: tm.cfg.Name, Color: tm.cfg.Color, Text: text}); err != nil {
+		return approve.Answer{}, fmt.Errorf("ask the team lead: %w", err)
+	}
+	tm.event(EventPermission, fmt.Sprintf("asked the lead to allow %s (%s)", req.Tool, summarizeInput(input)))
+	timer := time.NewTimer(tm.cfg.AskTimeout)
+	defer timer.Stop()
+	select {
+	case f := <-ch:
+		if f.Subtype != "success" {
+			msg := f.Error
+			if msg == "" {
+				msg = "the team lead denied this call"
+			}
+			return approve.Answer{Allow: false, Message: msg}, nil
+		}
+		if ar := f.ApprovedRequest; ar != nil && (ar.ToolName != req.Tool || (ar.InputDigest != "" && ar.InputDigest != digest)) {
+			return approve.Answer{Allow: false, Message: "the team lead's approval names a different tool call; refused"}, nil
+		}
+		ans := approve.Answer{Allow: true}
+		if f.Response != nil {
+			if len(f.Response.UpdatedInput) > 0 && string(f.Response.UpdatedInput) != "null" {
+				ans.UpdatedInput = f.Response.UpdatedInput
+			}
+			if rules := allowRules(f.Response.PermissionUpdates); len(rules) > 0 && tm.cfg.AddAllowRules != nil {
+				tm.cfg.AddAllowRules(rules)
+			}
+		}
+		return ans, nil
+	case <-timer.C:
+		return approve.Answer{Allow: false, Message: fmt.Sprintf("the team lead did not answer the permission request within %s; the call was not run", tm.cfg.AskTimeout)}, nil
+	case <-ctx.Done():
+		return approve.Answer{}, context.Cause(ctx)
+	}
+}
+
+// summarizeInput is a one-line view of a tool input for the timeline.
+func summarizeInput(input json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(input, &m) == nil {
+		for _, k := range []string{"command", "file_path", "path", "pattern", "url"} {
+			if v, ok := m[k].(string); ok {
+				return firstLine(v, 80)
+			}
+		}
+	}
+	return firstLine(string(input), 80)
+}
