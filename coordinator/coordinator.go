@@ -4,6 +4,18 @@
 // SystemPrompt), the tool names of the coordinator and of its workers, and
 // the scratchpad folder workers share. The concrete tools are wired in
 // cmd/troupe.
+//
+// Claims is the table behind one writer per file: a worker claims a file
+// when it first writes or edits it, another worker's write of that file is
+// refused with a message naming the holder, and the claims go when the
+// worker ends. A session records whether it ran in coordinator mode, and
+// resuming it re-enters or leaves the mode to match.
+//
+// troupe has no fork sub-agents (a sub-agent that inherits its parent's
+// whole conversation and tools). If they are added, coordinator mode must
+// disable them: a coordinator's workers start fresh from a self-contained
+// prompt, and a fork of the coordinator would inherit its orchestration
+// role instead of doing the work.
 package coordinator
 
 import (
