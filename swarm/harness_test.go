@@ -18,8 +18,8 @@ import (
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/shell"
 	"github.com/troupe-dev/troupe/store/mem"
-	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/tool"
 )
 
 // harness is a lead with in-process teammates on a memory store, whose
