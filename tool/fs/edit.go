@@ -84,6 +84,9 @@ func (e *Edit) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		return tool.Errorf("Edit: old_string and new_string are identical; there is nothing to change"), nil
 	}
 	abs := e.cfg.abs(in.FilePath)
+	if res, ok := e.cfg.guard(ctx, "Edit", abs); !ok {
+		return res, nil
+	}
 	st, err := os.Stat(abs)
 	switch {
 	case os.IsNotExist(err) && old == "":

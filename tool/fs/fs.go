@@ -22,6 +22,7 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,24 @@ type Config struct {
 	// Now is the clock; nil means time.Now. No tool reads it yet: it is
 	// here for checks of a file's age against the last Read of it.
 	Now func() time.Time
+	// Guard, when set, is asked before Write or Edit changes a file, with
+	// the file's absolute, cleaned path. An error refuses the change: it
+	// becomes the call's error result ("Write: refused: <error>") and the
+	// file is untouched. Read, Glob and Grep never call it. A coordinator
+	// uses it to enforce one writer per file.
+	Guard func(ctx context.Context, path string) error
+}
+
+// guard runs the Guard, if any, for the tool name on abs; a refusal is
+// the call's error result.
+func (c Config) guard(ctx context.Context, name, abs string) (tool.Result, bool) {
+	if c.Guard == nil {
+		return tool.Result{}, true
+	}
+	if err := c.Guard(ctx, abs); err != nil {
+		return tool.Errorf("%s: refused: %v", name, err), false
+	}
+	return tool.Result{}, true
 }
 
 // withDefaults returns c with its zero fields filled and Root absolute.

@@ -67,6 +67,9 @@ func (w *Write) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		return tool.Result{}, err
 	}
 	abs := w.cfg.abs(in.FilePath)
+	if res, ok := w.cfg.guard(ctx, "Write", abs); !ok {
+		return res, nil
+	}
 	st, err := os.Stat(abs)
 	existed := err == nil
 	switch {
