@@ -15,7 +15,9 @@
 //
 // The tool set of a sub-agent is its parent's minus the Agent tool and the
 // team tools (see FilterTools); MCP tools (mcp__ prefix) are always kept.
-// Team-related inputs (team_name, mode) are accepted and ignored.
+// Team-related inputs (team_name, mode) are accepted and ignored, unless
+// Config.Teammates is set: then a call with a name spawns a teammate of
+// the caller's team through it (see Teammates), with the mode it asks for.
 //
 // A Tool is safe for concurrent use.
 package agent
@@ -118,6 +120,9 @@ type Config struct {
 	// for SendMessage to resume (default DefaultKeepFinished); beyond it
 	// the oldest is dropped and killed.
 	KeepFinished int
+	// Teammates, when set, makes a call with a `name` (and the caller
+	// leading a team) spawn a teammate instead of a sub-agent.
+	Teammates Teammates
 }
 
 // DefaultKeepFinished is the default of Config.KeepFinished.
@@ -169,12 +174,12 @@ const schema = `{
     "description": {"type": "string", "description": "A short (3-5 word) description of the task"},
     "prompt": {"type": "string", "description": "The task for the agent to perform"},
     "subagent_type": {"type": "string", "description": "The type of specialized agent to use for this task (default general-purpose)"},
-    "model": {"type": "string", "enum": ["sonnet", "opus", "haiku", "fable"], "description": "Optional model for this agent; it inherits yours when omitted"},
+    "model": %s,
     "effort": {"type": "string", "enum": ["low", "medium", "high", "xhigh", "max"]},
     "run_in_background": {"type": "boolean", "description": "Run the agent in the background (default: %s); you are notified when it completes"},
-    "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Optional name for the agent"},
+    "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": %s},
     "team_name": {"type": "string", "description": "deprecated, ignored"},
-    "mode": {"type": "string", "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "description": "deprecated, ignored"},
+    "mode": {"type": "string", "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "description": %s},
     "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "Not supported yet"}
   },
   "required": ["description", "prompt"],
@@ -188,13 +193,28 @@ const description = `Launches a new agent to handle a complex, multi-step task a
 - With run_in_background: true the call returns at once with the agent's task id; you are notified with its result when it completes. Use TaskOutput to check on it and TaskStop to stop it. Do not poll it.
 - Launch independent agents in parallel with several Agent calls in one message.`
 
+// teammateDescription is added to the description when teammates can be
+// spawned.
+const teammateDescription = `
+
+Teammates: a call with a name spawns a teammate in your team instead of a sub-agent. It runs on its own (run_in_background does not apply), keeps working after its first prompt, and talks to you and the other members through SendMessage and the shared task list (TaskCreate, TaskList, TaskUpdate). model may be any model id for a teammate. mode "plan" makes it send you its plan for approval before it changes anything. End teammates with a shutdown_request (SendMessage) when their work is done.`
+
 // Spec implements tool.Tool.
 func (t *Tool) Spec() llm.ToolSpec {
 	def := "foreground"
 	if t.cfg.DefaultBackground {
 		def = "background"
 	}
-	return llm.ToolSpec{Name: "Agent", Description: description, InputSchema: json.RawMessage(fmt.Sprintf(schema, def))}
+	model := `{"type": "string", "enum": ["sonnet", "opus", "haiku", "fable"], "description": "Optional model for this agent; it inherits yours when omitted"}`
+	name, mode := `"Optional name for the agent"`, `"deprecated, ignored"`
+	desc := description
+	if t.cfg.Teammates != nil {
+		model = `{"type": "string", "description": "Optional model: an alias (sonnet, opus, haiku, fable) or, for a teammate, any model id; it inherits yours when omitted"}`
+		name = `"With a name, the agent joins your team as a teammate (the name other members address it by); without one it is an ordinary sub-agent"`
+		mode = `"Permission mode of a teammate (inherits yours when omitted); plan makes it submit a plan for your approval before it changes anything"`
+		desc += teammateDescription
+	}
+	return llm.ToolSpec{Name: "Agent", Description: desc, InputSchema: json.RawMessage(fmt.Sprintf(schema, model, def, name, mode))}
 }
 
 // ReadOnly implements tool.Tool: a sub-agent may change anything.
@@ -220,8 +240,9 @@ var (
 	modes       = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"}
 )
 
-// check validates in; the error Result names the field.
-func (t *Tool) check(in *input) (tool.Result, bool) {
+// check validates in; the error Result names the field. A teammate call
+// may name any model id (checkTeammate checks it).
+func (t *Tool) check(in *input, teammate bool) (tool.Result, bool) {
 	in.Description, in.Prompt = strings.TrimSpace(in.Description), strings.TrimSpace(in.Prompt)
 	in.SubagentType = strings.TrimSpace(in.SubagentType)
 	if in.SubagentType == "" {
@@ -249,6 +270,9 @@ func (t *Tool) check(in *input) (tool.Result, bool) {
 		field, v string
 		allowed  []string
 	}{{"model", in.Model, models}, {"effort", in.Effort, efforts}, {"mode", in.Mode, modes}} {
+		if e.field == "model" && teammate {
+			continue
+		}
 		if res, ok := enum(e.field, e.v, e.allowed); !ok {
 			return res, false
 		}
@@ -262,8 +286,12 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if res, ok := tool.Decode("Agent", call.Input, &in); !ok {
 		return res, nil
 	}
-	if res, ok := t.check(&in); !ok {
+	teammate := in.Name != "" && t.cfg.Teammates != nil
+	if res, ok := t.check(&in, teammate); !ok {
 		return res, nil
+	}
+	if teammate {
+		return t.spawnTeammate(ctx, in)
 	}
 	if t.cfg.Factory == nil {
 		return tool.Errorf("Agent: sub-agents are not available in this session"), nil
