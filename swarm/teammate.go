@@ -597,3 +597,8 @@ func summarizeInput(input json.RawMessage) string {
 	}
 	return firstLine(string(input), 80)
 }
+
+// Notify hands the teammate's model a note (a background task's
+// notification, say): at its next tool-round boundary, or as its next
+// prompt.
+func (tm *Teammate) Notify(text string) { tm.queue(text) }

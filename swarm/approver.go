@@ -1,0 +1,92 @@
+package swarm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
+)
+
+// TeamTools are the coordination tools every member may call without
+// asking: they only touch the team's mailboxes and task list. Deny rules
+// still refuse them.
+var TeamTools = []string{"SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "ExitPlanMode", "TeamCreate", "TeamDelete"}
+
+// planTools may run in plan mode: talking to the team, reading the list,
+// and submitting the plan.
+var planTools = []string{"SendMessage", "TaskGet", "TaskList", "ExitPlanMode"}
+
+// Approver is a teammate's permission layer: an approve.Approver whose
+// mode and allow rules change while it runs (plan approved, "allow always"
+// answers), copy-on-write so that a decision in flight sees one state.
+// It is safe for concurrent use.
+type Approver struct {
+	mu  sync.Mutex // serializes changes
+	cur atomic.Pointer[approve.Approver]
+}
+
+// NewApprover returns an Approver starting from base (which it copies),
+// with allow rules for TeamTools added.
+func NewApprover(base *approve.Approver) *Approver {
+	c := *base
+	c.Policy.Allow = slices.Clone(c.Policy.Allow)
+	for _, t := range TeamTools {
+		c.Policy.Allow = append(c.Policy.Allow, permission.Rule{Tool: t, Source: "team"})
+	}
+	a := &Approver{}
+	a.cur.Store(&c)
+	return a
+}
+
+// Approve implements agent.Approver.
+func (a *Approver) Approve(ctx context.Context, r agent.Request) (agent.Verdict, error) {
+	cur := a.cur.Load()
+	if cur.Mode == permission.ModePlan && slices.Contains(planTools, r.Tool) {
+		r.ReadOnly = true // these only talk to the team
+	}
+	return cur.Approve(ctx, r)
+}
+
+// Mode returns the current mode.
+func (a *Approver) Mode() permission.Mode { return a.cur.Load().Mode }
+
+// SetMode switches the mode.
+func (a *Approver) SetMode(mode string) error {
+	m, err := permission.ParseMode(mode)
+	if err != nil {
+		return err
+	}
+	a.update(func(c *approve.Approver) { c.Mode = m })
+	return nil
+}
+
+// AddAllowRules adds allow rules (rule strings that do not parse are
+// reported and left out).
+func (a *Approver) AddAllowRules(rules []string) error {
+	var add []permission.Rule
+	var bad error
+	for _, s := range rules {
+		r, err := permission.ParseRule(s)
+		if err != nil {
+			bad = fmt.Errorf("rule %q: %w", s, err)
+			continue
+		}
+		r.Source = "team"
+		add = append(add, r)
+	}
+	a.update(func(c *approve.Approver) { c.Policy.Allow = append(slices.Clone(c.Policy.Allow), add...) })
+	return bad
+}
+
+func (a *Approver) update(fn func(*approve.Approver)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := *a.cur.Load()
+	fn(&c)
+	a.cur.Store(&c)
+}
