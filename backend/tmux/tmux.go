@@ -1,0 +1,546 @@
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/troupe-dev/troupe/backend"
+)
+
+var _ backend.Backend = (*Backend)(nil)
+
+// Defaults of Config.
+const (
+	DefaultSession      = "troupe-swarm"
+	DefaultWindow       = "swarm-view"
+	DefaultPollInterval = 500 * time.Millisecond
+	DefaultWidth        = 200 // of the dedicated session, until a client attaches
+	DefaultHeight       = 60
+)
+
+// Config says which tmux server to use and how.
+type Config struct {
+	// Socket is the -L name of the dedicated server used outside tmux.
+	// Default "troupe-swarm-<pid>". Tests pass a private name.
+	Socket string
+	// Session and Window name the dedicated session and its window.
+	// Default DefaultSession and DefaultWindow.
+	Session, Window string
+	// Width and Height size the dedicated session's window until a client
+	// attaches. Default DefaultWidth x DefaultHeight.
+	Width, Height int
+	// Getenv reads the leader's environment: $TMUX and $TMUX_PANE say
+	// whether it runs inside tmux. Default os.Getenv.
+	Getenv func(string) string
+	// TmuxPath is the tmux command, looked up on PATH when it has no
+	// slash. Default "tmux".
+	TmuxPath string
+	// PollInterval is how often the supervisor lists panes to notice a
+	// teammate's death. Default DefaultPollInterval.
+	PollInterval time.Duration
+}
+
+// Backend starts teammates in tmux panes. It is safe for concurrent use.
+type Backend struct {
+	tmuxPath string
+	sockArgs []string // -S path or -L name
+	inside   bool     // splitting the leader's window
+	leader   string   // leader pane id, inside only
+	session  string   // dedicated session, outside only
+	window   string
+	width    int
+	height   int
+	poll     time.Duration
+
+	ctx    context.Context // lifecycle; ended by Close
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup // the supervisor
+	kick   chan struct{}  // 1-slot: poll now
+
+	// layout serialises the pane-creating and re-tiling commands, which
+	// read and change the whole window. It guards nothing in memory.
+	layout chan struct{}
+
+	inflight sync.WaitGroup // Spawns between reserve and return
+
+	mu            sync.Mutex
+	closed        bool               // guarded by mu
+	byID          map[string]*Handle // live or starting teammates; guarded by mu
+	owned         []string           // panes troupe created and has not killed, oldest first; guarded by mu
+	handles       map[string]*Handle // launched teammates by pane id; guarded by mu
+	startedServer bool               // troupe started the dedicated server; guarded by mu
+	socketPath    string             // of the server troupe started; guarded by mu
+}
+
+// New returns a tmux backend. Inside tmux ($TMUX set) it splits the
+// leader's window ($TMUX_PANE) on the leader's server; outside it uses a
+// dedicated server and session, started on the first Spawn. It fails with
+// backend.ErrUnavailable when the tmux command is not found, and with a
+// plain error for a malformed $TMUX or $TMUX_PANE.
+func New(cfg Config) (*Backend, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	path := cfg.TmuxPath
+	if path == "" {
+		path = "tmux"
+	}
+	path, err := exec.LookPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tmux command %q: %v", backend.ErrUnavailable, cfg.TmuxPath, err)
+	}
+	b := &Backend{
+		tmuxPath: path,
+		session:  orDefault(cfg.Session, DefaultSession),
+		window:   orDefault(cfg.Window, DefaultWindow),
+		width:    cfg.Width,
+		height:   cfg.Height,
+		poll:     cfg.PollInterval,
+		kick:     make(chan struct{}, 1),
+		layout:   make(chan struct{}, 1),
+		byID:     map[string]*Handle{},
+		handles:  map[string]*Handle{},
+	}
+	if b.width <= 0 {
+		b.width = DefaultWidth
+	}
+	if b.height <= 0 {
+		b.height = DefaultHeight
+	}
+	if b.poll <= 0 {
+		b.poll = DefaultPollInterval
+	}
+	for _, name := range []string{b.session, b.window} {
+		if err := checkName(name); err != nil {
+			return nil, err
+		}
+	}
+	if env := getenv("TMUX"); env != "" {
+		sock, err := leaderSocket(env)
+		if err != nil {
+			return nil, err
+		}
+		b.leader = getenv("TMUX_PANE")
+		if !validPaneID(b.leader) {
+			return nil, fmt.Errorf("inside tmux, $TMUX_PANE %q: want the leader's pane id like %%3", b.leader)
+		}
+		b.inside = true
+		b.sockArgs = []string{"-S", sock}
+	} else {
+		sock := cfg.Socket
+		if sock == "" {
+			sock = "troupe-swarm-" + strconv.Itoa(os.Getpid())
+		}
+		if err := checkName(sock); err != nil {
+			return nil, fmt.Errorf("socket: %w", err)
+		}
+		b.sockArgs = []string{"-L", sock}
+	}
+	b.ctx, b.cancel = context.WithCancelCause(context.Background())
+	b.wg.Go(b.supervise)
+	return b, nil
+}
+
+// checkName refuses a session, window or socket name tmux would misread.
+func checkName(s string) error {
+	if s == "" || strings.ContainsAny(s, ":.;#%/ ") {
+		return fmt.Errorf("tmux name %q: want a non-empty name without : . ; # %% / or spaces", s)
+	}
+	return checkText("tmux name", s)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Name returns backend.Tmux.
+func (b *Backend) Name() string { return backend.Tmux }
+
+// Inside reports whether the backend splits the leader's window (the
+// leader runs inside tmux) rather than a dedicated session.
+func (b *Backend) Inside() bool { return b.inside }
+
+// SocketArgs returns the tmux flags that reach the backend's server
+// (-S path inside tmux, -L name outside), for a user to attach or a test
+// to inspect.
+func (b *Backend) SocketArgs() []string { return append([]string(nil), b.sockArgs...) }
+
+// tmuxError is a failed tmux command with what it printed.
+type tmuxError struct {
+	args   []string
+	stderr string
+	err    error
+}
+
+func (e *tmuxError) Error() string {
+	msg := strings.TrimSpace(e.stderr)
+	if msg == "" {
+		msg = e.err.Error()
+	}
+	return fmt.Sprintf("tmux %s: %s", e.args[0], msg)
+}
+
+func (e *tmuxError) Unwrap() error { return e.err }
+
+// serverGone reports whether err says the server does not run.
+func serverGone(err error) bool {
+	var te *tmuxError
+	if !errors.As(err, &te) {
+		return false
+	}
+	return strings.Contains(te.stderr, "no server running") ||
+		strings.Contains(te.stderr, "error connecting to") ||
+		strings.Contains(te.stderr, "server exited")
+}
+
+// noSessions reports whether err says the server has no session left.
+func noSessions(err error) bool {
+	var te *tmuxError
+	return errors.As(err, &te) && strings.Contains(te.stderr, "no current target")
+}
+
+// paneMissing reports whether err says a target pane does not exist.
+func paneMissing(err error) bool {
+	var te *tmuxError
+	return errors.As(err, &te) && (strings.Contains(te.stderr, "can't find pane") || serverGone(err))
+}
+
+// run runs one tmux command line on the backend's server and returns its
+// standard output.
+func (b *Backend) run(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, b.tmuxPath, append(b.SocketArgs(), args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("tmux %s: %w", args[0], context.Cause(ctx))
+		}
+		return "", &tmuxError{args: args, stderr: stderr.String(), err: err}
+	}
+	return stdout.String(), nil
+}
+
+// Spawn creates a pane, titles and colours it, and starts s.Argv in it
+// with s.Env and s.Cwd. It returns once the teammate's process runs. It
+// fails with backend.ErrRunning when s.AgentID still runs,
+// backend.ErrClosed after Close, and a plain error naming the problem for
+// a bad spec (no AgentID, no Argv, a relative Cwd, an unknown colour, a
+// control character anywhere) or a tmux failure (no room for a pane).
+func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, error) {
+	if s.AgentID == "" {
+		return nil, errors.New("spawn tmux teammate: spec has no AgentID")
+	}
+	fail := func(err error) (backend.Handle, error) {
+		return nil, fmt.Errorf("spawn tmux teammate %s: %w", s.AgentID, err)
+	}
+	command, err := paneCommand(s.Cwd, s.Env, s.Argv)
+	if err != nil {
+		return fail(err)
+	}
+	colour, err := tmuxColour(s.Color)
+	if err != nil {
+		return fail(err)
+	}
+	title := s.Name
+	if title == "" {
+		title = s.AgentID
+	}
+	if err := checkText("name", title); err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(context.Cause(ctx))
+	}
+
+	h := &Handle{b: b, agentID: s.AgentID, done: make(chan struct{})}
+	b.mu.Lock()
+	switch {
+	case b.closed:
+		b.mu.Unlock()
+		return fail(backend.ErrClosed)
+	case b.byID[s.AgentID] != nil:
+		b.mu.Unlock()
+		return fail(backend.ErrRunning)
+	}
+	b.byID[s.AgentID] = h
+	b.inflight.Add(1)
+	b.mu.Unlock()
+	defer b.inflight.Done()
+
+	pane, err := b.newPane(ctx)
+	if err == nil {
+		h.pane = pane
+		var out string
+		out, err = b.run(ctx, chain(append(styleArgs(pane, title, colour), launchArgs(pane, command)...)...)...)
+		if err == nil {
+			h.pid, err = strconv.Atoi(strings.TrimSpace(out))
+			if err != nil {
+				err = fmt.Errorf("tmux printed pane pid %q: %w", out, err)
+			}
+		}
+		if err != nil {
+			b.killPane(context.WithoutCancel(ctx), pane)
+		}
+	}
+	b.mu.Lock()
+	if err == nil && b.closed {
+		err = backend.ErrClosed
+	}
+	if err != nil {
+		delete(b.byID, s.AgentID)
+		b.mu.Unlock()
+		return fail(err)
+	}
+	b.handles[pane] = h
+	b.mu.Unlock()
+	b.kickPoll()
+	return h, nil
+}
+
+// newPane creates an empty pane (running the placeholder) for one more
+// teammate, records it as troupe's, and re-tiles the window.
+func (b *Backend) newPane(ctx context.Context) (string, error) {
+	select {
+	case b.layout <- struct{}{}:
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+	defer func() { <-b.layout }()
+
+	b.mu.Lock()
+	teammates := append([]string(nil), b.owned...)
+	b.mu.Unlock()
+
+	var window, pane string
+	if b.inside {
+		out, err := b.run(ctx, "display-message", "-p", "-t", b.leader, "#{window_id}")
+		if err != nil {
+			return "", fmt.Errorf("find the leader's window: %w", err)
+		}
+		window = strings.TrimSpace(out)
+	} else {
+		window = "=" + b.session + ":" + b.window
+		if len(teammates) == 0 {
+			p, created, err := b.ensureSession(ctx)
+			if err != nil {
+				return "", err
+			}
+			if created {
+				pane = p
+			}
+		}
+	}
+	if pane == "" {
+		out, err := b.run(ctx, splitArgs(b.inside, b.leader, window, teammates)...)
+		if err != nil {
+			return "", fmt.Errorf("create a pane: %w", err)
+		}
+		pane = strings.TrimSpace(out)
+	}
+	if !validPaneID(pane) {
+		return "", fmt.Errorf("tmux printed pane id %q; want %%<number>", pane)
+	}
+	b.mu.Lock()
+	b.owned = append(b.owned, pane)
+	b.mu.Unlock()
+
+	panes := len(teammates) + 1
+	if b.inside {
+		panes++ // the leader
+	}
+	if _, err := b.run(ctx, chain(relayoutArgs(b.inside, window, b.leader, panes)...)...); err != nil {
+		b.killPane(context.WithoutCancel(ctx), pane)
+		return "", fmt.Errorf("re-tile window %s: %w", window, err)
+	}
+	return pane, nil
+}
+
+// ensureSession makes sure the dedicated session exists. When it creates
+// it, it returns its first pane (which the first teammate reuses) and
+// created true. A server that exits while it is asked (its last pane just
+// closed) is retried a few times.
+func (b *Backend) ensureSession(ctx context.Context) (pane string, created bool, err error) {
+	for attempt := 1; ; attempt++ {
+		pane, created, err = b.tryEnsureSession(ctx)
+		if err == nil || !serverGone(err) || attempt == 5 {
+			return pane, created, err
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		case <-ctx.Done():
+			return "", false, context.Cause(ctx)
+		}
+	}
+}
+
+func (b *Backend) tryEnsureSession(ctx context.Context) (pane string, created bool, err error) {
+	out, err := b.run(ctx, "list-sessions", "-F", "#{session_name}")
+	serverUp := err == nil
+	if err != nil && !serverGone(err) {
+		return "", false, fmt.Errorf("list sessions: %w", err)
+	}
+	for _, name := range strings.Split(out, "\n") {
+		if name == b.session {
+			return "", false, nil
+		}
+	}
+	out, err = b.run(ctx, chain(
+		[]string{"new-session", "-d", "-s", b.session, "-n", b.window,
+			"-x", strconv.Itoa(b.width), "-y", strconv.Itoa(b.height), "-P", "-F", paneIDFormat, "--", placeholder},
+		[]string{"display-message", "-p", "#{socket_path}"})...)
+	if err != nil {
+		return "", false, fmt.Errorf("start the dedicated session: %w", err)
+	}
+	pane, sock, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	if !serverUp {
+		b.mu.Lock()
+		b.startedServer = true
+		b.socketPath = sock
+		b.mu.Unlock()
+	}
+	return pane, true, nil
+}
+
+// killPane kills pane p if troupe created it, and forgets it. A pane
+// that is already gone is not an error. The pane leaves the owned list
+// before tmux is asked, so the supervisor never mistakes troupe's own kill
+// for a pane closed by someone else.
+func (b *Backend) killPane(ctx context.Context, p string) error {
+	b.mu.Lock()
+	i := indexOf(b.owned, p)
+	if i >= 0 {
+		b.owned = append(b.owned[:i], b.owned[i+1:]...)
+	}
+	b.mu.Unlock()
+	if i < 0 {
+		return nil // never ours, or already killed
+	}
+	if _, err := b.run(ctx, "kill-pane", "-t", p); err != nil && !paneMissing(err) {
+		b.mu.Lock()
+		b.owned = append(b.owned, p)
+		b.mu.Unlock()
+		return fmt.Errorf("kill pane %s: %w", p, err)
+	}
+	return nil
+}
+
+// forget drops pane p from the panes troupe owns.
+func (b *Backend) forget(p string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if i := indexOf(b.owned, p); i >= 0 {
+		b.owned = append(b.owned[:i], b.owned[i+1:]...)
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// Close kills every pane troupe created (only those) and waits for
+// Spawns under way, or for ctx. When troupe started the dedicated server
+// and no pane is left on it, it kills the server. Close is idempotent;
+// Spawn fails with backend.ErrClosed after it.
+func (b *Backend) Close(ctx context.Context) error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+
+	spawned := make(chan struct{})
+	go func() { b.inflight.Wait(); close(spawned) }()
+	select {
+	case <-spawned:
+	case <-ctx.Done():
+		return fmt.Errorf("close tmux backend: spawns under way: %w", context.Cause(ctx))
+	}
+
+	b.mu.Lock()
+	panes := append([]string(nil), b.owned...)
+	b.mu.Unlock()
+	var errs []error
+	for _, p := range panes {
+		if err := b.killPane(ctx, p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b.finishPane(p, backend.ErrKilled)
+	}
+	b.cancel(backend.ErrClosed)
+	b.wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close tmux backend: %w", err)
+	}
+
+	b.mu.Lock()
+	started, sock := b.startedServer, b.socketPath
+	b.startedServer = false
+	b.mu.Unlock()
+	if !started {
+		return nil
+	}
+	out, err := b.run(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+	switch {
+	case serverGone(err):
+	case noSessions(err):
+		// The last session is gone and the server is on its way out.
+		if _, err := b.run(ctx, "kill-server"); err != nil && !serverGone(err) {
+			return fmt.Errorf("close tmux backend: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("close tmux backend: list panes: %w", err)
+	case strings.TrimSpace(out) != "":
+		return nil // someone else's panes: leave the server running
+	default:
+		if _, err := b.run(ctx, "kill-server"); err != nil && !serverGone(err) {
+			return fmt.Errorf("close tmux backend: %w", err)
+		}
+	}
+	// tmux leaves its socket file behind.
+	if sock != "" {
+		if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("close tmux backend: %w", err)
+		}
+	}
+	return nil
+}
+
+// finishPane ends the teammate of pane p, if any, with err.
+func (b *Backend) finishPane(p string, err error) {
+	b.mu.Lock()
+	h := b.handles[p]
+	if h != nil {
+		delete(b.handles, p)
+		if b.byID[h.agentID] == h {
+			delete(b.byID, h.agentID)
+		}
+	}
+	b.mu.Unlock()
+	if h != nil {
+		h.finish(err)
+	}
+}
+
+// kickPoll makes the supervisor poll now.
+func (b *Backend) kickPoll() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
