@@ -215,3 +215,7 @@ func (l *storeLead) DeleteTeam(ctx context.Context) (string, error) {
 	l.team = ""
 	return name, nil
 }
+
+func toolCall(name, input string) tool.Call {
+	return tool.Call{ID: "toolu_1", Name: name, Input: json.RawMessage(input)}
+}

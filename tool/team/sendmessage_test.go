@@ -361,6 +361,3 @@ func TestExitPlanModeErrors(t *testing.T) {
 		}
 	})
 }
-
-
-
