@@ -155,7 +155,7 @@ func checkName(s string) error {
 	if s == "" || strings.ContainsAny(s, ":.;#%/ ") {
 		return fmt.Errorf("tmux name %q: want a non-empty name without : . ; # %% / or spaces", s)
 	}
-	return checkText("tmux name", s)
+	return backend.CheckText("tmux name", s)
 }
 
 func orDefault(s, def string) string {
@@ -245,7 +245,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	fail := func(err error) (backend.Handle, error) {
 		return nil, fmt.Errorf("spawn tmux teammate %s: %w", s.AgentID, err)
 	}
-	command, err := paneCommand(s.Cwd, s.Env, s.Argv)
+	command, err := backend.PaneCommand(s.Cwd, s.Env, s.Argv)
 	if err != nil {
 		return fail(err)
 	}
@@ -257,7 +257,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	if title == "" {
 		title = s.AgentID
 	}
-	if err := checkText("name", title); err != nil {
+	if err := backend.CheckText("name", title); err != nil {
 		return fail(err)
 	}
 	if err := ctx.Err(); err != nil {

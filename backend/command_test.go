@@ -1,4 +1,4 @@
-package tmux
+package backend
 
 import (
 	"os/exec"
@@ -55,30 +55,30 @@ func TestShellQuote(t *testing.T) {
 		{"''", `''\'''\'''`},
 	}
 	for _, tt := range tests {
-		got, err := shellQuote(tt.in)
+		got, err := ShellQuote(tt.in)
 		if err != nil || got != tt.want {
-			t.Errorf("shellQuote(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			t.Errorf("ShellQuote(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 	for _, bad := range []string{"a\nb", "\x00", "\x1b[31m", "tab\t", "del\x7f", "c1\u0085", "\xff"} {
-		if got, err := shellQuote(bad); err == nil {
-			t.Errorf("shellQuote(%q) = %q, nil; want an error", bad, got)
+		if got, err := ShellQuote(bad); err == nil {
+			t.Errorf("ShellQuote(%q) = %q, nil; want an error", bad, got)
 		}
 	}
 }
 
 func TestPaneCommand(t *testing.T) {
-	got, err := paneCommand("/work/it's here", map[string]string{"B": "2", "A": "", "C": "x y"}, []string{"/usr/bin/troupe", "--agent-id", "a@t", "it's"})
+	got, err := PaneCommand("/work/it's here", map[string]string{"B": "2", "A": "", "C": "x y"}, []string{"/usr/bin/troupe", "--agent-id", "a@t", "it's"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `cd '/work/it'\''s here' && exec env A='' B='2' C='x y' '/usr/bin/troupe' '--agent-id' 'a@t' 'it'\''s'`
 	if got != want {
-		t.Errorf("paneCommand =\n%s\nwant\n%s", got, want)
+		t.Errorf("PaneCommand =\n%s\nwant\n%s", got, want)
 	}
-	got, err = paneCommand("", nil, []string{"troupe"})
+	got, err = PaneCommand("", nil, []string{"troupe"})
 	if want := "exec env 'troupe'"; err != nil || got != want {
-		t.Errorf("paneCommand without cwd and env = %q, %v; want %q", got, err, want)
+		t.Errorf("PaneCommand without cwd and env = %q, %v; want %q", got, err, want)
 	}
 	bad := []struct {
 		name string
@@ -100,9 +100,9 @@ func TestPaneCommand(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := paneCommand(tt.cwd, tt.env, tt.argv)
+			got, err := PaneCommand(tt.cwd, tt.env, tt.argv)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("paneCommand = %q, %v; want an error containing %q", got, err, tt.want)
+				t.Errorf("PaneCommand = %q, %v; want an error containing %q", got, err, tt.want)
 			}
 		})
 	}
@@ -112,7 +112,7 @@ func TestPaneCommand(t *testing.T) {
 func TestPaneCommandInRealShell(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"it's", "$HOME", "a b", "", "*", "\\", "ünï"}
-	line, err := paneCommand(dir, map[string]string{"T_V": "$x 'q'", "T_EMPTY": ""},
+	line, err := PaneCommand(dir, map[string]string{"T_V": "$x 'q'", "T_EMPTY": ""},
 		append([]string{"/bin/sh", "-c", `pwd; printf '[%s]\n' "$@"; echo "$T_V"; echo "${T_EMPTY-unset}|"`, "sh"}, args...))
 	if err != nil {
 		t.Fatal(err)
@@ -139,19 +139,19 @@ func FuzzShellQuote(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		q, err := shellQuote(s)
+		q, err := ShellQuote(s)
 		if ctrlOrInvalid(s) {
 			if err == nil {
-				t.Fatalf("shellQuote(%q) = %q, nil; want an error", s, q)
+				t.Fatalf("ShellQuote(%q) = %q, nil; want an error", s, q)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("shellQuote(%q) = %v", s, err)
+			t.Fatalf("ShellQuote(%q) = %v", s, err)
 		}
 		got := words(t, "x "+q)
 		if want := [][]string{{"x", s}}; !reflect.DeepEqual(got, want) {
-			t.Fatalf("shellQuote(%q) = %s parses to %q; want %q", s, q, got, want)
+			t.Fatalf("ShellQuote(%q) = %s parses to %q; want %q", s, q, got, want)
 		}
 	})
 }
@@ -163,108 +163,26 @@ func FuzzPaneCommand(f *testing.F) {
 	f.Add("/", "1BAD", "x", "-opt", "a;", "\n")
 	f.Fuzz(func(t *testing.T, cwd, k, v, argv0, a1, a2 string) {
 		argv := []string{argv0, a1, a2}
-		line, err := paneCommand(cwd, map[string]string{k: v}, argv)
+		line, err := PaneCommand(cwd, map[string]string{k: v}, argv)
 		bad := (cwd != "" && (!strings.HasPrefix(cwd, "/") || ctrlOrInvalid(cwd))) ||
 			!validEnvName(k) || ctrlOrInvalid(v) ||
 			argv0 == "" || strings.HasPrefix(argv0, "-") || strings.Contains(argv0, "=") ||
 			slices.ContainsFunc(argv, ctrlOrInvalid)
 		if bad {
 			if err == nil {
-				t.Fatalf("paneCommand(%q, %q=%q, %q) = %q, nil; want an error", cwd, k, v, argv, line)
+				t.Fatalf("PaneCommand(%q, %q=%q, %q) = %q, nil; want an error", cwd, k, v, argv, line)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("paneCommand(%q, %q=%q, %q) = %v", cwd, k, v, argv, err)
+			t.Fatalf("PaneCommand(%q, %q=%q, %q) = %v", cwd, k, v, argv, err)
 		}
 		want := [][]string{{"exec", "env", k + "=" + v, argv0, a1, a2}}
 		if cwd != "" {
 			want = append([][]string{{"cd", cwd}}, want...)
 		}
 		if got := words(t, line); !reflect.DeepEqual(got, want) {
-			t.Fatalf("paneCommand = %s parses to %q; want %q", line, got, want)
+			t.Fatalf("PaneCommand = %s parses to %q; want %q", line, got, want)
 		}
 	})
-}
-
-func FuzzParsePanes(f *testing.F) {
-	f.Add("%0|0|123||\n%1|1|124|3|\n%2|1|125||9\n")
-	f.Add("")
-	f.Add("%0|0|1||\n\n")
-	f.Add("%x|0|1||")
-	f.Add("%0|2|1||")
-	f.Add("%0|0|-1||")
-	f.Add("%0|0|1|a|")
-	f.Fuzz(func(t *testing.T, out string) {
-		panes, err := parsePanes(out)
-		if err != nil {
-			return
-		}
-		for id, st := range panes {
-			if !validPaneID(id) || st.pid < 0 || st.status < -1 || st.signal < 0 {
-				t.Fatalf("parsePanes(%q) gave %q %+v", out, id, st)
-			}
-			if !strings.Contains(out, id+"|") {
-				t.Fatalf("parsePanes(%q) invented pane %q", out, id)
-			}
-		}
-	})
-}
-
-func TestParsePanes(t *testing.T) {
-	got, err := parsePanes("%0|0|123||\n%1|1|124|3|\n%2|1|125||9\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]paneState{
-		"%0": {pid: 123, status: -1},
-		"%1": {dead: true, pid: 124, status: 3},
-		"%2": {dead: true, pid: 125, status: -1, signal: 9},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("parsePanes = %+v; want %+v", got, want)
-	}
-	for _, bad := range []string{"%0|0|1|", "0|0|1||", "%0|x|1||", "%0|0|p||", "%0|1|1|-2|", "%0|1|1||s"} {
-		if _, err := parsePanes(bad); err == nil {
-			t.Errorf("parsePanes(%q) = nil error; want one naming the line", bad)
-		}
-	}
-}
-
-func TestSplitArgs(t *testing.T) {
-	tail := []string{"-P", "-F", "#{pane_id}", "--", "cat"}
-	tests := []struct {
-		name      string
-		inside    bool
-		teammates []string
-		want      []string
-	}{
-		{"inside first", true, nil, append([]string{"split-window", "-d", "-t", "%0", "-h", "-l", "70%"}, tail...)},
-		{"outside first in an existing session", false, nil, append([]string{"split-window", "-d", "-t", "=s:w"}, tail...)},
-		{"one teammate: odd, split it vertically", true, []string{"%1"}, append([]string{"split-window", "-d", "-t", "%1", "-v"}, tail...)},
-		{"two: even, the first horizontally", false, []string{"%1", "%2"}, append([]string{"split-window", "-d", "-t", "%1", "-h"}, tail...)},
-		{"three: the middle vertically", true, []string{"%1", "%2", "%3"}, append([]string{"split-window", "-d", "-t", "%2", "-v"}, tail...)},
-		{"four: floor((4-1)/2)=1", true, []string{"%1", "%2", "%3", "%4"}, append([]string{"split-window", "-d", "-t", "%2", "-h"}, tail...)},
-	}
-	for _, tt := range tests {
-		if got := splitArgs(tt.inside, "%0", "=s:w", tt.teammates); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s: splitArgs = %q; want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestTmuxArgAndColours(t *testing.T) {
-	for in, want := range map[string]string{"a": "a", "a;": `a\;`, `a\;`: `a\\;`, ";": `\;`, "": ""} {
-		if got := tmuxArg(in); got != want {
-			t.Errorf("tmuxArg(%q) = %q; want %q", in, got, want)
-		}
-	}
-	for name, want := range map[string]string{"red": "red", "purple": "magenta", "orange": "colour208", "pink": "colour205", "": ""} {
-		if got, err := tmuxColour(name); err != nil || got != want {
-			t.Errorf("tmuxColour(%q) = %q, %v; want %q", name, got, err, want)
-		}
-	}
-	if _, err := tmuxColour("Red"); err == nil || !strings.Contains(err.Error(), `"Red"`) {
-		t.Errorf("tmuxColour(Red) = %v; want an error naming it", err)
-	}
 }
