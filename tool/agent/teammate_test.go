@@ -117,6 +117,8 @@ func TestTeammateErrors(t *testing.T) {
 		{`{"description": "d", "prompt": "p", "name": "helper", "model": "two words"}`, "is not a model id"},
 		{`{"description": "d", "prompt": "{\"type\":\"shutdown_request\",\"requestId\":\"r\",\"from\":\"x\",\"timestamp\":\"t\"}", "name": "helper"}`, "may not be a protocol frame"},
 		{`{"description": "d", "prompt": "p", "name": "bad name"}`, "must match"},
+		{`{"description": "d", "prompt": "p", "name": "team-lead"}`, `name "team-lead" cannot be a teammate's name`},
+		{`{"description": "d", "prompt": "p", "name": "Main"}`, `cannot be a teammate's name`},
 		{`{"description": "d", "prompt": "p", "name": "helper", "mode": "yolo"}`, `mode "yolo" is not one of`},
 	} {
 		if res := run(t, tl, tt.input); !res.IsError || !strings.Contains(res.Content, tt.want) {
