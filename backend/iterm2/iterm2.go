@@ -50,6 +50,10 @@ var _ backend.Backend = (*Backend)(nil)
 // DefaultPollInterval is how often the supervisor lists sessions.
 const DefaultPollInterval = 500 * time.Millisecond
 
+// createTimeout bounds a split, which runs to its end even when the
+// Spawn's ctx is cancelled.
+const createTimeout = 30 * time.Second
+
 // ctrlU is the key that clears the shell's input line.
 const ctrlU = "\x15"
 
@@ -296,7 +300,11 @@ func (b *Backend) newSession(ctx context.Context) (string, error) {
 		default:
 			args = []string{"session", "split", "-v"}
 		}
-		out, err := b.run(ctx, args...)
+		// A split that iTerm2 made must not be lost to a cancelled ctx
+		// (the session would be nobody's): it runs to its end.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+		out, err := b.run(cctx, args...)
+		cancel()
 		if err == nil {
 			id, err := parseCreated(out)
 			if err != nil {

@@ -11,11 +11,11 @@
 //
 //	display-message -p -t <leader> '#{window_id}'      inside: the leader's window
 //	list-sessions -F '#{session_name}'                 outside: is the session there
-//	new-session -d -s <session> -n <window> -x W -y H -P -F '#{pane_id}' -- cat
+//	new-session -d -s <session> -n <window> -x W -y H -P -F '#{pane_id}' -- cat -
 //	                                                   outside: the first teammate reuses its pane
-//	split-window -d -t <leader> -h -l 70% -P -F '#{pane_id}' -- cat
+//	split-window -d -t <leader> -h -l 70% -P -F '#{pane_id}' -- cat -
 //	                                                   inside: the first teammate
-//	split-window -d -t <pane> -v|-h -P -F '#{pane_id}' -- cat
+//	split-window -d -t <pane> -v|-h -P -F '#{pane_id}' -- cat -
 //	                                                   later teammates: the middle of troupe's panes,
 //	                                                   -v for an odd count, -h for even
 //	set-option -w -t <window> pane-border-status top
@@ -27,7 +27,7 @@
 //	set-option -p -t <p> pane-border-style fg=<c>      and pane-active-border-style
 //	set-option -p -t <p> window-style 'bg=default,fg=<c>'
 //	set-option -p -t <p> remain-on-exit on
-//	respawn-pane -k -t <p> -- '<command>'
+//	respawn-pane -k -t <p> -- /bin/sh -c '<command>'
 //	display-message -p -t <p> '#{pane_pid}'
 //	list-panes -a -F '#{pane_id}|#{pane_dead}|#{pane_pid}|#{pane_dead_status}|#{pane_dead_signal}'
 //	run-shell true                                     when a dead pane shows no exit status yet:
@@ -41,7 +41,8 @@
 // Colours map the team palette: red, blue, green, yellow as is, purple to
 // magenta, orange to colour208, pink to colour205, cyan as is.
 //
-// The pane command is one shell line, every word single-quoted:
+// The pane command is one shell line (backend.PaneCommand), every word
+// single-quoted, run by /bin/sh whatever the user's default-shell is:
 //
 //	cd '<cwd>' && exec env K='v' ... '<argv0>' '<arg>' ...
 //

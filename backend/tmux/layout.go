@@ -31,8 +31,9 @@ func tmuxColour(name string) (string, error) {
 }
 
 // placeholder is what a new pane runs until respawn-pane starts the
-// teammate in it.
-const placeholder = "cat"
+// teammate in it. It has two words so that tmux runs it directly, not
+// through the user's default-shell.
+var placeholder = []string{"cat", "-"}
 
 // paneIDFormat makes split-window and new-session print the new pane's id.
 const paneIDFormat = "#{pane_id}"
@@ -48,7 +49,7 @@ const paneIDFormat = "#{pane_id}"
 // split, vertically when there is an odd number of them and horizontally
 // when even; relayout then evens them out.
 func splitArgs(inside bool, leader, target string, teammates []string) []string {
-	tail := []string{"-P", "-F", paneIDFormat, "--", placeholder}
+	tail := append([]string{"-P", "-F", paneIDFormat, "--"}, placeholder...)
 	n := len(teammates)
 	switch {
 	case n == 0 && inside:
@@ -98,11 +99,13 @@ func styleArgs(p, title, colour string) [][]string {
 
 // launchArgs returns the commands that start command in pane p (kept
 // after it exits, so its exit status can be read) and print the pid of
-// its process.
+// its process. The command line is given to /bin/sh: tmux would run a
+// single-argument command with the user's default-shell, and a fish or
+// csh reads quotes differently.
 func launchArgs(p, command string) [][]string {
 	return [][]string{
 		{"set-option", "-p", "-t", p, "remain-on-exit", "on"},
-		{"respawn-pane", "-k", "-t", p, "--", command},
+		{"respawn-pane", "-k", "-t", p, "--", "/bin/sh", "-c", command},
 		{"display-message", "-p", "-t", p, "#{pane_pid}"},
 	}
 }

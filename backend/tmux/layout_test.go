@@ -51,7 +51,7 @@ func TestParsePanes(t *testing.T) {
 }
 
 func TestSplitArgs(t *testing.T) {
-	tail := []string{"-P", "-F", "#{pane_id}", "--", "cat"}
+	tail := []string{"-P", "-F", "#{pane_id}", "--", "cat", "-"}
 	tests := []struct {
 		name      string
 		inside    bool

@@ -26,6 +26,10 @@ const (
 	DefaultHeight       = 60
 )
 
+// createTimeout bounds a pane-creating tmux command, which runs to its
+// end even when the Spawn's ctx is cancelled.
+const createTimeout = 30 * time.Second
+
 // Config says which tmux server to use and how.
 type Config struct {
 	// Socket is the -L name of the dedicated server used outside tmux.
@@ -283,7 +287,9 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	if err == nil {
 		h.pane = pane
 		var out string
-		out, err = b.run(ctx, chain(append(styleArgs(pane, title, colour), launchArgs(pane, command)...)...)...)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout) // see newPane
+		defer cancel()
+		out, err = b.run(cctx, chain(append(styleArgs(pane, title, colour), launchArgs(pane, command)...)...)...)
 		if err == nil {
 			h.pid, err = strconv.Atoi(strings.TrimSpace(out))
 			if err != nil {
@@ -343,7 +349,11 @@ func (b *Backend) newPane(ctx context.Context) (string, error) {
 		}
 	}
 	if pane == "" {
-		out, err := b.run(ctx, splitArgs(b.inside, b.leader, window, teammates)...)
+		// A split that tmux made must not be lost to a cancelled ctx
+		// (the pane would be nobody's): it runs to its end.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+		out, err := b.run(cctx, splitArgs(b.inside, b.leader, window, teammates)...)
+		cancel()
 		if err != nil {
 			return "", fmt.Errorf("create a pane: %w", err)
 		}
@@ -396,9 +406,11 @@ func (b *Backend) tryEnsureSession(ctx context.Context) (pane string, created bo
 			return "", false, nil
 		}
 	}
-	out, err = b.run(ctx, chain(
-		[]string{"new-session", "-d", "-s", b.session, "-n", b.window,
-			"-x", strconv.Itoa(b.width), "-y", strconv.Itoa(b.height), "-P", "-F", paneIDFormat, "--", placeholder},
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout) // see newPane
+	defer cancel()
+	out, err = b.run(cctx, chain(
+		append([]string{"new-session", "-d", "-s", b.session, "-n", b.window,
+			"-x", strconv.Itoa(b.width), "-y", strconv.Itoa(b.height), "-P", "-F", paneIDFormat, "--"}, placeholder...),
 		[]string{"display-message", "-p", "#{socket_path}"})...)
 	if err != nil {
 		return "", false, fmt.Errorf("start the dedicated session: %w", err)

@@ -345,6 +345,9 @@ func TestArgvAndEnvReachTheProgram(t *testing.T) {
 	// The server has TROUPE_MASKED set; the spec masks it.
 	s.must("new-session", "-d", "-s", "other", "--", "sleep", "100000")
 	s.must("set-environment", "-g", "TROUPE_MASKED", "leaked")
+	// Neither the placeholder nor the command goes through the user's
+	// default-shell (a fish would read the quoting differently).
+	s.must("set-option", "-g", "default-shell", "/bin/false")
 	spec := backend.Spec{
 		AgentID: "args@team", Name: "args", Cwd: dir,
 		Argv: append([]string{"/bin/sh", "-c", script, out}, args...),
