@@ -167,3 +167,26 @@ func TestSpawnRefusesSpecWithoutRun(t *testing.T) {
 		t.Errorf("Spawn without Run = %v; want an error naming the missing Run", err)
 	}
 }
+
+// BenchmarkSpawnKill measures one in-process teammate's life: Spawn until
+// Run runs, then Kill.
+func BenchmarkSpawnKill(b *testing.B) {
+	be := inprocess.New()
+	b.Cleanup(func() { be.Close(context.Background()) })
+	started := make(chan struct{})
+	spec := backend.Spec{AgentID: "bench@t", Run: func(ctx context.Context) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	for b.Loop() {
+		h, err := be.Spawn(b.Context(), spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-started
+		if err := h.Kill(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -25,11 +25,11 @@ const testPoll = 100 * time.Millisecond
 
 // server is a private tmux server for one test, killed at its end.
 type server struct {
-	t      *testing.T
+	t      testing.TB
 	socket string // -L name
 }
 
-func newServer(t *testing.T) *server {
+func newServer(t testing.TB) *server {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed; the tmux backend tests need it (apt-get install tmux)")
@@ -87,7 +87,7 @@ func (s *server) hasPane(p string) bool {
 }
 
 // outside returns a backend that uses s as its dedicated server.
-func (s *server) outside(t *testing.T) *tmux.Backend {
+func (s *server) outside(t testing.TB) *tmux.Backend {
 	t.Helper()
 	b, err := tmux.New(tmux.Config{Socket: s.socket, Getenv: func(string) string { return "" }, PollInterval: testPoll})
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *server) outside(t *testing.T) *tmux.Backend {
 
 // leader starts a leader session on s and returns a backend that runs
 // "inside" it, as a lead started in that pane would, and the leader pane.
-func (s *server) inside(t *testing.T) (*tmux.Backend, string) {
+func (s *server) inside(t testing.TB) (*tmux.Backend, string) {
 	t.Helper()
 	leader := s.must("new-session", "-d", "-s", "lead", "-x", "240", "-y", "120", "-P", "-F", "#{pane_id}", "--", "sleep", "100000")
 	sock := s.must("display-message", "-p", "-t", leader, "#{socket_path}")
@@ -471,4 +471,69 @@ func TestDefaultPoll(t *testing.T) {
 	killPID(t, h, tm)
 	backendtest.WaitDone(t, h, "kill -9 with the default poll")
 	t.Logf("death noticed after %v (poll %v)", time.Since(start), tmux.DefaultPollInterval)
+}
+
+// BenchmarkSpawnKill measures one teammate's life in a pane: Spawn until
+// its process runs (the marker is written), then Kill.
+func BenchmarkSpawnKill(b *testing.B) {
+	for _, mode := range []string{"outside", "inside"} {
+		b.Run(mode, func(b *testing.B) {
+			s := newServer(b)
+			be := s.outside(b)
+			if mode == "inside" {
+				be.Close(b.Context())
+				be, _ = s.inside(b)
+			}
+			// One teammate stays, so the dedicated server lives on.
+			keep := backendtest.NewTeammate(b, "keep@bench")
+			hk, err := be.Spawn(b.Context(), keep.Spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			keep.WaitStarted(b, hk)
+			b.ResetTimer()
+			for i := range b.N {
+				tm := backendtest.NewTeammate(b, fmt.Sprintf("b%d@bench", i))
+				h, err := be.Spawn(b.Context(), tm.Spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tm.WaitStarted(b, h)
+				if err := h.Kill(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDeathNotice measures how long after kill -9 of a teammate Done
+// closes, with the default poll interval.
+func BenchmarkDeathNotice(b *testing.B) {
+	s := newServer(b)
+	be, err := tmux.New(tmux.Config{Socket: s.socket, Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Close(context.Background()) })
+	keep := backendtest.NewTeammate(b, "keep@bench")
+	hk, err := be.Spawn(b.Context(), keep.Spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	keep.WaitStarted(b, hk)
+	var total time.Duration
+	for i := range b.N {
+		tm := backendtest.NewTeammate(b, fmt.Sprintf("d%d@bench", i))
+		h, err := be.Spawn(b.Context(), tm.Spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tm.WaitStarted(b, h)
+		start := time.Now()
+		syscall.Kill(h.(*tmux.Handle).PID(), syscall.SIGKILL)
+		backendtest.WaitDone(b, h, "kill -9")
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/notice")
 }
