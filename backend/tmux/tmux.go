@@ -287,9 +287,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	if err == nil {
 		h.pane = pane
 		var out string
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout) // see newPane
-		defer cancel()
-		out, err = b.run(cctx, chain(append(styleArgs(pane, title, colour), launchArgs(pane, command)...)...)...)
+		out, err = b.run(ctx, chain(append(styleArgs(pane, title, colour), launchArgs(pane, command)...)...)...)
 		if err == nil {
 			h.pid, err = strconv.Atoi(strings.TrimSpace(out))
 			if err != nil {
