@@ -105,14 +105,14 @@ func New(cfg Config) (*Backend, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	path := cfg.It2Path
-	if path == "" {
-		path = "it2"
+	name := cfg.It2Path
+	if name == "" {
+		name = "it2"
 	}
-	path, err := exec.LookPath(path)
+	path, err := exec.LookPath(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: it2 command %q: %v (install it: uv tool install it2, pipx install it2, or pip install --user it2)",
-			backend.ErrUnavailable, cfg.It2Path, err)
+			backend.ErrUnavailable, name, err)
 	}
 	b := &Backend{
 		it2:     path,
@@ -460,10 +460,15 @@ func (b *Backend) supervise() {
 // listing is retried at the next tick: it says nothing about the
 // sessions.
 func (b *Backend) check(ctx context.Context) {
+	// Only teammates registered before the listing starts are judged by
+	// it: a session created meanwhile may be missing from it.
 	b.mu.Lock()
-	n := len(b.handles)
+	watched := make([]string, 0, len(b.handles))
+	for id := range b.handles {
+		watched = append(watched, id)
+	}
 	b.mu.Unlock()
-	if n == 0 {
+	if len(watched) == 0 {
 		return
 	}
 	listed, err := b.list(ctx)
@@ -472,8 +477,8 @@ func (b *Backend) check(ctx context.Context) {
 	}
 	var gone []string
 	b.mu.Lock()
-	for id := range b.handles {
-		if indexOf(b.owned, id) >= 0 && !listed[id] {
+	for _, id := range watched {
+		if b.handles[id] != nil && indexOf(b.owned, id) >= 0 && !listed[id] {
 			gone = append(gone, id)
 		}
 	}

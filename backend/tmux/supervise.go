@@ -103,10 +103,15 @@ func (b *Backend) supervise() {
 // Panes troupe is killing itself have left the owned list and are
 // skipped.
 func (b *Backend) check(ctx context.Context) {
+	// Only teammates registered before the listing starts are judged by
+	// it: a pane created meanwhile may be missing from it.
 	b.mu.Lock()
-	n := len(b.handles)
+	watched := make([]string, 0, len(b.handles))
+	for p := range b.handles {
+		watched = append(watched, p)
+	}
 	b.mu.Unlock()
-	if n == 0 {
+	if len(watched) == 0 {
 		return
 	}
 	out, err := b.run(ctx, "list-panes", "-a", "-F", paneFormat)
@@ -129,9 +134,9 @@ func (b *Backend) check(ctx context.Context) {
 	var ends []ending
 	nudge := false
 	b.mu.Lock()
-	for p := range b.handles {
-		if indexOf(b.owned, p) < 0 {
-			continue
+	for _, p := range watched {
+		if b.handles[p] == nil || indexOf(b.owned, p) < 0 {
+			continue // ended, or being killed by troupe
 		}
 		st, ok := panes[p]
 		switch {

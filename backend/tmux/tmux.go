@@ -94,13 +94,13 @@ func New(cfg Config) (*Backend, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	path := cfg.TmuxPath
-	if path == "" {
-		path = "tmux"
+	name := cfg.TmuxPath
+	if name == "" {
+		name = "tmux"
 	}
-	path, err := exec.LookPath(path)
+	path, err := exec.LookPath(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: tmux command %q: %v", backend.ErrUnavailable, cfg.TmuxPath, err)
+		return nil, fmt.Errorf("%w: tmux command %q: %v (install it: apt-get install tmux, brew install tmux)", backend.ErrUnavailable, name, err)
 	}
 	b := &Backend{
 		tmuxPath: path,
