@@ -11,8 +11,9 @@
 //
 //	display-message -p -t <leader> '#{window_id}'      inside: the leader's window
 //	list-sessions -F '#{session_name}'                 outside: is the session there
-//	new-session -d -s <session> -n <window> -x W -y H -P -F '#{pane_id}' -- cat -
-//	                                                   outside: the first teammate reuses its pane
+//	new-session -d -s <session> -n <window> -x W -y H -P -F '#{pane_id}' -- cat - ;
+//	display-message -p '#{socket_path}'                outside: the first teammate reuses its pane;
+//	                                                   the socket file is removed after kill-server
 //	split-window -d -t <leader> -h -l 70% -P -F '#{pane_id}' -- cat -
 //	                                                   inside: the first teammate
 //	split-window -d -t <pane> -v|-h -P -F '#{pane_id}' -- cat -
@@ -34,10 +35,14 @@
 //	                                                   the job's exit makes tmux reap the pane's
 //	                                                   process (tmux 3.3a sometimes misses it)
 //	kill-pane -t <p>                                   only panes troupe created
-//	list-panes -a -F '#{pane_id}' ; kill-server        Close, outside, only when troupe
+//	list-panes -a -F '#{pane_id}', then kill-server    Close, outside, only when troupe
 //	                                                   started the server and no pane is left
 //
 // Commands of one step are sent as one tmux command line joined by ";".
+// Where this differs from Claude Code's (PROTOCOL.md 10.5): remain-on-exit
+// is on, not failed, so that a clean exit's status is read too (troupe
+// then kills the pane); the command execs the teammate and runs under
+// /bin/sh, not the user's default-shell; titles are kept literal.
 // Colours map the team palette: red, blue, green, yellow as is, purple to
 // magenta, orange to colour208, pink to colour205, cyan as is.
 //
@@ -47,10 +52,10 @@
 //	cd '<cwd>' && exec env K='v' ... '<argv0>' '<arg>' ...
 //
 // A variable with an empty value is written as an empty quoted word, to
-// mask a value the pane would inherit from the tmux server. exec makes the teammate the
-// pane's process, so Handle.PID is the teammate's pid and the pane dies
-// with it. A control character in any part is refused (tmux and the
-// terminal would act on it).
+// mask a value the pane would inherit from the tmux server. exec makes the
+// teammate the pane's process, so Handle.PID is the teammate's pid and the
+// pane dies with it. A control character in any part is refused (tmux and
+// the terminal would act on it).
 //
 // Liveness: one supervisor goroutine per backend lists the server's panes
 // every Config.PollInterval (500 ms) while there are teammates. A pane
