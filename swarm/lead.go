@@ -125,6 +125,7 @@ type Lead struct {
 	plans     map[string]string // plan request id -> digest
 	rules     []string          // team-wide allow-always rules
 	activity  int               // bumps on every teammate message or state change
+	ending    int               // approved shutdowns being handled
 	stopInbox context.CancelFunc
 	wg        sync.WaitGroup
 	changed   chan struct{} // 1-slot: activity bumped
@@ -670,7 +671,14 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 	if m != nil {
 		m.expected = true
 	}
+	l.ending++
 	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.ending--
+		l.mu.Unlock()
+		l.bump()
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.ShutdownTimeout+30*time.Second)
 	defer cancel()
 	if m != nil && m.h != nil {
@@ -698,10 +706,20 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 	}
 	l.mu.Unlock()
 	l.event(name, EventExit, name+" has shut down"+releasedNote(released))
-	if len(released) > 0 {
-		l.deliver(fmt.Sprintf("<system-reminder>\n%s has shut down.%s\n</system-reminder>", name, releasedNote(released)))
+	l.mu.Lock()
+	last := true
+	for other, mm := range l.mates {
+		if other != name && (mm.h == nil || !ended(mm.h)) {
+			last = false
+		}
 	}
-	l.bump()
+	l.mu.Unlock()
+	switch {
+	case len(released) > 0:
+		l.deliver(fmt.Sprintf("<system-reminder>\n%s has shut down.%s\n</system-reminder>", name, releasedNote(released)))
+	case last:
+		l.deliver(fmt.Sprintf("<system-reminder>\n%s has shut down. All teammates have shut down; the team is empty.\n</system-reminder>", name))
+	}
 }
 
 // AskInProcess answers an in-process teammate's permission question
@@ -921,4 +939,67 @@ func (l *Lead) Close(ctx context.Context) error {
 	}
 	l.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Quiet reports whether the team has nothing in flight: no running
+// teammate is working (isActive in the team file), none has unread mail,
+// and no task is waiting for an idle teammate to claim it. A headless
+// lead ends its session only when the team is quiet and its own model has
+// nothing pending.
+func (l *Lead) Quiet(ctx context.Context) (bool, error) {
+	teamName := l.Team()
+	if teamName == "" || strings.HasPrefix(teamName, "\x00") {
+		return true, nil
+	}
+	l.mu.Lock()
+	if l.ending > 0 {
+		l.mu.Unlock()
+		return false, nil
+	}
+	var running []string
+	for name, m := range l.mates {
+		if m.h == nil || !ended(m.h) {
+			running = append(running, name)
+		}
+	}
+	l.mu.Unlock()
+	if len(running) == 0 {
+		return true, nil
+	}
+	cfg, err := l.cfg.Teams.Get(ctx, teamName)
+	if err != nil {
+		return false, err
+	}
+	idle := 0
+	for _, name := range running {
+		m, ok := cfg.Member(name)
+		if !ok {
+			continue
+		}
+		if m.Active() {
+			return false, nil
+		}
+		msgs, err := l.cfg.Mail.Read(ctx, teamName, name, true)
+		if err != nil {
+			return false, err
+		}
+		if len(msgs) > 0 {
+			return false, nil
+		}
+		if !m.PlanModeRequired {
+			idle++
+		}
+	}
+	if idle > 0 {
+		tasks, err := tasklist.New(l.cfg.Tasks, teamName).Tasks(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range tasks {
+			if tasklist.Claimable(t, tasks) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }

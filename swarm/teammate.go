@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -379,8 +380,17 @@ func (tm *Teammate) next(ctx context.Context) (string, error) {
 
 // claim takes the first available task, if any, and returns its prompt.
 func (tm *Teammate) claim(ctx context.Context) (string, bool) {
-	t, err := tasklist.New(tm.cfg.Tasks, tm.cfg.Team).Claim(ctx, tm.cfg.Name)
+	l := tasklist.New(tm.cfg.Tasks, tm.cfg.Team)
+	tasks, err := l.Tasks(ctx)
+	if err != nil || !slices.ContainsFunc(tasks, func(t tasklist.Task) bool { return tasklist.Claimable(t, tasks) }) {
+		return "", false
+	}
+	// Active before the claim, so that nobody sees the task taken by an
+	// idle teammate (a lead waiting for its team to go quiet).
+	tm.setActive(ctx, true)
+	t, err := l.Claim(ctx, tm.cfg.Name)
 	if err != nil {
+		tm.setActive(ctx, false)
 		if !errors.Is(err, tasklist.ErrNoneReady) && ctx.Err() == nil {
 			tm.cfg.Log.Warn("claim a task", "agent", tm.cfg.Name, "err", err)
 		}
@@ -430,8 +440,20 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		return nil
 	}
 	ids := make([]string, len(msgs))
+	forModel := false
 	for i, m := range msgs {
 		ids[i] = m.ID
+		if mailbox.ProtocolKind(m.Text) != mailbox.KindPermissionResponse {
+			forModel = true
+		}
+	}
+	tm.mu.Lock()
+	running := tm.running
+	tm.mu.Unlock()
+	if forModel && !running {
+		// Active before the mail leaves the inbox, so that the work it
+		// brings is never invisible (neither unread nor active).
+		tm.setActive(ctx, true)
 	}
 	if _, err := tm.cfg.Mail.MarkRead(ctx, tm.cfg.Team, tm.cfg.Name, ids); err != nil {
 		return err
