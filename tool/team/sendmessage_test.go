@@ -14,6 +14,7 @@ import (
 
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/store/mem"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 	teamtool "github.com/troupe-dev/troupe/tool/team"
@@ -168,8 +169,9 @@ func TestSendMessageUnknownRecipient(t *testing.T) {
 }
 
 func TestSendMessageNoTeam(t *testing.T) {
-	s := stores{}
-	eachStore(t, func(t *testing.T, st stores) { s = st })
+	m0 := mem.New(mem.Options{Now: clock})
+	t.Cleanup(func() { m0.Close() })
+	s := stores{m0.Teams(), m0.Mail(), m0.Tasks()}
 	m := agentTools(s, teamtool.Self{Name: team.LeadName, Lead: true}, nil)
 	m.fails(t, "SendMessage", `{"to": "bob", "message": "hi"}`, "not in a team yet", "TeamCreate")
 	tm := agentTools(s, teamtool.Self{Name: "x"}, nil)
@@ -359,5 +361,40 @@ func TestExitPlanModeErrors(t *testing.T) {
 		if got := inbox(t, s, team.LeadName); len(got) != 0 {
 			t.Errorf("refused plans reached the lead: %+v", got)
 		}
+	})
+}
+
+// staleTeams serves a roster read before a member left: the one-off
+// failure injection of a member removed between the roster read and the
+// send.
+type staleTeams struct {
+	team.Store
+	stale team.Config
+}
+
+func (s staleTeams) Get(context.Context, string) (team.Config, error) { return s.stale.Clone(), nil }
+
+func TestSendMessageMemberGone(t *testing.T) {
+	eachStore(t, func(t *testing.T, s stores) {
+		c := newTeam(t, s)
+		stale := c.Clone()
+		stale.Members = append(stale.Members, team.Member{AgentID: "ghost@alpha", Name: "ghost"})
+		st := s
+		st.Teams = staleTeams{s.Teams, stale}
+		agentTools(st, member(t, c, "alice"), nil).fails(t, "SendMessage", `{"to": "ghost", "message": "still there?"}`,
+			`"ghost" is not a member of team "alpha"`, "alice, bob, team-lead")
+
+		if err := team.Delete(t.Context(), s.Teams, c.Name); err == nil {
+			t.Fatal("team.Delete with active members succeeded")
+		}
+		for _, n := range []string{"alice", "bob"} {
+			if err := team.SetActive(t.Context(), s.Teams, c.Name, n, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := team.Delete(t.Context(), s.Teams, c.Name); err != nil {
+			t.Fatal(err)
+		}
+		agentTools(s, member(t, c, "alice"), nil).fails(t, "SendMessage", `{"to": "bob", "message": "hi"}`, `your team "alpha" no longer exists`)
 	})
 }
