@@ -120,6 +120,7 @@ func parseInput(input json.RawMessage) (sendInput, message, error) {
 	}
 	in.To = strings.TrimSpace(in.To)
 	raw := bytes.TrimSpace(in.Message)
+	raw = repairSummary(&in, raw)
 	switch {
 	case in.To == "":
 		return in, message{}, errors.New(`SendMessage: invalid input: to is required (a teammate's name, "team-lead", or "*")`)
@@ -167,6 +168,30 @@ func parseInput(input json.RawMessage) (sendInput, message, error) {
 	default:
 		return in, message{}, fmt.Errorf("SendMessage: invalid input: message must be a string or an object with a type, got JSON %s", abbrev(raw))
 	}
+}
+
+// summaryLeak is what a model writes when it closes the summary parameter
+// of a tool call as if it were a tag and opens the message parameter in
+// the same value.
+const summaryLeak = `</summary><parameter name="message">`
+
+// repairSummary splits a summary that swallowed the message (PROTOCOL.md 9:
+// the leak is repaired, not refused): the summary keeps what precedes the
+// leak, and the rest becomes the message when the call has none. It
+// returns the message to use.
+func repairSummary(in *sendInput, raw []byte) []byte {
+	i := strings.Index(in.Summary, summaryLeak)
+	if i < 0 {
+		return raw
+	}
+	rest := strings.TrimSuffix(strings.TrimSpace(in.Summary[i+len(summaryLeak):]), "</parameter>")
+	in.Summary = strings.TrimSpace(in.Summary[:i])
+	if len(raw) == 0 || string(raw) == "null" {
+		if b, err := json.Marshal(rest); err == nil {
+			return b
+		}
+	}
+	return raw
 }
 
 // strict decodes a structured message, refusing unknown fields.

@@ -398,3 +398,21 @@ func TestSendMessageMemberGone(t *testing.T) {
 		agentTools(s, member(t, c, "alice"), nil).fails(t, "SendMessage", `{"to": "bob", "message": "hi"}`, `your team "alpha" no longer exists`)
 	})
 }
+
+func TestSendMessageSummaryLeak(t *testing.T) {
+	eachStore(t, func(t *testing.T, s stores) {
+		c := newTeam(t, s)
+		alice := agentTools(s, member(t, c, "alice"), nil)
+		alice.ok(t, "SendMessage", `{"to": "bob", "summary": "parser done</summary><parameter name=\"message\">The parser is fixed; see #1.</parameter>"}`, nil)
+		alice.ok(t, "SendMessage", `{"to": "bob", "summary": "tests</summary><parameter name=\"message\">ignored", "message": "The tests pass."}`, nil)
+		msgs := inbox(t, s, "bob")
+		got := make([][2]string, len(msgs))
+		for i, m := range msgs {
+			got[i] = [2]string{m.Summary, m.Text}
+		}
+		want := [][2]string{{"parser done", "The parser is fixed; see #1."}, {"tests", "The tests pass."}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("bob's messages (-want +got):\n%s", diff)
+		}
+	})
+}
