@@ -3,6 +3,8 @@ package teamtool_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 	teamtool "github.com/troupe-dev/troupe/tool/team"
@@ -249,4 +252,30 @@ func TestTaskClaimRace(t *testing.T) {
 			t.Errorf("task 1 = %+v, %v; want in_progress owned by %s", task, err, winner)
 		}
 	})
+}
+
+// TestTaskListCorrupt: a task file that does not decode is reported
+// beside the readable tasks, not instead of them.
+func TestTaskListCorrupt(t *testing.T) {
+	root := t.TempDir()
+	fs, err := file.Open(root, file.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	s := stores{fs.Teams(), fs.Mail(), fs.Tasks()}
+	c := newTeam(t, s)
+	lead := agentTools(s, member(t, c, team.LeadName), nil)
+	lead.ok(t, "TaskCreate", `{"subject": "good", "description": "d"}`, nil)
+	if err := os.WriteFile(filepath.Join(root, "tasks", c.Name, "2.json"), []byte(`{"id": "2", "status": 7}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Tasks   []struct{ ID string } `json:"tasks"`
+		Warning string                `json:"warning"`
+	}
+	lead.ok(t, "TaskList", `{}`, &out)
+	if len(out.Tasks) != 1 || out.Tasks[0].ID != "1" || !strings.Contains(out.Warning, "could not be read") {
+		t.Errorf("TaskList = %+v; want task 1 and a warning about the corrupt one", out)
+	}
 }
