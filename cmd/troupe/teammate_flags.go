@@ -1,0 +1,231 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// EnvPlanModeRequired is Claude Code's environment fallback for
+// --plan-mode-required (PROTOCOL.md section 10.2).
+const EnvPlanModeRequired = "CLAUDE_CODE_PLAN_MODE_REQUIRED"
+
+// teammateModes are the values of --teammate-mode.
+var teammateModes = []string{"auto", "tmux", "iterm2", "in-process"}
+
+// teammateFlags are the flags a lead puts on a pane teammate's command
+// line (PROTOCOL.md sections 10.2 and 10.3). A Claude Code lead started
+// with CLAUDE_CODE_TEAMMATE_COMMAND=troupe passes exactly these, so troupe
+// accepts all of them: the identity and lead flags are used, the ones for
+// Claude Code features troupe lacks are accepted and ignored.
+type teammateFlags struct {
+	// Identity (10.2). The three come together or not at all.
+	agentID   string // <name>@<team>
+	agentName string
+	teamName  string
+
+	agentColor       string
+	parentSessionID  string // the lead's session UUID
+	planModeRequired bool   // also EnvPlanModeRequired
+	leadVerifyKeyArg string // <epochMs>.<base64url SPKI>, see leadKey
+	agentType        string // a custom agent definition to run
+	teammateMode     string // lead side: auto, tmux, iterm2 or in-process
+
+	// dangerouslySkip is Claude Code's spelling of permission mode
+	// bypassPermissions (see permissionMode).
+	dangerouslySkip bool
+	// disallowedTools are Claude Code's --disallowed-tools rules, for the
+	// runtime to add to its deny rules.
+	disallowedTools []string
+
+	// ignored are the Claude Code flags troupe has no use for, by name.
+	ignored map[string]*string
+	// ignoredBool are the boolean ones.
+	ignoredBool map[string]*bool
+
+	// Set by validate.
+	leadKey *mailbox.LeadVerifyKey // parsed --lead-verify-key; nil without one
+
+	fs     *pflag.FlagSet
+	getenv func(string) string // os.Getenv unless the caller injects one
+	log    *slog.Logger        // slog.Default() unless the caller injects one
+}
+
+// ignoredStringFlags are value flags a Claude Code lead may pass through to
+// its teammate (10.3) that troupe accepts and ignores.
+var ignoredStringFlags = []struct{ name, usage string }{
+	{"effort", "Claude Code's reasoning effort `LEVEL` (ignored)"},
+	{"settings", "Claude Code settings `FILE or JSON` (ignored)"},
+	{"plugin-dir", "Claude Code plugin `DIR` (ignored)"},
+	{"mcp-config", "Claude Code MCP server `CONFIG` (ignored)"},
+	{"tools", "Claude Code's built-in tool `LIST` (ignored)"},
+}
+
+// ignoredBoolFlags are the boolean ones.
+var ignoredBoolFlags = []struct{ name, usage string }{
+	{"strict-mcp-config", "use only --mcp-config servers (ignored)"},
+	{"chrome", "Claude Code's Chrome integration on (ignored)"},
+	{"no-chrome", "Claude Code's Chrome integration off (ignored)"},
+}
+
+// addTeammateFlags registers on root's own flags every teammate flag of
+// PROTOCOL.md 10.2 and the pass-through flags of 10.3, and returns where
+// they land. Call validate after parsing. A pass-through flag that root
+// already has (--model, --permission-mode) is left to its owner.
+func addTeammateFlags(root *cobra.Command) *teammateFlags {
+	fs := root.Flags()
+	f := &teammateFlags{
+		fs: fs, getenv: os.Getenv, log: slog.Default(),
+		ignored: map[string]*string{}, ignoredBool: map[string]*bool{},
+	}
+	fs.StringVar(&f.agentID, "agent-id", "", "teammate: this agent's `ID`, <name>@<team> (with --agent-name and --team-name)")
+	fs.StringVar(&f.agentName, "agent-name", "", "teammate: this agent's `NAME` in its team")
+	fs.StringVar(&f.teamName, "team-name", "", "teammate: the `TEAM` to join")
+	fs.StringVar(&f.agentColor, "agent-color", "", "teammate: display `COLOR`: "+strings.Join(team.Palette[:], ", "))
+	fs.StringVar(&f.parentSessionID, "parent-session-id", "", "teammate: the lead's session `ID`")
+	fs.BoolVar(&f.planModeRequired, "plan-mode-required", false, "teammate: start in plan mode and need the lead's approval to leave it (also "+EnvPlanModeRequired+"=1)")
+	fs.StringVar(&f.leadVerifyKeyArg, "lead-verify-key", "", "teammate: the lead's public `KEY` (<epochMs>.<base64url Ed25519 SPKI>); lead protocol messages without a valid signature are then not acted on")
+	fs.StringVar(&f.agentType, "agent-type", "", "teammate: custom agent `TYPE` to run")
+	fs.StringVar(&f.teammateMode, "teammate-mode", "", "where teammates run: "+strings.Join(teammateModes, ", "))
+	fs.BoolVar(&f.dangerouslySkip, "dangerously-skip-permissions", false, "same as --permission-mode bypassPermissions (Claude Code's spelling)")
+	fs.StringArrayVar(&f.disallowedTools, "disallowed-tools", nil, "deny these permission `RULES` (Claude Code's spelling of --disallowedTools; repeatable)")
+	for _, fl := range ignoredStringFlags {
+		if fs.Lookup(fl.name) != nil {
+			continue
+		}
+		f.ignored[fl.name] = fs.String(fl.name, "", fl.usage)
+		fs.MarkHidden(fl.name)
+	}
+	for _, fl := range ignoredBoolFlags {
+		if fs.Lookup(fl.name) != nil {
+			continue
+		}
+		f.ignoredBool[fl.name] = fs.Bool(fl.name, false, fl.usage)
+		fs.MarkHidden(fl.name)
+	}
+	return f
+}
+
+// enabled reports whether this process was started as a teammate: the
+// identity flags are set. Call it after validate.
+func (f *teammateFlags) enabled() bool { return f.agentID != "" }
+
+// teammateOnly are the flags that mean nothing without the identity flags.
+var teammateOnly = []string{"agent-color", "parent-session-id", "plan-mode-required", "lead-verify-key", "agent-type"}
+
+// validate checks the parsed flags and returns a *UsageError naming the
+// problem: the identity flags come together or not at all, the id is
+// <name>@<team>, the names are valid, the color, teammate mode and lead
+// key are well formed, and teammate-only flags need the identity. It also
+// applies the plan-mode environment fallback, parses the lead key, and
+// logs (debug) each ignored Claude Code flag that was given.
+func (f *teammateFlags) validate() error {
+	given := func(name string) bool { return f.fs.Changed(name) }
+	var set, missing []string
+	for _, n := range []string{"agent-id", "agent-name", "team-name"} {
+		if given(n) {
+			set = append(set, "--"+n)
+		} else {
+			missing = append(missing, "--"+n)
+		}
+	}
+	if len(set) > 0 && len(missing) > 0 {
+		return usagef("--agent-id, --agent-name and --team-name come together or not at all: %s given without %s", strings.Join(set, ", "), strings.Join(missing, " and "))
+	}
+	if len(set) == 0 {
+		for _, n := range teammateOnly {
+			if given(n) {
+				return usagef("--%s is a teammate flag: it needs --agent-id, --agent-name and --team-name", n)
+			}
+		}
+	} else {
+		if err := f.validateIdentity(); err != nil {
+			return err
+		}
+		if !f.planModeRequired && truthy(f.getenv(EnvPlanModeRequired)) {
+			f.planModeRequired = true
+		}
+	}
+	if f.teammateMode != "" && !slices.Contains(teammateModes, f.teammateMode) {
+		return usagef("--teammate-mode %q: want one of %s", f.teammateMode, strings.Join(teammateModes, ", "))
+	}
+	for name, v := range f.ignored {
+		if given(name) {
+			f.log.Debug("teammate: ignoring a Claude Code flag troupe has no use for", "flag", "--"+name, "value", *v)
+		}
+	}
+	for name := range f.ignoredBool {
+		if given(name) {
+			f.log.Debug("teammate: ignoring a Claude Code flag troupe has no use for", "flag", "--"+name)
+		}
+	}
+	return nil
+}
+
+// validateIdentity checks the flags of a teammate invocation.
+func (f *teammateFlags) validateIdentity() error {
+	if err := team.ValidateTeamName(f.teamName); err != nil {
+		return usagef("--team-name %q: %v", f.teamName, err)
+	}
+	if err := team.ValidateAgentName(f.agentName, false); err != nil {
+		return usagef("--agent-name %q: %v", f.agentName, err)
+	}
+	if want := team.AgentID(f.agentName, f.teamName); f.agentID != want {
+		return usagef("--agent-id %q does not match --agent-name %q and --team-name %q: want %q", f.agentID, f.agentName, f.teamName, want)
+	}
+	if f.fs.Changed("agent-color") && !slices.Contains(team.Palette[:], f.agentColor) {
+		return usagef("--agent-color %q: want one of %s", f.agentColor, strings.Join(team.Palette[:], ", "))
+	}
+	if f.fs.Changed("parent-session-id") && strings.TrimSpace(f.parentSessionID) == "" {
+		return usagef("--parent-session-id: empty")
+	}
+	if f.fs.Changed("agent-type") && strings.TrimSpace(f.agentType) == "" {
+		return usagef("--agent-type: empty")
+	}
+	if f.fs.Changed("lead-verify-key") {
+		k, err := mailbox.ParseLeadVerifyKey(f.leadVerifyKeyArg)
+		if err != nil {
+			return usagef("--lead-verify-key: %v", err)
+		}
+		f.leadKey = &k
+	}
+	return nil
+}
+
+// permissionMode resolves the teammate's permission mode from the value of
+// --permission-mode (explicit, possibly empty) and
+// --dangerously-skip-permissions, which means bypassPermissions. Both at
+// once with another mode is a usage error.
+func (f *teammateFlags) permissionMode(explicit string) (permission.Mode, error) {
+	if !f.dangerouslySkip {
+		if explicit == "" {
+			return "", nil
+		}
+		m, err := permission.ParseMode(explicit)
+		if err != nil {
+			return "", usagef("--permission-mode: %v", err)
+		}
+		return m, nil
+	}
+	if explicit != "" && explicit != string(permission.ModeBypass) {
+		return "", usagef("--dangerously-skip-permissions means --permission-mode %s; it cannot be combined with --permission-mode %s", permission.ModeBypass, explicit)
+	}
+	return permission.ModeBypass, nil
+}
+
+// truthy reports whether an environment value turns a switch on.
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
