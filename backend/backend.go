@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Names of the backends, as stored in a member's backendType.
@@ -108,13 +109,26 @@ var ErrPaneGone = errors.New("backend: pane closed by someone else")
 type ExitError struct {
 	Status int // exit status, when it exited
 	Signal int // signal number, when a signal killed it; 0 otherwise
+	// Output is the end of what the pane showed, when the backend could
+	// read it (a crash message, a usage error); may be empty.
+	Output string
 }
 
 func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("teammate process exited with status %d", e.Status)
 	if e.Signal != 0 {
-		return fmt.Sprintf("teammate process killed by signal %d", e.Signal)
+		msg = fmt.Sprintf("teammate process killed by signal %d", e.Signal)
 	}
-	return fmt.Sprintf("teammate process exited with status %d", e.Status)
+	if last := lastLine(e.Output); last != "" {
+		msg += ": " + last
+	}
+	return msg
+}
+
+// lastLine returns the last non-blank line of s, trimmed.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // Env is what detection looks at.

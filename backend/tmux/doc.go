@@ -31,6 +31,7 @@
 //	respawn-pane -k -t <p> -- /bin/sh -c '<command>'
 //	display-message -p -t <p> '#{pane_pid}'
 //	list-panes -a -F '#{pane_id}|#{pane_dead}|#{pane_pid}|#{pane_dead_status}|#{pane_dead_signal}'
+//	capture-pane -p -J -t <p> -S -80                   a failed pane's last lines, for ExitError.Output
 //	run-shell true                                     when a dead pane shows no exit status yet:
 //	                                                   the job's exit makes tmux reap the pane's
 //	                                                   process (tmux 3.3a sometimes misses it)

@@ -87,3 +87,22 @@ func TestTmuxArgAndColours(t *testing.T) {
 		t.Errorf("tmuxColour(Red) = %v; want an error naming it", err)
 	}
 }
+
+func TestTailOf(t *testing.T) {
+	var long strings.Builder
+	for i := range 30 {
+		long.WriteString(strings.Repeat("x", i) + "\n")
+	}
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"boom   \n\n\nPane is dead (status 3, Wed Dec  2 19:20:00 2026)\n\n", "boom"},
+		{"a\n\nb\n", "a\n\nb"},
+		{long.String(), strings.TrimSuffix(long.String()[strings.Index(long.String(), strings.Repeat("x", 10)+"\n"):], "\n")},
+		{strings.Repeat("y", 5000) + "\nlast", "last"},
+	}
+	for _, tt := range tests {
+		if got := tailOf(tt.in); got != tt.want {
+			t.Errorf("tailOf(%.40q) = %.80q; want %.80q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -160,6 +160,9 @@ func (b *Backend) check(ctx context.Context) {
 		_, _ = b.run(ctx, "run-shell", "true")
 	}
 	for _, e := range ends {
+		if ee, ok := e.err.(*backend.ExitError); ok {
+			ee.Output = b.tail(ctx, e.pane)
+		}
 		if e.dead {
 			// The status is read; a dead pane that cannot be killed now
 			// stays owned, and Close kills it.
@@ -169,4 +172,48 @@ func (b *Backend) check(ctx context.Context) {
 		}
 		b.finishPane(e.pane, e.err)
 	}
+}
+
+// Limits of what tail keeps of a failed pane.
+const (
+	tailLines = 20
+	tailBytes = 4096
+)
+
+// tail returns the last lines a dead pane showed, without tmux's own
+// "Pane is dead" line, or "" when they cannot be read. It is best effort:
+// when the process exits right after writing, tmux 3.3a may close the pane
+// before it has drawn the last output.
+func (b *Backend) tail(ctx context.Context, p string) string {
+	out, err := b.run(ctx, "capture-pane", "-p", "-J", "-t", p, "-S", "-"+strconv.Itoa(4*tailLines))
+	if err != nil {
+		return ""
+	}
+	return tailOf(out)
+}
+
+// tailOf keeps the last tailLines non-trailing-blank lines of a pane
+// capture (at most tailBytes), dropping tmux's "Pane is dead" line.
+func tailOf(capture string) string {
+	var lines []string
+	for line := range strings.SplitSeq(capture, "\n") {
+		if strings.HasPrefix(line, "Pane is dead") {
+			continue
+		}
+		lines = append(lines, strings.TrimRight(line, " "))
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
+	}
+	s := strings.Join(lines, "\n")
+	if len(s) > tailBytes {
+		s = s[len(s)-tailBytes:]
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	return s
 }

@@ -307,6 +307,22 @@ func TestExitStatusAndDeadPaneRemoved(t *testing.T) {
 		t.Errorf("dead pane %s still there after its status was read", h.PaneID())
 	}
 
+	// A failing teammate's last words reach Err. The program lingers a
+	// moment before it exits: tmux 3.3a may close a pane whose process
+	// exits at once before it has drawn the last output (see tail).
+	hf, err := b.Spawn(t.Context(), backend.Spec{AgentID: "fail@team", Argv: []string{"/bin/sh", "-c",
+		`echo "warming up"; echo "fatal: flag provided but not defined: -x" >&2; sleep 0.3; exit 2`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backendtest.WaitDone(t, hf, "exit 2")
+	if !errors.As(hf.Err(), &ee) || ee.Status != 2 || ee.Output != "warming up\nfatal: flag provided but not defined: -x" {
+		t.Errorf("Err = %#v; want ExitError{Status: 2} with the pane's output", hf.Err())
+	}
+	if want := "teammate process exited with status 2: fatal: flag provided but not defined: -x"; hf.Err().Error() != want {
+		t.Errorf("Err().Error() = %q; want %q", hf.Err().Error(), want)
+	}
+
 	tm9 := backendtest.NewTeammate(t, "nine@team")
 	h9 := spawn(t, b, tm9)
 	tm9.WaitStarted(t, h9)
