@@ -187,6 +187,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend, hooks Hook
 		{"FailedExit", testFailedExit},
 		{"CloseKillsAll", testClose},
 		{"ConcurrentSpawns", testConcurrent},
+		{"KillDuringClose", testKillDuringClose},
 		{"BadSpec", testBadSpec},
 	}
 	for _, tt := range tests {
@@ -402,6 +403,39 @@ func testConcurrent(t *testing.T, b backend.Backend, _ Hooks) {
 		})
 	}
 	kw.Wait()
+}
+
+// Kill and Close of the same teammates at once: each ends once, with
+// ErrKilled, and neither call fails.
+func testKillDuringClose(t *testing.T, b backend.Backend, _ Hooks) {
+	var hs []backend.Handle
+	for i := range 4 {
+		tm := NewTeammate(t, fmt.Sprintf("k%d@suite", i))
+		h := spawn(t, b, tm)
+		tm.WaitStarted(t, h)
+		hs = append(hs, h)
+	}
+	var wg sync.WaitGroup
+	for _, h := range hs {
+		wg.Go(func() {
+			if err := h.Kill(killCtx(t)); err != nil {
+				t.Errorf("Kill during Close = %v", err)
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := b.Close(killCtx(t)); err != nil {
+			t.Errorf("Close during Kills = %v", err)
+		}
+	})
+	wg.Wait()
+	for _, h := range hs {
+		if !isDone(h) {
+			t.Errorf("teammate in pane %s not done", h.PaneID())
+		} else if err := h.Err(); !errors.Is(err, backend.ErrKilled) {
+			t.Errorf("Err = %v; want backend.ErrKilled", err)
+		}
+	}
 }
 
 func testBadSpec(t *testing.T, b backend.Backend, _ Hooks) {
