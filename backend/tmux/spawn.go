@@ -1,0 +1,199 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/backend"
+)
+
+// Spawn creates a pane, titles and colours it, and starts s.Argv in it
+// with s.Env and s.Cwd. It returns once the teammate's process runs. It
+// fails with backend.ErrRunning when s.AgentID still runs,
+// backend.ErrClosed after Close, and a plain error naming the problem for
+// a bad spec (no AgentID, no Argv, a relative Cwd, an unknown colour, a
+// control character anywhere) or a tmux failure (no room for a pane).
+func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, error) {
+	if s.AgentID == "" {
+		return nil, errors.New("spawn tmux teammate: spec has no AgentID")
+	}
+	fail := func(err error) (backend.Handle, error) {
+		return nil, fmt.Errorf("spawn tmux teammate %s: %w", s.AgentID, err)
+	}
+	command, err := backend.PaneCommand(s.Cwd, s.Env, s.Argv)
+	if err != nil {
+		return fail(err)
+	}
+	colour, err := tmuxColour(s.Color)
+	if err != nil {
+		return fail(err)
+	}
+	title := s.Name
+	if title == "" {
+		title = s.AgentID
+	}
+	if err := backend.CheckText("name", title); err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(context.Cause(ctx))
+	}
+
+	h := &Handle{b: b, agentID: s.AgentID, done: make(chan struct{})}
+	b.mu.Lock()
+	switch {
+	case b.closed:
+		b.mu.Unlock()
+		return fail(backend.ErrClosed)
+	case b.byID[s.AgentID] != nil:
+		b.mu.Unlock()
+		return fail(backend.ErrRunning)
+	}
+	b.byID[s.AgentID] = h
+	b.inflight.Add(1)
+	b.mu.Unlock()
+	defer b.inflight.Done()
+
+	pane, err := b.newPane(ctx)
+	if err == nil {
+		h.pane = pane
+		var out string
+		out, err = b.run(ctx, chain(append(styleArgs(pane, title, colour), launchArgs(pane, command)...)...)...)
+		if err == nil {
+			h.pid, err = strconv.Atoi(strings.TrimSpace(out))
+			if err != nil {
+				err = fmt.Errorf("tmux printed pane pid %q: %w", out, err)
+			}
+		}
+		if err != nil {
+			b.killPane(context.WithoutCancel(ctx), pane)
+		}
+	}
+	b.mu.Lock()
+	if err == nil && b.closed {
+		err = backend.ErrClosed
+	}
+	if err != nil {
+		delete(b.byID, s.AgentID)
+		b.mu.Unlock()
+		return fail(err)
+	}
+	b.handles[pane] = h
+	b.mu.Unlock()
+	b.kickPoll()
+	return h, nil
+}
+
+// newPane creates an empty pane (running the placeholder) for one more
+// teammate, records it as troupe's, and re-tiles the window.
+func (b *Backend) newPane(ctx context.Context) (string, error) {
+	select {
+	case b.layout <- struct{}{}:
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+	defer func() { <-b.layout }()
+
+	b.mu.Lock()
+	teammates := append([]string(nil), b.owned...)
+	b.mu.Unlock()
+
+	var window, pane string
+	if b.inside {
+		out, err := b.run(ctx, "display-message", "-p", "-t", b.leader, "#{window_id}")
+		if err != nil {
+			return "", fmt.Errorf("find the leader's window: %w", err)
+		}
+		window = strings.TrimSpace(out)
+	} else {
+		window = "=" + b.session + ":" + b.window
+		if len(teammates) == 0 {
+			p, created, err := b.ensureSession(ctx)
+			if err != nil {
+				return "", err
+			}
+			if created {
+				pane = p
+			}
+		}
+	}
+	if pane == "" {
+		// A split that tmux made must not be lost to a cancelled ctx
+		// (the pane would be nobody's): it runs to its end.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+		out, err := b.run(cctx, splitArgs(b.inside, b.leader, window, teammates)...)
+		cancel()
+		if err != nil {
+			return "", fmt.Errorf("create a pane: %w", err)
+		}
+		pane = strings.TrimSpace(out)
+	}
+	if !validPaneID(pane) {
+		return "", fmt.Errorf("tmux printed pane id %q; want %%<number>", pane)
+	}
+	b.mu.Lock()
+	b.owned = append(b.owned, pane)
+	b.mu.Unlock()
+
+	panes := len(teammates) + 1
+	if b.inside {
+		panes++ // the leader
+	}
+	if _, err := b.run(ctx, chain(relayoutArgs(b.inside, window, b.leader, panes)...)...); err != nil {
+		b.killPane(context.WithoutCancel(ctx), pane)
+		return "", fmt.Errorf("re-tile window %s: %w", window, err)
+	}
+	return pane, nil
+}
+
+// ensureSession makes sure the dedicated session exists. When it creates
+// it, it returns its first pane (which the first teammate reuses) and
+// created true. A server that exits while it is asked (its last pane just
+// closed) is retried a few times.
+func (b *Backend) ensureSession(ctx context.Context) (pane string, created bool, err error) {
+	for attempt := 1; ; attempt++ {
+		pane, created, err = b.tryEnsureSession(ctx)
+		if err == nil || !serverGone(err) || attempt == 5 {
+			return pane, created, err
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		case <-ctx.Done():
+			return "", false, context.Cause(ctx)
+		}
+	}
+}
+
+func (b *Backend) tryEnsureSession(ctx context.Context) (pane string, created bool, err error) {
+	out, err := b.run(ctx, "list-sessions", "-F", "#{session_name}")
+	serverUp := err == nil
+	if err != nil && !serverGone(err) {
+		return "", false, fmt.Errorf("list sessions: %w", err)
+	}
+	for _, name := range strings.Split(out, "\n") {
+		if name == b.session {
+			return "", false, nil
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout) // see newPane
+	defer cancel()
+	out, err = b.run(cctx, chain(
+		append([]string{"new-session", "-d", "-s", b.session, "-n", b.window,
+			"-x", strconv.Itoa(b.width), "-y", strconv.Itoa(b.height), "-P", "-F", paneIDFormat, "--"}, placeholder...),
+		[]string{"display-message", "-p", "#{socket_path}"})...)
+	if err != nil {
+		return "", false, fmt.Errorf("start the dedicated session: %w", err)
+	}
+	pane, sock, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	if !serverUp {
+		b.mu.Lock()
+		b.startedServer = true
+		b.socketPath = sock
+		b.mu.Unlock()
+	}
+	return pane, true, nil
+}
