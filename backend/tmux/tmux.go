@@ -181,6 +181,16 @@ func (b *Backend) Inside() bool { return b.inside }
 // to inspect.
 func (b *Backend) SocketArgs() []string { return append([]string(nil), b.sockArgs...) }
 
+// AttachCommand returns the shell command a user runs to watch the
+// teammates of the dedicated session ("tmux -L troupe-swarm-123 attach -t
+// troupe-swarm"), or "" inside tmux, where they are in the leader's window.
+func (b *Backend) AttachCommand() string {
+	if b.inside {
+		return ""
+	}
+	return "tmux " + strings.Join(b.sockArgs, " ") + " attach -t " + b.session
+}
+
 // tmuxError is a failed tmux command with what it printed.
 type tmuxError struct {
 	args   []string

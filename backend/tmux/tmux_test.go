@@ -160,6 +160,9 @@ func TestOutsideDedicatedSession(t *testing.T) {
 	if got := s.panes(); len(got) != 1 || got[0] != h.PaneID() {
 		t.Errorf("panes = %v; want just the teammate's %s", got, h.PaneID())
 	}
+	if got, want := b.AttachCommand(), "tmux -L "+s.socket+" attach -t troupe-swarm"; got != want {
+		t.Errorf("AttachCommand() = %q; want %q", got, want)
+	}
 	where := s.must("display-message", "-p", "-t", h.PaneID(), "#{session_name}:#{window_name} #{pane_title}")
 	if want := "troupe-swarm:swarm-view helper"; where != want {
 		t.Errorf("pane is %q; want %q", where, want)
@@ -200,6 +203,9 @@ func TestInsideSplitsLeaderWindow(t *testing.T) {
 	s := newServer(t)
 	b, leader := s.inside(t)
 	window := s.must("display-message", "-p", "-t", leader, "#{window_id}")
+	if got := b.AttachCommand(); got != "" {
+		t.Errorf("AttachCommand() inside tmux = %q; want empty", got)
+	}
 	var hs []*tmux.Handle
 	for i := range 4 {
 		tm := backendtest.NewTeammate(t, fmt.Sprintf("m%d@team", i))
