@@ -188,7 +188,15 @@ func (b *Backend) AttachCommand() string {
 	if b.inside {
 		return ""
 	}
-	return "tmux " + strings.Join(b.sockArgs, " ") + " attach -t " + b.session
+	words := append(b.SocketArgs(), "attach", "-t", b.session)
+	for i, w := range words {
+		if strings.ContainsFunc(w, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-+=@,", r))
+		}) {
+			words[i], _ = backend.ShellQuote(w) // names passed checkName: no control characters
+		}
+	}
+	return "tmux " + strings.Join(words, " ")
 }
 
 // tmuxError is a failed tmux command with what it printed.

@@ -472,6 +472,14 @@ func TestNewRefusesBadEnvironment(t *testing.T) {
 	if !errors.Is(err, backend.ErrUnavailable) {
 		t.Errorf("New with a missing tmux = %v; want backend.ErrUnavailable", err)
 	}
+	b, err := tmux.New(tmux.Config{Socket: "it's$x", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatalf("New with socket it's$x = %v", err)
+	}
+	if got, want := b.AttachCommand(), `tmux -L 'it'\''s$x' attach -t troupe-swarm`; got != want {
+		t.Errorf("AttachCommand() = %q; want %q", got, want)
+	}
+	b.Close(t.Context())
 	_, err = tmux.New(tmux.Config{Socket: "a/b", Getenv: func(string) string { return "" }})
 	if err == nil || !strings.Contains(err.Error(), `"a/b"`) {
 		t.Errorf("New with socket a/b = %v; want an error naming it", err)
