@@ -19,7 +19,11 @@
 // retried on the previous teammate, then the leader.
 //
 // The command line starts the teammate with exec, so it replaces the
-// session's shell and the session closes when the teammate exits.
+// session's shell and the session closes when the teammate exits. It is
+// typed into that shell (the user's login shell): zsh, bash and other
+// POSIX shells read its quoting exactly; fish reads a doubled backslash
+// inside quotes as one, so an argument holding "\\" reaches a fish user's
+// teammate changed (Claude Code has the same limit).
 // Liveness: one supervisor goroutine lists sessions every
 // Config.PollInterval while there are teammates; a teammate whose session
 // is no longer listed has ended. iTerm2 does not report exit statuses, so
