@@ -162,6 +162,7 @@ type app struct {
 	homeFlag string
 	jsonOut  bool
 	started  bool
+	storeSel storeFlags // --store and the NATS options (store.go)
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -188,6 +189,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.homeFlag, "home", "", "store root `DIR` (default $TROUPE_HOME, else "+DefaultHome+")")
 	pf.BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON (JSON lines for inbox watch)")
+	a.storeSel.add(pf)
 	root.AddCommand(
 		a.versionCommand(),
 		a.teamCommand(),
@@ -195,6 +197,8 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.taskCommand(),
 		a.benchCommand(),
 		a.permissionsCommand(),
+		a.demoCommand(),
+		a.serveCommand(),
 	)
 	return root
 }
@@ -278,21 +282,14 @@ type session struct {
 	home string
 }
 
-// open opens the stores under the resolved home. The caller closes the
+// open opens the selected stores (see openStores). The caller closes the
 // session with done.
 func (a *app) open() (*session, error) {
-	home, err := a.home()
+	st, where, err := a.openStores(context.Background())
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(home); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("store root %s is not a folder", home)
-	}
-	st, err := a.OpenStore(home)
-	if err != nil {
-		return nil, err
-	}
-	return &session{app: a, Stores: st, home: home}, nil
+	return &session{app: a, Stores: st, home: where}, nil
 }
 
 // close closes the stores.

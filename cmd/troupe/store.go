@@ -1,7 +1,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
 	"github.com/troupe-dev/troupe/store/file"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
 )
 
 // OpenFileStore opens the file store rooted at home: the default store,
@@ -12,4 +22,109 @@ func OpenFileStore(home string) (Stores, error) {
 		return Stores{}, err
 	}
 	return Stores{Teams: s.Teams(), Mail: s.Mail(), Tasks: s.Tasks(), Close: s.Close}, nil
+}
+
+// storeFile is the --store value of the file store.
+const storeFile = "file"
+
+// storeFlags select the store: --store and the NATS connection options,
+// each with an environment variable for when the flag is absent.
+type storeFlags struct {
+	store     string
+	token     string
+	creds     string
+	tlsCA     string
+	tlsCert   string
+	tlsKey    string
+	namespace string
+}
+
+// add registers the flags as persistent flags of the root.
+func (f *storeFlags) add(pf *pflag.FlagSet) {
+	pf.StringVar(&f.store, "store", "", `where teams live: "file" (under --home) or a NATS URL such as nats://host:4222 (default $TROUPE_STORE, else file)`)
+	pf.StringVar(&f.token, "nats-token", "", "NATS auth `TOKEN` (default $TROUPE_NATS_TOKEN)")
+	pf.StringVar(&f.creds, "nats-creds", "", "NATS credentials `FILE` with a user JWT and nkey seed (default $TROUPE_NATS_CREDS)")
+	pf.StringVar(&f.tlsCA, "nats-ca", "", "PEM `FILE` of CAs to verify the NATS server with (default $TROUPE_NATS_CA)")
+	pf.StringVar(&f.tlsCert, "nats-cert", "", "client certificate `FILE` for NATS mutual TLS (default $TROUPE_NATS_CERT)")
+	pf.StringVar(&f.tlsKey, "nats-key", "", "client key `FILE` for NATS mutual TLS (default $TROUPE_NATS_KEY)")
+	pf.StringVar(&f.namespace, "nats-namespace", "", "prefix of troupe's NATS streams and subjects, to share a server between installations (default $TROUPE_NATS_NAMESPACE, else troupe)")
+}
+
+// storeSpec is a resolved store selection.
+type storeSpec struct {
+	url  string // empty for the file store
+	opts natsstore.Options
+}
+
+// storeSpec resolves the flags against the environment. A --store that is
+// neither "file" nor a NATS URL is a usage error.
+func (a *app) storeSpec() (storeSpec, error) {
+	f := a.storeSel
+	pick := func(flag, env string) string {
+		if flag != "" {
+			return flag
+		}
+		return a.Getenv(env)
+	}
+	sel, src := f.store, "--store"
+	if sel == "" {
+		sel, src = a.Getenv("TROUPE_STORE"), "$TROUPE_STORE"
+	}
+	if sel == "" || sel == storeFile {
+		return storeSpec{}, nil
+	}
+	for _, one := range strings.Split(sel, ",") {
+		u, err := url.Parse(strings.TrimSpace(one))
+		if err != nil || u.Host == "" {
+			return storeSpec{}, usagef("%s %q: want %q or a NATS URL such as nats://127.0.0.1:4222", src, sel, storeFile)
+		}
+		switch u.Scheme {
+		case "nats", "tls", "ws", "wss":
+		default:
+			return storeSpec{}, usagef("%s %q: scheme %q is not a NATS URL (want nats://, tls://, ws:// or wss://) and the value is not %q", src, sel, u.Scheme, storeFile)
+		}
+	}
+	return storeSpec{url: sel, opts: natsstore.Options{
+		Token:       pick(f.token, "TROUPE_NATS_TOKEN"),
+		CredsFile:   pick(f.creds, "TROUPE_NATS_CREDS"),
+		TLSCAFile:   pick(f.tlsCA, "TROUPE_NATS_CA"),
+		TLSCertFile: pick(f.tlsCert, "TROUPE_NATS_CERT"),
+		TLSKeyFile:  pick(f.tlsKey, "TROUPE_NATS_KEY"),
+		Namespace:   pick(f.namespace, "TROUPE_NATS_NAMESPACE"),
+		Now:         a.Now,
+		Logger:      slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}}, nil
+}
+
+// openStores opens the store the command line selects (--store,
+// $TROUPE_STORE): the file store under the resolved home through
+// Main.OpenStore, or the NATS store at the given URL. It returns the
+// stores and a description of where they are (the folder or the URL) for
+// messages. Every command that touches teams, inboxes or task lists opens
+// them through here.
+func (a *app) openStores(ctx context.Context) (Stores, string, error) {
+	spec, err := a.storeSpec()
+	if err != nil {
+		return Stores{}, "", err
+	}
+	if spec.url == "" {
+		home, err := a.home()
+		if err != nil {
+			return Stores{}, "", err
+		}
+		if fi, err := os.Stat(home); err == nil && !fi.IsDir() {
+			return Stores{}, "", fmt.Errorf("store root %s is not a folder", home)
+		}
+		st, err := a.OpenStore(home)
+		return st, home, err
+	}
+	s, err := natsstore.Open(ctx, spec.url, spec.opts)
+	if err != nil {
+		return Stores{}, "", err
+	}
+	where := s.URL()
+	if spec.opts.Namespace != "" {
+		where += " (namespace " + spec.opts.Namespace + ")"
+	}
+	return Stores{Teams: s.Teams(), Mail: s.Mail(), Tasks: s.Tasks(), Close: s.Close}, where, nil
 }

@@ -42,7 +42,12 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 	ctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
-	c, _, err := s.Teams().get(ctx, teamName)
+	var c team.Config
+	err = s.retry(ctx, "send: look up team "+teamName, func(ctx context.Context) error {
+		var err error
+		c, _, err = s.Teams().get(ctx, teamName)
+		return err
+	})
 	if errors.Is(err, team.ErrNotFound) {
 		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, mailbox.ErrNoTeam)
 	}
@@ -78,7 +83,8 @@ func dedupID(teamName, agent, id string) string {
 
 // publish stores data on subject in the mail stream, retrying attempts
 // that got no acknowledgement (a restarting server, a lost connection)
-// with backoff until ctx ends. The Nats-Msg-Id header makes retries safe.
+// until ctx ends. The Nats-Msg-Id header makes retries safe: the server
+// stores a message once however many copies reach it.
 func (s *Store) publish(ctx context.Context, subject, msgID string, data []byte) (*jetstream.PubAck, error) {
 	if limit := s.nc.MaxPayload(); int64(len(data))+int64(len(subject))+256 > limit {
 		return nil, fmt.Errorf("message of %d bytes is larger than the NATS server at %s accepts (max_payload %d)", len(data), s.url, limit)
@@ -86,29 +92,45 @@ func (s *Store) publish(ctx context.Context, subject, msgID string, data []byte)
 	m := natsgo.NewMsg(subject)
 	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	m.Data = data
+	var ack *jetstream.PubAck
+	err := s.retry(ctx, "send "+subject, func(ctx context.Context) error {
+		var err error
+		ack, err = s.js.PublishMsg(ctx, m, jetstream.WithExpectStream(s.mailStream))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	return ack, nil
+}
+
+// retry runs f with attempts bounded by attemptTimeout, again after a
+// transient failure (see transient), with backoff, until ctx ends. Retries
+// are logged.
+func (s *Store) retry(ctx context.Context, what string, f func(ctx context.Context) error) error {
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		ack, err := s.js.PublishMsg(actx, m, jetstream.WithExpectStream(s.mailStream))
+		err := f(actx)
 		cancel()
 		if err == nil {
 			if attempt > 1 {
-				s.log.Info("nats store: send acknowledged after retries", "subject", subject, "attempts", attempt, "duplicate", ack.Duplicate)
+				s.log.Info("nats store: succeeded after retries", "op", what, "attempts", attempt)
 			}
-			return ack, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("publish (%d attempts, last: %v): %w", attempt, err, context.Cause(ctx))
+			return fmt.Errorf("%d attempts, last: %v: %w", attempt, err, context.Cause(ctx))
 		}
 		if !transient(err) {
-			return nil, fmt.Errorf("publish: %w", err)
+			return err
 		}
-		s.log.Warn("nats store: send not acknowledged; retrying", "subject", subject, "attempt", attempt, "err", err)
+		s.log.Warn("nats store: no answer from the server; retrying", "op", what, "attempt", attempt, "err", err)
 		t := time.NewTimer(backoff(attempt, time.Second))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("publish (%d attempts, last: %v): %w", attempt, err, context.Cause(ctx))
+			return fmt.Errorf("%d attempts, last: %v: %w", attempt, err, context.Cause(ctx))
 		}
 	}
 }

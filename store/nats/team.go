@@ -174,16 +174,17 @@ func (s *Store) scanKV(ctx context.Context, kv jetstream.KeyValue, filter string
 // exist.
 func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
 	s := t.s
-	ctx, cancel, err := s.begin(ctx)
-	if err != nil {
-		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
-	}
-	defer cancel()
+	// The lock wait is bounded by ctx only: a busy team is waited for.
 	unlock, err := s.lock(ctx, s.teams, teamLockKey(name))
 	if err != nil {
 		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
 	defer unlock()
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	defer cancel()
 	c, rev, err := t.get(ctx, name)
 	if err != nil {
 		return team.Config{}, err
@@ -213,16 +214,16 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 // team.ErrNotFound if the team does not exist.
 func (t *Teams) Delete(ctx context.Context, name string, check func(team.Config) error) error {
 	s := t.s
-	ctx, cancel, err := s.begin(ctx)
-	if err != nil {
-		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
-	}
-	defer cancel()
 	unlock, err := s.lock(ctx, s.teams, teamLockKey(name))
 	if err != nil {
 		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
 	defer unlock()
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
+	}
+	defer cancel()
 	c, rev, err := t.get(ctx, name)
 	if errors.Is(err, team.ErrNotFound) && rev != 0 {
 		// A tombstone: an earlier delete was cut short.
