@@ -1,0 +1,266 @@
+package nats_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/store/file"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// The B1-B3 scenarios of the peer baseline (PEER-BASELINE.md section 6)
+// against store/nats and store/file side by side, in one process: W
+// writers, each with a store of its own (its own connection, or its own
+// file.Store on the shared root) as separate processes would have, send M
+// messages of the peer's 300-character workload into one inbox that may
+// hold a preload of unread messages. Each run then reads the inbox back and
+// fails on a lost, duplicated or invented message.
+//
+//	go test -run='^$' -bench=Stores -benchtime=1x ./store/nats/
+//
+// Metrics: msgs/s (acknowledged sends from the barrier to the last
+// return), p50-ms and p99-ms (one send's latency), lost (always 0, or the
+// benchmark fails).
+
+// benchText is the peer's workload: 300 characters starting with an id.
+func benchText(id string) string {
+	const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor. "
+	s := "<" + id + "> "
+	for len(s) < 300 {
+		s += lorem
+	}
+	return s[:300]
+}
+
+// backend opens stores sharing one fresh backend for a scenario run.
+type backend interface {
+	// open returns a new store (a "process") of the run's backend.
+	open(b *testing.B) (team.Store, mailbox.Store, func())
+	// preload puts n unread messages in the bench inbox.
+	preload(b *testing.B, n int)
+}
+
+type fileBackend struct{ root string }
+
+func (f *fileBackend) open(b *testing.B) (team.Store, mailbox.Store, func()) {
+	s, err := file.Open(f.root, file.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s.Teams(), s.Mail(), func() { s.Close() }
+}
+
+func (f *fileBackend) preload(b *testing.B, n int) {
+	msgs := make([]mailbox.Message, n)
+	for i := range msgs {
+		msgs[i] = mailbox.Message{ID: mailbox.NewID(), From: "pre", Text: benchText("pre-" + strconv.Itoa(i)),
+			Summary: "pre", Color: "blue", Timestamp: time.Now(), Type: "message"}
+	}
+	data, err := json.MarshalIndent(msgs, "", "  ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	inbox := filepath.Join(f.root, "teams", "bench", "inboxes", team.LeadName+".json")
+	if err := os.MkdirAll(filepath.Dir(inbox), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+type natsBackend struct {
+	srv *testServer
+	ns  string
+}
+
+func (n *natsBackend) open(b *testing.B) (team.Store, mailbox.Store, func()) {
+	s, err := natsstore.Open(b.Context(), n.srv.url(), natsstore.Options{Namespace: n.ns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s.Teams(), s.Mail(), func() { s.Close() }
+}
+
+// preload sends n messages from 16 goroutines (not measured).
+func (n *natsBackend) preload(b *testing.B, count int) {
+	_, mail, closeStore := n.open(b)
+	defer closeStore()
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := g; i < count; i += 16 {
+				msg := mailbox.Message{From: "pre", Text: benchText("pre-" + strconv.Itoa(i)), Summary: "pre", Color: "blue"}
+				if _, err := mail.Send(b.Context(), "bench", team.LeadName, msg); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// writersRun is the outcome of one scenario run.
+type writersRun struct {
+	elapsed time.Duration
+	lat     []time.Duration
+	acked   int
+}
+
+// runWriters runs one scenario on be: w writers × m messages into the lead's
+// inbox of team "bench", holding preload messages, then checks the inbox.
+func runWriters(b *testing.B, be backend, w, m, preload int) writersRun {
+	teams, mail, closeStore := be.open(b)
+	defer closeStore()
+	ctx := b.Context()
+	if _, err := team.Create(ctx, teams, team.CreateOptions{Name: "bench", Now: time.Now(), Pick: rand.IntN}); err != nil {
+		b.Fatal(err)
+	}
+	if preload > 0 {
+		be.preload(b, preload)
+	}
+	type writer struct {
+		mail  mailbox.Store
+		close func()
+		lat   []time.Duration
+		ids   []string
+		errs  int
+	}
+	ws := make([]*writer, w)
+	for i := range ws {
+		_, mb, c := be.open(b)
+		ws[i] = &writer{mail: mb, close: c}
+		defer c()
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, wr := range ws {
+		wg.Go(func() {
+			<-start
+			for j := range m {
+				id := fmt.Sprintf("w%d-m%d", i, j)
+				msg := mailbox.Message{From: fmt.Sprintf("w%d", i), Text: benchText(id), Summary: "msg " + id, Color: "blue"}
+				t0 := time.Now()
+				_, err := wr.mail.Send(ctx, "bench", team.LeadName, msg)
+				wr.lat = append(wr.lat, time.Since(t0))
+				if err != nil {
+					wr.errs++
+					b.Errorf("Send(%s) = %v", id, err)
+					continue
+				}
+				wr.ids = append(wr.ids, id)
+			}
+		})
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	run := writersRun{elapsed: time.Since(t0)}
+	acked := map[string]bool{}
+	for _, wr := range ws {
+		run.lat = append(run.lat, wr.lat...)
+		for _, id := range wr.ids {
+			acked[id] = true
+		}
+	}
+	run.acked = len(acked)
+	got, err := mail.Read(ctx, "bench", team.LeadName, false)
+	if err != nil {
+		b.Fatalf("Read(inbox) = %v", err)
+	}
+	seen := map[string]int{}
+	for _, msg := range got {
+		id, _, _ := strings.Cut(strings.TrimPrefix(msg.Text, "<"), ">")
+		seen[id]++
+	}
+	lost, dups, phantoms := 0, 0, 0
+	for id := range acked {
+		if seen[id] == 0 {
+			lost++
+		}
+	}
+	for id, n := range seen {
+		switch {
+		case strings.HasPrefix(id, "pre-"):
+			if n > 1 {
+				dups += n - 1
+			}
+		case n > 1:
+			dups += n - 1
+		case !acked[id]:
+			phantoms++
+		}
+	}
+	if lost+dups+phantoms > 0 || len(got) != preload+run.acked {
+		b.Fatalf("inbox check: %d messages for %d acknowledged + %d preloaded; lost %d, duplicates %d, phantoms %d", len(got), run.acked, preload, lost, dups, phantoms)
+	}
+	return run
+}
+
+// BenchmarkStores runs B1 (W = 1, 4, 16, 64 × 200), B2 (W = 16, 64 × 20)
+// and B3 (10,000 preloaded, W = 1, 4 × 100) on both stores.
+func BenchmarkStores(b *testing.B) {
+	srv := startServer(b, "")
+	scenarios := []struct {
+		name      string
+		w, m, pre int
+		skipShort bool
+	}{
+		{name: "B1", w: 1, m: 200},
+		{name: "B1", w: 4, m: 200},
+		{name: "B1", w: 16, m: 200},
+		{name: "B1", w: 64, m: 200, skipShort: true},
+		{name: "B2", w: 16, m: 20},
+		{name: "B2", w: 64, m: 20, skipShort: true},
+		{name: "B3", w: 1, m: 100, pre: 10000, skipShort: true},
+		{name: "B3", w: 4, m: 100, pre: 10000, skipShort: true},
+	}
+	run := 0
+	for _, sc := range scenarios {
+		for _, store := range []string{"file", "nats"} {
+			b.Run(fmt.Sprintf("%s/W=%d/M=%d/pre=%d/%s", sc.name, sc.w, sc.m, sc.pre, store), func(b *testing.B) {
+				if sc.skipShort && testing.Short() {
+					b.Skip("long scenario; not in -short")
+				}
+				var total writersRun
+				for b.Loop() {
+					run++
+					var be backend
+					if store == "file" {
+						be = &fileBackend{root: b.TempDir()}
+					} else {
+						be = &natsBackend{srv: srv, ns: fmt.Sprintf("bench%d", run)}
+					}
+					r := runWriters(b, be, sc.w, sc.m, sc.pre)
+					total.elapsed += r.elapsed
+					total.acked += r.acked
+					total.lat = append(total.lat, r.lat...)
+				}
+				slices.Sort(total.lat)
+				pct := func(p float64) float64 {
+					if len(total.lat) == 0 {
+						return 0
+					}
+					i := int(p*float64(len(total.lat))+0.999999) - 1
+					return float64(total.lat[max(i, 0)]) / float64(time.Millisecond)
+				}
+				b.ReportMetric(float64(total.acked)/total.elapsed.Seconds(), "msgs/s")
+				b.ReportMetric(pct(0.50), "p50-ms")
+				b.ReportMetric(pct(0.99), "p99-ms")
+				b.ReportMetric(0, "lost")
+			})
+		}
+	}
+}
