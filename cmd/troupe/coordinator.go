@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -31,6 +32,10 @@ const coordinatorSource = "coordinator"
 // The returned approver is the lead's: approver, plus allow rules for its
 // three tools, which only start, continue and stop workers (each worker's
 // own calls pass the workers' approver).
+//
+// Each worker's Write and Edit claim the files they change (see
+// claimGuard): while a worker holds a file, another worker's write of it
+// is refused naming the holder, and the claims go when the worker ends.
 func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, modelName string, approver *approve.Approver, custom string) ([]tool.Tool, string, *approve.Approver, error) {
 	taskDir, err := task.OutputDir("", projectSlug(cwd), session) // the folder newBackground uses
 	if err != nil {
@@ -41,6 +46,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 		return nil, "", nil, err
 	}
 	workerApprover := scratchpadApprover(approver, scratch)
+	claims := newWorkerClaims(cwd, reg)
 	newBash := func(agentID string) tool.Tool {
 		return bash.New(bash.Config{Dir: cwd,
 			Background: tasktool.BashBackground(reg, tasktool.BashOptions{AgentID: agentID, Dir: cwd})})
@@ -56,18 +62,24 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 	}
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Deny: coordinator.Internal,
 		AsyncAllow: parent.Names(), DefaultBackground: true,
-		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
+		Factory: func(ctx context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {
 				t, _ := s.Tools.Get(name)
-				if name == "Bash" {
+				switch name {
+				case "Bash":
 					t = newBash(s.AgentID) // its background shells end with the worker
+				case "Write", "Edit":
+					t = claims.tool(name, coordinator.Worker{ID: s.AgentID, Description: s.Description})
 				}
 				ts = append(ts, t)
 			}
 			tools, err := tool.NewRegistry(ts...)
 			if err != nil {
 				return agent.Config{}, err
+			}
+			if !s.Background {
+				claims.foreground(ctx, s.AgentID)
 			}
 			return agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: workerApprover,
 				System: coordinator.WorkerSystem(s.Type, scratch)}, nil
@@ -76,7 +88,112 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 	if system == "" {
 		system = coordinator.SystemPrompt(coordinator.Context{WorkerTools: agenttool.FilterTools(parent, coordinator.Internal).Names(), Scratchpad: scratch})
 	}
-	return []tool.Tool{at, agenttool.NewSendMessage(at), stop}, system, withAllow(approver, coordinator.LeadTools...), nil
+	lead := releasingAgent{Tool: at, claims: claims}
+	return []tool.Tool{lead, agenttool.NewSendMessage(at), stop}, system, withAllow(approver, coordinator.LeadTools...), nil
+}
+
+// workerClaims enforces one writer per file among a coordinator's
+// workers: each worker's Write and Edit claim the file before changing it.
+// A background worker's claims are released when its task ends (completed,
+// failed or killed), a foreground worker's when its Agent call returns.
+type workerClaims struct {
+	claims coordinator.Claims
+	cwd    string // the working folder with its links resolved, for messages
+	reg    *task.Registry
+	root   string // the tools' root
+}
+
+// newWorkerClaims returns the claims of a session whose tasks are in reg,
+// and starts their release on task ends; it stops when reg is closed.
+func newWorkerClaims(cwd string, reg *task.Registry) *workerClaims {
+	c := &workerClaims{cwd: cwd, reg: reg, root: cwd}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		c.cwd = real
+	}
+	sub := reg.Subscribe() // before any worker runs: no end is missed
+	go func() {
+		defer sub.Close()
+		for {
+			e, err := sub.Next(context.Background())
+			if err != nil {
+				return // the registry is closed
+			}
+			if e.Kind == task.EventTerminated && e.State.Type == task.LocalAgent && c.ended(string(e.State.ID)) {
+				c.claims.ReleaseAll(string(e.State.ID))
+			}
+		}
+	}()
+	return c
+}
+
+// ended reports whether the worker id's task has ended and has not been
+// resumed since (SendMessage runs a finished worker again under its id).
+func (c *workerClaims) ended(id string) bool {
+	s, ok := c.reg.Get(task.ID(id))
+	return ok && !s.Status.Active()
+}
+
+// tool returns the Write or Edit tool of worker w, guarded by its claims.
+func (c *workerClaims) tool(name string, w coordinator.Worker) tool.Tool {
+	cfg := fs.Config{Root: c.root, Guard: func(_ context.Context, path string) error { return c.claim(w, path) }}
+	if name == "Edit" {
+		return fs.NewEdit(cfg)
+	}
+	return fs.NewWrite(cfg)
+}
+
+// claim claims path for w. A holder whose task has ended loses its claims
+// here even when the release on its end has not run yet, so a worker the
+// coordinator starts on an end notification always finds the files free.
+// The refusal names the path relative to the working folder.
+func (c *workerClaims) claim(w coordinator.Worker, path string) error {
+	key, err := coordinator.ClaimPath(path)
+	if err != nil {
+		return err
+	}
+	err = c.claims.Claim(w, key)
+	var ce *coordinator.ClaimedError
+	if errors.As(err, &ce) && c.ended(ce.Holder.ID) {
+		c.claims.ReleaseAll(ce.Holder.ID)
+		err = c.claims.Claim(w, key)
+	}
+	if errors.As(err, &ce) {
+		if rel, rerr := filepath.Rel(c.cwd, ce.Path); rerr == nil && filepath.IsLocal(rel) {
+			return &coordinator.ClaimedError{Path: rel, Holder: ce.Holder}
+		}
+	}
+	return err
+}
+
+// foregroundKey is the context key of the slot where the factory records
+// a foreground worker's id for releasingAgent.
+type foregroundKey struct{}
+
+// foreground records id as the foreground worker of the Agent call whose
+// context is ctx.
+func (c *workerClaims) foreground(ctx context.Context, id string) {
+	if slot, ok := ctx.Value(foregroundKey{}).(*string); ok {
+		*slot = id
+	}
+}
+
+// releasingAgent is the coordinator's Agent tool: a foreground worker
+// (run_in_background false) has no task, so its claims are released when
+// its call returns, however it ended.
+type releasingAgent struct {
+	*agenttool.Tool
+	claims *workerClaims
+}
+
+// Run implements tool.Tool.
+func (r releasingAgent) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var id string // set by the factory, in this goroutine, for a foreground worker
+	defer func() {
+		if id != "" {
+			r.claims.claims.ReleaseAll(id)
+		}
+	}()
+	return r.Tool.Run(context.WithValue(ctx, foregroundKey{}, &id), call)
 }
 
 // withAllow returns a copy of ap (nil stays nil) whose policy also allows

@@ -174,3 +174,110 @@ func TestCoordinatorStopAndContinue(t *testing.T) {
 		t.Errorf("last line = %v; want the final result after the continued worker", last)
 	}
 }
+
+// One writer per file: worker "a" writes shared.txt and waits; worker "b"
+// (started beside it) waits for the file, and its Edit of it is refused
+// with a message naming "a" by its description (the script only answers
+// b's next turn when the refusal says so); b then writes a marker file
+// that lets a finish. Once a has ended, a third worker's Edit of
+// shared.txt succeeds.
+func TestCoordinatorWriteClaims(t *testing.T) {
+	dir := t.TempDir()
+	coordinatorScratchpad(t, dir)
+	script := filepath.Join(t.TempDir(), "script.json")
+	m := coordinator.Marker
+	os.WriteFile(script, []byte(`{"turns": [
+	  {"match": {"system": "sub-agent", "user": "EDIT-A", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_wa", "name": "Write", "input": {"file_path": "shared.txt", "content": "A\n"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Write", "user": "Created"}, "reply": {"tool_calls": [
+	    {"id": "toolu_wait", "name": "Bash", "input": {"command": "timeout 30 sh -c 'until [ -f b-tried ]; do sleep 0.05; done'; echo B-TRIED-SEEN"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Bash", "user": "B-TRIED-SEEN"}, "reply": {"text": "A-DONE"}},
+
+	  {"match": {"system": "sub-agent", "user": "EDIT-B", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_bwait", "name": "Bash", "input": {"command": "timeout 30 sh -c 'until [ -f shared.txt ]; do sleep 0.05; done'; echo SHARED-EXISTS"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Bash", "user": "SHARED-EXISTS"}, "reply": {"tool_calls": [
+	    {"id": "toolu_eb", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "B"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "(\"edit shared A\"); only one worker may write"}, "reply": {"tool_calls": [
+	    {"id": "toolu_mark", "name": "Write", "input": {"file_path": "b-tried", "content": "x"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Write", "user": "b-tried"}, "reply": {"text": "B-REFUSED"}},
+
+	  {"match": {"system": "sub-agent", "user": "EDIT-C", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_ec", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "C"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "Edited"}, "reply": {"text": "C-DONE"}},
+
+	  {"match": {"system": "`+m+`", "turn": 0}, "reply": {"text": "Two writers.", "tool_calls": [
+	    {"id": "toolu_a", "name": "Agent", "input": {"description": "edit shared A", "name": "a", "prompt": "EDIT-A"}},
+	    {"id": "toolu_b", "name": "Agent", "input": {"description": "edit shared B", "name": "b", "prompt": "EDIT-B"}}]}},
+	  {"match": {"system": "`+m+`", "user": "C-DONE"}, "reply": {"text": "CLAIMS-FINAL"}},
+	  {"match": {"system": "`+m+`", "user": "A-DONE"}, "reply": {"text": "A is done; C takes over.", "tool_calls": [
+	    {"id": "toolu_c", "name": "Agent", "input": {"description": "edit shared C", "prompt": "EDIT-C"}}]}},
+	  {"match": {"system": "`+m+`"}, "reply": {"text": "Waiting."}, "repeat": true}]}`), 0o644)
+	out, err := headlessRun(t, dir, nil, "", "-p", "--coordinator", "--script", script, "--permission-mode", "bypassPermissions",
+		"--output-format", "stream-json", "edit shared.txt")
+	if err != nil {
+		t.Fatalf("troupe -p --coordinator: %v\n%s", err, out)
+	}
+	s := summarize(t, out)
+	all := strings.Join(s.notes, "\n")
+	for _, w := range []string{"A-DONE", "B-REFUSED", "C-DONE"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("no notification with %s; got (%d):\n%s", w, len(s.notes), all)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "shared.txt")); err != nil || string(b) != "C\n" {
+		t.Errorf("shared.txt = %q, %v; want a's file edited by the third worker only", b, err)
+	}
+	if last := s.lines[len(s.lines)-1]; last["result"] != "CLAIMS-FINAL" {
+		t.Errorf("last line = %v; want CLAIMS-FINAL", last)
+	}
+}
+
+// A killed worker's claims go with it: "a" writes shared.txt and hangs;
+// "b"'s Edit is refused naming a; the coordinator stops a with TaskStop,
+// and a worker it starts then edits the file.
+func TestCoordinatorClaimsKilledWorker(t *testing.T) {
+	dir := t.TempDir()
+	coordinatorScratchpad(t, dir)
+	script := filepath.Join(t.TempDir(), "script.json")
+	m := coordinator.Marker
+	os.WriteFile(script, []byte(`{"turns": [
+	  {"match": {"system": "sub-agent", "user": "EDIT-A", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_wa", "name": "Write", "input": {"file_path": "shared.txt", "content": "A\n"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Write", "user": "Created"}, "reply": {"text": "never seen", "delay_ms": 60000}},
+
+	  {"match": {"system": "sub-agent", "user": "EDIT-B", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_bwait", "name": "Bash", "input": {"command": "timeout 30 sh -c 'until [ -f shared.txt ]; do sleep 0.05; done'; echo SHARED-EXISTS"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Bash", "user": "SHARED-EXISTS"}, "reply": {"tool_calls": [
+	    {"id": "toolu_eb", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "B"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "shared.txt is being edited by worker a"}, "reply": {"text": "B-REFUSED"}},
+
+	  {"match": {"system": "sub-agent", "user": "EDIT-C", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_ec", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "C"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "Edited"}, "reply": {"text": "C-DONE"}},
+
+	  {"match": {"system": "`+m+`", "turn": 0}, "reply": {"text": "Two writers.", "tool_calls": [
+	    {"id": "toolu_a", "name": "Agent", "input": {"description": "edit shared A", "name": "a", "prompt": "EDIT-A"}},
+	    {"id": "toolu_b", "name": "Agent", "input": {"description": "edit shared B", "name": "b", "prompt": "EDIT-B"}}]}},
+	  {"match": {"system": "`+m+`", "user": "C-DONE"}, "reply": {"text": "KILLED-CLAIMS-FINAL"}},
+	  {"match": {"system": "`+m+`", "user": "B-REFUSED"}, "reply": {"text": "a is stuck; stopping it.", "tool_calls": [
+	    {"id": "toolu_stop", "name": "TaskStop", "input": {"task_id": "a"}}]}},
+	  {"match": {"system": "`+m+`", "tool_result": "TaskStop"}, "reply": {"text": "Stopped; C takes over.", "tool_calls": [
+	    {"id": "toolu_c", "name": "Agent", "input": {"description": "edit shared C", "prompt": "EDIT-C"}}]}},
+	  {"match": {"system": "`+m+`"}, "reply": {"text": "Waiting."}, "repeat": true}]}`), 0o644)
+	out, err := headlessRun(t, dir, nil, "", "-p", "--coordinator", "--script", script, "--permission-mode", "bypassPermissions",
+		"--output-format", "stream-json", "edit shared.txt")
+	if err != nil {
+		t.Fatalf("troupe -p --coordinator: %v\n%s", err, out)
+	}
+	s := summarize(t, out)
+	all := strings.Join(s.notes, "\n")
+	if !strings.Contains(all, "B-REFUSED") || !strings.Contains(all, "C-DONE") {
+		t.Errorf("notifications (%d):\n%s\nwant B-REFUSED and C-DONE", len(s.notes), all)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "shared.txt")); err != nil || string(b) != "C\n" {
+		t.Errorf("shared.txt = %q, %v; want the killed worker's file edited by the third worker", b, err)
+	}
+	if last := s.lines[len(s.lines)-1]; last["result"] != "KILLED-CLAIMS-FINAL" {
+		t.Errorf("last line = %v; want KILLED-CLAIMS-FINAL", last)
+	}
+}
