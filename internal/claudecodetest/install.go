@@ -61,6 +61,25 @@ func BinPath(dir string) string {
 	return filepath.Join(dir, "node_modules", ".bin", "claude")
 }
 
+// findBin returns the first binary of Version in dir: the package's bin
+// link, else the native binary of the platform package, which the
+// wrapper's postinstall step links over its bin (an npm that skips install
+// scripts leaves the bin a placeholder).
+func findBin(ctx context.Context, dir string) (string, error) {
+	bin := BinPath(dir)
+	err := checkVersion(ctx, bin)
+	if err == nil {
+		return bin, nil
+	}
+	natives, _ := filepath.Glob(filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-*", "claude"))
+	for _, n := range natives {
+		if checkVersion(ctx, n) == nil {
+			return n, nil
+		}
+	}
+	return "", err
+}
+
 // Install returns the path of a working claude binary of Version. It uses
 // $TROUPE_CLAUDE_BIN when set, else the cached install, and installs the
 // package with npm into the cache (never into the repository) when it is
@@ -93,8 +112,7 @@ func install(ctx context.Context, logf func(string, ...any)) (bin, skip string) 
 	if err != nil {
 		return "", err.Error()
 	}
-	bin = BinPath(dir)
-	if checkVersion(ctx, bin) == nil {
+	if bin, err := findBin(ctx, dir); err == nil {
 		return bin, ""
 	}
 	npm, err := exec.LookPath("npm")
@@ -119,18 +137,20 @@ func install(ctx context.Context, logf func(string, ...any)) (bin, skip string) 
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Sprintf("claudecodetest: npm install %s@%s failed (offline?): %v\n%s", Package, Version, err, tail(out.String(), 2000))
 	}
-	if err := checkVersion(ctx, BinPath(tmp)); err != nil {
+	if _, err := findBin(ctx, tmp); err != nil {
 		return "", fmt.Sprintf("claudecodetest: npm installed %s@%s but its binary does not run: %v\nnpm said:\n%s", Package, Version, err, tail(out.String(), 2000))
 	}
-	// A broken earlier install is moved aside so the rename can land.
-	if _, err := os.Stat(dir); err == nil && checkVersion(ctx, bin) != nil {
+	// A broken earlier install is removed so the rename can land; another
+	// test process may have landed a good one meanwhile, which is kept.
+	if _, err := findBin(ctx, dir); err != nil {
 		os.RemoveAll(dir)
+		if err := os.Rename(tmp, dir); err != nil {
+			return "", fmt.Sprintf("claudecodetest: move the install into %s: %v", dir, err)
+		}
 	}
-	if err := os.Rename(tmp, dir); err != nil && checkVersion(ctx, bin) != nil {
-		return "", fmt.Sprintf("claudecodetest: move the install into %s: %v", dir, err)
-	}
-	if err := checkVersion(ctx, bin); err != nil {
-		return "", fmt.Sprintf("claudecodetest: %s after install: %v", bin, err)
+	bin, err = findBin(ctx, dir)
+	if err != nil {
+		return "", fmt.Sprintf("claudecodetest: %s after install: %v", dir, err)
 	}
 	return bin, ""
 }

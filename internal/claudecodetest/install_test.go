@@ -161,3 +161,53 @@ func TestPrintRejectsBadUse(t *testing.T) {
 		t.Error("Print with an empty prompt succeeded")
 	}
 }
+
+func TestFindBinFallsBackToTheNativeBinary(t *testing.T) {
+	dir := t.TempDir()
+	placeholder := BinPath(dir)
+	native := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
+	for _, p := range []string{placeholder, native} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An npm that skipped the postinstall step leaves a bin that does not run.
+	if err := os.WriteFile(placeholder, []byte("#!/bin/sh\necho 'claude native binary not installed' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := findBin(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "not installed") {
+		t.Errorf("findBin with only a placeholder = %v; want its failure", err)
+	}
+	if err := os.Symlink(fakeClaude(t, Version), native); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := findBin(t.Context(), dir); err != nil || got != native {
+		t.Errorf("findBin = %q, %v; want the platform package's binary %q", got, err, native)
+	}
+}
+
+// TestInstallFromNPM runs the real npm install into a fresh cache. It
+// downloads ~370 MB, so it runs only with TROUPE_TEST_NPM_INSTALL=1 (CI
+// installs through .ci/run instead, into the shared cache).
+func TestInstallFromNPM(t *testing.T) {
+	if os.Getenv("TROUPE_TEST_NPM_INSTALL") != "1" {
+		t.Skip("set TROUPE_TEST_NPM_INSTALL=1 to download and install the package into a temporary cache")
+	}
+	t.Setenv(BinEnv, "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	bin, skip := install(t.Context(), t.Logf)
+	if skip != "" {
+		t.Fatal(skip)
+	}
+	if err := checkVersion(t.Context(), bin); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := CacheDir()
+	if !strings.HasPrefix(bin, dir) {
+		t.Errorf("binary %s outside the cache %s", bin, dir)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".claude-code-*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary install folders left behind: %q", leftovers)
+	}
+}

@@ -35,9 +35,12 @@ func spawnHandler() llmtest.AnthropicHandler {
 				result = result || b.Type == "tool_result"
 			}
 		}
+		// Only the main loop's request offers the Agent tool; a side
+		// request (a title, a summary) must not take the spawn.
+		agentTool := slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "Agent" })
 		mu.Lock()
 		defer mu.Unlock()
-		if prompt && !result && !spawned {
+		if prompt && !result && agentTool && !spawned {
 			spawned = true
 			in, _ := json.Marshal(map[string]string{"description": "greeter", "prompt": helperPrompt, "name": "helper"})
 			return llmtest.AnthropicToolCall("toolu_spawn_helper", "Agent", string(in))
