@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +96,10 @@ type Config struct {
 	// goroutine; it must not block for long.
 	OnEvent func(Event)
 	Now     func() time.Time
+	// History is the conversation the agent continues (a resumed
+	// session): its messages before the first Run. New refuses one that
+	// CheckHistory finds wrong.
+	History []llm.Message
 }
 
 // Agent is one agent with its conversation.
@@ -116,6 +122,9 @@ type Agent struct {
 func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("agent: no model")
+	}
+	if _, err := CheckHistory(cfg.History); err != nil {
+		return nil, err
 	}
 	if cfg.Tools == nil {
 		cfg.Tools, _ = tool.NewRegistry()
@@ -141,7 +150,69 @@ func New(cfg Config) (*Agent, error) {
 		now = time.Now
 	}
 	ctx, kill := context.WithCancelCause(context.Background())
-	return &Agent{cfg: cfg, now: now, ctx: ctx, kill: kill, trans: newTranscript(cfg.Transcript, now)}, nil
+	return &Agent{cfg: cfg, now: now, ctx: ctx, kill: kill, trans: newTranscript(cfg.Transcript, now),
+		messages: cloneMessages(cfg.History)}, nil
+}
+
+// CheckHistory checks a conversation an agent is to continue: user and
+// assistant messages alternate, starting with a user message; every tool
+// use of an assistant message is answered by a tool result in the next
+// message, and no other message holds tool results; no message is empty;
+// and it ends with an assistant message without tool uses, so that the
+// next prompt answers it. It returns the length of the longest prefix that
+// is such a conversation (what a repair may keep), and for a conversation
+// that is not one, an error naming the first message at fault.
+func CheckHistory(ms []llm.Message) (complete int, err error) {
+	var open []string // the tool uses the next message must answer
+	for i, m := range ms {
+		want := llm.RoleUser
+		if i%2 == 1 {
+			want = llm.RoleAssistant
+		}
+		if m.Role != want {
+			return complete, fmt.Errorf("agent: history message %d: role %q, want %s (user and assistant messages alternate, starting with user)", i+1, m.Role, want)
+		}
+		if len(m.Content) == 0 {
+			return complete, fmt.Errorf("agent: history message %d (%s) is empty", i+1, m.Role)
+		}
+		var results []string
+		for _, b := range m.Content {
+			if b.Type == llm.BlockToolResult {
+				results = append(results, b.ToolUseID)
+			}
+		}
+		if m.Role == llm.RoleAssistant {
+			if len(results) > 0 {
+				return complete, fmt.Errorf("agent: history message %d: an assistant message holds a tool result", i+1)
+			}
+			open = open[:0]
+			for _, u := range m.ToolUses() {
+				open = append(open, u.ToolUseID)
+			}
+			if len(open) == 0 {
+				complete = i + 1
+			}
+			continue
+		}
+		for _, id := range results {
+			if !slices.Contains(open, id) {
+				return complete, fmt.Errorf("agent: history message %d: a tool result for %q, which the message before did not call", i+1, id)
+			}
+		}
+		for _, id := range open {
+			if !slices.Contains(results, id) {
+				return complete, fmt.Errorf("agent: history message %d: tool use %q of the message before has no result", i+1, id)
+			}
+		}
+		open = open[:0]
+	}
+	switch {
+	case len(open) > 0:
+		return complete, fmt.Errorf("agent: history ends with an unanswered tool use (%s)", strings.Join(open, ", "))
+	case complete != len(ms):
+		return complete, errors.New("agent: history ends with a user message the model has not answered")
+	}
+	return complete, nil
 }
 
 // Send queues a message for the model. While a run is in progress it is
