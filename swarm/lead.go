@@ -125,7 +125,8 @@ type Lead struct {
 	plans     map[string]string // plan request id -> digest
 	rules     []string          // team-wide allow-always rules
 	activity  int               // bumps on every teammate message or state change
-	ending    int               // approved shutdowns being handled
+	ending    int               // mail being dispatched, approved shutdowns being handled
+	shutting  int               // approved shutdowns being handled
 	stopInbox context.CancelFunc
 	wg        sync.WaitGroup
 	changed   chan struct{} // 1-slot: activity bumped
@@ -420,10 +421,27 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	why := "its process ended"
-	if err := m.h.Err(); err != nil {
-		why = err.Error()
+	err := m.h.Err()
+	if err == nil {
+		// A clean exit: a teammate that approved its shutdown (the lead
+		// may not have read the approval yet), or a process that ended
+		// on its own. Not a death; its tasks go back to the list.
+		if _, uerr := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.info.Name, func(mm *team.Member) error {
+			f := false
+			mm.IsActive = &f
+			return nil
+		}); uerr != nil && !errors.Is(uerr, team.ErrNotFound) {
+			l.cfg.Log.Warn("mark an exited teammate inactive", "agent", m.info.Name, "err", uerr)
+		}
+		released := l.release(ctx, teamName, m.info.Name)
+		l.event(m.info.Name, EventExit, m.info.Name+" exited"+releasedNote(released))
+		if len(released) > 0 {
+			l.deliver(fmt.Sprintf("<system-reminder>\nTeammate %s exited.%s\n</system-reminder>", m.info.Name, releasedNote(released)))
+		}
+		l.bump()
+		return
 	}
+	why := err.Error()
 	if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.info.Name, func(mm *team.Member) error {
 		f := false
 		mm.IsActive = &f
@@ -477,6 +495,15 @@ func (l *Lead) deliver(text string) {
 
 // pump reads the lead's unread messages and dispatches them.
 func (l *Lead) pump(ctx context.Context, teamName string) error {
+	// Busy while mail moves from the inbox to the lead's model.
+	l.mu.Lock()
+	l.ending++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.ending--
+		l.mu.Unlock()
+	}()
 	msgs, err := l.cfg.Mail.Read(ctx, teamName, team.LeadName, true)
 	if err != nil {
 		var ce *mailbox.CorruptError
@@ -505,6 +532,10 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 		case mailbox.IdleNotification:
 			l.idle(m, f)
 		case mailbox.ShutdownApproved:
+			l.mu.Lock()
+			l.ending++ // counted before the mail is marked read: never invisible
+			l.shutting++
+			l.mu.Unlock()
 			l.wg.Go(func() { l.shutdownApproved(teamName, m, f) })
 		case mailbox.ShutdownRejected:
 			l.event(m.From, EventShutdown, fmt.Sprintf("%s rejected shutdown: %s", m.From, f.Reason))
@@ -671,7 +702,6 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 	if m != nil {
 		m.expected = true
 	}
-	l.ending++
 	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
@@ -706,10 +736,14 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 	}
 	l.mu.Unlock()
 	l.event(name, EventExit, name+" has shut down"+releasedNote(released))
+	// The last one out tells the lead the team is empty: no other
+	// shutdown in progress, and no teammate left in the team file.
+	cfg, cerr := l.cfg.Teams.Get(ctx, teamName)
 	l.mu.Lock()
-	last := true
-	for other, mm := range l.mates {
-		if other != name && (mm.h == nil || !ended(mm.h)) {
+	l.shutting--
+	last := l.shutting == 0 && cerr == nil
+	for _, mm := range cfg.Members {
+		if !mm.IsLead() {
 			last = false
 		}
 	}
@@ -963,6 +997,12 @@ func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 		}
 	}
 	l.mu.Unlock()
+	// Mail the lead has not read yet (an approval, a report) is work.
+	if msgs, err := l.cfg.Mail.Read(ctx, teamName, team.LeadName, true); err != nil {
+		return false, err
+	} else if len(msgs) > 0 {
+		return false, nil
+	}
 	if len(running) == 0 {
 		return true, nil
 	}

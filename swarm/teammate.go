@@ -256,7 +256,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.turn = turnState{}
 		tm.mu.Unlock()
 		if done {
-			tm.event(EventExit, "shut down")
+			tm.event(EventShutdown, "shutting down")
 			return nil
 		}
 		tm.setActive(ctx, false)

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
 	"github.com/troupe-dev/troupe/tool/fs"
@@ -26,6 +30,15 @@ type background struct {
 	out  *eventWriter
 	now  func() time.Time
 	lead *agent.Agent // set before the lead's first run
+
+	// The agent team, when teams are on (swarm.go).
+	team   *leadTeam
+	stderr io.Writer     // the team's timeline in text output
+	wake   chan struct{} // 1-slot: the team delivered input for the lead
+	// digestQuiet holds idle notifications until the team is quiet.
+	digestQuiet  bool
+	onTeamEvent  func(swarm.Event) // sees every timeline event
+	leadTimeline func(agent.Event) // the lead's tool calls on the timeline
 }
 
 func newBackground(cwd, session string, out *eventWriter, now func() time.Time) (*background, error) {
@@ -34,11 +47,14 @@ func newBackground(cwd, session string, out *eventWriter, now func() time.Time) 
 		return nil, err
 	}
 	reg := task.New(task.Config{Dir: dir})
-	return &background{reg: reg, sub: reg.Subscribe(), out: out, now: now}, nil
+	return &background{reg: reg, sub: reg.Subscribe(), out: out, now: now, stderr: io.Discard, wake: make(chan struct{}, 1)}, nil
 }
 
 // close stops what is still running (no orphan shells) and waits for it.
 func (b *background) close() {
+	if b.team != nil {
+		b.team.close()
+	}
 	b.sub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -91,9 +107,10 @@ func (b *background) active() bool {
 }
 
 // run runs the lead on prompt and then keeps it going while background
-// work is active or notifications wait for it, so a headless run ends only
-// after every task it started has finished and been reported. The result
-// sums the runs; its text is the last run's.
+// work is active, its team is not quiet, or notifications and teammate
+// messages wait for it, so a headless run ends only after every task it
+// started has finished and been reported and its teammates are idle. The
+// result sums the runs; its text is the last run's.
 func (b *background) run(ctx context.Context, prompt string) (agent.Result, error) {
 	start := b.now()
 	res, err := b.lead.Run(ctx, prompt)
@@ -103,6 +120,19 @@ func (b *background) run(ctx context.Context, prompt string) (agent.Result, erro
 		// queued when it is marked notified, so nothing slips between.
 		active := b.active()
 		b.drain()
+		quiet := true
+		if b.team != nil {
+			if quiet, err = b.team.lead.Quiet(ctx); err != nil {
+				break
+			}
+			// Idle notifications come as one digest with the lead's next
+			// input, or on their own once the whole team is quiet.
+			if (b.lead.Pending() > 0 && !b.digestQuiet) || (quiet && !active) {
+				if d := b.team.lead.TakeDigest(); d != "" {
+					b.lead.Send(d)
+				}
+			}
+		}
 		if b.lead.Pending() > 0 {
 			res, err = b.lead.Run(ctx, "")
 			total.Usage = total.Usage.Add(res.Usage)
@@ -111,18 +141,87 @@ func (b *background) run(ctx context.Context, prompt string) (agent.Result, erro
 			total.Text, total.StopReason, total.Interrupted = res.Text, res.StopReason, res.Interrupted
 			continue
 		}
-		if !active {
+		if !active && quiet {
 			break
 		}
-		e, werr := b.sub.Next(ctx)
-		if werr != nil {
-			err = werr
+		if err = b.wait(ctx); err != nil {
 			break
 		}
-		b.handle(e)
 	}
 	total.Duration = b.now().Sub(start)
 	return total, err
+}
+
+// wait waits for a task event, input from the team, or a change in the
+// team; with a team it also looks again after a second, since a teammate
+// can go quiet without a word to the lead (it consumed its mail).
+func (b *background) wait(ctx context.Context) error {
+	if b.team == nil {
+		e, err := b.sub.Next(ctx)
+		if err == nil {
+			b.handle(e)
+		}
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-b.wake:
+		case <-b.team.lead.Changed():
+		case <-wctx.Done():
+		}
+		cancel()
+	}()
+	e, err := b.sub.Next(wctx)
+	if err == nil {
+		b.handle(e)
+		return nil
+	}
+	return ctx.Err()
+}
+
+// deliver hands the lead's model input from its team.
+func (b *background) deliver(text string) {
+	if b.lead != nil {
+		b.lead.Send(text)
+	}
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// observe follows the lead's calls: a message to a teammate marks it
+// busy until its next idle notification.
+func (b *background) observe(e agent.Event) {
+	if b.team != nil {
+		watchLeadCalls(b.team.lead, e)
+		if b.leadTimeline == nil {
+			b.leadTimeline = toolTimeline(team.LeadName, b.now, b.teamEvent)
+		}
+		b.leadTimeline(e)
+	}
+}
+
+// teamEvent reports one line of the team's timeline: a stream-json event,
+// or a line on stderr in the text formats.
+func (b *background) teamEvent(e swarm.Event) {
+	if b.onTeamEvent != nil {
+		b.onTeamEvent(e)
+	}
+	if b.out.format == "stream-json" {
+		b.out.line(struct {
+			Type    string `json:"type"`
+			Subtype string `json:"subtype"`
+			Session string `json:"session_id"`
+			Agent   string `json:"agent"`
+			Kind    string `json:"kind"`
+			Text    string `json:"text"`
+		}{"system", "team_event", b.out.session, e.Agent, e.Kind, e.Text})
+		return
+	}
+	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
 }
 
 // systemNotification wraps a task notification so that the model tells it
@@ -132,10 +231,24 @@ func systemNotification(n string) string {
 		n + "\n</system-reminder>"
 }
 
-// coreToolList returns the tools of a headless agent rooted at cwd: the
-// file tools, Bash (with background shells in reg), TaskOutput, TaskStop
-// and Agent (sub-agents on the same model and permissions).
-func coreToolList(cwd string, reg *task.Registry, model llm.Model, modelName string, approver agent.Approver) []tool.Tool {
+// toolOptions configure coreTools.
+type toolOptions struct {
+	cwd       string
+	reg       *task.Registry
+	model     llm.Model
+	modelName string
+	approver  agent.Approver
+	// teammates, when set, makes a named Agent call spawn a teammate.
+	teammates agenttool.Teammates
+}
+
+// coreTools returns the tools of an agent rooted at cwd: the file tools,
+// Bash (with background shells in reg), TaskOutput, TaskStop and Agent
+// (sub-agents on the same model and permissions), and separately the
+// SendMessage tool that addresses its background sub-agents (a team
+// member's SendMessage falls through to it).
+func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
+	cwd, reg := o.cwd, o.reg
 	newBash := func(agentID string) tool.Tool {
 		return bash.New(bash.Config{Dir: cwd,
 			Background: tasktool.BashBackground(reg, tasktool.BashOptions{AgentID: agentID, Dir: cwd})})
@@ -145,7 +258,7 @@ func coreToolList(cwd string, reg *task.Registry, model llm.Model, modelName str
 	base := append(fs.All(fs.Config{Root: cwd}), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
 	parent, _ := tool.NewRegistry(base...) // the names are unique
-	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg,
+	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates,
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {
@@ -159,8 +272,8 @@ func coreToolList(cwd string, reg *task.Registry, model llm.Model, modelName str
 			if err != nil {
 				return agent.Config{}, err
 			}
-			return agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: approver,
+			return agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: o.approver,
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}, nil
 		}})
-	return append(base, at, agenttool.NewSendMessage(at))
+	return append(base, at), agenttool.NewSendMessage(at)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,8 @@ type headless struct {
 	promptTimeout   time.Duration
 
 	coordinator bool // coordinator mode (coordinator.go)
+
+	teams teamFlags // agent teams (swarm.go)
 }
 
 // addHeadlessFlags puts the flags of the headless mode on the root.
@@ -60,12 +63,19 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.StringVar(&h.audit, "audit", "", "with -p: append one JSON line per permission decision to `FILE`")
 	f.StringVar(&h.promptCommand, "permission-prompt-command", "", "with -p: a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout)")
 	f.DurationVar(&h.promptTimeout, "permission-prompt-timeout", 60*time.Second, "with -p: how long --permission-prompt-command may take before the call is denied")
+	a.addTeamFlags(root, &h.teams)
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1")
 }
 
 // runRoot is the root command's action: the headless mode with -p, help
 // otherwise (the interactive lead is not built yet).
 func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
+	if err := h.teams.mate.validate(); err != nil {
+		return err
+	}
+	if h.teams.mate.enabled() { // a teammate process (swarm.go)
+		return a.runTeammate(cmd, h)
+	}
 	if !h.print {
 		if len(args) > 0 {
 			msg := fmt.Sprintf("unknown command %q for \"troupe\"", args[0])
@@ -106,6 +116,11 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	if strings.TrimSpace(prompt) == "" {
 		return usagef("no prompt: give it as arguments (troupe -p \"...\") or on stdin")
 	}
+	return a.runHeadless(cmd.Context(), h, prompt)
+}
+
+// runHeadless runs the lead of `troupe -p` on prompt (troupe demo too).
+func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error {
 	cwd := h.cwd
 	if cwd == "" {
 		wd, err := a.Getwd()
@@ -144,7 +159,9 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 			return err
 		}
 	} else {
-		toolList = coreToolList(cwd, bg.reg, model, h.model, approver)
+		if toolList, approver, err = a.leadTools(h, cwd, session, model, approver, bg); err != nil { // swarm.go: teams when enabled
+			return err
+		}
 	}
 	tools, err := tool.NewRegistry(toolList...)
 	if err != nil {
@@ -152,7 +169,7 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	}
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver,
-		OnEvent: func(e agent.Event) { out.event(e); bg.drain() }}
+		OnEvent: func(e agent.Event) { out.event(e); bg.observe(e); bg.drain() }}
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -168,7 +185,7 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	defer ag.Kill()
 	bg.lead = ag
 	out.init(cwd, tools.Names())
-	res, runErr := bg.run(cmd.Context(), prompt)
+	res, runErr := bg.run(ctx, prompt)
 	return out.finish(res, runErr)
 }
 

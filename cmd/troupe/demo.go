@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/swarm"
+)
+
+// demoFiles are the demo's scripted model and its small Go project.
+//
+//go:embed demo/script.json demo/project
+var demoFiles embed.FS
+
+// demoPrompt is what the demo's lead is asked.
+const demoPrompt = "Add a Sub function to the calc package, with a test and documentation. Work as a team."
+
+// demoCommand is `troupe demo`: an offline agent team on a scripted model.
+func (a *app) demoCommand() *cobra.Command {
+	var mode string
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run an offline agent team: a lead and three teammates add a function to a small Go project",
+		Long: `troupe demo runs a whole agent team offline, on a scripted model (no API key,
+no network): in a fresh temporary git repository holding a small Go project, a
+lead creates a team, three tasks with a dependency and three teammates; the
+teammates claim the tasks, edit the files, run go build and go test (asking the
+lead for permission, which the demo grants), message each other and the lead,
+then shut down, and the lead deletes the team. It prints a timestamped timeline
+and a summary, checks the result, and leaves no process or pane behind.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch mode {
+			case backend.ModeInProcess, backend.ModeTmux, backend.ModeITerm2, backend.ModeAuto:
+			default:
+				return usagef("--teammate-mode %q: want in-process, tmux, iterm2 or auto", mode)
+			}
+			return a.runDemo(cmd.Context(), mode, keep)
+		},
+	}
+	cmd.Flags().StringVar(&mode, "teammate-mode", backend.ModeInProcess, "where the teammates run: in-process, tmux (panes of a private tmux server, or of this window inside tmux), iterm2 or auto")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary project and store (their folder is printed)")
+	return cmd
+}
+
+// demoStats counts what happened, for the summary.
+type demoStats struct {
+	mu     sync.Mutex
+	counts map[string]int
+	tools  map[string]int
+}
+
+func (s *demoStats) add(e swarm.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[e.Kind]++
+	switch {
+	case e.Kind == swarm.EventPermission && strings.Contains(e.Text, " asks to run "):
+		s.counts["asks"]++
+	case e.Kind == swarm.EventExit && strings.Contains(e.Text, "has shut down"):
+		s.counts["shutdowns"]++
+	}
+	if e.Kind == "tool" {
+		s.tools[strings.Fields(e.Text)[0]]++
+	}
+}
+
+func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
+	start := a.Now()
+	dir, err := os.MkdirTemp("", "troupe-demo-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintf(a.Stdout, "demo folder: %s (kept)\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	project, home := filepath.Join(dir, "calc"), filepath.Join(dir, "home")
+	script := filepath.Join(dir, "script.json")
+	if err := writeDemo(project, script); err != nil {
+		return err
+	}
+	out := a.Stdout
+	fmt.Fprintf(out, "troupe demo: a lead and three teammates on a scripted model, teammates %s\nproject: %s\n\n", mode, project)
+	if err := gitInit(ctx, project); err != nil {
+		fmt.Fprintf(out, "(no git repository: %v)\n", err)
+	}
+	stats := &demoStats{counts: map[string]int{}, tools: map[string]int{}}
+	granted := 0
+	var answerMu sync.Mutex
+	answer := func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
+		answerMu.Lock()
+		defer answerMu.Unlock()
+		granted++
+		var cmd string
+		if in := string(q.Input); strings.Contains(in, "go test") {
+			cmd = "go test"
+		}
+		if cmd == "go test" {
+			// Tests may run again at any time: allow them for the whole team.
+			return swarm.PermissionAnswer{Allow: true, Always: true, Rule: "Bash(go test:*)"}, nil
+		}
+		return swarm.PermissionAnswer{Allow: true}, nil
+	}
+	a.homeFlag = home
+	mate := &teammateFlags{teammateMode: mode}
+	h := &headless{print: true, outputFormat: "text", provider: "scripted", script: script, maxTurns: 50, cwd: project,
+		permissionMode: "acceptEdits", promptTimeout: time.Minute,
+		teams: teamFlags{enabled: true, digest: digestQuiet, mate: mate, answer: answer, timeline: out, onEvent: stats.add}}
+	var result bytes.Buffer
+	saved := a.Stdout
+	a.Stdout = &result // the lead's final answer, printed in the summary
+	runErr := a.runHeadless(ctx, h, demoPrompt)
+	a.Stdout = saved
+	elapsed := a.Now().Sub(start)
+
+	problems := a.checkDemo(ctx, project, home)
+	if runErr != nil {
+		problems = append([]string{"the lead's run failed: " + runErr.Error()}, problems...)
+	}
+	fmt.Fprintf(out, "\nsummary (%s):\n", elapsed.Round(10*time.Millisecond))
+	stats.mu.Lock()
+	fmt.Fprintf(out, "  teammates spawned      %d (%s)\n", stats.counts[swarm.EventSpawned], mode)
+	fmt.Fprintf(out, "  tasks claimed          %d\n", stats.counts[swarm.EventClaim])
+	fmt.Fprintf(out, "  tool calls             %s\n", toolCounts(stats.tools))
+	fmt.Fprintf(out, "  messages to the lead   %d\n", stats.counts[swarm.EventMessage])
+	fmt.Fprintf(out, "  permission requests    %d (granted by the lead %d)\n", stats.counts["asks"], granted)
+	fmt.Fprintf(out, "  idle notifications     %d\n", stats.counts[swarm.EventIdle])
+	fmt.Fprintf(out, "  shutdowns              %d\n", stats.counts["shutdowns"])
+	fmt.Fprintf(out, "  deaths                 %d\n", stats.counts[swarm.EventDead])
+	stats.mu.Unlock()
+	fmt.Fprintf(out, "  lead's answer          %s\n", strings.TrimSpace(result.String()))
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(out, "  FAILED: %s\n", p)
+		}
+		return fmt.Errorf("demo failed: %s", strings.Join(problems, "; "))
+	}
+	fmt.Fprintf(out, "  result                 ok: calc has Sub, its test passes, README lists it, the team is deleted\n")
+	return nil
+}
+
+// writeDemo writes the project and the script.
+func writeDemo(project, script string) error {
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		return err
+	}
+	ents, err := demoFiles.ReadDir("demo/project")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		b, err := demoFiles.ReadFile("demo/project/" + e.Name())
+		if err != nil {
+			return err
+		}
+		// Stored as .txt so that the repository's tools do not take the
+		// fixture for a package of ours.
+		if err := os.WriteFile(filepath.Join(project, strings.TrimSuffix(e.Name(), ".txt")), b, 0o644); err != nil {
+			return err
+		}
+	}
+	b, err := demoFiles.ReadFile("demo/script.json")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(script, b, 0o644)
+}
+
+// gitInit makes the project a git repository with one commit.
+func gitInit(ctx context.Context, dir string) error {
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."},
+		{"-c", "user.name=troupe demo", "-c", "user.email=demo@troupe.invalid", "commit", "-q", "-m", "calc: Add"}} {
+		c := exec.CommandContext(ctx, "git", args...)
+		c.Dir = dir
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, bytes.TrimSpace(out))
+		}
+	}
+	return nil
+}
+
+// checkDemo verifies the outcome: the files changed as planned, the tests
+// pass, and the team is gone.
+func (a *app) checkDemo(ctx context.Context, project, home string) []string {
+	var problems []string
+	for file, want := range map[string]string{"calc.go": "func Sub(a, b int) int", "calc_test.go": "func TestSub", "README.md": "`Sub(a, b)`"} {
+		b, err := os.ReadFile(filepath.Join(project, file))
+		if err != nil || !bytes.Contains(b, []byte(want)) {
+			problems = append(problems, fmt.Sprintf("%s does not contain %q", file, want))
+		}
+	}
+	c := exec.CommandContext(ctx, "go", "test", "./...")
+	c.Dir = project
+	if out, err := c.CombinedOutput(); err != nil {
+		problems = append(problems, fmt.Sprintf("go test in the project failed: %v: %s", err, bytes.TrimSpace(out)))
+	}
+	sess, err := a.open()
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	defer sess.close()
+	teams, err := sess.Teams.List(ctx)
+	if err != nil {
+		problems = append(problems, "list teams: "+err.Error())
+	}
+	for _, t := range teams {
+		problems = append(problems, fmt.Sprintf("team %q was not deleted (members: %s)", t.Name, strings.Join(t.Names(), ", ")))
+	}
+	return problems
+}
+
+func toolCounts(m map[string]int) string {
+	if len(m) == 0 {
+		return "(in the panes)"
+	}
+	names := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
+}
