@@ -28,6 +28,8 @@ type serveConfig struct {
 	addr  string
 	data  string
 	token string
+	// sync is how often JetStream flushes to disk: 0 after every write.
+	sync time.Duration
 }
 
 // embeddedServer is a running NATS server with JetStream on disk.
@@ -62,6 +64,8 @@ func startServer(c serveConfig) (*embeddedServer, error) {
 		StoreDir:      c.data,
 		Authorization: c.token,
 		MaxPayload:    serveMaxPayload,
+		SyncAlways:    c.sync == 0,
+		SyncInterval:  c.sync,
 		NoLog:         true,
 		NoSigs:        true,
 	}
@@ -100,7 +104,10 @@ func (e *embeddedServer) stop() {
 }
 
 func (a *app) serveCommand() *cobra.Command {
-	var c serveConfig
+	var (
+		c        serveConfig
+		syncFlag string
+	)
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:4222] [--data DIR] [--token TOKEN]",
 		Short: "Run an embedded NATS server with JetStream for teams that span machines",
@@ -112,11 +119,25 @@ and runs until interrupted (SIGINT, SIGTERM), then shuts down cleanly.
 
 The default address is loopback only. To let other machines in, listen on
 an address they can reach (--addr 0.0.0.0:4222) and set --token (or
-$TROUPE_NATS_TOKEN), which clients pass with --nats-token. See docs/nats.md.`,
+$TROUPE_NATS_TOKEN), which clients pass with --nats-token. See docs/nats.md.
+
+Every acknowledged write is flushed to disk before the acknowledgement, as
+the file store does; --sync 2m (the NATS default) is faster, and a crash of
+the machine may then lose the last two minutes of acknowledged writes.`,
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c.token == "" {
 				c.token = a.Getenv("TROUPE_NATS_TOKEN")
+			}
+			switch syncFlag {
+			case "always":
+				c.sync = 0
+			default:
+				d, err := time.ParseDuration(syncFlag)
+				if err != nil || d <= 0 {
+					return usagef("--sync %q: want \"always\" or a positive duration such as 2m", syncFlag)
+				}
+				c.sync = d
 			}
 			if c.data == "" {
 				home, err := a.home()
@@ -131,6 +152,7 @@ $TROUPE_NATS_TOKEN), which clients pass with --nats-token. See docs/nats.md.`,
 	cmd.Flags().StringVar(&c.addr, "addr", DefaultServeAddr, "listen on `HOST:PORT` (port 0 picks a free port)")
 	cmd.Flags().StringVar(&c.data, "data", "", "JetStream data `DIR` (default: nats under the troupe home)")
 	cmd.Flags().StringVar(&c.token, "token", "", "require this auth `TOKEN` from clients (default $TROUPE_NATS_TOKEN)")
+	cmd.Flags().StringVar(&syncFlag, "sync", "always", "flush JetStream to disk after every write (always, as the file store does), or every `DURATION` (faster; a machine crash may lose what was acknowledged since)")
 	return cmd
 }
 

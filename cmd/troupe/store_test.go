@@ -100,4 +100,9 @@ func TestServeRefusesBadAddr(t *testing.T) {
 			t.Errorf("serve --addr %q error = %v; want a usage error naming it", addr, err)
 		}
 	}
+	for _, sync := range []string{"sometimes", "0s", "-1m"} {
+		if err := h.fail("serve", "--addr", "127.0.0.1:0", "--sync", sync, "--data", t.TempDir()); !isUsage(err) || !strings.Contains(err.Error(), sync) {
+			t.Errorf("serve --sync %q error = %v; want a usage error naming it", sync, err)
+		}
+	}
 }

@@ -29,6 +29,10 @@ import (
 //
 //	go test -run='^$' -bench=Stores -benchtime=1x ./store/nats/
 //
+// "nats" is a server with JetStream's default flush (every two minutes);
+// "nats-fsync" flushes each write before acknowledging it, the
+// durability of the file store and of troupe serve's default.
+//
 // Metrics: msgs/s (acknowledged sends from the barrier to the last
 // return), p50-ms and p99-ms (one send's latency), lost (always 0, or the
 // benchmark fails).
@@ -213,6 +217,11 @@ func runWriters(b *testing.B, be backend, w, m, preload int) writersRun {
 // and B3 (10,000 preloaded, W = 1, 4 × 100) on both stores.
 func BenchmarkStores(b *testing.B) {
 	srv := startServer(b, "")
+	// A second server flushes every write to disk before acknowledging it,
+	// as the file store does and troupe serve does by default.
+	fsync := &testServer{dir: b.TempDir(), port: -1, syncAlways: true}
+	fsync.start(b)
+	b.Cleanup(fsync.stop)
 	scenarios := []struct {
 		name      string
 		w, m, pre int
@@ -229,7 +238,7 @@ func BenchmarkStores(b *testing.B) {
 	}
 	run := 0
 	for _, sc := range scenarios {
-		for _, store := range []string{"file", "nats"} {
+		for _, store := range []string{"file", "nats-fsync", "nats"} {
 			b.Run(fmt.Sprintf("%s/W=%d/M=%d/pre=%d/%s", sc.name, sc.w, sc.m, sc.pre, store), func(b *testing.B) {
 				if sc.skipShort && testing.Short() {
 					b.Skip("long scenario; not in -short")
@@ -238,9 +247,12 @@ func BenchmarkStores(b *testing.B) {
 				for b.Loop() {
 					run++
 					var be backend
-					if store == "file" {
+					switch store {
+					case "file":
 						be = &fileBackend{root: b.TempDir()}
-					} else {
+					case "nats-fsync":
+						be = &natsBackend{srv: fsync, ns: fmt.Sprintf("bench%d", run)}
+					default:
 						be = &natsBackend{srv: srv, ns: fmt.Sprintf("bench%d", run)}
 					}
 					r := runWriters(b, be, sc.w, sc.m, sc.pre)

@@ -19,6 +19,8 @@ type testServer struct {
 	dir   string
 	token string
 	port  int
+	// syncAlways flushes JetStream to disk after every write.
+	syncAlways bool
 }
 
 // startServer starts a server for t, shut down when t ends.
@@ -40,6 +42,7 @@ func (ts *testServer) start(t testing.TB) {
 		NoLog:         true,
 		NoSigs:        true,
 		Authorization: ts.token,
+		SyncAlways:    ts.syncAlways,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
