@@ -1,9 +1,13 @@
 package nats_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,11 +38,12 @@ func newCrew(t testing.TB, s *natsstore.Store) {
 // restart still kicks for messages sent after it.
 func TestServerRestartMidExchange(t *testing.T) {
 	srv := startServer(t, "")
+	logs := &lockedBuffer{}
 	opts := natsstore.Options{
 		Namespace:        "restart",
 		SendTimeout:      2 * time.Minute,
 		MaxReconnectWait: 200 * time.Millisecond,
-		Logger:           slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:           slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), logs), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 	sender := srv.open(t, opts)
 	reader := srv.open(t, opts)
@@ -83,6 +88,11 @@ func TestServerRestartMidExchange(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read(bob) error: %v", err)
 	}
+	for _, want := range []string{"disconnected; reconnecting", "reconnected"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log after a restart has no %q line:\n%s", want, logs.String())
+		}
+	}
 	if len(got) != total {
 		t.Errorf("Read(bob) = %d messages; want %d (lost or duplicated)", len(got), total)
 	}
@@ -122,4 +132,22 @@ func TestServerRestartMidExchange(t *testing.T) {
 			t.Fatal("no kick within 30s for a message sent after the restart")
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -31,6 +32,9 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    info.State.LastSeq + 1,
 		HeadersOnly:    true,
+		// The server drops a consumer nobody pulls from for this long (a
+		// stopped watch); a watch cut off longer recreates it.
+		InactiveThreshold: time.Minute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
