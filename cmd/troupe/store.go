@@ -128,3 +128,36 @@ func (a *app) openStores(ctx context.Context) (Stores, string, error) {
 	}
 	return Stores{Teams: s.Teams(), Mail: s.Mail(), Tasks: s.Tasks(), Close: s.Close}, where, nil
 }
+
+// storeEnv returns the environment entries (KEY=value) that make a child
+// troupe process, such as a spawned teammate, open the same store as this
+// one: TROUPE_HOME for the file store, TROUPE_STORE and the NATS options
+// otherwise. Secrets travel in the environment, not on a command line
+// that other users can list.
+func (a *app) storeEnv() ([]string, error) {
+	spec, err := a.storeSpec()
+	if err != nil {
+		return nil, err
+	}
+	if spec.url == "" {
+		home, err := a.home()
+		if err != nil {
+			return nil, err
+		}
+		return []string{"TROUPE_STORE=" + storeFile, "TROUPE_HOME=" + home}, nil
+	}
+	env := []string{"TROUPE_STORE=" + spec.url}
+	for _, kv := range []struct{ key, value string }{
+		{"TROUPE_NATS_TOKEN", spec.opts.Token},
+		{"TROUPE_NATS_CREDS", spec.opts.CredsFile},
+		{"TROUPE_NATS_CA", spec.opts.TLSCAFile},
+		{"TROUPE_NATS_CERT", spec.opts.TLSCertFile},
+		{"TROUPE_NATS_KEY", spec.opts.TLSKeyFile},
+		{"TROUPE_NATS_NAMESPACE", spec.opts.Namespace},
+	} {
+		if kv.value != "" {
+			env = append(env, kv.key+"="+kv.value)
+		}
+	}
+	return env, nil
+}

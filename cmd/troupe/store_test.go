@@ -106,3 +106,28 @@ func TestServeRefusesBadAddr(t *testing.T) {
 		}
 	}
 }
+
+func TestStoreEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		flag storeFlags
+		env  map[string]string
+		want []string
+	}{
+		{"file by default", storeFlags{}, map[string]string{"TROUPE_HOME": "/h"}, []string{"TROUPE_STORE=file", "TROUPE_HOME=/h"}},
+		{"nats from flags", storeFlags{store: "nats://h:4222", token: "t", namespace: "ns"}, nil,
+			[]string{"TROUPE_STORE=nats://h:4222", "TROUPE_NATS_TOKEN=t", "TROUPE_NATS_NAMESPACE=ns"}},
+		{"flags over environment", storeFlags{token: "flag"}, map[string]string{"TROUPE_STORE": "tls://h:1", "TROUPE_NATS_TOKEN": "env", "TROUPE_NATS_CA": "/ca.pem"},
+			[]string{"TROUPE_STORE=tls://h:1", "TROUPE_NATS_TOKEN=flag", "TROUPE_NATS_CA=/ca.pem"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := (&Main{Getenv: func(k string) string { return tt.env[k] }}).withDefaults()
+			a := &app{Main: m, storeSel: tt.flag}
+			got, err := a.storeEnv()
+			if err != nil || strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("storeEnv() = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
