@@ -240,7 +240,9 @@ func (tm *Teammate) Run(ctx context.Context) error {
 
 	prompt := tm.cfg.Prompt
 	if prompt == "" {
-		if prompt, err = tm.next(ctx); err != nil {
+		// The spawn prompt comes by mail; it is the first thing to do,
+		// before any task on the list.
+		if prompt, err = tm.next(ctx, false); err != nil {
 			return err
 		}
 	}
@@ -261,7 +263,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		}
 		tm.setActive(ctx, false)
 		tm.idle(ctx, res, runErr, turn)
-		if prompt, err = tm.next(ctx); err != nil {
+		if prompt, err = tm.next(ctx, !tm.cfg.NoAutoClaim); err != nil {
 			return err
 		}
 	}
@@ -332,10 +334,11 @@ func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, tu
 	tm.event(EventIdle, what)
 }
 
-// next waits for the next prompt: queued messages, or a task it claims.
-func (tm *Teammate) next(ctx context.Context) (string, error) {
+// next waits for the next prompt: queued messages, or with autoClaim a
+// task it claims.
+func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 	var taskKick <-chan struct{}
-	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && !tm.cfg.NoAutoClaim {
+	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && autoClaim {
 		ch, err := w.Watch(ctx, tm.cfg.Team)
 		if err != nil {
 			return "", fmt.Errorf("teammate %s: watch the task list: %w", tm.cfg.Name, err)
@@ -345,7 +348,7 @@ func (tm *Teammate) next(ctx context.Context) (string, error) {
 	// Without a watchable task list, look again now and then: the only
 	// fallback to a timer, for stores that cannot notify.
 	var slow <-chan time.Time
-	if taskKick == nil && !tm.cfg.NoAutoClaim {
+	if taskKick == nil && autoClaim {
 		t := time.NewTicker(5 * time.Second)
 		defer t.Stop()
 		slow = t.C
@@ -360,7 +363,7 @@ func (tm *Teammate) next(ctx context.Context) (string, error) {
 		}
 		planned := tm.planned
 		tm.mu.Unlock()
-		if !tm.cfg.NoAutoClaim && !planned {
+		if autoClaim && !planned {
 			if p, ok := tm.claim(ctx); ok {
 				return p, nil
 			}

@@ -62,6 +62,7 @@ type demoStats struct {
 	mu     sync.Mutex
 	counts map[string]int
 	tools  map[string]int
+	done   map[string]bool // tasks reported completed
 }
 
 func (s *demoStats) add(e swarm.Event) {
@@ -73,6 +74,10 @@ func (s *demoStats) add(e swarm.Event) {
 		s.counts["asks"]++
 	case e.Kind == swarm.EventExit && strings.Contains(e.Text, "has shut down"):
 		s.counts["shutdowns"]++
+	case e.Kind == swarm.EventIdle:
+		if _, id, ok := strings.Cut(e.Text, "completed task #"); ok {
+			s.done[strings.Fields(id)[0]] = true
+		}
 	}
 	if e.Kind == "tool" {
 		s.tools[strings.Fields(e.Text)[0]]++
@@ -100,7 +105,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	if err := gitInit(ctx, project); err != nil {
 		fmt.Fprintf(out, "(no git repository: %v)\n", err)
 	}
-	stats := &demoStats{counts: map[string]int{}, tools: map[string]int{}}
+	stats := &demoStats{counts: map[string]int{}, tools: map[string]int{}, done: map[string]bool{}}
 	granted := 0
 	var answerMu sync.Mutex
 	answer := func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
@@ -136,7 +141,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	fmt.Fprintf(out, "\nsummary (%s):\n", elapsed.Round(10*time.Millisecond))
 	stats.mu.Lock()
 	fmt.Fprintf(out, "  teammates spawned      %d (%s)\n", stats.counts[swarm.EventSpawned], mode)
-	fmt.Fprintf(out, "  tasks claimed          %d\n", stats.counts[swarm.EventClaim])
+	fmt.Fprintf(out, "  tasks completed        %d\n", len(stats.done))
 	fmt.Fprintf(out, "  tool calls             %s\n", toolCounts(stats.tools))
 	fmt.Fprintf(out, "  messages to the lead   %d\n", stats.counts[swarm.EventMessage])
 	fmt.Fprintf(out, "  permission requests    %d (granted by the lead %d)\n", stats.counts["asks"], granted)

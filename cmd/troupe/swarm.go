@@ -528,21 +528,35 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 			return err == nil && !forged
 		}
 	}
-	errOut := a.Stderr
+	// The pane shows the timeline; a log under the home keeps it after
+	// the pane has closed.
+	var errOut io.Writer = a.Stderr
+	logDir := filepath.Join(sess.home, "logs", team.SanitizePath(cfg.Name))
+	if err := os.MkdirAll(logDir, 0o700); err == nil {
+		if f, err := os.OpenFile(filepath.Join(logDir, team.SanitizePath(member.Name)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			defer f.Close()
+			errOut = io.MultiWriter(a.Stderr, f)
+		}
+	}
 	var tm *swarm.Teammate
 	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model,
 		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust,
 		asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
 		onEvent: func(e swarm.Event) {
 			fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
-		}})
+		},
+		onAgentEvent: toolTimeline(member.Name, a.Now, func(e swarm.Event) {
+			fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
+		})})
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	fmt.Fprintf(errOut, "troupe teammate %s (%s) joined team %q in %s\n", member.Name, model.Info().Model, cfg.Name, cwd)
 	if err := tm.Run(ctx); err != nil {
+		fmt.Fprintf(errOut, "teammate %s ended: %v\n", member.Name, err)
 		return fmt.Errorf("teammate %s: %w", tf.agentID, err)
 	}
+	fmt.Fprintf(errOut, "teammate %s shut down\n", member.Name)
 	return nil
 }
