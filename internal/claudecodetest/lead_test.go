@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/internal/claudecodetest"
 	"github.com/troupe-dev/troupe/llm/llmtest"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/store/file"
 )
 
 const (
@@ -23,10 +24,12 @@ const (
 )
 
 // spawnHandler scripts a lead that answers spawnPrompt with one Agent call
-// that names a teammate "helper", and everything else with text.
-func spawnHandler() llmtest.AnthropicHandler {
+// that names a teammate "helper", and everything else with text. Every
+// request's last user turn goes to log.
+func spawnHandler(log *turnLog) llmtest.AnthropicHandler {
 	var mu sync.Mutex
 	spawned := false
+	text := log.handler("LEAD-DONE")
 	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
 		var prompt, result bool
 		for _, m := range req.Messages {
@@ -45,7 +48,7 @@ func spawnHandler() llmtest.AnthropicHandler {
 			in, _ := json.Marshal(map[string]string{"description": "greeter", "prompt": helperPrompt, "name": "helper"})
 			return llmtest.AnthropicToolCall("toolu_spawn_helper", "Agent", string(in))
 		}
-		return llmtest.AnthropicText("LEAD-DONE")
+		return text(req)
 	}
 }
 
@@ -85,8 +88,11 @@ func waitFile(ctx context.Context, path string) ([]byte, error) {
 // real Claude Code lead in tmux, told by the fake model to spawn a named
 // teammate, runs CLAUDE_CODE_TEAMMATE_COMMAND in a new pane with the flags
 // of section 10.2 and writes the prompt, signed, into its inbox first.
+// Then messages troupe's file store writes as that teammate reach the
+// lead's model (section 7).
 func TestRealLeadLaunchesTeammateCommand(t *testing.T) {
-	srv := llmtest.NewAnthropicServer(t, spawnHandler())
+	log := newTurnLog()
+	srv := llmtest.NewAnthropicServer(t, spawnHandler(log))
 	s := claudecodetest.New(t, srv.URL)
 	out := t.TempDir()
 	s.Env = append(s.Env, "CLAUDE_CODE_TEAMMATE_COMMAND="+recorderShim(t, out))
@@ -183,5 +189,38 @@ func TestRealLeadLaunchesTeammateCommand(t *testing.T) {
 	})
 	if i < 0 || tf.Members[i].BackendType != "tmux" || !strings.HasPrefix(tf.Members[i].TmuxPaneID, "%") || tf.Members[i].AgentID != "helper@"+team {
 		t.Errorf("team file members: %s; want helper as a tmux member with a pane id", cfg)
+	}
+
+	// What troupe writes as the teammate reaches the lead's model.
+	st, err := file.Open(s.ConfigDir, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reply := mailbox.Message{From: "helper", Color: "blue", Summary: "greeting done", Text: "HELLO-LEAD-FROM-TROUPE"}
+	if _, err := st.Mail().Send(ctx, team, "team-lead", reply); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := log.wait(ctx, "HELLO-LEAD-FROM-TROUPE")
+	if err != nil {
+		t.Fatalf("%v\nlead screen:\n%s", err, x.Screen(context.Background()))
+	}
+	if want := `<teammate-message teammate_id="helper" color="blue" summary="greeting done">` + "\nHELLO-LEAD-FROM-TROUPE\n</teammate-message>"; !strings.Contains(turn, want) {
+		t.Errorf("lead turn:\n%s\nwant it to hold\n%s", turn, want)
+	}
+	idle, err := mailbox.Encode(mailbox.IdleNotification{From: "helper", Timestamp: time.Now().UTC().Format(mailbox.TimeLayout), IdleReason: mailbox.IdleAvailable, Result: "IDLE-RESULT-FROM-TROUPE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Mail().Send(ctx, team, "team-lead", mailbox.Message{From: "helper", Color: "blue", Text: idle}); err != nil {
+		t.Fatal(err)
+	}
+	if turn, err = log.wait(ctx, "IDLE-RESULT-FROM-TROUPE"); err != nil {
+		t.Fatalf("%v\nlead screen:\n%s", err, x.Screen(context.Background()))
+	}
+	// A frame is passed through as its JSON, and the lead's copy is
+	// wrapped as a message from another session.
+	if want := `<teammate-message teammate_id="helper" color="blue">` + "\n" + idle + "\n</teammate-message>"; !strings.Contains(turn, want) || !strings.HasPrefix(turn, "Another Claude session sent a message:") {
+		t.Errorf("lead turn:\n%s\nwant the peer-message wrapper around\n%s", turn, want)
 	}
 }
