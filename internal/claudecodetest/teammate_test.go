@@ -2,6 +2,7 @@ package claudecodetest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -49,6 +50,13 @@ func (l *turnLog) handler(reply string) llmtest.AnthropicHandler {
 	}
 }
 
+// all returns the recorded turns.
+func (l *turnLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.turns...)
+}
+
 // wait returns the first recorded user turn containing s.
 func (l *turnLog) wait(ctx context.Context, s string) (string, error) {
 	for {
@@ -69,15 +77,43 @@ func (l *turnLog) wait(ctx context.Context, s string) (string, error) {
 	}
 }
 
+// shutdownHandler records every turn in log and answers with text, except
+// for the turn that shows the shutdown request requestID with the
+// instruction to answer it: that one gets ToolSearch (SendMessage is a
+// deferred tool), then SendMessage approving the shutdown.
+func shutdownHandler(log *turnLog, requestID string) llmtest.AnthropicHandler {
+	text := log.handler("HELPER-DONE")
+	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		text(req)
+		last := req.LastMessage()
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				last = m
+			}
+		}
+		for _, b := range last.Content {
+			if b.Type == "tool_result" && b.ToolUseID == "toolu_search" {
+				in, _ := json.Marshal(map[string]any{"to": "team-lead", "message": map[string]any{"type": "shutdown_response", "request_id": requestID, "approve": true}})
+				return llmtest.AnthropicToolCall("toolu_send", "SendMessage", string(in))
+			}
+			if strings.Contains(b.Text, `"request_id":"`+requestID+`","approve":true`) {
+				return llmtest.AnthropicToolCall("toolu_search", "ToolSearch", `{"query":"select:SendMessage","max_results":5}`)
+			}
+		}
+		return llmtest.AnthropicText("HELPER-DONE")
+	}
+}
+
 // TestRealClaudeTeammateOfATroupeTeam is the other direction of PROTOCOL.md
 // section 15: a team made with troupe's own file store, a real claude
 // started with the teammate flags, its prompt sent (signed) through
 // troupe's mailbox. The teammate must take the prompt, report idle to the
-// lead's inbox, and mark an unsigned lead protocol frame verified="false"
-// while showing a signed one as is.
+// lead's inbox, mark an unsigned lead shutdown request verified="false"
+// and show a signed one as is; approving the signed one writes a
+// shutdown_approved troupe decodes, and ends the process.
 func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 	log := newTurnLog()
-	srv := llmtest.NewAnthropicServer(t, log.handler("HELPER-DONE"))
+	srv := llmtest.NewAnthropicServer(t, shutdownHandler(log, "shutdown-2@helper"))
 	s := claudecodetest.New(t, srv.URL)
 	work := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -183,5 +219,43 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 	}
 	if strings.Contains(turn, `verified="false"`) || !strings.Contains(turn, `"request_id":"shutdown-2@helper","approve":true`) {
 		fail("signed shutdown_request: want it unmarked, with the instruction to answer it:\n%s", turn)
+	}
+
+	// The model approves (SendMessage): the teammate writes
+	// shutdown_approved for troupe's lead, which troupe decodes.
+	var approved mailbox.ShutdownApproved
+	for approved.RequestID == "" {
+		msgs, err := st.Mail().Read(ctx, cfg.Name, team.LeadName, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if f, err := mailbox.Decode(m.Text); err != nil {
+				t.Errorf("lead inbox entry from %s: %v\n%s", m.From, err, m.Text)
+			} else if a, ok := f.(mailbox.ShutdownApproved); ok && m.From == "helper" {
+				approved = a
+			}
+		}
+		if approved.RequestID == "" {
+			select {
+			case <-ctx.Done():
+				fail("no shutdown_approved from helper in the lead's inbox: %v (turns: %q)", ctx.Err(), log.all())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	if approved.RequestID != "shutdown-2@helper" || approved.From != "helper" || approved.PaneID != helper.TmuxPaneID || approved.BackendType != helper.BackendType {
+		t.Errorf("shutdown_approved %+v; want request shutdown-2@helper from helper, with the pane and backend of its member", approved)
+	}
+	// And the teammate process ends: its tmux session goes away.
+	for {
+		if _, err := x.Run(ctx, "has-session", "-t", "lead"); err != nil && ctx.Err() == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			fail("the teammate did not exit after approving its shutdown")
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
