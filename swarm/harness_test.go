@@ -93,9 +93,19 @@ func (h *harness) signal() {
 
 func (h *harness) launch(ctx context.Context, l *Lead, m team.Member, r SpawnRequest, be string) (backend.Spec, error) {
 	return backend.Spec{Run: func(ctx context.Context) error {
+		base := &approve.Approver{Cwd: l.cfg.Cwd, Policy: permission.Policy{Shell: shell.Parse}, Mode: permission.ModeAcceptEdits,
+			Asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
+				return l.AskInProcess(ctx, m.Name, m.Color, req)
+			})}
+		if r.PlanModeRequired {
+			base.Mode = permission.ModePlan
+		}
+		appr := NewApprover(base)
 		tc := TeammateConfig{Team: l.Team(), Name: m.Name, Color: m.Color, PaneID: m.TmuxPaneID, Backend: be,
 			Teams: h.store.Teams(), Mail: h.store.Mail(), Tasks: h.store.Tasks(), Prompt: r.Prompt, PlanMode: r.PlanModeRequired,
 			OnEvent: h.onEvent, AskTimeout: 5 * time.Second,
+			SetMode:       func(mode string) { _ = appr.SetMode(mode) },
+			AddAllowRules: func(rules []string) { _ = appr.AddAllowRules(rules) },
 			Build: func(tm *Teammate) (agent.Config, error) {
 				var ts []tool.Tool
 				if h.tools != nil {
@@ -105,10 +115,7 @@ func (h *harness) launch(ctx context.Context, l *Lead, m team.Member, r SpawnReq
 				if err != nil {
 					return agent.Config{}, err
 				}
-				return agent.Config{Model: h.model, System: "You are teammate " + m.Name + ".", Tools: reg,
-					Approver: &approve.Approver{Cwd: l.cfg.Cwd, Asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
-						return l.AskInProcess(ctx, m.Name, m.Color, req)
-					})}}, nil
+				return agent.Config{Model: h.model, System: "You are teammate " + m.Name + ".", Tools: reg, Approver: appr}, nil
 			}}
 		if h.mateCfg != nil {
 			h.mateCfg(&tc)

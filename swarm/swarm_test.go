@@ -238,6 +238,7 @@ func TestDeadTeammateDetected(t *testing.T) {
 	}
 	close(die)
 	h.waitFor("death detected", func() bool { return h.hasEvent("hank", EventDead, "segfault") })
+	h.waitFor("the lead told", func() bool { return strings.Contains(h.inputs(), "hank died") })
 	m, ok := h.member(cfg.Name, "hank")
 	if !ok || m.Active() || string(m.Extra[StatusKey]) != `"dead"` {
 		t.Errorf("member after death = %+v (extra %s), want inactive and marked dead", m, m.Extra)

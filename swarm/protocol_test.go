@@ -1,0 +1,144 @@
+package swarm
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/tool"
+
+	teamtool "github.com/troupe-dev/troupe/tool/team"
+)
+
+// withTeamTools gives the harness's teammates the real team tools, wired
+// to the runner's hooks.
+func withTeamTools(h *harness) {
+	h.tools = func(tm *Teammate, m team.Member) []tool.Tool {
+		self := teamtool.Self{Team: h.lead.Team(), Name: m.Name, Color: m.Color, PaneID: "in-process", Backend: "in-process"}
+		return teamtool.Tools(teamtool.Config{Teams: h.store.Teams(), Mail: h.store.Mail(), Tasks: h.store.Tasks(),
+			Self:  func() teamtool.Self { return self },
+			Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted}})
+	}
+}
+
+// leadSend sends a structured or plain message as the lead, through the
+// lead's SendMessage tool.
+func leadSend(t *testing.T, h *harness, input string) string {
+	t.Helper()
+	tools := teamtool.Tools(teamtool.Config{Teams: h.store.Teams(), Mail: h.store.Mail(), Tasks: h.store.Tasks(), Lead: h.lead,
+		Self:  func() teamtool.Self { return teamtool.Self{Team: h.lead.Team(), Name: team.LeadName, Lead: true} },
+		Hooks: teamtool.Hooks{PlanDigest: h.lead.PlanDigest}})
+	for _, tl := range tools {
+		if tl.Spec().Name == "SendMessage" {
+			res, err := tl.Run(context.Background(), tool.Call{ID: "toolu_lead", Name: "SendMessage", Input: []byte(input)})
+			if err != nil || res.IsError {
+				t.Fatalf("lead SendMessage %s: %v %s", input, err, res.Content)
+			}
+			return res.Content
+		}
+	}
+	t.Fatal("no SendMessage tool")
+	return ""
+}
+
+// A shutdown request reaches the model, which rejects it with a reason
+// the first time (the teammate keeps running) and approves it the second
+// time: the teammate ends, leaves the team, and its task goes back.
+func TestShutdownRejectThenApprove(t *testing.T) {
+	capture := `{{capture:\"request_id\": \"(shutdown-[^\"]+)\"}}`
+	h := newHarness(t, script(
+		`{"match":{"system":"teammate jill","turn":0},"reply":{"text":"ready"}}`,
+		`{"match":{"system":"teammate jill","user":"still building"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"`+capture+`","approve":false,"reason":"still migrating the schema"}}}]}}`,
+		`{"match":{"system":"teammate jill","user":"all done now"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"`+capture+`","approve":true}}}]}}`,
+		`{"match":{"system":"teammate jill","tool_result":"SendMessage"},"reply":{"text":"ok"},"repeat":true}`,
+	), nil)
+	withTeamTools(h)
+	cfg := h.create("shut")
+	h.spawn("jill", "stand by")
+	h.waitFor("jill idle", func() bool { return h.hasEvent("jill", EventIdle, "") })
+	leadSend(t, h, `{"to":"jill","message":{"type":"shutdown_request","reason":"still building?"}}`)
+	h.waitFor("the rejection", func() bool { return h.hasEvent("jill", EventShutdown, "rejected shutdown: still migrating the schema") })
+	h.waitFor("the lead's model to see the rejection", func() bool { return strings.Contains(h.inputs(), "still migrating the schema") })
+	if st := h.lead.Status(); st.Running != 1 {
+		t.Fatalf("after a rejected shutdown: %+v, want jill still running", st)
+	}
+	leadSend(t, h, `{"to":"jill","message":{"type":"shutdown_request","reason":"all done now"}}`)
+	h.waitFor("jill gone", func() bool { return h.hasEvent("jill", EventExit, "has shut down") })
+	if _, ok := h.member(cfg.Name, "jill"); ok {
+		t.Error("jill is still in the team file after shutting down")
+	}
+	if h.hasEvent("jill", EventDead, "") {
+		t.Error("an approved shutdown was reported as a death")
+	}
+	h.waitFor("the lead to hear the team is empty", func() bool { return strings.Contains(h.inputs(), "All teammates have shut down") })
+}
+
+// A teammate that must plan first works read-only: its write is refused
+// until the lead approves the plan. A rejection comes back with feedback
+// (still read-only); the approval switches it to default mode, never
+// bypass, and carries the plan's digest.
+func TestPlanApprovalRejectThenApprove(t *testing.T) {
+	h := newHarness(t, script(
+		`{"match":{"system":"teammate kim","turn":0},"reply":{"tool_calls":[{"name":"ExitPlanMode","input":{"plan":"1. edit a.go"}}]}}`,
+		`{"match":{"system":"teammate kim","tool_result":"ExitPlanMode","user":"1. edit a.go"},"reply":{"text":"waiting for approval"}}`,
+		`{"match":{"system":"teammate kim","tool_result":"ExitPlanMode"},"reply":{"text":"waiting for approval"},"repeat":true}`,
+		`{"match":{"system":"teammate kim","user":"[Plan Rejected]"},"reply":{"tool_calls":[{"name":"ExitPlanMode","input":{"plan":"1. edit a.go\n2. add a test"}}]}}`,
+		`{"match":{"system":"teammate kim","user":"[Plan Approved]"},"reply":{"text":"carrying out the plan"}}`,
+	), nil)
+	var modes []string
+	h.mateCfg = func(c *TeammateConfig) {
+		prev := c.SetMode
+		c.SetMode = func(m string) { prev(m); h.mu.Lock(); modes = append(modes, m); h.mu.Unlock() }
+	}
+	withTeamTools(h)
+	h.create("plans")
+	if _, err := h.lead.Spawn(context.Background(), SpawnRequest{Name: "kim", Prompt: "plan the change", PlanModeRequired: true}); err != nil {
+		t.Fatal(err)
+	}
+	var first mailbox.PlanApprovalRequest
+	h.waitFor("the first plan", func() bool {
+		in := h.inputs()
+		i := strings.Index(in, `{"type":"plan_approval_request"`)
+		if i < 0 {
+			return false
+		}
+		f, err := mailbox.Decode(in[i : i+strings.Index(in[i:], "\n")])
+		if err != nil {
+			return false
+		}
+		first = f.(mailbox.PlanApprovalRequest)
+		return true
+	})
+	if d, ok := h.lead.PlanDigest(first.RequestID); !ok || d != planDigest("1. edit a.go") {
+		t.Errorf("lead's digest of the plan = %q %v", d, ok)
+	}
+	leadSend(t, h, `{"to":"kim","message":{"type":"plan_approval_response","request_id":"`+first.RequestID+`","approve":false,"feedback":"add a test"}}`)
+	h.waitFor("the rejection", func() bool { return h.hasEvent("kim", EventPlan, "plan rejected: add a test") })
+	h.waitFor("the second plan", func() bool { return strings.Count(h.inputs(), `plan_approval_request`) >= 2 })
+	in := h.inputs()
+	i := strings.LastIndex(in, `{"type":"plan_approval_request"`)
+	f, err := mailbox.Decode(in[i : i+strings.Index(in[i:], "\n")])
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := f.(mailbox.PlanApprovalRequest)
+	h.mu.Lock()
+	kim := h.mates["kim"]
+	h.mu.Unlock()
+	if !kim.Planning() {
+		t.Fatal("kim left plan mode on a rejection")
+	}
+	leadSend(t, h, `{"to":"kim","message":{"type":"plan_approval_response","request_id":"`+second.RequestID+`","approve":true}}`)
+	h.waitFor("the approval", func() bool { return h.hasEvent("kim", EventPlan, "plan approved") })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(modes) != 1 || modes[0] != string(permission.ModeDefault) {
+		t.Errorf("modes set = %q, want [default]", modes)
+	}
+	if kim.Planning() {
+		t.Error("kim is still in plan mode after the approval")
+	}
+}
