@@ -286,3 +286,70 @@ func TestCorruptEntryMovedAside(t *testing.T) {
 		t.Errorf("kept-aside entries = %v, %v; want one", info.State.Subjects, err)
 	}
 }
+
+// TestDeleteCutShort: a delete that stopped after writing its tombstone
+// (the process died) leaves a team that reads as absent, and the next
+// Create of the name finishes the delete before creating it afresh.
+func TestDeleteCutShort(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{Namespace: "cut"})
+	newCrew(t, s)
+	ctx := t.Context()
+	if _, err := s.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Tasks().Create(ctx, "crew", tasklist.Task{Subject: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := rawJS(t, srv).KeyValue(ctx, "cut_v1_teams")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "crew", []byte("troupe:deleting\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Teams().Get(ctx, "crew"); !errors.Is(err, team.ErrNotFound) {
+		t.Errorf("Get of a team being deleted error = %v; want ErrNotFound", err)
+	}
+	if got, err := s.Teams().List(ctx); err != nil || len(got) != 0 {
+		t.Errorf("List with a team being deleted = %d teams, %v; want 0, nil", len(got), err)
+	}
+	if _, err := s.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: "late"}); !errors.Is(err, mailbox.ErrNoTeam) {
+		t.Errorf("Send to a team being deleted error = %v; want ErrNoTeam", err)
+	}
+	c, err := team.Create(ctx, s.Teams(), team.CreateOptions{Name: "crew", Now: testNow, Pick: func(int) int { return 0 }})
+	if err != nil || c.Name != "crew" {
+		t.Fatalf("Create over a cut-short delete = %q, %v; want the name crew, nil", c.Name, err)
+	}
+	if got, err := s.Mail().Read(ctx, "crew", "bob", false); err != nil || len(got) != 0 {
+		t.Errorf("Read(bob) in the new crew = %d messages, %v; want none of the old team's", len(got), err)
+	}
+	if got, err := s.Tasks().List(ctx, "crew"); err != nil || len(got) != 0 {
+		t.Errorf("tasks of the new crew = %d, %v; want none of the old team's", len(got), err)
+	}
+}
+
+// TestWatchEndsWithCtx: a watch's channel closes when its ctx ends, and
+// the store's goroutines end with Close.
+func TestWatchEndsWithCtx(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{})
+	newCrew(t, s)
+	ctx, cancel := context.WithCancel(t.Context())
+	kicks, err := s.Mail().Watch(ctx, "crew", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-kicks:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("Watch channel still open 10s after its ctx ended")
+		}
+	}
+}
