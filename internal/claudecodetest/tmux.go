@@ -3,10 +3,13 @@ package claudecodetest
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -41,9 +44,11 @@ func (s *Session) StartTmux(t testing.TB, dir string, args ...string) *Tmux {
 		env:    s.Environ(),
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		x.Run(ctx, "kill-server")
+		if err := x.Close(ctx); err != nil {
+			t.Errorf("claudecodetest: %v", err)
+		}
 	})
 	cmd := append([]string{"new-session", "-d", "-s", "lead", "-x", "220", "-y", "50", "-c", dir, s.Bin}, args...)
 	if out, err := x.Run(t.Context(), cmd...); err != nil {
@@ -59,6 +64,32 @@ func (x *Tmux) Run(ctx context.Context, args ...string) (string, error) {
 	cmd.Env = x.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// Close kills the server and waits for the programs of its panes to exit,
+// so that nothing writes into the test's folders once it returns (a
+// claude lead removes its team folder as it exits).
+func (x *Tmux) Close(ctx context.Context) error {
+	out, _ := x.Run(ctx, "list-panes", "-a", "-F", "#{pane_pid}")
+	x.Run(ctx, "kill-server")
+	for _, f := range strings.Fields(out) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		p, err := os.FindProcess(pid)
+		if err != nil {
+			continue
+		}
+		for p.Signal(syscall.Signal(0)) == nil {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("pane process %d still running after tmux kill-server: %w", pid, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // Screen returns what the lead's pane shows now, for failure messages.
