@@ -1,6 +1,7 @@
 package nats_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -275,4 +276,122 @@ func BenchmarkStores(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkDelivery is B4 in one process: a sender (its own store) sends
+// 50 messages at random 10-30 ms gaps while a watcher (its own store)
+// waits on Watch, reads the unread messages on each kick and marks them
+// read. Reported: latency from Send's return to the watcher's Read that
+// first shows the message (negative when the watcher was faster than the
+// acknowledgement), and from Send's call (call-p50-ms, call-p99-ms).
+func BenchmarkDelivery(b *testing.B) {
+	srv := startServer(b, "")
+	fsync := &testServer{dir: b.TempDir(), port: -1, syncAlways: true}
+	fsync.start(b)
+	b.Cleanup(fsync.stop)
+	const n = 50
+	run := 0
+	for _, store := range []string{"file", "nats-fsync", "nats"} {
+		b.Run(store, func(b *testing.B) {
+			var lat, latCall []time.Duration
+			for b.Loop() {
+				run++
+				var be backend
+				switch store {
+				case "file":
+					be = &fileBackend{root: b.TempDir()}
+				case "nats-fsync":
+					be = &natsBackend{srv: fsync, ns: fmt.Sprintf("deliver%d", run)}
+				default:
+					be = &natsBackend{srv: srv, ns: fmt.Sprintf("deliver%d", run)}
+				}
+				r, c := runDelivery(b, be, n)
+				lat, latCall = append(lat, r...), append(latCall, c...)
+			}
+			pct := func(lat []time.Duration, p float64) float64 {
+				slices.Sort(lat)
+				i := int(p*float64(len(lat))+0.999999) - 1
+				return float64(lat[max(i, 0)]) / float64(time.Millisecond)
+			}
+			b.ReportMetric(pct(lat, 0.50), "p50-ms")
+			b.ReportMetric(pct(lat, 0.99), "p99-ms")
+			b.ReportMetric(pct(latCall, 0.50), "call-p50-ms")
+			b.ReportMetric(pct(latCall, 0.99), "call-p99-ms")
+		})
+	}
+}
+
+// runDelivery runs one B4 round and returns each message's latency from
+// its Send's return and from its Send's call.
+func runDelivery(b *testing.B, be backend, n int) (fromReturn, fromCall []time.Duration) {
+	teams, _, closeStore := be.open(b)
+	defer closeStore()
+	ctx := b.Context()
+	if _, err := team.Create(ctx, teams, team.CreateOptions{Name: "bench", Now: time.Now(), Pick: rand.IntN}); err != nil {
+		b.Fatal(err)
+	}
+	_, watcher, closeW := be.open(b)
+	defer closeW()
+	_, sender, closeS := be.open(b)
+	defer closeS()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kicks, err := watcher.Watch(wctx, "bench", team.LeadName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]time.Time{} // guarded by mu
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range kicks {
+			msgs, err := watcher.Read(ctx, "bench", team.LeadName, true)
+			now := time.Now()
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			var ids []string
+			mu.Lock()
+			for _, m := range msgs {
+				if _, ok := seen[m.Text]; !ok {
+					seen[m.Text] = now
+				}
+				ids = append(ids, m.ID)
+			}
+			all := len(seen) == n
+			mu.Unlock()
+			if _, err := watcher.MarkRead(ctx, "bench", team.LeadName, ids); err != nil {
+				b.Error(err)
+				return
+			}
+			if all {
+				return
+			}
+		}
+	}()
+	returned := make(map[string]time.Time, n)
+	called := make(map[string]time.Time, n)
+	for i := range n {
+		time.Sleep(time.Duration(10+rand.IntN(21)) * time.Millisecond)
+		text := fmt.Sprintf("delivery %d", i)
+		called[text] = time.Now()
+		if _, err := sender.Send(ctx, "bench", team.LeadName, mailbox.Message{From: "w", Text: text}); err != nil {
+			b.Fatal(err)
+		}
+		returned[text] = time.Now()
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		b.Fatal("the watcher did not see every message within 30s of the last send")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for text, at := range returned {
+		fromReturn = append(fromReturn, seen[text].Sub(at))
+		fromCall = append(fromCall, seen[text].Sub(called[text]))
+	}
+	return fromReturn, fromCall
 }
