@@ -34,6 +34,11 @@ const Package = "@anthropic-ai/claude-code"
 // that it reports Version.
 const BinEnv = "TROUPE_CLAUDE_BIN"
 
+// SkipEnv names an environment variable that, when set, is the reason the
+// binary cannot be had: Install skips with it instead of trying npm again.
+// .ci/run sets it when its own install failed.
+const SkipEnv = "TROUPE_CLAUDE_SKIP"
+
 // installTimeout bounds one npm install: the package brings a ~370 MB
 // native binary.
 const installTimeout = 10 * time.Minute
@@ -102,6 +107,9 @@ func Install(t testing.TB) string {
 // install finds or installs the binary; it returns the binary, or the
 // reason a test must skip.
 func install(ctx context.Context, logf func(string, ...any)) (bin, skip string) {
+	if why := os.Getenv(SkipEnv); why != "" {
+		return "", "claudecodetest: " + why + " ($" + SkipEnv + ")"
+	}
 	if p := os.Getenv(BinEnv); p != "" {
 		if err := checkVersion(ctx, p); err != nil {
 			return "", fmt.Sprintf("claudecodetest: $%s=%s: %v", BinEnv, p, err)

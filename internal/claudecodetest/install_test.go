@@ -23,6 +23,7 @@ func fakeClaude(t *testing.T, version string) string {
 }
 
 func TestInstallUsesBinEnv(t *testing.T) {
+	t.Setenv(SkipEnv, "")
 	good := fakeClaude(t, Version)
 	t.Setenv(BinEnv, good)
 	bin, skip := install(t.Context(), t.Logf)
@@ -42,8 +43,18 @@ func TestInstallUsesBinEnv(t *testing.T) {
 	}
 }
 
+func TestInstallSkipsWithCIReason(t *testing.T) {
+	t.Setenv(SkipEnv, "npm install failed in .ci/run: ENOTFOUND")
+	t.Setenv(BinEnv, fakeClaude(t, Version)) // not even a good binary is used
+	bin, skip := install(t.Context(), t.Logf)
+	if bin != "" || !strings.Contains(skip, "npm install failed in .ci/run: ENOTFOUND") {
+		t.Errorf("install() = %q, %q; want the CI's reason", bin, skip)
+	}
+}
+
 func TestInstallWithoutNPMSkipsWithReason(t *testing.T) {
 	cache := t.TempDir()
+	t.Setenv(SkipEnv, "")
 	t.Setenv(BinEnv, "")
 	t.Setenv("XDG_CACHE_HOME", cache)
 	t.Setenv("PATH", t.TempDir()) // no npm there
@@ -62,6 +73,7 @@ func TestInstallWithoutNPMSkipsWithReason(t *testing.T) {
 
 func TestInstallUsesCachedBinary(t *testing.T) {
 	cache := t.TempDir()
+	t.Setenv(SkipEnv, "")
 	t.Setenv(BinEnv, "")
 	t.Setenv("XDG_CACHE_HOME", cache)
 	t.Setenv("PATH", t.TempDir()) // an install attempt would fail: no npm
@@ -193,6 +205,7 @@ func TestInstallFromNPM(t *testing.T) {
 	if os.Getenv("TROUPE_TEST_NPM_INSTALL") != "1" {
 		t.Skip("set TROUPE_TEST_NPM_INSTALL=1 to download and install the package into a temporary cache")
 	}
+	t.Setenv(SkipEnv, "")
 	t.Setenv(BinEnv, "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	bin, skip := install(t.Context(), t.Logf)
