@@ -42,6 +42,8 @@ type headless struct {
 	coordinator bool // coordinator mode (coordinator.go)
 
 	teams teamFlags // agent teams (swarm.go)
+
+	session sessionFlags // --resume, --continue (session.go)
 }
 
 // addHeadlessFlags puts the flags of the headless mode on the root.
@@ -64,6 +66,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.StringVar(&h.promptCommand, "permission-prompt-command", "", "with -p: a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout)")
 	f.DurationVar(&h.promptTimeout, "permission-prompt-timeout", 60*time.Second, "with -p: how long --permission-prompt-command may take before the call is denied")
 	a.addTeamFlags(root, &h.teams)
+	addSessionFlags(f, &h.session)
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1")
 }
 
@@ -136,6 +139,11 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return usagef("--cwd %s: not a folder", cwd)
 	}
+	sess, err := a.openSessions(h, cwd) // session.go: --resume, --continue and the record of the run
+	if err != nil {
+		return err
+	}
+	coord := sess.coordinatorMode(h)
 	approver, closeAudit, err := a.headlessApprover(h, cwd)
 	if err != nil {
 		return err
@@ -145,7 +153,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if err != nil {
 		return err
 	}
-	session := a.NewID()
+	session := sess.id(a.NewID)
+	rec := sess.record(session, cwd, coord, model.Info(), h.model)
+	defer rec.close()
 	out := newEventWriter(a.Stdout, h.outputFormat, session, model.Info())
 	bg, err := newBackground(cwd, session, out, a.Now)
 	if err != nil {
@@ -154,7 +164,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	defer bg.close()
 	var toolList []tool.Tool
 	system := systemPrompt(h.system, cwd)
-	if coordinator.Enabled(h.coordinator, a.Getenv) { // coordinator mode (coordinator.go): its own tools and prompt
+	if coord { // coordinator mode (coordinator.go): its own tools and prompt
 		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system); err != nil {
 			return err
 		}
@@ -168,8 +178,8 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 		return err
 	}
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Tools: tools,
-		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver,
-		OnEvent: func(e agent.Event) { out.event(e); bg.observe(e); bg.drain() }}
+		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver, History: sess.history,
+		OnEvent: func(e agent.Event) { out.event(e); bg.observe(e); bg.drain(); rec.event(e) }}
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -183,6 +193,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 		return err
 	}
 	defer ag.Kill()
+	if rec != nil {
+		rec.messages = ag.Messages
+	}
 	bg.lead = ag
 	out.init(cwd, tools.Names())
 	res, runErr := bg.run(ctx, prompt)
