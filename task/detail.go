@@ -105,6 +105,15 @@ type Remote struct {
 	Command    string
 	Title      string
 	PollStart  time.Time
+	// Worker is the worker running it and Attempt its attempt (1 for the
+	// first run); Progress is the last progress line.
+	Worker   string
+	Attempt  int
+	Progress string
+	// Result and Error are its outcome, Usage what it spent so far.
+	Result string
+	Error  string
+	Usage  Usage
 }
 
 // TaskType implements Detail.

@@ -82,6 +82,13 @@ func Summary(s State) string {
 		case Killed:
 			return fmt.Sprintf("Agent %q was stopped", s.Description)
 		}
+	case *Remote:
+		switch s.Status {
+		case Completed:
+			return fmt.Sprintf("Remote agent %q finished on worker %s", s.Description, d.Worker)
+		case Failed:
+			return fmt.Sprintf("Remote agent %q failed: %s", s.Description, d.Error)
+		}
 	}
 	switch s.Status {
 	case Completed:
@@ -110,6 +117,13 @@ func NotificationFor(s State) Notification {
 		}
 		n.Usage = &u
 	case *Teammate:
+		u := d.Usage
+		n.Usage = &u
+	case *Remote:
+		n.Result = d.Result
+		if n.Result == "" {
+			n.Result = d.Error
+		}
 		u := d.Usage
 		n.Usage = &u
 	}
