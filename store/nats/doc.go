@@ -27,18 +27,25 @@
 //
 // Send publishes one JetStream message per recipient and returns only after
 // the server acknowledged that it stored it, so a message is durable (to the
-// server's storage and replication settings) when Send returns nil. Each
-// publish carries the message's inbox and id as its Nats-Msg-Id: a publish
-// retried after a lost acknowledgement, a timeout or a reconnect (Send
-// retries those, with backoff, until its ctx ends) is stored once. The
-// stream sequence orders an inbox: one sender's messages keep their order,
-// and concurrent senders are ordered by the server.
+// server's storage and replication settings) when Send returns nil. A
+// single server with JetStream's default flush (every two minutes) may lose
+// acknowledged messages if its machine crashes; troupe serve flushes every
+// write. Each publish carries the message's inbox and id as its
+// Nats-Msg-Id: a publish retried after a lost acknowledgement, a timeout or
+// a reconnect (Send retries those, with backoff, until its ctx ends or
+// Options.SendTimeout passes) is stored once. The stream sequence orders an
+// inbox: one sender's messages keep their order, and concurrent senders are
+// ordered by the server.
 //
 // Read scans an inbox with a short-lived consumer and marks each message
 // read or unread from the inbox's read marks, a KV entry updated with
 // compare-and-swap by MarkRead. When more than KeepRead messages are read,
 // MarkRead deletes the oldest read ones from the stream; unread messages are
-// never deleted.
+// never deleted. Read marks are kept in KV rather than as acknowledgements
+// of a durable consumer because messages are marked by id, in any order, by
+// any of the processes that read one inbox (a teammate, its lead, the CLI),
+// and a reader must see every message with its flag, not only the
+// unacknowledged ones.
 //
 // Watch is push-based: an ordered consumer on the inbox's subjects, started
 // just after the stream's last message and delivering headers only, kicks
