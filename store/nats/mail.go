@@ -247,7 +247,7 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) ([]rawMsg
 	}
 	info := cons.CachedInfo()
 	defer s.goFunc(func(ctx context.Context) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RequestTimeout)
+		ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout) // Close cuts it short; the server drops the consumer after its inactive threshold
 		defer cancel()
 		if err := s.js.DeleteConsumer(ctx, s.mailStream, info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			s.log.Debug("nats store: delete inbox consumer", "consumer", info.Name, "err", err)
