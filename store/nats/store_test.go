@@ -353,3 +353,36 @@ func TestWatchEndsWithCtx(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseWithServerDown: Close returns, and closes watches, while the
+// server is unreachable.
+func TestCloseWithServerDown(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{})
+	newCrew(t, s)
+	kicks, err := s.Mail().Watch(t.Context(), "crew", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Mail().Read(t.Context(), "crew", "bob", false); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := s.Tasks().Lock(t.Context(), "crew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.stop()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close with the server down = %v; want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close still running 30s after the server went down")
+	}
+	unlock() // after Close: returns without reaching the server
+	for range kicks {
+	}
+}
