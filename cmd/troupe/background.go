@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -39,6 +40,7 @@ type background struct {
 	digestQuiet  bool
 	onTeamEvent  func(swarm.Event) // sees every timeline event
 	leadTimeline func(agent.Event) // the lead's tool calls on the timeline
+	timelineMu   sync.Mutex        // serializes timeline lines
 }
 
 func newBackground(cwd, session string, out *eventWriter, now func() time.Time) (*background, error) {
@@ -221,6 +223,8 @@ func (b *background) teamEvent(e swarm.Event) {
 		}{"system", "team_event", b.out.session, e.Agent, e.Kind, e.Text})
 		return
 	}
+	b.timelineMu.Lock()
+	defer b.timelineMu.Unlock()
 	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
 }
 

@@ -21,6 +21,10 @@ import (
 const benchChildEnv = "TROUPE_CMD_BENCH_CHILD"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asTroupeEnv) == "1" {
+		main() // the test binary is troupe: pane teammates of the team tests
+		os.Exit(0)
+	}
 	if os.Getenv(benchChildEnv) == "1" {
 		a := &app{Main: (&Main{}).withDefaults()}
 		root := benchRoot(a)

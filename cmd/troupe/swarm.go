@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -538,16 +539,17 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 			errOut = io.MultiWriter(a.Stderr, f)
 		}
 	}
+	var logMu sync.Mutex // events come from many goroutines
+	logLine := func(e swarm.Event) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
+	}
 	var tm *swarm.Teammate
 	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model,
 		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust,
-		asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
-		onEvent: func(e swarm.Event) {
-			fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
-		},
-		onAgentEvent: toolTimeline(member.Name, a.Now, func(e swarm.Event) {
-			fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
-		})})
+		asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
+		onEvent: logLine, onAgentEvent: toolTimeline(member.Name, a.Now, logLine)})
 	if err != nil {
 		return err
 	}

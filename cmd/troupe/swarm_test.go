@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/shell"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
+
+	"github.com/troupe-dev/troupe/llm/scripted"
+)
+
+// asTroupeEnv makes the test binary run as troupe (see TestMain), so that
+// pane teammates need no separate build.
+const asTroupeEnv = "TROUPE_CMD_AS_TROUPE"
+
+// troupeEnv returns an environment in which the test binary is troupe for
+// pane teammates, on a private tmux server, outside any tmux the tests
+// run in.
+func troupeEnv(t *testing.T, socket string) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k == "TMUX" || k == "TMUX_PANE" || k == "TROUPE_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, asTroupeEnv+"=1", EnvTeammateBin+"="+os.Args[0], "TROUPE_TMUX_SOCKET="+socket)
+}
+
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+}
+
+// tmuxSocket returns a private tmux socket name, its server killed at the
+// end of the test.
+func tmuxSocket(t *testing.T) string {
+	t.Helper()
+	sock := fmt.Sprintf("troupe-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	return sock
+}
+
+// The README's main job, in-process: the demo's team does its work and
+// cleans up.
+func TestDemoInProcess(t *testing.T) {
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out}
+	if err := m.Run(t.Context(), []string{"demo"}); err != nil {
+		t.Fatalf("troupe demo: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"spawned alice", "asks to run Bash (go test", "allowed always (Bash(go test:*)",
+		"tasks completed        3", "shutdowns              3", "result                 ok"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// The same demo with the teammates as troupe processes in the panes of a
+// private tmux server, which is gone afterwards.
+func TestDemoTmux(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	c := exec.CommandContext(t.Context(), os.Args[0], "demo", "--teammate-mode", "tmux")
+	c.Env = troupeEnv(t, sock)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("troupe demo --teammate-mode tmux: %v\n%s", err, out)
+	}
+	for _, want := range []string{"spawned alice (blue, tmux)", "tasks completed        3", "result                 ok"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, out)
+		}
+	}
+	if err := exec.Command("tmux", "-L", sock, "has-session").Run(); err == nil {
+		t.Error("the demo left its tmux server running")
+	}
+}
+
+// A teammate process killed with SIGKILL is detected, marked dead (not
+// idle) and the lead told; the lead then deletes the team.
+func TestPaneTeammateKilled(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"doomed"}},
+   {"name":"Agent","input":{"description":"sleeper","name":"sleeper","prompt":"work for a long time"}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"Agent"},"reply":{"text":"waiting"}},
+ {"match":{"system":"You are troupe,","user":"died unexpectedly"},"reply":{"tool_calls":[{"name":"TeamDelete","input":{}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"TeamDelete"},"reply":{"text":"CLEANED-UP"}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true},
+ {"match":{"system":"teammate sleeper"},"reply":{"text":"done","delay_ms":120000},"repeat":true}
+]}`)
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+		"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
+	c.Env = troupeEnv(t, sock)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the teammate's pane, then kill its process.
+	var pid int
+	deadline := time.Now().Add(30 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		out, _ := exec.Command("tmux", "-L", sock, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead}").Output()
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 2 && f[1] == "0" {
+				if p, err := strconv.Atoi(f[0]); err == nil && p > 0 && isTeammate(p) {
+					pid = p
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pid == 0 {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		t.Fatalf("no teammate pane appeared\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatalf("the lead failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{`"kind":"dead"`, `sleeper died`, `CLEANED-UP`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the lead's stream lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `"kind":"idle","text":"sleeper is idle`) {
+		t.Error("the killed teammate was reported idle")
+	}
+}
+
+// isTeammate reports whether pid runs a troupe teammate (its command line
+// has --agent-id).
+func isTeammate(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && bytes.Contains(b, []byte("--agent-id"))
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Permission bubbling end to end: an in-process teammate and a teammate in
+// another process each ask the lead; the lead allows always (persisted to
+// the settings file, applied to the whole team: the other teammate's
+// identical kind of call is then allowed without asking) and then denies
+// with feedback that the teammate's model sees.
+func TestPermissionBubblingEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"teammate inny","turn":0},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch inny.txt"}}]}},
+ {"match":{"system":"teammate inny","turn":1},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"rm inny.txt"}}]}},
+ {"match":{"system":"teammate inny","turn":2},"reply":{"text":"INNY-DONE"}},
+ {"match":{"system":"teammate outy","turn":0},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"mkdir outdir"}}]}},
+ {"match":{"system":"teammate outy","turn":1},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch outy.txt"}}]}},
+ {"match":{"system":"teammate outy","turn":2},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"rm -r outdir"}}]}},
+ {"match":{"system":"teammate outy","turn":3},"reply":{"text":"OUTY-DONE"}}
+]}`)
+	s, err := scripted.Load(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	answer := func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
+		var in struct{ Command string }
+		_ = json.Unmarshal(q.Input, &in)
+		mu.Lock()
+		asked = append(asked, q.Worker+": "+in.Command)
+		mu.Unlock()
+		switch {
+		case strings.HasPrefix(in.Command, "touch"):
+			return swarm.PermissionAnswer{Allow: true, Always: true, Rule: "Bash(touch:*)"}, nil
+		case strings.HasPrefix(in.Command, "mkdir"):
+			return swarm.PermissionAnswer{Allow: true, Always: true, Rule: "Bash(mkdir:*)"}, nil
+		}
+		return swarm.PermissionAnswer{Allow: false, Message: "keep " + strings.Fields(in.Command)[len(strings.Fields(in.Command))-1]}, nil
+	}
+	events := make(chan swarm.Event, 256)
+	a := &app{Main: (&Main{Stderr: os.Stderr}).withDefaults()}
+	a.homeFlag = home
+	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeDefault}
+	lt, err := a.newLeadTeam(leadTeamOptions{h: &headless{}, cwd: cwd, session: "s-perm", model: scripted.New(s), approver: base,
+		mode: backend.ModeInProcess, answer: answer, deliver: func(string) {},
+		onEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text); events <- e }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lt.close()
+	ctx := t.Context()
+	cfg, err := lt.lead.CreateTeam(ctx, "perms", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvent := func(what string, ok func(swarm.Event) bool) {
+		t.Helper()
+		timeout := time.After(60 * time.Second)
+		for {
+			select {
+			case e := <-events:
+				if ok(e) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	if _, err := lt.lead.Spawn(ctx, swarm.SpawnRequest{Name: "inny", Prompt: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent("inny idle", func(e swarm.Event) bool { return e.Agent == "inny" && e.Kind == swarm.EventIdle })
+
+	// outy joins as its own process, as a pane teammate would.
+	active := true
+	if _, err := team.AddMember(ctx, lt.stores.Teams, cfg.Name, team.Member{Name: "outy", Cwd: cwd, IsActive: &active, BackendType: "tmux"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lt.stores.Mail.Send(ctx, cfg.Name, "outy", mailbox.Message{From: team.LeadName, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.CommandContext(ctx, os.Args[0], "--agent-id", "outy@"+cfg.Name, "--agent-name", "outy", "--team-name", cfg.Name,
+		"--home", home, "--cwd", cwd, "--provider", "scripted", "--script", script, "--permission-mode", "default")
+	c.Env = append(troupeEnv(t, "unused"), "HOME="+dir)
+	var outErr bytes.Buffer
+	c.Stdout, c.Stderr = &outErr, &outErr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Process.Kill(); _ = c.Wait() }()
+	waitEvent("outy idle", func(e swarm.Event) bool { return e.Agent == "outy" && e.Kind == swarm.EventIdle })
+
+	mu.Lock()
+	got := append([]string(nil), asked...)
+	mu.Unlock()
+	want := []string{"inny: touch inny.txt", "inny: rm inny.txt", "outy: mkdir outdir", "outy: rm -r outdir"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the lead was asked %q, want %q (outy's touch allowed by inny's team rule)", got, want)
+	}
+	for _, f := range []string{"inny.txt", "outy.txt", "outdir"} {
+		if _, err := os.Stat(filepath.Join(cwd, f)); err != nil {
+			t.Errorf("%s: %v (allowed calls must have run, denied ones not)", f, err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(cwd, ".troupe", "settings.local.json"))
+	if err != nil || !bytes.Contains(b, []byte("Bash(touch:*)")) || !bytes.Contains(b, []byte("Bash(mkdir:*)")) {
+		t.Errorf("the allow-always rules were not persisted: %v\n%s", err, b)
+	}
+	_ = c.Process.Kill()
+	_ = c.Wait()
+	if !strings.Contains(outErr.String(), "outy       asked the lead to allow Bash (rm -r outdir)") {
+		t.Errorf("outy's timeline lacks its question:\n%s", outErr.String())
+	}
+}
