@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +48,10 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	unreachable := "nats://" + freePort(t)
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		url  string
@@ -64,6 +70,7 @@ func TestOpenErrors(t *testing.T) {
 		{"bucket that expires entries", srv.url(), natsstore.Options{Token: "s3cret", Namespace: "expiring"}, []string{"bucket expiring_v1_teams", "max age"}},
 		{"missing creds file", srv.url(), natsstore.Options{CredsFile: "/no/such/file.creds"}, []string{"/no/such/file.creds"}},
 		{"cert without key", srv.url(), natsstore.Options{TLSCertFile: "c.pem"}, []string{"both its certificate and its key"}},
+		{"CA file not PEM", srv.url(), natsstore.Options{Token: "s3cret", TLSCAFile: notPEM}, []string{srv.url(), "certificate"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
