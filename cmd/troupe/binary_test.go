@@ -129,7 +129,7 @@ func TestBinary(t *testing.T) {
 		// What the background watch prints depends on timing (the README
 		// gives it a second); inbox watch is checked by TestInboxWatch and
 		// the interrupted-watch case above.
-		script := readmeBlock(t, "## The main job")
+		script := readmeBlock(t, "## The stores by hand")
 		c := exec.CommandContext(t.Context(), bash, "-e", "-c", script)
 		c.Dir = dir // where ./troupe is
 		c.Env = append(os.Environ(), "HOME="+dir)

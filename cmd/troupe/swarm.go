@@ -65,6 +65,8 @@ type memberBuild struct {
 	now     func() time.Time
 	onEvent func(swarm.Event)
 	trust   func(mailbox.Message) bool
+	// askTimeout bounds the wait for the lead's answers (0: the default).
+	askTimeout time.Duration
 	// rules receives the teammate's Approver.AddAllowRules (the lead's
 	// team-wide "allow always" rules, for in-process teammates).
 	rules func(add func([]string))
@@ -118,7 +120,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
 		Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType,
 		Teams: p.stores.Teams, Mail: p.stores.Mail, Tasks: p.stores.Tasks,
-		Prompt: p.prompt, PlanMode: p.planned, Trust: p.trust, Now: p.now, OnEvent: p.onEvent,
+		Prompt: p.prompt, PlanMode: p.planned, Trust: p.trust, Now: p.now, OnEvent: p.onEvent, AskTimeout: p.askTimeout,
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
@@ -222,7 +224,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
 			return backend.Spec{Run: func(ctx context.Context) error {
 				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model,
-					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: o.onEvent,
+					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: o.onEvent, askTimeout: o.h.teams.ask,
 					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
 						return l.AskInProcess(ctx, m.Name, m.Color, req)
 					}),
@@ -383,6 +385,9 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		if m.Model != "" {
 			argv = append(argv, "--model", m.Model)
 		}
+		if h.teams.ask > 0 && h.teams.ask != swarm.DefaultAskTimeout {
+			argv = append(argv, "--permission-answer-timeout", h.teams.ask.String())
+		}
 		env := map[string]string{EnvAgentTeams: "1"}
 		for _, k := range passThroughEnv {
 			env[k] = a.Getenv(k) // an unset one masks an ambient value
@@ -406,6 +411,7 @@ func teamOf(agentID string) string {
 type teamFlags struct {
 	enabled bool
 	digest  string // when idle notifications reach the lead
+	ask     time.Duration
 	mate    *teammateFlags
 
 	// Set by troupe demo, not by flags.
@@ -425,6 +431,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f := root.Flags()
 	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent form a team (TeamCreate, teammates through the Agent tool, SendMessage, the shared task list); also "+EnvAgentTeams+"=1")
 	f.StringVar(&t.digest, "idle-digest", digestNextInput, "with --agent-teams: when teammates' idle notifications reach the lead, as one digest: "+digestNextInput+" (with its next input, or once the team is quiet) or "+digestQuiet+" (only once the whole team is quiet)")
+	f.DurationVar(&t.ask, "permission-answer-timeout", swarm.DefaultAskTimeout, "teammates: how long a permission request waits for the lead's answer before the call is denied")
 	t.mate = addTeammateFlags(root)
 	t.mate.getenv = a.Getenv
 }
@@ -547,7 +554,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	var tm *swarm.Teammate
 	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model,
-		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust,
+		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust, askTimeout: h.teams.ask,
 		asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
 		onEvent: logLine, onAgentEvent: toolTimeline(member.Name, a.Now, logLine)})
 	if err != nil {
