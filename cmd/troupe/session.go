@@ -131,6 +131,7 @@ func (s *recordedSession) add(n int, line []byte) error {
 		case !filepath.IsAbs(l.Cwd):
 			return fmt.Errorf("cwd %q: want an absolute path", l.Cwd)
 		}
+		l.Message, l.Messages = nil, nil // not header fields
 		s.header = l
 		return nil
 	}
