@@ -377,3 +377,37 @@ func TestWorkerClaims(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A foreground worker (run_in_background false) has no task: its claims
+// go when its Agent call returns, so a background worker started next
+// edits the file it wrote.
+func TestCoordinatorForegroundWorkerClaims(t *testing.T) {
+	dir := t.TempDir()
+	coordinatorScratchpad(t, dir)
+	m := coordinator.Marker
+	script := writeScript(t, `{"turns": [
+	  {"match": {"system": "sub-agent", "user": "EDIT-FG", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_wfg", "name": "Write", "input": {"file_path": "shared.txt", "content": "FG\n"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Write", "user": "Created"}, "reply": {"text": "FG-DONE"}},
+	  {"match": {"system": "sub-agent", "user": "EDIT-BG", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_ebg", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "FG", "new_string": "BG"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "Edited"}, "reply": {"text": "BG-DONE"}},
+	  {"match": {"system": "`+m+`", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_fg", "name": "Agent", "input": {"description": "edit in front", "prompt": "EDIT-FG", "run_in_background": false}}]}},
+	  {"match": {"system": "`+m+`", "tool_result": "Agent", "user": "FG-DONE"}, "reply": {"tool_calls": [
+	    {"id": "toolu_bg", "name": "Agent", "input": {"description": "edit behind", "prompt": "EDIT-BG"}}]}},
+	  {"match": {"system": "`+m+`", "user": "BG-DONE"}, "reply": {"text": "FG-BG-FINAL"}},
+	  {"match": {"system": "`+m+`", "tool_result": "Agent"}, "reply": {"text": "Waiting."}}]}`)
+	out, err := headlessRun(t, dir, nil, "", "-p", "--coordinator", "--script", script, "--permission-mode", "acceptEdits",
+		"--output-format", "stream-json", "edit shared.txt twice")
+	if err != nil {
+		t.Fatalf("troupe -p --coordinator: %v\n%s", err, out)
+	}
+	s := summarize(t, out)
+	if b, err := os.ReadFile(filepath.Join(dir, "shared.txt")); err != nil || string(b) != "BG\n" {
+		t.Errorf("shared.txt = %q, %v; want the foreground worker's file edited by the background one\n%s", b, err, strings.Join(s.notes, "\n"))
+	}
+	if last := s.lines[len(s.lines)-1]; last["result"] != "FG-BG-FINAL" {
+		t.Errorf("last line = %v; want FG-BG-FINAL", last)
+	}
+}
