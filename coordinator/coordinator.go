@@ -75,7 +75,8 @@ func SystemPrompt(c Context) string {
 // It holds "sub-agent" (as every sub-agent prompt does) and names the
 // scratchpad when there is one.
 func WorkerSystem(agentType, scratchpad string) string {
-	s := "You are a " + agentType + " sub-agent working for a coordinator. Do the task you are given, then reply with a concise report of what you found or did: it is all the coordinator sees."
+	s := "You are a " + agentType + " sub-agent working for a coordinator. Do the task you are given, then reply with a concise report of what you found or did: it is all the coordinator sees." +
+		" Other workers may be running beside you: a file another worker is editing is held by it, and your Write or Edit of that file is refused naming the holder. Do not work around a refusal (with Bash or otherwise); finish the rest and say in your report which change you could not make."
 	if scratchpad != "" {
 		s += fmt.Sprintf("\nShared scratchpad folder (read and write there without asking): %s", scratchpad)
 	}

@@ -18,6 +18,7 @@ func TestSystemPromptRules(t *testing.T) {
 		{"phase 1: parallel research", "put all of their Agent calls in one single message"},
 		{"phase 2: synthesis by the coordinator", "this phase is yours alone"},
 		{"phase 3: one writer per file set", "Give each set of files exactly one writer"},
+		{"phase 3: enforced by write claims", "another worker's write to one of them is refused"},
 		{"phase 4: verification by fresh workers", "a fresh worker, one that did not write the change, checks that it works"},
 		{"never delegate understanding", "You own the understanding; never push it back onto a worker"},
 		{"self-contained specs", "the files and line numbers involved, the cause you established"},
@@ -56,7 +57,8 @@ func TestSystemPromptRules(t *testing.T) {
 
 func TestWorkerSystem(t *testing.T) {
 	s := WorkerSystem("general-purpose", "/tmp/s")
-	if !strings.Contains(s, "general-purpose sub-agent") || !strings.Contains(s, "/tmp/s") || strings.Contains(s, Marker) {
+	if !strings.Contains(s, "general-purpose sub-agent") || !strings.Contains(s, "/tmp/s") || strings.Contains(s, Marker) ||
+		!strings.Contains(s, "Do not work around a refusal") {
 		t.Errorf("WorkerSystem = %q", s)
 	}
 }
