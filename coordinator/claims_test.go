@@ -162,3 +162,21 @@ func TestClaimPath(t *testing.T) {
 		t.Error("ClaimPath below a regular file succeeded")
 	}
 }
+
+// BenchmarkClaim is the cost a guarded Write or Edit pays: the path's key
+// (a link resolution of its folder) and the claim.
+func BenchmarkClaim(b *testing.B) {
+	dir := b.TempDir()
+	var c Claims
+	w := Worker{ID: "w1"}
+	p := filepath.Join(dir, "src", "..", "a.go")
+	for b.Loop() {
+		key, err := ClaimPath(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Claim(w, key); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
