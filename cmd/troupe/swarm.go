@@ -392,6 +392,16 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		for _, k := range passThroughEnv {
 			env[k] = a.Getenv(k) // an unset one masks an ambient value
 		}
+		// The same store as the lead's (its secrets in the environment,
+		// not on the command line).
+		senv, err := a.storeEnv()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, kv := range senv {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
 		return argv, env, nil
 	}
 }
@@ -399,7 +409,7 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 // passThroughEnv are the variables a pane teammate gets from the lead:
 // the providers' endpoints and credentials, proxies and the store root.
 var passThroughEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "TROUPE_HOME", "TROUPE_STORE"}
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
 
 func teamOf(agentID string) string {
 	_, t, _ := team.ParseAgentID(agentID)
