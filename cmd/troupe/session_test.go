@@ -13,12 +13,18 @@ import (
 
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/task"
 )
 
 // sessionRun runs troupe with TROUPE_HOME=home, new sessions named id,
 // and returns stdout and stderr.
 func sessionRun(t *testing.T, home, cwd, id string, env map[string]string, args ...string) (string, string, error) {
 	t.Helper()
+	t.Cleanup(func() { // the task output folders of the runs in cwd
+		if d, err := task.OutputDir("", projectSlug(cwd), "x"); err == nil {
+			os.RemoveAll(filepath.Dir(filepath.Dir(d)))
+		}
+	})
 	var out, errOut bytes.Buffer
 	m := &Main{
 		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
