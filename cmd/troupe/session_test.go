@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/task"
@@ -313,4 +314,65 @@ func FuzzParseSession(f *testing.F) {
 			t.Fatalf("round trip changed it: %+v %d vs %+v %d", again.header, len(again.messages), s.header, len(s.messages))
 		}
 	})
+}
+
+// --continue takes the session of the working folder written last;
+// sessions of other folders and unreadable files are skipped.
+func TestListSessions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(id, cwd string, age time.Duration) {
+		p := filepath.Join(dir, id+".jsonl")
+		os.WriteFile(p, []byte(`{"type":"session","version":1,"session_id":"`+id+`","cwd":"`+cwd+`"}`+"\n"), 0o600)
+		at := time.Now().Add(-age)
+		os.Chtimes(p, at, at)
+	}
+	write("old", "/w", time.Hour)
+	write("new", "/w", time.Minute)
+	write("other", "/elsewhere", 0)
+	os.WriteFile(filepath.Join(dir, "broken.jsonl"), []byte("{"), 0o600)
+	var ids []string
+	for _, s := range listSessions(dir, "/w") {
+		ids = append(ids, s.id)
+	}
+	if want := []string{"new", "old"}; !slices.Equal(ids, want) {
+		t.Errorf("listSessions = %v; want %v", ids, want)
+	}
+}
+
+// A compaction is recorded as a reset to the lead's new conversation, and
+// reading the file back gives that conversation.
+func TestSessionLogCompaction(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s1.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	l := &sessionLog{f: f, path: path, stderr: &stderr}
+	l.write(sessionLine{Type: "session", Version: sessionVersion, SessionID: "s1", Cwd: "/w"})
+	q, a := llm.UserText("question"), llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("answer")}}
+	l.event(agent.Event{Type: agent.EventUser, Message: &q})
+	l.event(agent.Event{Type: agent.EventDelta, Text: "ans"})
+	l.event(agent.Event{Type: agent.EventAssistant, Message: &a})
+	summary := llm.UserText("summary")
+	l.messages = func() []llm.Message { return []llm.Message{summary, a} }
+	l.event(agent.Event{Type: agent.EventCompact, Text: "summary"})
+	l.close()
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	s, err := loadSession(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.messages) != 2 || s.messages[0].Text() != "summary" || s.messages[1].Text() != "answer" {
+		t.Errorf("conversation read back = %+v; want the compacted one", s.messages)
+	}
+	// A write after the file is gone is reported once, at close.
+	l2 := &sessionLog{f: f, path: path, stderr: &stderr} // f is closed
+	l2.write(sessionLine{Type: "message", Message: &q})
+	l2.close()
+	if !strings.Contains(stderr.String(), "the session record is incomplete: record session in "+path) {
+		t.Errorf("stderr = %q; want the failed record named", stderr.String())
+	}
 }
