@@ -8,23 +8,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// Tmux is a private tmux server (its own -L socket, no config file) whose
-// first pane runs an interactive claude. Claude Code's team lead needs an
-// interactive session: in -p mode it makes no team (PROTOCOL.md section 14),
-// and it starts pane teammates inside the tmux it runs in (section 10.5).
+// Tmux is a private tmux server (its socket in a test folder, no config
+// file) whose first pane runs an interactive claude. Claude Code's team
+// lead needs an interactive session: in -p mode it makes no team
+// (PROTOCOL.md section 14), and it starts pane teammates inside the tmux it
+// runs in (section 10.5).
 type Tmux struct {
-	Socket string // the -L name
+	Socket string // the -S path
 	Target string // the lead's pane: "<session>:0.0"
 	env    []string
 }
-
-var tmuxSeq atomic.Int64
 
 // StartTmux starts a tmux server with s's environment and runs
 // `claude args...` in dir in its first pane (220x50). dir is marked
@@ -39,7 +37,7 @@ func (s *Session) StartTmux(t testing.TB, dir string, args ...string) *Tmux {
 		t.Fatal(err)
 	}
 	x := &Tmux{
-		Socket: fmt.Sprintf("claudecodetest-%d-%d", time.Now().UnixNano()%1e9, tmuxSeq.Add(1)),
+		Socket: filepath.Join(t.TempDir(), "tmux"),
 		Target: "lead:0.0",
 		env:    s.Environ(),
 	}
@@ -60,7 +58,7 @@ func (s *Session) StartTmux(t testing.TB, dir string, args ...string) *Tmux {
 // Run runs a tmux command against x's server and returns its combined
 // output.
 func (x *Tmux) Run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "tmux", append([]string{"-L", x.Socket, "-f", "/dev/null"}, args...)...)
+	cmd := exec.CommandContext(ctx, "tmux", append([]string{"-S", x.Socket, "-f", "/dev/null"}, args...)...)
 	cmd.Env = x.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
