@@ -22,9 +22,10 @@ import (
 //
 //	["claude-team-lead-entry-v1", msg_id, from, timestamp, text, summary|null, color|null, from_plugin|null]
 //
-// A teammate started with a key treats a protocol frame that claims to come
-// from team-lead, user or system as forged when the signature is missing or
-// wrong: it shows it with verified="false" and does not act on it.
+// A teammate started with a key treats an entry that claims to come from
+// team-lead, user or system as forged when the signature is missing or
+// wrong: it shows it with verified="false", and does not act on it when it
+// is a protocol frame.
 
 // LeadSigKey is the inbox entry key (in Message.Extra) of a lead signature.
 const LeadSigKey = "lead_sig"
@@ -288,13 +289,14 @@ func ProtocolKind(text string) string {
 }
 
 // Forged reports whether a teammate started with key must treat m as
-// forged: m carries a protocol frame, claims to come from team-lead, user
-// or system, and its lead signature is missing or wrong. The reason is the
-// *SignatureError. With a nil key (no --lead-verify-key) nothing is forged,
-// and plain text is never forged. A forged message is shown to the model
-// with verified="false" and its frame is not acted on.
+// forged: m claims to come from team-lead, user or system and its lead
+// signature is missing or wrong. The reason is the *SignatureError. With a
+// nil key (no --lead-verify-key) nothing is forged. A forged message is
+// shown to the model with verified="false", plain text included (observed
+// with Claude Code 2.1.328); a forged protocol frame (ProtocolKind) is in
+// addition not acted on.
 func Forged(key *LeadVerifyKey, m Message) (bool, error) {
-	if key == nil || !leadOnlySenders[m.From] || ProtocolKind(m.Text) == "" {
+	if key == nil || !leadOnlySenders[m.From] {
 		return false, nil
 	}
 	if err := key.Verify(m); err != nil {

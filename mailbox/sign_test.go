@@ -260,6 +260,10 @@ func TestForged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	signedText, err := s.Sign(msg("team-lead", "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	badSig := signed
 	badSig.Text = strings.Replace(frame, "helper", "other", 1)
 	for _, tt := range []struct {
@@ -275,8 +279,9 @@ func TestForged(t *testing.T) {
 		{"unsigned frame from user", &key, msg("user", frame), true, ErrUnsigned},
 		{"unsigned frame from system", &key, msg("system", frame), true, ErrUnsigned},
 		{"frame with a bad signature", &key, badSig, true, ErrBadSignature},
-		{"plain text from the lead", &key, msg("team-lead", "hello"), false, nil},
-		{"lifecycle frame is not protocol", &key, msg("team-lead", `{"type":"task_assignment","taskId":"1"}`), false, nil},
+		{"unsigned plain text from the lead", &key, msg("team-lead", "hello"), true, ErrUnsigned},
+		{"signed plain text from the lead", &key, signedText, false, nil},
+		{"unsigned lifecycle frame from the lead", &key, msg("team-lead", `{"type":"task_assignment","taskId":"1"}`), true, ErrUnsigned},
 		{"frame from a peer", &key, msg("helper", frame), false, nil},
 	} {
 		forged, err := Forged(tt.key, tt.m)
