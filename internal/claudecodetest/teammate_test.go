@@ -243,6 +243,24 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 		mt.fail("unsigned plain text shown as:\n%s\nwant it marked verified=\"false\"", turn)
 	}
 
+	// From a peer nothing is checked; from user and system, as from the
+	// lead (mailbox.Forged).
+	for from, mark := range map[string]string{"peer": "", "user": ` verified="false"`, "system": ` verified="false"`} {
+		m, err := mailbox.Prepare(mailbox.Message{From: from, Text: "UNSIGNED-FROM-" + from}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mt.st.Mail().Send(mt.ctx, mt.name, "helper", m); err != nil {
+			t.Fatal(err)
+		}
+		if turn, err = log.wait(mt.ctx, "UNSIGNED-FROM-"+from); err != nil {
+			mt.fail("%v", err)
+		}
+		if want := `<teammate-message teammate_id="` + from + `"` + mark + ">\nUNSIGNED-FROM-" + from + "\n"; !strings.Contains(turn, want) {
+			mt.fail("unsigned text from %s shown as:\n%s\nwant\n%s", from, turn, want)
+		}
+	}
+
 	// An unsigned shutdown request claiming to be the lead's is forged.
 	frame := func(id string) string {
 		text, err := mailbox.Encode(mailbox.ShutdownRequest{RequestID: id, From: team.LeadName, Reason: "test", Timestamp: time.Now().UTC().Format(mailbox.TimeLayout)})
