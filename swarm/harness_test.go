@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -59,11 +60,22 @@ func newHarness(t *testing.T, script string, opt func(*LeadConfig)) *harness {
 	if h.lead, err = NewLead(cfg); err != nil {
 		t.Fatal(err)
 	}
+	base := runtime.NumGoroutine()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := h.lead.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
+		}
+		h.store.Close()
+		// No goroutine outlives the lead: teammates, watches, handlers.
+		deadline := time.Now().Add(10 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines after Close, %d before the lead:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 		}
 	})
 	return h

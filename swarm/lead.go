@@ -415,10 +415,19 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	if l.mates[m.info.Name] == m {
 		delete(l.mates, m.info.Name)
 	}
+	if !expected {
+		l.ending++ // the team is busy until the lead has been told
+	}
 	l.mu.Unlock()
 	if expected {
 		return
 	}
+	defer func() {
+		l.mu.Lock()
+		l.ending--
+		l.mu.Unlock()
+		l.bump()
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := m.h.Err()
