@@ -489,6 +489,15 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 // inbox, and works until its shutdown is approved or it is stopped.
 func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	tf := h.teams.mate
+	if a.homeFlag == "" && a.Getenv("TROUPE_HOME") == "" && a.Getenv("TROUPE_STORE") == "" && a.Getenv("CLAUDECODE") == "1" {
+		// Launched by a Claude Code lead (CLAUDE_CODE_TEAMMATE_COMMAND):
+		// the team lives under Claude Code's root.
+		root := a.Getenv("CLAUDE_CONFIG_DIR")
+		if root == "" {
+			root = "~/.claude"
+		}
+		a.homeFlag = root
+	}
 	cwd := h.cwd
 	if cwd == "" {
 		wd, err := a.Getwd()
