@@ -312,6 +312,9 @@ func watchLeadCalls(lead *swarm.Lead, e agent.Event) {
 	}
 }
 
+// EnvTeammateCommand is --teammate-command's variable.
+const EnvTeammateCommand = "TROUPE_TEAMMATE_COMMAND"
+
 // EnvTeammateBin overrides the binary pane teammates run (default: this
 // one); tests and wrappers set it.
 const EnvTeammateBin = "TROUPE_TEAMMATE_BIN"
@@ -360,6 +363,9 @@ func (a *app) selfArgv0() (string, error) {
 // the provider's environment (a pane does not inherit ours).
 func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swarm.SpawnRequest, session string) ([]string, map[string]string, error) {
 	return func(m team.Member, r swarm.SpawnRequest, session string) ([]string, map[string]string, error) {
+		if cmd := teammateCommand(a, h); cmd != "" {
+			return claudeArgv(a, cmd, home, m, r, session)
+		}
 		exe, err := a.selfArgv0()
 		if err != nil {
 			return nil, nil, err
@@ -422,6 +428,7 @@ type teamFlags struct {
 	enabled bool
 	digest  string // when idle notifications reach the lead
 	ask     time.Duration
+	command string // the program pane teammates run instead of troupe (claude)
 	mate    *teammateFlags
 
 	// Set by troupe demo, not by flags.
@@ -442,6 +449,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent form a team (TeamCreate, teammates through the Agent tool, SendMessage, the shared task list); also "+EnvAgentTeams+"=1")
 	f.StringVar(&t.digest, "idle-digest", digestNextInput, "with --agent-teams: when teammates' idle notifications reach the lead, as one digest: "+digestNextInput+" (with its next input, or once the team is quiet) or "+digestQuiet+" (only once the whole team is quiet)")
 	f.DurationVar(&t.ask, "permission-answer-timeout", swarm.DefaultAskTimeout, "teammates: how long a permission request waits for the lead's answer before the call is denied")
+	f.StringVar(&t.command, "teammate-command", "", "with --agent-teams: run this `PROGRAM` as the pane teammates instead of troupe, with Claude Code's teammate flags (such as claude: a Claude Code teammate; needs a pane backend and the file store); also "+EnvTeammateCommand)
 	t.mate = addTeammateFlags(root)
 	t.mate.getenv = a.Getenv
 }
@@ -460,6 +468,16 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		}
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil
+	}
+	if cmd := teammateCommand(a, h); cmd != "" {
+		if h.teams.mate.teammateMode == backend.ModeInProcess {
+			return nil, nil, usagef("--teammate-command %s runs teammates in panes: it needs --teammate-mode tmux, iterm2 or auto inside one", cmd)
+		}
+		if spec, err := a.storeSpec(); err != nil {
+			return nil, nil, err
+		} else if spec.url != "" {
+			return nil, nil, usagef("--teammate-command %s: Claude Code teammates share the team through files; use the file store, not %s", cmd, spec.url)
+		}
 	}
 	if d := h.teams.digest; d != digestNextInput && d != digestQuiet {
 		return nil, nil, usagef("--idle-digest %q: want %s or %s", d, digestNextInput, digestQuiet)
