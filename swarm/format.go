@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"encoding/json"
 	"fmt"
 	"html"
 	"strings"
@@ -32,6 +33,9 @@ func teammateMessage(msgs []mailbox.Message) string {
 		}
 		if m.Summary != "" {
 			fmt.Fprintf(&b, " summary=%q", html.EscapeString(truncate(m.Summary, mailbox.MaxSummaryLen)))
+		}
+		if _, ok := m.Extra[unverifiedKey]; ok {
+			b.WriteString(` verified="false"`)
 		}
 		b.WriteString(">\n")
 		b.WriteString(m.Text)
@@ -90,4 +94,17 @@ func firstLine(s string, n int) string {
 		}
 	}
 	return ""
+}
+
+// unverifiedKey marks, in memory only, a message that claims to come from
+// the lead without a valid lead signature.
+const unverifiedKey = "\x00unverified"
+
+func unverified(m mailbox.Message) mailbox.Message {
+	m.Extra = m.Extra.Clone()
+	if m.Extra == nil {
+		m.Extra = map[string]json.RawMessage{}
+	}
+	m.Extra[unverifiedKey] = json.RawMessage("true")
+	return m
 }

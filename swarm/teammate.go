@@ -473,9 +473,12 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		if err != nil {
 			f = mailbox.Text(m.Text)
 		}
-		if _, isText := f.(mailbox.Text); !isText && tm.cfg.Trust != nil && !tm.cfg.Trust(m) {
-			tm.event(EventWarning, fmt.Sprintf("ignored a %s frame from %s that failed lead verification", f.Kind(), m.From))
-			continue
+		if tm.cfg.Trust != nil && !tm.cfg.Trust(m) {
+			if _, isText := f.(mailbox.Text); !isText {
+				tm.event(EventWarning, fmt.Sprintf("ignored a %s frame from %s that failed lead verification", f.Kind(), m.From))
+				continue
+			}
+			m = unverified(m) // shown to the model as verified="false"
 		}
 		switch f := f.(type) {
 		case mailbox.PermissionResponse:
