@@ -1,0 +1,254 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/troupe-dev/troupe/task"
+)
+
+// Policy is what the lead's Client does when the worker running its job
+// is lost.
+type Policy string
+
+// Policies.
+const (
+	OnLostFail    Policy = "fail"    // fail the task; the job never runs again
+	OnLostRequeue Policy = "requeue" // let the job run once more
+)
+
+// MaxAttempts returns how many runs p allows a job.
+func (p Policy) MaxAttempts() int {
+	if p == OnLostRequeue {
+		return 2
+	}
+	return 1
+}
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	Queue   Queue
+	Workers Registry
+	Tasks   *task.Registry
+	OnLost  Policy // default OnLostFail
+	// SubmittedBy names the lead in its jobs.
+	SubmittedBy string
+	// CheckEvery is how often a tracked job's worker is looked up in the
+	// registry; default DefaultHeartbeat.
+	CheckEvery time.Duration
+	Now        func() time.Time
+}
+
+// Request is a sub-agent to run remotely.
+type Request struct {
+	Description, Prompt, Model, ToolUseID string
+	Labels                                []string
+}
+
+// Client submits jobs and tracks each as a remote_agent task.
+type Client struct {
+	cfg    ClientConfig
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewClient checks cfg and returns a client.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	if cfg.Queue == nil || cfg.Workers == nil || cfg.Tasks == nil {
+		return nil, errors.New("remote: a client needs a queue, a worker registry and a task registry")
+	}
+	switch cfg.OnLost {
+	case "":
+		cfg.OnLost = OnLostFail
+	case OnLostFail, OnLostRequeue:
+	default:
+		return nil, fmt.Errorf("remote: policy %q: want %s or %s", cfg.OnLost, OnLostFail, OnLostRequeue)
+	}
+	if cfg.CheckEvery <= 0 {
+		cfg.CheckEvery = DefaultHeartbeat
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	c := &Client{cfg: cfg}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// Close stops tracking; the tasks stay as they are.
+func (c *Client) Close() {
+	c.cancel()
+	c.wg.Wait()
+}
+
+// Submit checks that a live worker can take r, submits it as a job and
+// registers it as a pending remote_agent task whose id is the job's; the
+// task runs when a worker starts the job and ends with its result.
+func (c *Client) Submit(ctx context.Context, r Request) (task.State, error) {
+	if err := CheckLabels(r.Labels); err != nil {
+		return task.State{}, err
+	}
+	ws, err := c.cfg.Workers.List(ctx)
+	if err != nil {
+		return task.State{}, fmt.Errorf("list the workers: %w", err)
+	}
+	var names []string
+	fit := false
+	for _, w := range ws {
+		names = append(names, fmt.Sprintf("%s [%s]", w.Name, strings.Join(w.Labels, ",")))
+		fit = fit || Matches(w.Labels, r.Labels)
+	}
+	if !fit {
+		if len(ws) == 0 {
+			return task.State{}, fmt.Errorf("%w: no worker is registered (start one with: troupe worker --store <the same NATS URL>)", ErrNoWorker)
+		}
+		return task.State{}, fmt.Errorf("%w: no live worker has the labels %q (workers: %s)", ErrNoWorker, r.Labels, strings.Join(names, "; "))
+	}
+	id := task.NewID(task.RemoteAgent)
+	j := Job{ID: string(id), Prompt: r.Prompt, Description: r.Description, Model: r.Model, Labels: r.Labels,
+		SubmittedBy: c.cfg.SubmittedBy, Submitted: c.cfg.Now(), MaxAttempts: c.cfg.OnLost.MaxAttempts()}
+	if err := j.Validate(); err != nil {
+		return task.State{}, err
+	}
+	// Watch before submitting: no event can come before the job exists.
+	wctx, stop := context.WithCancel(c.ctx)
+	events, err := c.cfg.Queue.Watch(wctx, j.ID)
+	if err != nil {
+		stop()
+		return task.State{}, fmt.Errorf("watch job %s: %w", j.ID, err)
+	}
+	st, err := c.cfg.Tasks.Register(task.State{ID: id, Type: task.RemoteAgent, Status: task.Pending,
+		Description: r.Description, ToolUseID: r.ToolUseID,
+		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: r.Prompt, Title: r.Description, PollStart: j.Submitted}},
+		func(context.Context, task.State) error { stop(); return nil })
+	if err != nil {
+		stop()
+		return task.State{}, err
+	}
+	if err := c.cfg.Queue.Submit(ctx, j); err != nil {
+		stop()
+		c.cfg.Tasks.Finish(id, task.Failed, withRemote(func(d *task.Remote) { d.Error = "submit: " + err.Error() }))
+		return task.State{}, fmt.Errorf("submit job %s: %w", j.ID, err)
+	}
+	c.wg.Go(func() {
+		defer stop()
+		c.track(wctx, j, events)
+	})
+	return st, nil
+}
+
+// withRemote returns an update of a remote_agent task's detail by f.
+func withRemote(f func(*task.Remote)) func(task.State) task.State {
+	return func(s task.State) task.State {
+		d, ok := s.Detail.(*task.Remote)
+		if !ok {
+			return s
+		}
+		nd := *d
+		f(&nd)
+		s.Detail = &nd
+		return s
+	}
+}
+
+// track follows job j's events into its task until the task ends.
+func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
+	id := task.ID(j.ID)
+	tick := time.NewTicker(c.cfg.CheckEvery)
+	defer tick.Stop()
+	var worker string // the worker of the current run, "" between runs
+	attempt := 0
+	misses := 0 // checks in a row that found the worker gone
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-events:
+			if !ok {
+				return
+			}
+			misses = 0
+			switch e.Kind {
+			case EventStarted:
+				if e.Attempt < attempt {
+					continue // a stale run
+				}
+				worker, attempt = e.Worker, e.Attempt
+				c.cfg.Tasks.Update(id, func(s task.State) task.State {
+					s = withRemote(func(d *task.Remote) {
+						d.Worker, d.Attempt = e.Worker, e.Attempt
+						d.Progress = fmt.Sprintf("started on worker %s (attempt %d of %d)", e.Worker, e.Attempt, j.MaxAttempts)
+					})(s)
+					if s.Status == task.Pending {
+						s.Status = task.Running
+					}
+					return s
+				})
+			case EventProgress:
+				c.cfg.Tasks.Update(id, withRemote(func(d *task.Remote) { d.Progress, d.Usage = e.Text, e.Usage }))
+			case EventRequeued:
+				worker = ""
+				c.cfg.Tasks.Update(id, withRemote(func(d *task.Remote) { d.Progress, d.Worker = e.Text, "" }))
+			case EventResult:
+				if e.Result == nil {
+					continue
+				}
+				r := *e.Result
+				status := task.Completed
+				if r.Error != "" {
+					status = task.Failed
+				}
+				c.finish(id, status, func(d *task.Remote) {
+					if e.Worker != "" && e.Attempt >= d.Attempt {
+						d.Worker, d.Attempt = e.Worker, e.Attempt
+					}
+					d.Result, d.Error, d.Usage = r.Text, r.Error, r.Usage
+				})
+				return
+			}
+		case <-tick.C:
+			if worker == "" {
+				continue
+			}
+			alive, err := Alive(ctx, c.cfg.Workers, worker)
+			if err != nil || alive {
+				misses = 0 // the registry unreachable is not the worker lost
+				continue
+			}
+			// Gone on two checks in a row: a worker that ended cleanly has
+			// deregistered after publishing its result, which may still be
+			// on its way.
+			if misses++; misses < 2 {
+				continue
+			}
+			misses = 0
+			lost := worker
+			worker = ""
+			if attempt < j.MaxAttempts {
+				c.cfg.Tasks.Update(id, withRemote(func(d *task.Remote) {
+					d.Worker = ""
+					d.Progress = fmt.Sprintf("worker %s was lost (no heartbeat) during attempt %d; the job is requeued for attempt %d of %d", lost, attempt, attempt+1, j.MaxAttempts)
+				}))
+				continue
+			}
+			c.finish(id, task.Failed, func(d *task.Remote) {
+				d.Error = fmt.Sprintf("worker %s was lost (no heartbeat) during attempt %d of %d; the job is not run again (policy %s)", lost, attempt, j.MaxAttempts, c.cfg.OnLost)
+			})
+			return
+		}
+	}
+}
+
+func (c *Client) finish(id task.ID, status task.Status, f func(*task.Remote)) {
+	if s, ok := c.cfg.Tasks.Get(id); ok && s.Status == task.Pending {
+		// It ended before it was seen starting (a result for a job that
+		// was not run again): pass through running.
+		c.cfg.Tasks.Update(id, func(s task.State) task.State { s.Status = task.Running; return s })
+	}
+	c.cfg.Tasks.Finish(id, status, withRemote(f))
+}

@@ -1,0 +1,399 @@
+package remote_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/remote"
+	"github.com/troupe-dev/troupe/remote/remotetest"
+	"github.com/troupe-dev/troupe/task"
+)
+
+const (
+	ackWait   = 400 * time.Millisecond
+	ttl       = 400 * time.Millisecond
+	heartbeat = 50 * time.Millisecond
+)
+
+// env is a queue in memory, a lead's registry and client.
+type env struct {
+	mem    *remotetest.Mem
+	reg    *task.Registry
+	sub    *task.Subscription
+	client *remote.Client
+}
+
+func newEnv(t *testing.T, policy remote.Policy) *env {
+	t.Helper()
+	e := &env{mem: remotetest.New(ackWait, ttl), reg: task.New(task.Config{PollInterval: -1})}
+	e.sub = e.reg.Subscribe()
+	lead := e.mem.Conn()
+	c, err := remote.NewClient(remote.ClientConfig{Queue: lead, Workers: lead, Tasks: e.reg, OnLost: policy, SubmittedBy: "lead", CheckEvery: heartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.client = c
+	t.Cleanup(func() {
+		c.Close()
+		e.reg.Close(context.Background())
+	})
+	return e
+}
+
+// worker runs a worker on its own connection until the test ends or the
+// returned stop is called; stop waits for Run to return.
+func (e *env) worker(t *testing.T, cfg remote.WorkerConfig) (conn *remotetest.Conn, stop func()) {
+	t.Helper()
+	conn = e.mem.Conn()
+	cfg.Queue, cfg.Registry, cfg.Heartbeat = conn, conn, heartbeat
+	w, err := remote.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("worker %s: Run: %v", cfg.Name, err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	e.waitWorker(t, cfg.Name)
+	return conn, stop
+}
+
+func (e *env) waitWorker(t *testing.T, name string) {
+	t.Helper()
+	probe := e.mem.Conn()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ok, _ := remote.Alive(t.Context(), probe, name); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker %s never registered", name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// terminated waits for the notifications of n tasks.
+func (e *env) terminated(t *testing.T, n int) map[task.ID]task.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	got := map[task.ID]task.Event{}
+	for len(got) < n {
+		ev, err := e.sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for %d task notifications, got %d: %v", n, len(got), err)
+		}
+		if ev.Kind == task.EventTerminated && ev.Notification != "" {
+			got[ev.State.ID] = ev
+		}
+	}
+	return got
+}
+
+func (e *env) submit(t *testing.T, r remote.Request) task.State {
+	t.Helper()
+	if r.Description == "" {
+		r.Description = "job"
+	}
+	st, err := e.client.Submit(t.Context(), r)
+	if err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	return st
+}
+
+func TestJobRunsToNotification(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(_ context.Context, j remote.Job, progress func(string, remote.Usage)) remote.Result {
+		progress("reading", remote.Usage{TotalTokens: 10, ToolUses: 1})
+		return remote.Result{Text: "done: " + j.Prompt, Usage: remote.Usage{TotalTokens: 30, ToolUses: 2, Duration: 1500 * time.Millisecond}}
+	}})
+	st := e.submit(t, remote.Request{Description: "survey", Prompt: "count the files", ToolUseID: "toolu_1"})
+	if st.Type != task.RemoteAgent || st.Status != task.Pending || !strings.HasPrefix(string(st.ID), "r") {
+		t.Fatalf("Submit registered %+v, want a pending remote_agent task with an r id", st)
+	}
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed {
+		t.Fatalf("task ended %s, want completed: %s", ev.State.Status, ev.Notification)
+	}
+	for _, want := range []string{"<result>done: count the files</result>", "<total_tokens>30</total_tokens>", "<tool_uses>2</tool_uses>",
+		"<duration_ms>1500</duration_ms>", "<tool-use-id>toolu_1</tool-use-id>", "<task-type>remote_agent</task-type>", "worker w1"} {
+		if !strings.Contains(ev.Notification, want) {
+			t.Errorf("notification lacks %q:\n%s", want, ev.Notification)
+		}
+	}
+	d, _ := task.DetailAs[*task.Remote](ev.State)
+	if d.Worker != "w1" || d.Attempt != 1 || d.Progress != "reading" {
+		t.Errorf("detail %+v, want worker w1, attempt 1, last progress \"reading\"", d)
+	}
+	if q := e.mem.Queued(); len(q) != 0 {
+		t.Errorf("queue still holds %v after the result", q)
+	}
+}
+
+func TestCapacity(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	var now, peak atomic.Int32
+	release := make(chan struct{})
+	e.worker(t, remote.WorkerConfig{Name: "w1", Capacity: 2, Run: func(ctx context.Context, j remote.Job, _ func(string, remote.Usage)) remote.Result {
+		n := now.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		<-release
+		now.Add(-1)
+		return remote.Result{Text: j.ID}
+	}})
+	var ids []task.ID
+	for i := range 4 {
+		ids = append(ids, e.submit(t, remote.Request{Prompt: fmt.Sprint("job ", i)}).ID)
+	}
+	// Two run, two wait: wait until two started, then check the others wait.
+	deadline := time.Now().Add(10 * time.Second)
+	for now.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("two jobs never ran at once on a worker of capacity 2")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	runs := 0
+	for _, id := range ids {
+		runs += e.mem.Runs(string(id))
+	}
+	if runs != 2 {
+		t.Errorf("%d jobs started while two run on a worker of capacity 2", runs)
+	}
+	close(release)
+	got := e.terminated(t, 4)
+	for _, id := range ids {
+		if got[id].State.Status != task.Completed {
+			t.Errorf("task %s: %s", id, got[id].State.Status)
+		}
+	}
+	if p := peak.Load(); p != 2 {
+		t.Errorf("at most %d jobs ran at once, want 2 (the capacity)", p)
+	}
+}
+
+func TestLabels(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	run := func(name string) remote.RunFunc {
+		return func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+			return remote.Result{Text: "ran on " + name}
+		}
+	}
+	e.worker(t, remote.WorkerConfig{Name: "plain", Labels: []string{"linux"}, Run: run("plain"), Capacity: 4})
+	e.worker(t, remote.WorkerConfig{Name: "gpu", Labels: []string{"linux", "gpu"}, Run: run("gpu")})
+	var ids []task.ID
+	for range 3 {
+		ids = append(ids, e.submit(t, remote.Request{Prompt: "train", Labels: []string{"gpu"}}).ID)
+	}
+	got := e.terminated(t, 3)
+	for _, id := range ids {
+		if n := got[id].Notification; !strings.Contains(n, "<result>ran on gpu</result>") {
+			t.Errorf("a job wanting gpu ran elsewhere:\n%s", n)
+		}
+	}
+	_, err := e.client.Submit(t.Context(), remote.Request{Description: "x", Prompt: "p", Labels: []string{"tpu"}})
+	if !errors.Is(err, remote.ErrNoWorker) || !strings.Contains(err.Error(), "tpu") {
+		t.Errorf("Submit wanting a label no worker has: %v, want ErrNoWorker naming it", err)
+	}
+	if _, err := e.client.Submit(t.Context(), remote.Request{Description: "x", Prompt: "p", Labels: []string{"bad label"}}); !errors.Is(err, remote.ErrBadJob) {
+		t.Errorf("Submit with a malformed label: %v, want ErrBadJob", err)
+	}
+}
+
+func TestNoWorker(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	_, err := e.client.Submit(t.Context(), remote.Request{Description: "x", Prompt: "p"})
+	if !errors.Is(err, remote.ErrNoWorker) || !strings.Contains(err.Error(), "troupe worker") {
+		t.Errorf("Submit without workers: %v, want ErrNoWorker telling to start one", err)
+	}
+}
+
+// blocking is a run function that signals its start and runs until its
+// context ends or release is closed.
+// It ends too when the test does (t.Context ends before the cleanups).
+func blocking(t *testing.T, started chan<- string, release <-chan struct{}, name string, calls *atomic.Int32) remote.RunFunc {
+	return func(ctx context.Context, j remote.Job, _ func(string, remote.Usage)) remote.Result {
+		calls.Add(1)
+		started <- name
+		select {
+		case <-ctx.Done():
+		case <-release:
+		case <-t.Context().Done():
+		}
+		return remote.Result{Text: "finished by " + name}
+	}
+}
+
+func TestLostWorkerFails(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	started := make(chan string, 4)
+	var calls atomic.Int32
+	conn, _ := e.worker(t, remote.WorkerConfig{Name: "w1", Run: blocking(t, started, make(chan struct{}), "w1", &calls)})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	conn.Cut() // w1 vanishes mid-job
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Failed || !strings.Contains(ev.Notification, "worker w1 was lost") || !strings.Contains(ev.Notification, "not run again") {
+		t.Fatalf("task after its worker was lost: %s\n%s", ev.State.Status, ev.Notification)
+	}
+	// A second worker gets the redelivered job and drops it without running it.
+	release := make(chan struct{})
+	close(release)
+	e.worker(t, remote.WorkerConfig{Name: "w2", Run: blocking(t, started, release, "w2", &calls)})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.mem.Queued()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lost job is still queued: %v", e.mem.Queued())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the job ran %d times with policy fail, want 1", n)
+	}
+}
+
+func TestLostWorkerRequeues(t *testing.T) {
+	e := newEnv(t, remote.OnLostRequeue)
+	started := make(chan string, 4)
+	var calls atomic.Int32
+	conn, _ := e.worker(t, remote.WorkerConfig{Name: "w1", Run: blocking(t, started, make(chan struct{}), "w1", &calls)})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	conn.Cut()
+	// The lead notes the loss while the job waits for another worker.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, _ := e.reg.Get(st.ID)
+		if d, _ := task.DetailAs[*task.Remote](s); strings.Contains(d.Progress, "requeued") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lead never noted the lost worker: %+v", s.Detail)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	release := make(chan struct{})
+	close(release)
+	e.worker(t, remote.WorkerConfig{Name: "w2", Run: blocking(t, started, release, "w2", &calls)})
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "finished by w2") {
+		t.Fatalf("requeued job: %s\n%s", ev.State.Status, ev.Notification)
+	}
+	if d, _ := task.DetailAs[*task.Remote](ev.State); d.Attempt != 2 {
+		t.Errorf("attempt %d, want 2", d.Attempt)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the job ran %d times, want 2 (once per worker)", n)
+	}
+	if q := e.mem.Queued(); len(q) != 0 {
+		t.Errorf("queue still holds %v", q)
+	}
+}
+
+func TestRequeuedJobLostAgainFails(t *testing.T) {
+	e := newEnv(t, remote.OnLostRequeue)
+	started := make(chan string, 4)
+	var calls atomic.Int32
+	never := make(chan struct{})
+	c1, _ := e.worker(t, remote.WorkerConfig{Name: "w1", Run: blocking(t, started, never, "w1", &calls)})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	c1.Cut()
+	c2, _ := e.worker(t, remote.WorkerConfig{Name: "w2", Run: blocking(t, started, never, "w2", &calls)})
+	if w := <-started; w != "w2" {
+		t.Fatalf("second run on %s", w)
+	}
+	c2.Cut()
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Failed || !strings.Contains(ev.Notification, "worker w2 was lost") || !strings.Contains(ev.Notification, "attempt 2 of 2") {
+		t.Fatalf("job lost on its last attempt: %s\n%s", ev.State.Status, ev.Notification)
+	}
+}
+
+func TestShutdownRequeue(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	started := make(chan string, 4)
+	var calls atomic.Int32
+	_, stop := e.worker(t, remote.WorkerConfig{Name: "w1", Requeue: true, Run: blocking(t, started, make(chan struct{}), "w1", &calls)})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	stop() // cancels the run and gives the job back, uncounted
+	release := make(chan struct{})
+	close(release)
+	e.worker(t, remote.WorkerConfig{Name: "w2", Run: blocking(t, started, release, "w2", &calls)})
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "finished by w2") {
+		t.Fatalf("job given back on shutdown (policy fail still runs it again): %s\n%s", ev.State.Status, ev.Notification)
+	}
+}
+
+func TestShutdownFinishes(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	started := make(chan string, 4)
+	var calls atomic.Int32
+	release := make(chan struct{})
+	_, stop := e.worker(t, remote.WorkerConfig{Name: "w1", Run: blocking(t, started, release, "w1", &calls)})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("Run returned with a job still running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	<-stopped
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "finished by w1") {
+		t.Fatalf("job finished on shutdown: %s\n%s", ev.State.Status, ev.Notification)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	m := remotetest.New(ackWait, ttl)
+	c := m.Conn()
+	run := func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result { return remote.Result{} }
+	for _, cfg := range []remote.WorkerConfig{
+		{Name: "", Queue: c, Registry: c, Run: run},
+		{Name: "a b", Queue: c, Registry: c, Run: run},
+		{Name: "w", Queue: c, Registry: c, Run: run, Capacity: -1},
+		{Name: "w", Queue: c, Registry: c, Run: run, Labels: []string{""}},
+		{Name: "w", Queue: c, Registry: c},
+	} {
+		if _, err := remote.NewWorker(cfg); err == nil {
+			t.Errorf("NewWorker(%+v) accepted it", cfg)
+		}
+	}
+	if _, err := remote.NewClient(remote.ClientConfig{Queue: c, Workers: c, Tasks: task.New(task.Config{PollInterval: -1}), OnLost: "retry"}); err == nil || !strings.Contains(err.Error(), "retry") {
+		t.Errorf("NewClient with policy retry: %v", err)
+	}
+	for _, j := range []remote.Job{
+		{ID: "", Prompt: "p", MaxAttempts: 1},
+		{ID: "a.b", Prompt: "p", MaxAttempts: 1},
+		{ID: "a", Prompt: " ", MaxAttempts: 1},
+		{ID: "a", Prompt: "p", MaxAttempts: 0},
+	} {
+		if err := j.Validate(); !errors.Is(err, remote.ErrBadJob) {
+			t.Errorf("Validate(%+v) = %v, want ErrBadJob", j, err)
+		}
+	}
+}

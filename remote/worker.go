@@ -1,0 +1,283 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// RunFunc runs job j: it builds an agent in the worker's own working
+// folder and runs it on j.Prompt, calling progress as it goes. A failure is
+// a Result with Error set. ctx ends when the worker gives the job back on
+// shutdown.
+type RunFunc func(ctx context.Context, j Job, progress func(text string, u Usage)) Result
+
+// WorkerConfig configures a Worker.
+type WorkerConfig struct {
+	Name     string   // required: [A-Za-z0-9_-], at most 64 characters
+	Labels   []string // what it offers; a job's labels must all be here
+	Capacity int      // jobs at once; default 1
+	Queue    Queue
+	Registry Registry
+	Run      RunFunc
+	// Heartbeat is how often it refreshes its registration and the
+	// deliveries of its jobs; default DefaultHeartbeat. It must be well
+	// under the queue's heartbeat timeout and the registry's time to live.
+	Heartbeat time.Duration
+	// Requeue makes a shutdown give running jobs back to the queue (their
+	// agents are canceled) instead of finishing them.
+	Requeue bool
+	// OnEvent sees every event the worker publishes, and Log every
+	// problem it works around; both optional.
+	OnEvent func(Event)
+	Log     func(string)
+	Now     func() time.Time
+}
+
+// Worker takes jobs from a queue and runs them, within its capacity and
+// labels. Use NewWorker, then Run.
+type Worker struct {
+	cfg WorkerConfig
+
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+// NewWorker checks cfg and returns a worker.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	switch {
+	case !idPattern.MatchString(cfg.Name):
+		return nil, fmt.Errorf("remote: worker name %q: want 1-64 characters from [A-Za-z0-9_-]", cfg.Name)
+	case cfg.Capacity < 0:
+		return nil, fmt.Errorf("remote: worker capacity %d: want at least 1", cfg.Capacity)
+	case cfg.Queue == nil || cfg.Registry == nil || cfg.Run == nil:
+		return nil, errors.New("remote: a worker needs a queue, a registry and a run function")
+	case cfg.Heartbeat < 0:
+		return nil, fmt.Errorf("remote: heartbeat %v: want a positive duration", cfg.Heartbeat)
+	}
+	if err := CheckLabels(cfg.Labels); err != nil {
+		return nil, fmt.Errorf("remote: worker %s: %w", cfg.Name, err)
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = 1
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.OnEvent == nil {
+		cfg.OnEvent = func(Event) {}
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
+	}
+	return &Worker{cfg: cfg, running: map[string]bool{}}, nil
+}
+
+func (w *Worker) info() WorkerInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	info := WorkerInfo{Name: w.cfg.Name, Labels: w.cfg.Labels, Capacity: w.cfg.Capacity, Seen: w.cfg.Now()}
+	for id := range w.running {
+		info.Running = append(info.Running, id)
+	}
+	return info
+}
+
+// Run registers the worker and runs jobs until ctx ends; then it stops
+// taking jobs, finishes or gives back (WorkerConfig.Requeue) the running
+// ones, deregisters and returns nil. It fails at once when the first
+// registration fails.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.cfg.Registry.Register(ctx, w.info()); err != nil {
+		return fmt.Errorf("register worker %s: %w", w.cfg.Name, err)
+	}
+	// Jobs run on their own context: a shutdown that finishes them must
+	// not cancel them.
+	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJobs()
+	var jobs sync.WaitGroup
+	hbDone := make(chan struct{})
+	var hb sync.WaitGroup
+	hb.Go(func() {
+		t := time.NewTicker(w.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-t.C:
+				if err := w.cfg.Registry.Register(jobCtx, w.info()); err != nil {
+					w.cfg.Log(fmt.Sprintf("refresh the registration: %v", err))
+				}
+			}
+		}
+	})
+	slots := make(chan struct{}, w.cfg.Capacity)
+	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		d, err := w.cfg.Queue.Take(ctx)
+		if err != nil {
+			<-slots
+			if ctx.Err() == nil {
+				w.cfg.Log(fmt.Sprintf("take a job: %v", err))
+				sleep(ctx, w.cfg.Heartbeat)
+			}
+			continue
+		}
+		if ctx.Err() != nil { // taken as the shutdown began
+			w.nak(d, 0)
+			<-slots
+			break
+		}
+		if j := d.Job(); !Matches(w.cfg.Labels, j.Labels) {
+			// Leave it to a worker that has the labels.
+			w.nak(d, w.cfg.Heartbeat/4)
+			<-slots
+			continue
+		}
+		jobs.Go(func() {
+			defer func() { <-slots }()
+			w.run(jobCtx, d)
+		})
+	}
+	if w.cfg.Requeue {
+		cancelJobs()
+	}
+	jobs.Wait()
+	close(hbDone)
+	hb.Wait()
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := w.cfg.Registry.Deregister(dctx, w.cfg.Name); err != nil {
+		w.cfg.Log(fmt.Sprintf("deregister: %v", err))
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (w *Worker) nak(d Delivery, delay time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.Nak(ctx, delay); err != nil {
+		w.cfg.Log(fmt.Sprintf("give job %s back: %v", d.Job().ID, err))
+	}
+}
+
+// bounded returns ctx bounded for one piece of bookkeeping: 20 heartbeats.
+func (w *Worker) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, 20*w.cfg.Heartbeat)
+}
+
+// publish publishes e, retrying for 20 heartbeats: an event lost would
+// leave the lead without its progress or result.
+func (w *Worker) publish(ctx context.Context, e Event) {
+	ctx, cancel := w.bounded(ctx)
+	defer cancel()
+	e.Worker, e.Time = w.cfg.Name, w.cfg.Now()
+	w.cfg.OnEvent(e)
+	for {
+		err := w.cfg.Queue.Publish(ctx, e)
+		if err == nil || ctx.Err() != nil {
+			if err != nil {
+				w.cfg.Log(fmt.Sprintf("publish %s of job %s: %v", e.Kind, e.JobID, err))
+			}
+			return
+		}
+		w.cfg.Log(fmt.Sprintf("publish %s of job %s (retrying): %v", e.Kind, e.JobID, err))
+		sleep(ctx, w.cfg.Heartbeat/4)
+	}
+}
+
+// run runs one delivered job.
+func (w *Worker) run(ctx context.Context, d Delivery) {
+	j := d.Job()
+	// Bookkeeping outlives a canceled run: give back, ack, publish.
+	admin := context.WithoutCancel(ctx)
+	sctx, cancel := w.bounded(admin)
+	attempt, err := d.Start(sctx, w.cfg.Name)
+	cancel()
+	if err != nil {
+		w.cfg.Log(fmt.Sprintf("start job %s: %v", j.ID, err))
+		w.nak(d, w.cfg.Heartbeat)
+		return
+	}
+	if attempt > j.MaxAttempts {
+		// An earlier worker took it and vanished; the job may not run again.
+		msg := fmt.Sprintf("the job was not run again: a worker running it was lost (no heartbeat), and it may run at most %d time(s)", j.MaxAttempts)
+		w.publish(admin, Event{Kind: EventResult, JobID: j.ID, Attempt: attempt, Result: &Result{Error: msg}})
+		tctx, cancel := w.bounded(admin)
+		defer cancel()
+		if err := d.Term(tctx); err != nil {
+			w.cfg.Log(fmt.Sprintf("drop job %s: %v", j.ID, err))
+		}
+		return
+	}
+	w.mu.Lock()
+	w.running[j.ID] = true
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.running, j.ID)
+		w.mu.Unlock()
+	}()
+	w.publish(admin, Event{Kind: EventStarted, JobID: j.ID, Attempt: attempt})
+	stopBeat := make(chan struct{})
+	var beat sync.WaitGroup
+	beat.Go(func() {
+		t := time.NewTicker(w.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopBeat:
+				return
+			case <-t.C:
+				bctx, cancel := w.bounded(admin)
+				err := d.InProgress(bctx)
+				cancel()
+				if err != nil {
+					w.cfg.Log(fmt.Sprintf("heartbeat of job %s: %v", j.ID, err))
+				}
+			}
+		}
+	})
+	start := w.cfg.Now()
+	var pmu sync.Mutex // progress may be called from several goroutines
+	res := w.cfg.Run(ctx, j, func(text string, u Usage) {
+		pmu.Lock()
+		defer pmu.Unlock()
+		w.publish(admin, Event{Kind: EventProgress, JobID: j.ID, Attempt: attempt, Text: text, Usage: u})
+	})
+	close(stopBeat)
+	beat.Wait()
+	if ctx.Err() != nil { // shutting down with requeue
+		w.publish(admin, Event{Kind: EventRequeued, JobID: j.ID, Attempt: attempt, Text: "worker " + w.cfg.Name + " shut down; the job goes back to the queue"})
+		w.nak(d, 0)
+		return
+	}
+	if res.Usage.Duration == 0 {
+		res.Usage.Duration = w.cfg.Now().Sub(start)
+	}
+	w.publish(admin, Event{Kind: EventResult, JobID: j.ID, Attempt: attempt, Usage: res.Usage, Result: &res})
+	actx, cancel := w.bounded(admin)
+	defer cancel()
+	if err := d.Ack(actx); err != nil {
+		w.cfg.Log(fmt.Sprintf("ack job %s: %v", j.ID, err))
+	}
+}
