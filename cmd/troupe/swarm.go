@@ -486,9 +486,15 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	if err != nil {
 		return nil, nil, err
 	}
+	mode := h.teams.mate.teammateMode
+	if mode == "" {
+		if mode, err = settingsTeammateMode(settings.Files(home, cwd)); err != nil {
+			return nil, nil, err
+		}
+	}
 	bg.digestQuiet = h.teams.digest == digestQuiet
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, mode: h.teams.mate.teammateMode, onEvent: bg.teamEvent, deliver: bg.deliver, paneArgv: a.paneArgv(h, home, cwd)})
+		answer: h.teams.answer, mode: mode, onEvent: bg.teamEvent, deliver: bg.deliver, paneArgv: a.paneArgv(h, home, cwd)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -605,4 +611,30 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	fmt.Fprintf(errOut, "teammate %s shut down\n", member.Name)
 	return nil
+}
+
+// settingsTeammateMode returns the teammateMode of the settings files (as
+// in Claude Code's settings.json), the last file that sets it winning; ""
+// when none does. A value that is not a mode is an error naming the file.
+func settingsTeammateMode(files []settings.File) (string, error) {
+	mode := ""
+	for _, f := range files {
+		b, err := os.ReadFile(f.Path)
+		if err != nil {
+			continue // absent: the permission loader reports unreadable ones
+		}
+		var v struct {
+			TeammateMode *string `json:"teammateMode"`
+		}
+		if json.Unmarshal(b, &v) != nil || v.TeammateMode == nil {
+			continue
+		}
+		switch *v.TeammateMode {
+		case backend.ModeAuto, backend.ModeTmux, backend.ModeITerm2, backend.ModeInProcess:
+			mode = *v.TeammateMode
+		default:
+			return "", fmt.Errorf("%s: teammateMode %q: want auto, tmux, iterm2 or in-process", f.Path, *v.TeammateMode)
+		}
+	}
+	return mode, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/permission/shell"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
@@ -293,5 +294,20 @@ func TestPermissionBubblingEndToEnd(t *testing.T) {
 	_ = c.Wait()
 	if !strings.Contains(outErr.String(), "outy       asked the lead to allow Bash (rm -r outdir)") {
 		t.Errorf("outy's timeline lacks its question:\n%s", outErr.String())
+	}
+}
+
+func TestSettingsTeammateMode(t *testing.T) {
+	dir := t.TempDir()
+	user, local := filepath.Join(dir, "user.json"), filepath.Join(dir, "local.json")
+	writeFile(t, user, `{"teammateMode":"tmux","permissions":{}}`)
+	writeFile(t, local, `{"teammateMode":"in-process"}`)
+	files := []settings.File{{Path: user}, {Path: filepath.Join(dir, "absent.json")}, {Path: local}}
+	if got, err := settingsTeammateMode(files); err != nil || got != "in-process" {
+		t.Errorf("settingsTeammateMode = %q, %v; want in-process (the later file wins)", got, err)
+	}
+	writeFile(t, local, `{"teammateMode":"screen"}`)
+	if _, err := settingsTeammateMode(files); err == nil || !strings.Contains(err.Error(), local) {
+		t.Errorf("a bad teammateMode: err = %v, want one naming %s", err, local)
 	}
 }
