@@ -1,0 +1,224 @@
+package nats_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/remote"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/task"
+)
+
+var jobOpts = natsstore.JobOptions{HeartbeatTimeout: time.Second, WorkerTTL: time.Second}
+
+const jobBeat = 100 * time.Millisecond
+
+func openJobs(t *testing.T, ts *testServer, ns string) (*natsstore.Store, *natsstore.Jobs) {
+	t.Helper()
+	s := ts.open(t, natsstore.Options{Namespace: ns})
+	j, err := s.Jobs(t.Context(), jobOpts)
+	if err != nil {
+		t.Fatalf("Jobs: %v", err)
+	}
+	return s, j
+}
+
+// startWorker runs a worker on its own connection; stop cancels it and
+// waits.
+func startWorker(t *testing.T, j *natsstore.Jobs, cfg remote.WorkerConfig) (stop func()) {
+	t.Helper()
+	cfg.Queue, cfg.Registry, cfg.Heartbeat = j, j, jobBeat
+	w, err := remote.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ok, _ := remote.Alive(t.Context(), j, cfg.Name); ok {
+			return stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker %s never registered", cfg.Name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func leadClient(t *testing.T, j *natsstore.Jobs, policy remote.Policy) (*remote.Client, *task.Subscription) {
+	t.Helper()
+	reg := task.New(task.Config{PollInterval: -1})
+	sub := reg.Subscribe()
+	c, err := remote.NewClient(remote.ClientConfig{Queue: j, Workers: j, Tasks: reg, OnLost: policy, CheckEvery: jobBeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); reg.Close(context.Background()) })
+	return c, sub
+}
+
+func waitNotification(t *testing.T, sub *task.Subscription, id task.ID) task.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("no notification for %s: %v", id, err)
+		}
+		if ev.State.ID == id && ev.Kind == task.EventTerminated && ev.Notification != "" {
+			return ev
+		}
+	}
+}
+
+func TestJobsEndToEnd(t *testing.T) {
+	ts := startServer(t, "")
+	ns := "jobs1"
+	_, lead := openJobs(t, ts, ns)
+	_, wconn := openJobs(t, ts, ns)
+	var ran atomic.Int32
+	startWorker(t, wconn, remote.WorkerConfig{Name: "w1", Labels: []string{"gpu"}, Capacity: 2,
+		Run: func(_ context.Context, j remote.Job, progress func(string, remote.Usage)) remote.Result {
+			ran.Add(1)
+			progress("thinking", remote.Usage{TotalTokens: 5})
+			return remote.Result{Text: "answer to " + j.Prompt, Usage: remote.Usage{TotalTokens: 12, ToolUses: 1}}
+		}})
+	c, sub := leadClient(t, lead, remote.OnLostFail)
+	st, err := c.Submit(t.Context(), remote.Request{Description: "q", Prompt: "question", Labels: []string{"gpu"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := waitNotification(t, sub, st.ID)
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>answer to question</result>") ||
+		!strings.Contains(ev.Notification, "<total_tokens>12</total_tokens>") {
+		t.Fatalf("%s\n%s", ev.State.Status, ev.Notification)
+	}
+	if d, _ := task.DetailAs[*task.Remote](ev.State); d.Progress != "thinking" || d.Worker != "w1" {
+		t.Errorf("detail %+v", d)
+	}
+	// A submit retried with the same id is stored once.
+	job := remote.Job{ID: "dup1", Prompt: "p", MaxAttempts: 1}
+	for range 2 {
+		if err := lead.Submit(t.Context(), job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ran.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the job dup1 never ran")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a duplicate would be taken in this time
+	if n := ran.Load(); n != 2 {
+		t.Errorf("%d runs, want 2: a retried submit ran twice", n)
+	}
+	if err := lead.Submit(t.Context(), remote.Job{ID: "a.b", Prompt: "p", MaxAttempts: 1}); !errors.Is(err, remote.ErrBadJob) {
+		t.Errorf("Submit of a bad id: %v", err)
+	}
+}
+
+// TestJobsLostWorker kills a worker's connection mid-job: with policy
+// requeue the job runs once more on another worker; with policy fail the
+// task fails and the redelivered job is dropped unrun.
+func TestJobsLostWorker(t *testing.T) {
+	ts := startServer(t, "")
+	for _, policy := range []remote.Policy{remote.OnLostRequeue, remote.OnLostFail} {
+		t.Run(string(policy), func(t *testing.T) {
+			ns := "lost" + string(policy)
+			_, lead := openJobs(t, ts, ns)
+			deadStore, dead := openJobs(t, ts, ns)
+			started := make(chan string, 4)
+			var runs atomic.Int32
+			run := func(name string, block bool) remote.RunFunc {
+				return func(ctx context.Context, j remote.Job, _ func(string, remote.Usage)) remote.Result {
+					runs.Add(1)
+					started <- name
+					if block {
+						select {
+						case <-ctx.Done():
+						case <-t.Context().Done():
+						}
+					}
+					return remote.Result{Text: "done by " + name}
+				}
+			}
+			startWorker(t, dead, remote.WorkerConfig{Name: "doomed", Run: run("doomed", true)})
+			c, sub := leadClient(t, lead, policy)
+			st, err := c.Submit(t.Context(), remote.Request{Description: "long", Prompt: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			deadStore.Close() // the worker's connection is gone: no heartbeats
+			_, alive := openJobs(t, ts, ns)
+			startWorker(t, alive, remote.WorkerConfig{Name: "survivor", Run: run("survivor", false)})
+			ev := waitNotification(t, sub, st.ID)
+			switch policy {
+			case remote.OnLostRequeue:
+				if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "done by survivor") {
+					t.Fatalf("%s\n%s\nruns %d", ev.State.Status, ev.Notification, runs.Load())
+				}
+			case remote.OnLostFail:
+				if ev.State.Status != task.Failed || !strings.Contains(ev.Notification, "lost") {
+					t.Fatalf("%s\n%s\nruns %d", ev.State.Status, ev.Notification, runs.Load())
+				}
+				// The redelivery reaches the survivor, which drops it unrun.
+				deadline := time.Now().Add(15 * time.Second)
+				for {
+					info, err := alive.ConsumerPending(t.Context())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if info == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%d jobs still pending", info)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			if n := runs.Load(); n != int32(policy.MaxAttempts()) {
+				t.Errorf("the agent ran %d times, want %d", n, policy.MaxAttempts())
+			}
+		})
+	}
+}
+
+func FuzzDecodeJob(f *testing.F) {
+	f.Add([]byte(`{"id":"r1","prompt":"p","max_attempts":1}`))
+	f.Add([]byte(`{"id":"r1","prompt":"p","max_attempts":0}`))
+	f.Add([]byte(`{"id":"a.b","prompt":"p","labels":["x y"]}`))
+	f.Add([]byte(`{"kind":"result","job_id":"r1","result":{"text":"t"}}`))
+	f.Add([]byte(`nope`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if j, err := natsstore.DecodeJob(data); err == nil {
+			if err := j.Validate(); err != nil {
+				t.Fatalf("DecodeJob accepted an invalid job: %v", err)
+			}
+		}
+		if e, err := natsstore.DecodeEvent(data, "r1"); err == nil {
+			if e.JobID != "r1" || (e.Kind == remote.EventResult && e.Result == nil) {
+				t.Fatalf("DecodeEvent accepted %+v", e)
+			}
+		}
+	})
+}
