@@ -123,6 +123,9 @@ type Config struct {
 	// Teammates, when set, makes a call with a `name` (and the caller
 	// leading a team) spawn a teammate instead of a sub-agent.
 	Teammates Teammates
+	// Remote, when set, runs a call with isolation "remote" on a remote
+	// worker (see Remote); without it such a call is refused.
+	Remote Remote
 }
 
 // DefaultKeepFinished is the default of Config.KeepFinished.
@@ -180,7 +183,7 @@ const schema = `{
     "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": %s},
     "team_name": {"type": "string", "description": "deprecated, ignored"},
     "mode": {"type": "string", "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "description": %s},
-    "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "Not supported yet"}
+    "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "remote runs the agent on a remote worker machine, always in the background, in that worker's own working folder; worktree is not supported yet"}
   },
   "required": ["description", "prompt"],
   "additionalProperties": false
@@ -261,7 +264,9 @@ func (t *Tool) check(in *input, teammate bool) (tool.Result, bool) {
 		return tool.Errorf("Agent: invalid input: prompt is required (the task for the agent)"), false
 	case in.Name != "" && !namePattern.MatchString(in.Name):
 		return tool.Errorf("Agent: invalid input: name %q must match %s", in.Name, namePattern), false
-	case in.Isolation != "":
+	case in.Isolation == "remote" && t.cfg.Remote == nil:
+		return tool.Errorf("Agent: isolation \"remote\" needs remote workers, which this session has none of: run it with --store nats://HOST:4222 and start `troupe worker --store nats://HOST:4222` on the machines that should run agents; or omit isolation to run the agent here"), false
+	case in.Isolation != "" && in.Isolation != "remote":
 		return tool.Errorf("Agent: isolation %q is not supported yet; omit it", in.Isolation), false
 	case len(t.cfg.Types) > 0 && !slices.Contains(t.cfg.Types, in.SubagentType):
 		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(t.cfg.Types, ", ")), false
@@ -286,9 +291,12 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if res, ok := tool.Decode("Agent", call.Input, &in); !ok {
 		return res, nil
 	}
-	teammate := in.Name != "" && t.cfg.Teammates != nil
+	teammate := in.Name != "" && t.cfg.Teammates != nil && in.Isolation != "remote"
 	if res, ok := t.check(&in, teammate); !ok {
 		return res, nil
+	}
+	if in.Isolation == "remote" {
+		return t.runRemote(ctx, call, in)
 	}
 	if teammate {
 		return t.spawnTeammate(ctx, in)
@@ -576,4 +584,32 @@ func (tr *tracker) reset() {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.toolUses, tr.latestInput, tr.output, tr.start = 0, 0, 0, time.Time{}
+}
+
+// Remote runs sub-agents on remote workers: the Agent tool's isolation
+// "remote".
+type Remote interface {
+	// SubmitRemote starts the sub-agent as a remote_agent task in the
+	// session's task registry and returns the task's id; the task's
+	// notification brings the result. An error is shown to the model.
+	SubmitRemote(ctx context.Context, r RemoteRequest) (taskreg.ID, error)
+}
+
+// RemoteRequest is a sub-agent an Agent call asks a remote worker to run.
+type RemoteRequest struct {
+	Description, Prompt, Type, Model, ToolUseID string
+}
+
+// runRemote submits the call's sub-agent to a remote worker.
+func (t *Tool) runRemote(ctx context.Context, call tool.Call, in input) (tool.Result, error) {
+	id, err := t.cfg.Remote.SubmitRemote(ctx, RemoteRequest{Description: in.Description, Prompt: in.Prompt,
+		Type: in.SubagentType, Model: in.Model, ToolUseID: call.ID})
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, context.Cause(ctx)
+		}
+		return tool.Errorf("Agent: could not submit the remote agent: %v", err), nil
+	}
+	return tool.Result{Content: fmt.Sprintf("Remote agent submitted.\nagentId: %s (task id; use it with TaskOutput and TaskStop)\n"+
+		"A remote worker runs it in its own working folder, in the background. You will be notified automatically with its result when it completes: do not poll it and do not duplicate its work.", id)}, nil
 }
