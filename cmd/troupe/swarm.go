@@ -103,8 +103,10 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 	base.Agent = p.member.Name
 	base.Asker = p.asker
 	base.Hint = nil
-	if mode, err := permission.ParseMode(p.member.Mode); err == nil && mode != "" {
-		base.Mode = mode
+	if p.member.Mode != "" {
+		if mode, err := permission.ParseMode(p.member.Mode); err == nil {
+			base.Mode = mode
+		}
 	}
 	if p.planned {
 		base.Mode = permission.ModePlan
@@ -571,6 +573,9 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	if h.model != "" {
 		member.Model = h.model
+	}
+	if h.permissionMode != "" {
+		member.Mode = h.permissionMode // the flag the lead started it with
 	}
 	var trust func(mailbox.Message) bool
 	if k := tf.leadKey; k != nil {
