@@ -18,6 +18,7 @@ const (
 	EventFallback   = "fallback"   // a pane backend failed; the teammate runs in-process
 	EventMessage    = "message"    // the lead received a message
 	EventIdle       = "idle"       // a teammate finished its turn
+	EventDigest     = "digest"     // idle notifications handed to the lead as one message
 	EventClaim      = "claim"      // a teammate claimed a task
 	EventPermission = "permission" // a permission request or answer
 	EventPlan       = "plan"       // plan approval

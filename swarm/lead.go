@@ -628,6 +628,7 @@ func (l *Lead) TakeDigest() string {
 	if len(d) == 0 {
 		return ""
 	}
+	l.event(team.LeadName, EventDigest, fmt.Sprintf("idle notifications of %d teammate(s) reach the lead as one digest", len(d)))
 	sort.SliceStable(d, func(i, j int) bool { return d[i].From < d[j].From })
 	var b strings.Builder
 	fmt.Fprintf(&b, "<teammate-idle-digest count=\"%d\">\n", len(d))
