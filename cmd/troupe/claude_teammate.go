@@ -26,6 +26,10 @@ func teammateCommand(a *app, h *headless) string {
 var claudeEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK",
 	"CLAUDE_CODE_USE_VERTEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING"}
 
+// envClaudeTodoTools turns on Claude Code's task list tools whatever the
+// model (PROTOCOL.md 8, enablement caveat).
+const envClaudeTodoTools = "CLAUDE_CODE_ENABLE_TODO_TOOLS"
+
 // claudeArgv is the command line of a Claude Code teammate: the teammate
 // flags of PROTOCOL.md 10.2 and 10.3, with the troupe home as
 // CLAUDE_CONFIG_DIR so that both programs see the same team, and the
@@ -60,6 +64,13 @@ func claudeArgv(a *app, command, home string, m team.Member, r swarm.SpawnReques
 		"CLAUDE_CODE_TASK_LIST_ID": teamName}
 	for _, k := range claudeEnv {
 		env[k] = a.Getenv(k)
+	}
+	// Claude Code 2.1.328 turns its Task* tools off for the current
+	// default model unless told otherwise ("TaskUpdate is disabled for
+	// this session"); a teammate needs them for the shared task list.
+	env[envClaudeTodoTools] = "1"
+	if v := a.Getenv(envClaudeTodoTools); v != "" {
+		env[envClaudeTodoTools] = v
 	}
 	return argv, env, nil
 }

@@ -1,0 +1,486 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/internal/claudecodetest"
+	"github.com/troupe-dev/troupe/llm/llmtest"
+)
+
+// Mixed teams with the real Claude Code 2.1.328 (docs/claude-code.md),
+// through troupe's team runtime, in both directions. The claude side
+// talks to a fake Messages API (llm/llmtest) that scripts its model; the
+// troupe side runs on the scripted provider. Each test skips with the
+// reason when claude cannot be installed or tmux is missing.
+
+// claudeTurns records what a claude's model was shown, for waits and
+// failure messages.
+type claudeTurns struct {
+	mu    sync.Mutex
+	turns []string // the last user message of each request, as text
+	kick  chan struct{}
+}
+
+func newClaudeTurns() *claudeTurns { return &claudeTurns{kick: make(chan struct{}, 1)} }
+
+// lastUser returns the last user message of req, its text and tool
+// results joined.
+func lastUser(req *llmtest.AnthropicRequest) (llmtest.AnthropicMessage, string) {
+	var last llmtest.AnthropicMessage
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			last = m
+		}
+	}
+	var b strings.Builder
+	for _, c := range last.Content {
+		b.WriteString(c.Text)
+		b.WriteString("\n")
+	}
+	return last, b.String()
+}
+
+func (l *claudeTurns) record(text string) {
+	l.mu.Lock()
+	l.turns = append(l.turns, text)
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the first recorded turn containing s.
+func (l *claudeTurns) wait(ctx context.Context, s string) (string, error) {
+	for {
+		l.mu.Lock()
+		for _, t := range l.turns {
+			if strings.Contains(t, s) {
+				l.mu.Unlock()
+				return t, nil
+			}
+		}
+		n := len(l.turns)
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("no model turn containing %q in %d turns: %w", s, n, ctx.Err())
+		case <-l.kick:
+		}
+	}
+}
+
+func (l *claudeTurns) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.turns, "\n----\n")
+}
+
+// shutdownRequestID finds the request id in the instruction Claude Code
+// appends under a shutdown_request it shows its model (PROTOCOL.md 7).
+var shutdownRequestID = regexp.MustCompile(`"request_id":"([^"]+)","approve":true`)
+
+func toolCall(id, name string, in any) llmtest.AnthropicResponse {
+	b, err := json.Marshal(in)
+	if err != nil {
+		panic(err)
+	}
+	return llmtest.AnthropicToolCall(id, name, string(b))
+}
+
+// claudeMateHandler scripts a real claude teammate: on its prompt it loads
+// the deferred team tools (ToolSearch), claims task 1 (TaskUpdate owner and
+// in_progress), completes it, reports to the lead (SendMessage) and ends
+// its turn with "HELPER-DONE"; shown a shutdown request, it approves it.
+// Requests that do not offer ToolSearch (side requests) get text.
+func claudeMateHandler(log *claudeTurns, prompt string) llmtest.AnthropicHandler {
+	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		last, text := lastUser(req)
+		if !slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "ToolSearch" }) {
+			return llmtest.AnthropicText("SIDE")
+		}
+		log.record(text)
+		for _, b := range last.Content {
+			if b.Type != "tool_result" {
+				continue
+			}
+			switch b.ToolUseID {
+			case "toolu_search":
+				return toolCall("toolu_claim", "TaskUpdate", map[string]string{"taskId": "1", "owner": "helper", "status": "in_progress"})
+			case "toolu_claim":
+				return toolCall("toolu_done", "TaskUpdate", map[string]string{"taskId": "1", "status": "completed"})
+			case "toolu_done":
+				return toolCall("toolu_report", "SendMessage", map[string]string{"to": "team-lead", "summary": "task 1 done", "message": "TASK-1-DONE-BY-CLAUDE"})
+			case "toolu_report":
+				return llmtest.AnthropicText("HELPER-DONE")
+			case "toolu_bye":
+				return llmtest.AnthropicText("BYE")
+			}
+		}
+		if m := shutdownRequestID.FindStringSubmatch(text); m != nil {
+			return toolCall("toolu_bye", "SendMessage", map[string]any{"to": "team-lead", "message": map[string]any{"type": "shutdown_response", "request_id": m[1], "approve": true}})
+		}
+		if strings.Contains(text, prompt) {
+			return toolCall("toolu_search", "ToolSearch", map[string]any{"query": "select:TaskList,TaskUpdate,SendMessage", "max_results": 5})
+		}
+		return llmtest.AnthropicText("HELPER-NOTED")
+	}
+}
+
+// claudeEnviron is s's environment for a troupe process (the test binary
+// as troupe), on the private tmux server sock.
+func claudeEnviron(s *claudecodetest.Session, sock string) []string {
+	var env []string
+	for _, kv := range s.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k == "TROUPE_HOME" || k == "TROUPE_STORE" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, asTroupeEnv+"=1", "TROUPE_TMUX_SOCKET="+sock)
+}
+
+// A troupe lead with --teammate-command claude: the real Claude Code
+// teammate takes its prompt from its inbox, claims and completes the
+// task on the shared list, reports, goes idle; the lead asks it to shut
+// down, it approves and exits, troupe removes it and the lead deletes the
+// team.
+func TestClaudeTeammateOfTroupeLead(t *testing.T) {
+	needTmux(t)
+	const prompt = "CLAIM-TASK-ONE: take task #1 from the task list, do it, report to the lead."
+	log := newClaudeTurns()
+	srv := llmtest.NewAnthropicServer(t, claudeMateHandler(log, "CLAIM-TASK-ONE"))
+	s := claudecodetest.New(t, srv.URL)
+	dir := t.TempDir()
+	cwd := filepath.Join(dir, "work")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Trust(cwd); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "lead.json")
+	in, _ := json.Marshal(prompt)
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"mixed"}},
+   {"name":"TaskCreate","input":{"subject":"Greet","description":"Say hello","activeForm":"Greeting"}},
+   {"name":"Agent","input":{"description":"claude helper","name":"helper","prompt":`+string(in)+`}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"Agent"},"reply":{"text":"waiting"}},
+ {"match":{"system":"You are troupe,","user":"teammate-idle-digest"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"helper","message":{"type":"shutdown_request","reason":"task 1 is done"}}}]}},
+ {"match":{"system":"You are troupe,","user":"All teammates have shut down"},"reply":{"tool_calls":[{"name":"TaskGet","input":{"taskId":"1"}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"TaskGet"},"reply":{"tool_calls":[{"name":"TeamDelete","input":{}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"TeamDelete"},"reply":{"text":"CLEANED-UP"}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true}
+]}`)
+	sock := tmuxSocket(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--teammate-command", s.Bin,
+		"--home", s.ConfigDir, "--provider", "scripted", "--script", script, "--cwd", cwd,
+		"--permission-mode", "acceptEdits", "--output-format", "stream-json", "go")
+	c.Env = claudeEnviron(s, sock)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err := c.Run()
+	out := stdout.String()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		cfg, _ := os.ReadFile(filepath.Join(s.ConfigDir, "teams", "mixed", "config.json"))
+		task, _ := os.ReadFile(filepath.Join(s.ConfigDir, "tasks", "mixed", "1.json"))
+		t.Fatalf(format+"\nlead stdout:\n%s\nlead stderr:\n%s\nclaude's turns:\n%s\nteam file:\n%s\ntask 1:\n%s",
+			append(args, out, stderr.String(), log, cfg, task)...)
+	}
+	if err != nil {
+		fail("the lead failed: %v", err)
+	}
+	if os.Getenv("TROUPE_SHOW_STREAM") != "" {
+		t.Log(out)
+	}
+	lines := parseStream(t, out)
+	for _, want := range []struct{ agent, kind, text string }{
+		{"helper", "spawned", "spawned helper (blue, tmux)"},
+		{"helper", "message", "helper → lead: task 1 done"},
+		{"helper", "idle", "helper is idle"},
+		{"helper", "shutdown", "helper approved shutdown"},
+		{"helper", "exit", "helper has shut down"},
+		{"team-lead", "deleted", `deleted team "mixed"`},
+	} {
+		if !slices.ContainsFunc(lines, func(l streamLine) bool {
+			return l.Subtype == "team_event" && l.Agent == want.agent && l.Kind == want.kind && l.Text == want.text
+		}) {
+			fail("the lead's stream has no team event %s %s %q", want.agent, want.kind, want.text)
+		}
+	}
+	// The report reached the lead's model as a teammate message, then
+	// the idle digest.
+	for _, want := range []string{
+		`<teammate-message teammate_id="helper" color="blue" summary="task 1 done">` + "\nTASK-1-DONE-BY-CLAUDE\n</teammate-message>",
+		"<teammate-idle-digest count=\"1\">\n- helper is idle",
+		"All teammates have shut down",
+	} {
+		if !slices.ContainsFunc(lines, func(l streamLine) bool { return l.Type == "user" && strings.Contains(l.text(), want) }) {
+			fail("the lead's model was not shown %q", want)
+		}
+	}
+	// TaskGet before the delete: task 1 completed, owned by helper.
+	var got struct {
+		Task struct{ Status, Owner string } `json:"task"`
+	}
+	for _, l := range lines {
+		for _, c := range l.Message.Content {
+			if c.Type == "tool_result" && strings.Contains(c.Text, `"subject":"Greet"`) && strings.Contains(c.Text, `"status"`) {
+				if err := json.Unmarshal([]byte(c.Text), &got); err != nil {
+					fail("TaskGet result: %v", err)
+				}
+			}
+		}
+	}
+	if got.Task.Status != "completed" || got.Task.Owner != "helper" {
+		fail("task 1 is %+v before the delete; want completed, owned by helper", got.Task)
+	}
+	if l := lines[len(lines)-1]; l.Type != "result" || l.Result != "CLEANED-UP" {
+		fail("the lead's last line is %+v; want the result CLEANED-UP", l)
+	}
+	// Claude's side: the prompt came from its inbox, every tool call
+	// worked, and it was shown the lead's shutdown request.
+	turns := log.String()
+	if !strings.Contains(turns, `<teammate-message teammate_id="team-lead" summary="claude helper">`+"\n"+prompt) {
+		fail("claude's model never saw its prompt from the inbox")
+	}
+	if strings.Contains(turns, "tool_use_error") {
+		fail("a tool call of the claude teammate failed")
+	}
+	if !shutdownRequestID.MatchString(turns) {
+		fail("claude's model never saw the shutdown request")
+	}
+	if _, err := os.Stat(filepath.Join(s.ConfigDir, "teams", "mixed")); !os.IsNotExist(err) {
+		t.Errorf("the team folder is still there after TeamDelete (%v)", err)
+	}
+	// The claude process is gone with its pane.
+	if panes, err := exec.Command("tmux", "-L", sock, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_pid}").Output(); err == nil {
+		for _, p := range strings.Split(strings.TrimSpace(string(panes)), "\n") {
+			if f := strings.Fields(p); len(f) == 3 && f[1] == "0" {
+				t.Errorf("a live pane is left after the team was deleted: %s", p)
+			}
+		}
+	}
+}
+
+// streamLine is the part of a stream-json line the team tests read.
+type streamLine struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+	Agent   string `json:"agent"`
+	Kind    string `json:"kind"`
+	Text    string `json:"text"`
+	Result  string `json:"result"`
+	Message struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+			Name string `json:"name"`
+		} `json:"content"`
+	} `json:"message"`
+}
+
+func (l streamLine) text() string {
+	var b strings.Builder
+	for _, c := range l.Message.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// parseStream decodes a stream-json output, every line of it.
+func parseStream(t *testing.T, out string) []streamLine {
+	t.Helper()
+	var lines []streamLine
+	for _, raw := range strings.Split(strings.TrimSpace(out), "\n") {
+		var l streamLine
+		if err := json.Unmarshal([]byte(raw), &l); err != nil {
+			t.Fatalf("stream-json line %q: %v", raw, err)
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) == 0 {
+		t.Fatal("empty stream-json output")
+	}
+	return lines
+}
+
+// claudeLeadHandler scripts a real Claude Code lead: on spawnPrompt it
+// loads the deferred task tools (ToolSearch), creates task 1 (TaskCreate)
+// and spawns a pane teammate named helper with mate's prompt (Agent);
+// once it has seen helper's idle notification it asks helper to shut
+// down (SendMessage shutdown_request). Every main-loop turn goes to log.
+func claudeLeadHandler(log *claudeTurns, spawnPrompt, matePrompt string) llmtest.AnthropicHandler {
+	var mu sync.Mutex
+	asked := false
+	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		last, text := lastUser(req)
+		// Only the main loop's request offers the Agent tool; side
+		// requests (a title, a summary) get text.
+		if !slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "Agent" }) {
+			return llmtest.AnthropicText("SIDE")
+		}
+		log.record(text)
+		for _, b := range last.Content {
+			if b.Type != "tool_result" {
+				continue
+			}
+			switch b.ToolUseID {
+			case "toolu_lsearch":
+				return toolCall("toolu_task", "TaskCreate", map[string]string{"subject": "Write done.txt", "description": "Write done.txt in the working folder", "activeForm": "Writing done.txt"})
+			case "toolu_task":
+				return toolCall("toolu_spawn", "Agent", map[string]string{"description": "troupe helper", "name": "helper", "prompt": matePrompt})
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !asked && strings.Contains(text, `"type":"idle_notification","from":"helper"`) {
+			asked = true
+			return toolCall("toolu_shutdown", "SendMessage", map[string]any{"to": "helper", "message": map[string]any{"type": "shutdown_request", "reason": "task 1 is done"}})
+		}
+		if strings.Contains(text, spawnPrompt) && !strings.Contains(text, "tool_result") && len(req.Messages) <= 3 {
+			return toolCall("toolu_lsearch", "ToolSearch", map[string]any{"query": "select:TaskCreate,SendMessage", "max_results": 5})
+		}
+		return llmtest.AnthropicText("LEAD-OK")
+	}
+}
+
+// A real Claude Code lead in tmux with CLAUDE_CODE_TEAMMATE_COMMAND set to
+// a wrapper that runs troupe: troupe takes its signed prompt from its
+// inbox, claims and completes the lead's task, writes a file, reports
+// with SendMessage, goes idle (the lead's model sees the report and the
+// idle notification), and approves the lead's signed shutdown request.
+func TestTroupeTeammateOfClaudeLead(t *testing.T) {
+	const spawnPrompt = "SPAWN-A-TROUPE-HELPER"
+	const matePrompt = "WRITE-DONE-FILE: take task #1, write done.txt, report to the lead."
+	log := newClaudeTurns()
+	srv := llmtest.NewAnthropicServer(t, claudeLeadHandler(log, spawnPrompt, matePrompt))
+	s := claudecodetest.New(t, srv.URL)
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	done := filepath.Join(work, "done.txt")
+
+	// troupe's model: claim, write, complete, report, end the turn; shown
+	// the shutdown request, approve it. A prompt shown as unverified
+	// ends the turn at once (the test then fails: no file).
+	turn := func(n int, call string, in any) map[string]any {
+		return map[string]any{"match": map[string]any{"system": "teammate helper", "turn": n},
+			"reply": map[string]any{"tool_calls": []map[string]any{{"name": call, "input": in}}}}
+	}
+	script, err := json.Marshal(map[string]any{"turns": []map[string]any{
+		{"match": map[string]any{"system": "teammate helper", "user": `verified="false"`}, "reply": map[string]any{"text": "FORGED-INPUT"}, "repeat": true},
+		{"match": map[string]any{"system": "teammate helper", "user": "The team lead asks you to shut down."},
+			"reply": map[string]any{"tool_calls": []map[string]any{{"name": "SendMessage", "input": map[string]any{"to": "team-lead",
+				"message": map[string]any{"type": "shutdown_response", "request_id": `{{capture:"request_id": "([^"]+)", "approve": true}}`, "approve": true}}}}}},
+		turn(0, "TaskUpdate", map[string]string{"taskId": "1", "owner": "helper", "status": "in_progress"}),
+		turn(1, "Write", map[string]string{"file_path": done, "content": "written by troupe\n"}),
+		turn(2, "TaskUpdate", map[string]string{"taskId": "1", "status": "completed"}),
+		turn(3, "SendMessage", map[string]string{"to": "team-lead", "summary": "task 1 done", "message": "TROUPE-REPORT: done.txt is written"}),
+		{"match": map[string]any{"system": "teammate helper", "turn": 4}, "reply": map[string]any{"text": "TROUPE-DONE"}},
+		{"match": map[string]any{"system": "teammate helper"}, "reply": map[string]any{"text": "TROUPE-NOTED"}, "repeat": true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scriptFile := filepath.Join(dir, "mate.json")
+	writeFile(t, scriptFile, string(script))
+	wrapper := filepath.Join(dir, "troupe-teammate")
+	writeFile(t, wrapper, fmt.Sprintf("#!/bin/sh\n%s=1 exec %q --provider scripted --script %q \"$@\"\n", asTroupeEnv, os.Args[0], scriptFile))
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Env = append(s.Env, "CLAUDE_CODE_TEAMMATE_COMMAND="+wrapper, envClaudeTodoTools+"=1")
+	x := s.StartTmux(t, work, "--teammate-mode", "tmux", "--permission-mode", "acceptEdits", spawnPrompt)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	teamName := func() string {
+		m, _ := filepath.Glob(filepath.Join(s.TeamsDir(), "session-*"))
+		if len(m) != 1 {
+			return ""
+		}
+		return filepath.Base(m[0])
+	}
+	fail := func(format string, args ...any) {
+		t.Helper()
+		name := teamName()
+		cfg, _ := os.ReadFile(filepath.Join(s.TeamsDir(), name, "config.json"))
+		mateLog, _ := os.ReadFile(filepath.Join(s.ConfigDir, "logs", name, "helper.log"))
+		screens := x.Screen(context.Background())
+		if panes, err := x.Run(context.Background(), "list-panes", "-a", "-F", "#{pane_id}"); err == nil {
+			for _, p := range strings.Fields(panes) {
+				out, _ := x.Run(context.Background(), "capture-pane", "-p", "-t", p)
+				screens += "\n== pane " + p + " ==\n" + out
+			}
+		}
+		t.Fatalf(format+"\nlead's turns:\n%s\nteam file:\n%s\ntroupe teammate log:\n%s\nscreens:\n%s", append(args, log, cfg, mateLog, screens)...)
+	}
+
+	// The report, then the idle notification, reach the lead's model.
+	turnText, err := log.wait(ctx, "TROUPE-REPORT")
+	if err != nil {
+		fail("%v", err)
+	}
+	if want := `<teammate-message teammate_id="helper" color="blue" summary="task 1 done">` + "\nTROUPE-REPORT: done.txt is written\n</teammate-message>"; !strings.Contains(turnText, want) {
+		fail("the report reached the lead as:\n%s\nwant\n%s", turnText, want)
+	}
+	if turnText, err = log.wait(ctx, `"type":"idle_notification","from":"helper"`); err != nil {
+		fail("%v", err)
+	}
+	if !strings.Contains(turnText, `"result":"TROUPE-DONE"`) {
+		fail("idle notification shown as:\n%s\nwant the result of the turn, TROUPE-DONE", turnText)
+	}
+	if b, err := os.ReadFile(done); err != nil || string(b) != "written by troupe\n" {
+		fail("done.txt: %q, %v", b, err)
+	}
+	name := teamName()
+	b, err := os.ReadFile(filepath.Join(s.ConfigDir, "tasks", name, "1.json"))
+	if err != nil {
+		fail("task 1: %v", err)
+	}
+	var task struct{ Status, Owner string }
+	if err := json.Unmarshal(b, &task); err != nil || task.Status != "completed" || task.Owner != "helper" {
+		fail("task 1 is %s (%v); want completed, owned by helper", b, err)
+	}
+
+	// The lead's signed shutdown request: troupe approves and exits, the
+	// lead removes it from the team.
+	for {
+		cfg, err := os.ReadFile(filepath.Join(s.TeamsDir(), name, "config.json"))
+		if err == nil && bytes.Contains(cfg, []byte(`"team-lead"`)) && !bytes.Contains(cfg, []byte(`"helper"`)) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			fail("helper is still in the team after the shutdown request: %v", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	mateLog, _ := os.ReadFile(filepath.Join(s.ConfigDir, "logs", name, "helper.log"))
+	if !bytes.Contains(mateLog, []byte("approved shutdown")) {
+		fail("troupe's log does not show the approval")
+	}
+	if strings.Contains(log.String(), "FORGED-INPUT") || bytes.Contains(mateLog, []byte("failed lead verification")) {
+		fail("troupe took a signed entry of the lead for a forged one")
+	}
+}
