@@ -74,7 +74,8 @@ func (s *demoStats) add(e swarm.Event) {
 		s.counts["asks"]++
 	case e.Kind == swarm.EventExit && strings.Contains(e.Text, "has shut down"):
 		s.counts["shutdowns"]++
-	case e.Kind == swarm.EventIdle:
+	case e.Kind == swarm.EventIdle && e.Agent != "" && strings.HasPrefix(e.Text, e.Agent+" is idle"):
+		s.counts["idle-sent"]++ // as the lead read it
 		if _, id, ok := strings.Cut(e.Text, "completed task #"); ok {
 			s.done[strings.Fields(id)[0]] = true
 		}
@@ -145,7 +146,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	fmt.Fprintf(out, "  tool calls             %s\n", toolCounts(stats.tools))
 	fmt.Fprintf(out, "  messages to the lead   %d\n", stats.counts[swarm.EventMessage])
 	fmt.Fprintf(out, "  permission requests    %d (granted by the lead %d)\n", stats.counts["asks"], granted)
-	fmt.Fprintf(out, "  idle notifications     %d\n", stats.counts[swarm.EventIdle])
+	fmt.Fprintf(out, "  idle notifications     %d, reaching the lead as %d digest message(s)\n", stats.counts["idle-sent"], stats.counts[swarm.EventDigest])
 	fmt.Fprintf(out, "  shutdowns              %d\n", stats.counts["shutdowns"])
 	fmt.Fprintf(out, "  deaths                 %d\n", stats.counts[swarm.EventDead])
 	stats.mu.Unlock()
