@@ -587,7 +587,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	// The pane shows the timeline; a log under the home keeps it after
 	// the pane has closed.
 	var errOut io.Writer = a.Stderr
-	logDir := filepath.Join(sess.home, "logs", team.SanitizePath(cfg.Name))
+	localHome, err := a.home() // the local folder, whatever the store
+	if err != nil {
+		return err
+	}
+	logDir := filepath.Join(localHome, "logs", team.SanitizePath(cfg.Name))
 	if err := os.MkdirAll(logDir, 0o700); err == nil {
 		if f, err := os.OpenFile(filepath.Join(logDir, team.SanitizePath(member.Name)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
 			defer f.Close()

@@ -93,4 +93,7 @@ func TestTeamAcrossHostsOnNATS(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.home, "teams")); err == nil {
 		t.Error("the lead's home has a teams folder: the file store was used")
 	}
+	if _, err := os.Stat(filepath.Join(home2, "logs", "two-hosts", "bob.log")); err != nil {
+		t.Errorf("bob's log is not in its own home: %v", err)
+	}
 }
