@@ -267,6 +267,9 @@ func (l *Lead) Spawn(ctx context.Context, r SpawnRequest) (SpawnInfo, error) {
 	if m, ok := l.mates[name]; ok && !ended(m.h) {
 		info := m.info
 		l.mu.Unlock()
+		if m.h == nil {
+			return SpawnInfo{}, fmt.Errorf("teammate %s is already being spawned; it will be in the team in a moment", name)
+		}
 		info.Existing = true
 		return info, nil
 	}
