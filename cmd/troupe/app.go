@@ -199,6 +199,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.permissionsCommand(),
 		a.demoCommand(),
 		a.serveCommand(),
+		a.workerCommand(),
 	)
 	return root
 }

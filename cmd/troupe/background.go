@@ -41,6 +41,7 @@ type background struct {
 	onTeamEvent  func(swarm.Event) // sees every timeline event
 	leadTimeline func(agent.Event) // the lead's tool calls on the timeline
 	timelineMu   sync.Mutex        // serializes timeline lines
+	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
 }
 
 func newBackground(cwd, session string, out *eventWriter, now func() time.Time) (*background, error) {
@@ -244,6 +245,9 @@ type toolOptions struct {
 	approver  agent.Approver
 	// teammates, when set, makes a named Agent call spawn a teammate.
 	teammates agenttool.Teammates
+	// remote, when set, runs Agent calls with isolation "remote" on
+	// remote workers (remote.go).
+	remote agenttool.Remote
 }
 
 // coreTools returns the tools of an agent rooted at cwd: the file tools,
@@ -262,7 +266,7 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	base := append(fs.All(fs.Config{Root: cwd}), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
 	parent, _ := tool.NewRegistry(base...) // the names are unique
-	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates,
+	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote,
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {

@@ -162,6 +162,11 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 		return err
 	}
 	defer bg.close()
+	closeRemote, err := a.openRemote(ctx, bg) // remote.go: remote agents when the store is NATS
+	if err != nil {
+		return err
+	}
+	defer closeRemote()
 	var toolList []tool.Tool
 	system := systemPrompt(h.system, cwd)
 	if coord { // coordinator mode (coordinator.go): its own tools and prompt

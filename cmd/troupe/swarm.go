@@ -463,7 +463,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 // A lead may use the team tools and spawn teammates without asking: they
 // only coordinate, and every teammate's own calls pass its permissions.
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
-	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver}
+	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote}
 	if !a.teamsEnabled(h.teams.enabled) {
 		if h.teams.mate.teammateMode != "" {
 			return nil, nil, usagef("--teammate-mode needs agent teams: add --agent-teams (or set %s=1)", EnvAgentTeams)

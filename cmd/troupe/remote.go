@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/remote"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/task"
+
+	agenttool "github.com/troupe-dev/troupe/tool/agent"
+)
+
+// Environment of remote agents, read by both the lead and the workers.
+const (
+	// EnvRemoteHeartbeat is how often workers beat (a Go duration, default
+	// remote.DefaultHeartbeat); a taken job goes out again after 6 missed
+	// heartbeats and a worker is gone after 3. Lead and workers must agree.
+	EnvRemoteHeartbeat = "TROUPE_REMOTE_HEARTBEAT"
+	// EnvRemoteOnLost is the lead's policy for a job whose worker is lost:
+	// fail (default) or requeue (run it once more).
+	EnvRemoteOnLost = "TROUPE_REMOTE_ON_LOST"
+	// EnvRemoteLabels are labels (comma separated) every remote job of the
+	// lead asks of its worker.
+	EnvRemoteLabels = "TROUPE_REMOTE_LABELS"
+)
+
+// remoteHeartbeat resolves the heartbeat: flag, else the environment,
+// else the default.
+func (a *app) remoteHeartbeat(flag time.Duration) (time.Duration, error) {
+	if flag > 0 {
+		return flag, nil
+	}
+	v := a.Getenv(EnvRemoteHeartbeat)
+	if v == "" {
+		return remote.DefaultHeartbeat, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usagef("$%s %q: want a positive duration such as 5s", EnvRemoteHeartbeat, v)
+	}
+	return d, nil
+}
+
+// jobOptions derives the queue's timeouts from the heartbeat.
+func jobOptions(beat time.Duration) natsstore.JobOptions {
+	return natsstore.JobOptions{HeartbeatTimeout: 6 * beat, WorkerTTL: 3 * beat}
+}
+
+// splitLabels parses a comma-separated label list.
+func splitLabels(v string) []string {
+	var out []string
+	for _, l := range strings.Split(v, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// remoteRunner submits the Agent tool's remote calls through a Client.
+type remoteRunner struct {
+	c      *remote.Client
+	labels []string
+}
+
+// SubmitRemote implements agenttool.Remote.
+func (r remoteRunner) SubmitRemote(ctx context.Context, req agenttool.RemoteRequest) (task.ID, error) {
+	st, err := r.c.Submit(ctx, remote.Request{Description: req.Description, Prompt: req.Prompt, Model: req.Model,
+		ToolUseID: req.ToolUseID, Labels: r.labels})
+	return st.ID, err
+}
+
+// openRemote gives a headless lead remote agents when its store is NATS:
+// the Agent tool's isolation "remote" then submits jobs to troupe worker
+// processes, tracked as remote_agent tasks in bg's registry. With the file
+// store it does nothing. The returned function stops tracking and closes
+// the connection.
+func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
+	nop := func() {}
+	spec, err := a.storeSpec()
+	if err != nil || spec.url == "" {
+		return nop, err
+	}
+	beat, err := a.remoteHeartbeat(0)
+	if err != nil {
+		return nop, err
+	}
+	policy := remote.Policy(a.Getenv(EnvRemoteOnLost))
+	labels := splitLabels(a.Getenv(EnvRemoteLabels))
+	if err := remote.CheckLabels(labels); err != nil {
+		return nop, usagef("$%s: %v", EnvRemoteLabels, err)
+	}
+	s, err := natsstore.Open(ctx, spec.url, spec.opts)
+	if err != nil {
+		return nop, err
+	}
+	jobs, err := s.Jobs(ctx, jobOptions(beat))
+	if err != nil {
+		s.Close()
+		return nop, fmt.Errorf("remote agents on %s: %w", s.URL(), err)
+	}
+	host, _ := os.Hostname()
+	c, err := remote.NewClient(remote.ClientConfig{Queue: jobs, Workers: jobs, Tasks: bg.reg, OnLost: policy,
+		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now})
+	if err != nil {
+		s.Close()
+		return nop, usagef("$%s: %v", EnvRemoteOnLost, err)
+	}
+	bg.remote = remoteRunner{c: c, labels: labels}
+	return func() { c.Close(); s.Close() }, nil
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// remoteEnv is the environment of a lead or worker of TestRemoteAgents.
+func remoteEnv(url string) map[string]string {
+	return map[string]string{"TROUPE_STORE": url, "TROUPE_NATS_TOKEN": "tok", EnvRemoteHeartbeat: "100ms"}
+}
+
+func remoteScript(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// leadScript delegates a remote agent and reports what its notification
+// said: DONE for a result with WORKER-DONE, LOST for a lost worker.
+const leadScript = `{"turns": [
+ {"match": {"user": "delegate"}, "reply": {"tool_calls": [{"name": "Agent", "input": {"description": "remote note", "prompt": "write the remote note", "isolation": "remote"}}]}},
+ {"match": {"tool_result": "Agent"}, "reply": {"text": "Submitted; waiting for the notification."}},
+ {"match": {"user": "WORKER-DONE"}, "reply": {"text": "LEAD-SAW-DONE"}},
+ {"match": {"user": "was lost"}, "reply": {"text": "LEAD-SAW-LOST"}}
+]}`
+
+// TestRemoteAgents runs troupe serve, a troupe worker with its own home
+// and folder, and a troupe -p lead whose Agent call asks for isolation
+// remote: the worker writes the file in its folder and the lead gets the
+// result in its task notification.
+func TestRemoteAgents(t *testing.T) {
+	srv := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
+	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
+	defer stopServer()
+
+	wcwd := t.TempDir()
+	worker := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	wscript := remoteScript(t, `{"turns": [
+ {"match": {"user": "write the remote note"}, "reply": {"tool_calls": [{"name": "Write", "input": {"file_path": "note.txt", "content": "written by the worker"}}]}},
+ {"match": {"tool_result": "Write"}, "reply": {"text": "WORKER-DONE: wrote note.txt"}}
+]}`)
+	wout := newSyncBuffer()
+	stopWorker := worker.runAsync(wout, "worker", "--name", "w1", "--cwd", wcwd, "--provider", "scripted", "--script", wscript,
+		"--permission-mode", "bypassPermissions")
+	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker w1 on") })
+
+	lcwd := t.TempDir()
+	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	r := lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", lcwd, "--output-format", "stream-json", "delegate the note")
+	if r.err != nil {
+		t.Fatalf("lead: %v\n%s\n%s\nworker:\n%s", r.err, r.stdout, r.stderr, wout.String())
+	}
+	if !strings.Contains(r.stdout, "LEAD-SAW-DONE") || !strings.Contains(r.stdout, `"task_type":"remote_agent"`) {
+		t.Errorf("the lead did not see the remote result:\n%s\nworker:\n%s", r.stdout, wout.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(wcwd, "note.txt")); err != nil || string(b) != "written by the worker" {
+		t.Errorf("worker's note.txt = %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(lcwd, "note.txt")); err == nil {
+		t.Error("the note was written in the lead's folder")
+	}
+	if err := stopWorker(); err != nil {
+		t.Errorf("worker ended with %v", err)
+	}
+	if out := wout.String(); !strings.Contains(out, "done") || !strings.Contains(out, "worker w1 stopped") {
+		t.Errorf("worker output:\n%s", out)
+	}
+
+	// Without workers the remote call fails at once with the reason.
+	lead2 := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	r = lead2.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+ {"match": {"user": "delegate"}, "reply": {"tool_calls": [{"name": "Agent", "input": {"description": "remote note", "prompt": "p", "isolation": "remote"}}]}},
+ {"match": {"user": "no worker is registered"}, "reply": {"text": "LEAD-SAW-NO-WORKER"}}
+]}`), "--allowedTools", "Agent", "--cwd", lcwd, "delegate")
+	if r.err != nil || !strings.Contains(r.stdout, "LEAD-SAW-NO-WORKER") {
+		t.Errorf("remote call without workers: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+}
+
+// TestRemoteWorkerKilled kills a worker process (SIGKILL) mid-job: the
+// lead is told its worker was lost and the task fails.
+func TestRemoteWorkerKilled(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "troupe")
+	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
+	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
+	defer stopServer()
+
+	wscript := remoteScript(t, `{"turns": [
+ {"match": {"user": "write the remote note"}, "reply": {"text": "never", "delay_ms": 600000}}
+]}`)
+	cmd := exec.CommandContext(t.Context(), bin, "worker", "--name", "doomed", "--cwd", t.TempDir(), "--provider", "scripted", "--script", wscript)
+	cmd.Env = append(os.Environ(), "TROUPE_HOME="+t.TempDir())
+	for k, v := range remoteEnv(url) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	wout := newSyncBuffer()
+	var werr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = wout, &werr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker doomed on") })
+
+	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+
+	done := make(chan result, 1)
+	go func() {
+		done <- lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
+	}()
+	wout.waitFor(t, "the job's start on the worker", func(s string) bool { return strings.Contains(s, "started") })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || !strings.Contains(r.stdout, "LEAD-SAW-LOST") {
+		t.Fatalf("lead after its worker was killed: %v\n%s\n%s\nworker:\n%s%s", r.err, r.stdout, r.stderr, wout.String(), werr.String())
+	}
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/remote"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// workerFlags are the flags of troupe worker; h carries the model and
+// permission flags it shares with the headless mode.
+type workerFlags struct {
+	h         headless
+	name      string
+	labels    string
+	capacity  int
+	requeue   bool
+	heartbeat time.Duration
+}
+
+func (a *app) workerCommand() *cobra.Command {
+	var f workerFlags
+	c := &cobra.Command{
+		Use:   "worker",
+		Short: "Run remote agents: take jobs from the NATS store and run each with the headless tools in --cwd",
+		Long: `troupe worker registers with the NATS store given by --store (or $TROUPE_STORE)
+and runs the sub-agents that leads submit with the Agent tool's isolation
+"remote" (troupe -p --store nats://...). Each job runs as a headless agent on
+this worker's provider and model, with the core tools rooted at --cwd and this
+worker's permission settings; its progress goes back to the lead, and so does
+its result, which ends the lead's remote_agent task.
+
+A job wanting labels runs only on a worker that has all of them (--labels).
+On SIGINT or SIGTERM the worker stops taking jobs and finishes the running
+ones, or with --requeue gives them back to the queue for another worker.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runWorker(cmd.Context(), &f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.name, "name", "", "worker `NAME` leads see ([A-Za-z0-9_-]; default <host>-<pid>)")
+	fl.StringVar(&f.labels, "labels", "", "comma-separated `LABELS` this worker offers, such as gpu,linux")
+	fl.IntVar(&f.capacity, "capacity", 1, "jobs run at once")
+	fl.StringVar(&f.h.cwd, "cwd", "", "working `DIR` of the jobs' tools (default: the current folder)")
+	fl.BoolVar(&f.requeue, "requeue", false, "on shutdown, give running jobs back to the queue instead of finishing them")
+	fl.DurationVar(&f.heartbeat, "heartbeat", 0, "how often to refresh the registration and the jobs (default $"+EnvRemoteHeartbeat+", else 5s; leads must use the same)")
+	fl.StringVar(&f.h.provider, "provider", "", "model provider: anthropic, openai or scripted (default as for troupe -p)")
+	fl.StringVar(&f.h.model, "model", "", "model id (default: the provider's)")
+	fl.StringVar(&f.h.script, "script", "", "with --provider scripted: the script `FILE`")
+	fl.IntVar(&f.h.maxTurns, "max-turns", agent.DefaultMaxTurns, "bound on model calls in one job")
+	fl.StringVar(&f.h.permissionMode, "permission-mode", "", "permission `MODE` of the jobs (default: the settings' defaultMode, else default)")
+	fl.StringArrayVar(&f.h.allowedTools, "allowedTools", nil, "allow these permission `RULES` (repeatable)")
+	fl.StringArrayVar(&f.h.disallowedTools, "disallowedTools", nil, "deny these permission `RULES` (repeatable)")
+	fl.StringVar(&f.h.audit, "audit", "", "append one JSON line per permission decision to `FILE`")
+	f.h.promptTimeout = time.Minute
+	return c
+}
+
+// runWorker runs troupe worker until ctx ends.
+func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
+	spec, err := a.storeSpec()
+	if err != nil {
+		return err
+	}
+	if spec.url == "" {
+		return usagef("troupe worker needs a NATS store: --store nats://HOST:4222 (or $TROUPE_STORE); start a server with troupe serve")
+	}
+	if f.capacity < 1 {
+		return usagef("--capacity %d: want at least 1", f.capacity)
+	}
+	if f.h.maxTurns <= 0 {
+		return usagef("--max-turns %d: want a positive number", f.h.maxTurns)
+	}
+	labels := splitLabels(f.labels)
+	if err := remote.CheckLabels(labels); err != nil {
+		return usagef("--labels: %v", err)
+	}
+	if f.name == "" {
+		host, _ := os.Hostname()
+		f.name = fmt.Sprintf("%s-%d", strings.Map(func(r rune) rune {
+			if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return r
+			}
+			return '-'
+		}, host), os.Getpid())
+	}
+	beat, err := a.remoteHeartbeat(f.heartbeat)
+	if err != nil {
+		return err
+	}
+	cwd := f.h.cwd
+	if cwd == "" {
+		if cwd, err = a.Getwd(); err != nil {
+			return err
+		}
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return usagef("--cwd %s: not a folder", cwd)
+	}
+	approver, closeAudit, err := a.headlessApprover(&f.h, cwd)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
+	model, err := a.openModel(&f.h)
+	if err != nil {
+		return err
+	}
+	s, err := natsstore.Open(ctx, spec.url, spec.opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	jobs, err := s.Jobs(ctx, jobOptions(beat))
+	if err != nil {
+		return fmt.Errorf("remote agents on %s: %w", s.URL(), err)
+	}
+	dir, err := task.OutputDir("", projectSlug(cwd), "worker-"+f.name)
+	if err != nil {
+		return err
+	}
+	reg := task.New(task.Config{Dir: dir})
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		reg.Close(cctx)
+	}()
+	var outMu sync.Mutex
+	say := func(format string, args ...any) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Fprintf(a.Stdout, "%s %s\n", a.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	}
+	run := func(ctx context.Context, j remote.Job, progress func(string, remote.Usage)) remote.Result {
+		tools, sub := coreTools(toolOptions{cwd: cwd, reg: reg, model: model, modelName: f.h.model, approver: approver})
+		treg, err := tool.NewRegistry(append(tools, sub)...)
+		if err != nil {
+			return remote.Result{Error: err.Error()}
+		}
+		var u remote.Usage
+		var latestInput, output int64
+		ag, err := agent.New(agent.Config{Model: model, ModelName: f.h.model, System: systemPrompt("", cwd), Tools: treg,
+			MaxTurns: f.h.maxTurns, Now: a.Now, Approver: approver,
+			OnEvent: func(e agent.Event) {
+				switch e.Type {
+				case agent.EventAssistant:
+					if e.Usage != nil {
+						latestInput, output = e.Usage.TotalInput(), output+e.Usage.OutputTokens
+						u.TotalTokens = latestInput + output
+					}
+				case agent.EventToolUse:
+					if e.Call != nil {
+						u.ToolUses++
+						progress("running "+e.Call.Name, u)
+					}
+				}
+			}})
+		if err != nil {
+			return remote.Result{Error: err.Error()}
+		}
+		defer ag.Kill()
+		res, err := ag.Run(ctx, j.Prompt)
+		reg.KillForAgent(context.WithoutCancel(ctx), "")
+		u.Duration = res.Duration
+		if err != nil {
+			return remote.Result{Error: err.Error(), Usage: u}
+		}
+		text := strings.TrimSpace(res.Text)
+		if res.StopReason == agent.StopMaxTurns {
+			text += "\n\n[The agent stopped at its turn limit before finishing.]"
+		}
+		return remote.Result{Text: text, Usage: u}
+	}
+	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: jobs, Registry: jobs,
+		Run: run, Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
+		Log: func(msg string) { say("worker %s: %s", f.name, msg) },
+		OnEvent: func(e remote.Event) {
+			switch e.Kind {
+			case remote.EventResult:
+				if e.Result.Error != "" {
+					say("job %s failed: %s", e.JobID, e.Result.Error)
+				} else {
+					say("job %s done (%d tokens, %d tool uses)", e.JobID, e.Usage.TotalTokens, e.Usage.ToolUses)
+				}
+			default:
+				say("job %s %s (attempt %d) %s", e.JobID, e.Kind, e.Attempt, e.Text)
+			}
+		}})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	say("worker %s on %s: labels [%s], capacity %d, folder %s", f.name, s.URL(), strings.Join(labels, ","), f.capacity, cwd)
+	err = w.Run(ctx)
+	say("worker %s stopped", f.name)
+	return err
+}
