@@ -265,9 +265,9 @@ func (l *Lead) Spawn(ctx context.Context, r SpawnRequest) (SpawnInfo, error) {
 	}
 	l.mu.Lock()
 	if m, ok := l.mates[name]; ok && !ended(m.h) {
-		info := m.info
+		info, h := m.info, m.h
 		l.mu.Unlock()
-		if m.h == nil {
+		if h == nil {
 			return SpawnInfo{}, fmt.Errorf("teammate %s is already being spawned; it will be in the team in a moment", name)
 		}
 		info.Existing = true
