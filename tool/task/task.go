@@ -253,6 +253,20 @@ func (o *Output) report(s taskreg.State, timedOut bool) tool.Result {
 		if s.Status.Terminal() && d.Result != "" {
 			fmt.Fprintf(&b, "<result>\n%s\n</result>\n", d.Result)
 		}
+	case *taskreg.Remote:
+		if d.Worker != "" {
+			fmt.Fprintf(&b, "<worker>%s (attempt %d)</worker>\n", d.Worker, d.Attempt)
+		}
+		if d.Progress != "" {
+			fmt.Fprintf(&b, "<progress>%s</progress>\n", d.Progress)
+		}
+		if d.Error != "" {
+			fmt.Fprintf(&b, "<error>%s</error>\n", d.Error)
+		}
+		fmt.Fprintf(&b, "<usage>total_tokens: %d, tool_uses: %d</usage>\n", d.Usage.TotalTokens, d.Usage.ToolUses)
+		if s.Status.Terminal() && d.Result != "" {
+			fmt.Fprintf(&b, "<result>\n%s\n</result>\n", d.Result)
+		}
 	}
 	if s.OutputFile != "" {
 		data, more, err := o.read(s)
