@@ -447,8 +447,10 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 	if turnText, err = log.wait(ctx, `"type":"idle_notification","from":"helper"`); err != nil {
 		fail("%v", err)
 	}
-	if !strings.Contains(turnText, `"result":"TROUPE-DONE"`) {
-		fail("idle notification shown as:\n%s\nwant the result of the turn, TROUPE-DONE", turnText)
+	// troupe leaves the turn's text out once the teammate has reported
+	// to the lead, and names the task it completed.
+	if !strings.Contains(turnText, `"idleReason":"available","completedTaskId":"1","completedStatus":"resolved"}`) {
+		fail("idle notification shown as:\n%s\nwant available, task 1 resolved", turnText)
 	}
 	if b, err := os.ReadFile(done); err != nil || string(b) != "written by troupe\n" {
 		fail("done.txt: %q, %v", b, err)
@@ -477,8 +479,11 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 		}
 	}
 	mateLog, _ := os.ReadFile(filepath.Join(s.ConfigDir, "logs", name, "helper.log"))
-	if !bytes.Contains(mateLog, []byte("approved shutdown")) {
-		fail("troupe's log does not show the approval")
+	if !bytes.Contains(mateLog, []byte("approved shutdown shutdown-")) || !bytes.Contains(mateLog, []byte("teammate helper shut down\n")) {
+		fail("troupe's log does not show the approval and its clean exit")
+	}
+	if os.Getenv("TROUPE_SHOW_STREAM") != "" {
+		t.Logf("troupe teammate log:\n%s", mateLog)
 	}
 	if strings.Contains(log.String(), "FORGED-INPUT") || bytes.Contains(mateLog, []byte("failed lead verification")) {
 		fail("troupe took a signed entry of the lead for a forged one")
