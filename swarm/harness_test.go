@@ -26,7 +26,8 @@ import (
 // harness is a lead with in-process teammates on a memory store, whose
 // models follow one script.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
+	quiet bool // no event log (benchmarks)
 	store *mem.Store
 	lead  *Lead
 	model *scripted.Model
@@ -45,7 +46,7 @@ type harness struct {
 	run func(ctx context.Context, tm *Teammate) error
 }
 
-func newHarness(t *testing.T, script string, opt func(*LeadConfig)) *harness {
+func newHarness(t testing.TB, script string, opt func(*LeadConfig)) *harness {
 	t.Helper()
 	s, err := scripted.Parse([]byte(script))
 	if err != nil {
@@ -85,7 +86,9 @@ func (h *harness) onEvent(e Event) {
 	h.mu.Lock()
 	h.events = append(h.events, e)
 	h.mu.Unlock()
-	h.t.Logf("%s %-10s %s", e.Agent, e.Kind, e.Text)
+	if !h.quiet {
+		h.t.Logf("%s %-10s %s", e.Agent, e.Kind, e.Text)
+	}
 	h.signal()
 }
 

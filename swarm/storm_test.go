@@ -76,3 +76,19 @@ func TestR13SpawnStorm(t *testing.T) {
 		t.Errorf("Status = %+v, want %d running", st, agents)
 	}
 }
+
+// BenchmarkSpawnInProcess measures one in-process spawn: the member added
+// to the team file, the goroutine started, the pane recorded (memory
+// store; the teammate's first turn runs concurrently and is not counted).
+func BenchmarkSpawnInProcess(b *testing.B) {
+	h := newHarness(b, script(`{"match":{},"reply":{"text":"ok"},"repeat":true}`), func(c *LeadConfig) { c.MaxTeammates = b.N + 1 })
+	h.quiet = true
+	h.create("bench")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := h.lead.Spawn(context.Background(), SpawnRequest{Name: fmt.Sprintf("b%06d", i), Prompt: "work"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
