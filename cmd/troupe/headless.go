@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -138,6 +139,17 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	}
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return usagef("--cwd %s: not a folder", cwd)
+	}
+	if !h.coordinator && a.Getenv(coordinator.EnvMode) == "" { // the settings' coordinatorMode, below the flag and the variable
+		home, err := a.home()
+		if err != nil {
+			return err
+		}
+		on, _, err := settingsKey[bool](settings.Files(home, cwd), "coordinatorMode")
+		if err != nil {
+			return err
+		}
+		h.coordinator = on
 	}
 	sess, err := a.openSessions(h, cwd) // session.go: --resume, --continue and the record of the run
 	if err != nil {
