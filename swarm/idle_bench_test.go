@@ -1,0 +1,93 @@
+package swarm
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/backend/inprocess"
+	"github.com/troupe-dev/troupe/llm/scripted"
+	"github.com/troupe-dev/troupe/store/file"
+	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// BenchmarkIdleTeammates is PEER-BASELINE B9, the idle cost: N teammates
+// on the file store wait for work (inbox and task-list watches) while the
+// process's CPU time is measured over a window. It reports CPU
+// milliseconds per second of wall time for the whole team (the peer polls
+// each inbox every 500 ms, about 2 ms of CPU a poll: 64 ms/s for 16
+// agents, 256 ms/s for 64).
+func BenchmarkIdleTeammates(b *testing.B) {
+	for _, n := range []int{16, 64} {
+		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
+			st, err := file.Open(b.TempDir(), file.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			s, err := scripted.Parse([]byte(`{"turns":[{"match":{},"reply":{"text":"ok"},"repeat":true}]}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			model := scripted.New(s)
+			idle := make(chan string, n)
+			var lead *Lead
+			lead, err = NewLead(LeadConfig{Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Cwd: b.TempDir(), Backend: inprocess.New(), MaxTeammates: n,
+				Launch: func(ctx context.Context, l *Lead, m team.Member, r SpawnRequest, be string) (backend.Spec, error) {
+					return backend.Spec{Run: func(ctx context.Context) error {
+						tm, err := NewTeammate(TeammateConfig{Team: l.Team(), Name: m.Name, Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Prompt: r.Prompt,
+							OnEvent: func(e Event) {
+								if e.Kind == EventIdle && e.Agent == m.Name {
+									idle <- m.Name
+								}
+							},
+							Build: func(*Teammate) (agent.Config, error) {
+								reg, _ := tool.NewRegistry()
+								return agent.Config{Model: model, System: "teammate", Tools: reg}, nil
+							}})
+						if err != nil {
+							return err
+						}
+						return tm.Run(ctx)
+					}}, nil
+				}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer lead.Close(context.Background())
+			if _, err := lead.CreateTeam(context.Background(), "idle", "", ""); err != nil {
+				b.Fatal(err)
+			}
+			for i := range n {
+				if _, err := lead.Spawn(context.Background(), SpawnRequest{Name: fmt.Sprintf("t%02d", i), Prompt: "go"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range n {
+				<-idle
+			}
+			time.Sleep(500 * time.Millisecond) // let the idle notifications settle
+			b.ResetTimer()
+			var total time.Duration
+			for range b.N {
+				before := cpuTime(b)
+				time.Sleep(2 * time.Second) // the measurement window: the team sits idle
+				total += cpuTime(b) - before
+			}
+			b.ReportMetric(total.Seconds()*1000/float64(b.N)/2, "cpu-ms/s")
+		})
+	}
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
