@@ -91,6 +91,10 @@ type LeadConfig struct {
 	// fails to start one (auto mode: pane backend, then in-process).
 	Backend, Fallback backend.Backend
 	Launch            Launch
+	// NoAutoClaim says that pane teammates do not claim tasks by
+	// themselves when idle (Claude Code's pane teammates do not): Quiet
+	// then does not wait for an idle one to take an available task.
+	NoAutoClaim bool
 
 	// Answer answers permission requests; nil denies them with a reason.
 	Answer Answerer
@@ -1039,7 +1043,7 @@ func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 		if len(msgs) > 0 {
 			return false, nil
 		}
-		if !m.PlanModeRequired {
+		if !m.PlanModeRequired && (!l.cfg.NoAutoClaim || m.BackendType == backend.InProcess) {
 			idle++
 		}
 	}

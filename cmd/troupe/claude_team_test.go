@@ -156,7 +156,9 @@ func claudeEnviron(s *claudecodetest.Session, sock string) []string {
 // teammate takes its prompt from its inbox, claims and completes the
 // task on the shared list, reports, goes idle; the lead asks it to shut
 // down, it approves and exits, troupe removes it and the lead deletes the
-// team.
+// team. A second task stays open: a Claude Code pane teammate does not
+// claim tasks by itself, so the lead must not wait for it to (it would
+// never hear that helper is idle).
 func TestClaudeTeammateOfTroupeLead(t *testing.T) {
 	needTmux(t)
 	const prompt = "CLAIM-TASK-ONE: take task #1 from the task list, do it, report to the lead."
@@ -177,6 +179,7 @@ func TestClaudeTeammateOfTroupeLead(t *testing.T) {
  {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
    {"name":"TeamCreate","input":{"team_name":"mixed"}},
    {"name":"TaskCreate","input":{"subject":"Greet","description":"Say hello","activeForm":"Greeting"}},
+   {"name":"TaskCreate","input":{"subject":"Spare","description":"Nobody is asked to do this one"}},
    {"name":"Agent","input":{"description":"claude helper","name":"helper","prompt":`+string(in)+`}}]}},
  {"match":{"system":"You are troupe,","tool_result":"Agent"},"reply":{"text":"waiting"}},
  {"match":{"system":"You are troupe,","user":"teammate-idle-digest"},"reply":{"tool_calls":[

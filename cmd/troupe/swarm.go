@@ -213,7 +213,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 	lead, err = swarm.NewLead(swarm.LeadConfig{
 		Teams: st.Teams, Mail: st.Mail, Tasks: st.Tasks,
 		Session: o.session, Cwd: o.cwd, Model: o.h.model, Mode: string(o.approver.Mode),
-		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy,
+		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "",
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},
