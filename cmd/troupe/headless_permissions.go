@@ -20,6 +20,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/audit"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/permission/shell"
+	"github.com/troupe-dev/troupe/swarm"
 )
 
 // cliArgSource is the Source of the rules given by --allowedTools and
@@ -276,6 +277,8 @@ type promptCommand struct {
 
 // promptRequest is what --permission-prompt-command reads on stdin.
 type promptRequest struct {
+	// Agent is the teammate asking, when a team lead relays the question.
+	Agent     string          `json:"agent,omitempty"`
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
@@ -291,6 +294,10 @@ type promptAnswer struct {
 	UpdatedInput json.RawMessage `json:"updated_input"`
 	// UpdatedInputCamel is Claude Code's spelling, accepted too.
 	UpdatedInputCamel json.RawMessage `json:"updatedInput"`
+	// Always (with allow) answers a teammate's question for the whole
+	// team: Rule, or the rule that allows exactly this call, is added.
+	Always bool   `json:"always"`
+	Rule   string `json:"rule"`
 }
 
 // maxPromptOutput bounds what the prompt command may print.
@@ -300,14 +307,23 @@ const maxPromptOutput = 1 << 20
 // answer is an error saying so; the approver turns it into a denial the
 // model sees.
 func (pc *promptCommand) Ask(ctx context.Context, r approve.AskRequest) (approve.Answer, error) {
-	in, err := json.Marshal(promptRequest{ToolName: r.Tool, Input: r.Input, ToolUseID: r.ToolUseID, Reason: r.Reason, Mode: r.Mode, Cwd: r.Cwd})
+	ans, err := pc.ask(ctx, promptRequest{ToolName: r.Tool, Input: r.Input, ToolUseID: r.ToolUseID, Reason: r.Reason, Mode: r.Mode, Cwd: r.Cwd})
 	if err != nil {
-		return approve.Answer{}, fmt.Errorf("permission prompt command: encode the request: %v", err)
+		return approve.Answer{}, err
+	}
+	return approve.Answer{Allow: ans.Behavior == "allow", Message: ans.Message, UpdatedInput: ans.UpdatedInput}, nil
+}
+
+// ask runs the command on one question and returns its checked answer.
+func (pc *promptCommand) ask(ctx context.Context, req promptRequest) (promptAnswer, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return promptAnswer{}, fmt.Errorf("permission prompt command: encode the request: %v", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, pc.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "sh", "-c", pc.command)
-	cmd.Dir = r.Cwd
+	cmd.Dir = req.Cwd
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &limitWriter{w: &stdout, n: maxPromptOutput}
@@ -316,17 +332,17 @@ func (pc *promptCommand) Ask(ctx context.Context, r approve.AskRequest) (approve
 	cmd.WaitDelay = 500 * time.Millisecond
 	runErr := cmd.Run()
 	if err := ctx.Err(); err != nil {
-		return approve.Answer{}, err
+		return promptAnswer{}, err
 	}
 	if cctx.Err() == context.DeadlineExceeded {
-		return approve.Answer{}, fmt.Errorf("permission prompt command %q timed out after %s (--permission-prompt-timeout)", pc.command, pc.timeout)
+		return promptAnswer{}, fmt.Errorf("permission prompt command %q timed out after %s (--permission-prompt-timeout)", pc.command, pc.timeout)
 	}
 	if runErr != nil {
 		msg := fmt.Sprintf("permission prompt command %q failed: %v", pc.command, runErr)
 		if e := strings.TrimSpace(stderr.String()); e != "" {
 			msg += ": " + e
 		}
-		return approve.Answer{}, errors.New(msg)
+		return promptAnswer{}, errors.New(msg)
 	}
 	out := bytes.TrimSpace(stdout.Bytes())
 	var ans promptAnswer
@@ -335,7 +351,7 @@ func (pc *promptCommand) Ask(ctx context.Context, r approve.AskRequest) (approve
 		if err == nil {
 			err = errors.New("more than one JSON value")
 		}
-		return approve.Answer{}, fmt.Errorf("permission prompt command %q printed no valid answer (%v): %q; want {\"behavior\":\"allow\"|\"deny\",\"message\":\"...\"}", pc.command, err, truncate(string(out), 200))
+		return promptAnswer{}, fmt.Errorf("permission prompt command %q printed no valid answer (%v): %q; want {\"behavior\":\"allow\"|\"deny\",\"message\":\"...\"}", pc.command, err, truncate(string(out), 200))
 	}
 	switch ans.Behavior {
 	case "allow":
@@ -345,15 +361,31 @@ func (pc *promptCommand) Ask(ctx context.Context, r approve.AskRequest) (approve
 		if string(ans.UpdatedInput) == "null" {
 			ans.UpdatedInput = nil
 		}
-		return approve.Answer{Allow: true, Message: ans.Message, UpdatedInput: ans.UpdatedInput}, nil
-	case "deny":
-		msg := ans.Message
-		if msg == "" {
-			msg = "denied by the permission prompt command"
+		if ans.Rule != "" {
+			if _, err := permission.ParseRule(ans.Rule); err != nil {
+				return promptAnswer{}, fmt.Errorf("permission prompt command %q answered rule %q: %v", pc.command, ans.Rule, err)
+			}
 		}
-		return approve.Answer{Message: msg}, nil
+		return ans, nil
+	case "deny":
+		if ans.Message == "" {
+			ans.Message = "denied by the permission prompt command"
+		}
+		return ans, nil
 	}
-	return approve.Answer{}, fmt.Errorf("permission prompt command %q answered behavior %q; want \"allow\" or \"deny\"", pc.command, ans.Behavior)
+	return promptAnswer{}, fmt.Errorf("permission prompt command %q answered behavior %q; want \"allow\" or \"deny\"", pc.command, ans.Behavior)
+}
+
+// teamAnswer answers a teammate's question relayed to a headless lead:
+// allow, allow always (the whole team, "always": true and an optional
+// "rule"), or deny with a message.
+func (pc *promptCommand) teamAnswer(ctx context.Context, q swarm.PermissionAsk, cwd string) (swarm.PermissionAnswer, error) {
+	ans, err := pc.ask(ctx, promptRequest{Agent: q.Worker, ToolName: q.Tool, Input: q.Input, ToolUseID: q.ToolUseID, Reason: q.Description, Cwd: cwd})
+	if err != nil {
+		return swarm.PermissionAnswer{}, err
+	}
+	allow := ans.Behavior == "allow"
+	return swarm.PermissionAnswer{Allow: allow, Always: allow && ans.Always, Rule: ans.Rule, Message: ans.Message}, nil
 }
 
 func truncate(s string, n int) string {

@@ -200,6 +200,11 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		o.onEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: "backend", Text: fmt.Sprintf("teammates run %s (%s)", be.Name(), reason)})
 	}
 	answer := o.answer
+	if pc, ok := o.approver.Asker.(*promptCommand); ok && answer == nil {
+		answer = func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
+			return pc.teamAnswer(ctx, q, o.cwd)
+		}
+	}
 	if answer == nil && o.approver.Asker != nil {
 		ask := o.approver.Asker
 		answer = func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {

@@ -311,3 +311,44 @@ func TestSettingsTeammateMode(t *testing.T) {
 		t.Errorf("a bad teammateMode: err = %v, want one naming %s", err, local)
 	}
 }
+
+// A headless lead answers its teammates' questions with
+// --permission-prompt-command, which may allow for the whole team
+// ("always"); the rule is persisted.
+func TestLeadPromptCommandAllowsAlways(t *testing.T) {
+	dir := t.TempDir()
+	cwd := filepath.Join(dir, "work")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"asks"}},
+   {"name":"Agent","input":{"description":"toucher","name":"ann","prompt":"touch it"}}]}},
+ {"match":{"system":"teammate ann","turn":0},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch ann.txt"}}]}},
+ {"match":{"system":"teammate ann"},"reply":{"text":"ANN-DONE"},"repeat":true},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"ok"},"repeat":true}
+]}`)
+	reqFile := filepath.Join(dir, "request.json")
+	prompt := fmt.Sprintf(`cat > %s; echo '{"behavior":"allow","always":true,"rule":"Bash(touch:*)"}'`, reqFile)
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+	err := m.Run(t.Context(), []string{"-p", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
+		"--cwd", cwd, "--provider", "scripted", "--script", script, "--permission-prompt-command", prompt, "go"})
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "ann.txt")); err != nil {
+		t.Errorf("the allowed call did not run: %v\n%s", err, errOut.String())
+	}
+	if b, err := os.ReadFile(reqFile); err != nil || !bytes.Contains(b, []byte(`"agent":"ann"`)) {
+		t.Errorf("the prompt command's request does not name the teammate: %s %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cwd, ".troupe", "settings.local.json")); err != nil || !bytes.Contains(b, []byte("Bash(touch:*)")) {
+		t.Errorf("the team rule was not persisted: %s %v", b, err)
+	}
+	if !strings.Contains(errOut.String(), "allowed always (Bash(touch:*), for the whole team)") {
+		t.Errorf("the timeline lacks the answer:\n%s", errOut.String())
+	}
+}
