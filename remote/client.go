@@ -125,7 +125,14 @@ func (c *Client) Submit(ctx context.Context, r Request) (task.State, error) {
 	st, err := c.cfg.Tasks.Register(task.State{ID: id, Type: task.RemoteAgent, Status: task.Pending,
 		Description: r.Description, ToolUseID: r.ToolUseID,
 		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: r.Prompt, Title: r.Description, PollStart: j.Submitted}},
-		func(context.Context, task.State) error { stop(); return nil })
+		func(ctx context.Context, _ task.State) error {
+			stop()
+			err := c.cfg.Queue.Publish(ctx, Event{Kind: EventCancel, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
+			if err != nil {
+				return fmt.Errorf("tell the worker to stop job %s: %w", j.ID, err)
+			}
+			return nil
+		})
 	if err != nil {
 		stop()
 		return task.State{}, err

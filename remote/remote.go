@@ -31,8 +31,9 @@
 // a worker was declared lost may still arrive; the first Result for a job
 // wins, later ones are ignored.
 //
-// Stopping the task on the lead's side (TaskStop) stops tracking it; the
-// worker is not told and finishes the run.
+// Stopping the task on the lead's side (TaskStop) publishes EventCancel:
+// the worker running the job cancels its agent, reports it stopped and
+// drops the job; a job not started yet is dropped when a worker starts it.
 package remote
 
 import (
@@ -145,6 +146,7 @@ const (
 	EventProgress EventKind = "progress" // the run did something
 	EventRequeued EventKind = "requeued" // the worker gave the job back (shutdown)
 	EventResult   EventKind = "result"   // the run ended; Result is set
+	EventCancel   EventKind = "cancel"   // the lead stopped the job (published by the lead)
 )
 
 // Event is one step of a job, published by the worker running it.

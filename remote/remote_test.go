@@ -397,3 +397,37 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestLeadStopsJob(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	started := make(chan string, 1)
+	ended := make(chan error, 1)
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(ctx context.Context, j remote.Job, _ func(string, remote.Usage)) remote.Result {
+		started <- "w1"
+		select {
+		case <-ctx.Done():
+			ended <- context.Cause(ctx)
+		case <-t.Context().Done():
+			ended <- nil
+		}
+		return remote.Result{Text: "should not count"}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	if _, err := e.reg.Stop(t.Context(), st.ID); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := <-ended; err == nil {
+		t.Fatal("the worker's agent was not canceled by the lead's stop")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.mem.Queued()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stopped job is still queued: %v", e.mem.Queued())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s, _ := e.reg.Get(st.ID); s.Status != task.Killed {
+		t.Errorf("stopped task is %s, want killed", s.Status)
+	}
+}

@@ -8,10 +8,13 @@ import (
 	"time"
 )
 
+// errStoppedByLead cancels a run the lead stopped.
+var errStoppedByLead = errors.New("remote: the lead stopped the job")
+
 // RunFunc runs job j: it builds an agent in the worker's own working
 // folder and runs it on j.Prompt, calling progress as it goes. A failure is
-// a Result with Error set. ctx ends when the worker gives the job back on
-// shutdown.
+// a Result with Error set. ctx ends when the lead stops the job or the
+// worker gives it back on shutdown.
 type RunFunc func(ctx context.Context, j Job, progress func(text string, u Usage)) Result
 
 // WorkerConfig configures a Worker.
@@ -238,6 +241,21 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 		w.mu.Unlock()
 	}()
 	w.publish(admin, Event{Kind: EventStarted, JobID: j.ID, Attempt: attempt})
+	// The lead may stop the job: watch its events for EventCancel.
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	if evs, err := w.cfg.Queue.Watch(runCtx, j.ID); err != nil {
+		w.cfg.Log(fmt.Sprintf("watch job %s for a stop: %v", j.ID, err))
+	} else {
+		go func() {
+			for e := range evs {
+				if e.Kind == EventCancel {
+					cancelRun(errStoppedByLead)
+					return
+				}
+			}
+		}()
+	}
 	stopBeat := make(chan struct{})
 	var beat sync.WaitGroup
 	beat.Go(func() {
@@ -259,14 +277,16 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 	})
 	start := w.cfg.Now()
 	var pmu sync.Mutex // progress may be called from several goroutines
-	res := w.cfg.Run(ctx, j, func(text string, u Usage) {
+	res := w.cfg.Run(runCtx, j, func(text string, u Usage) {
 		pmu.Lock()
 		defer pmu.Unlock()
 		w.publish(admin, Event{Kind: EventProgress, JobID: j.ID, Attempt: attempt, Text: text, Usage: u})
 	})
 	close(stopBeat)
 	beat.Wait()
-	if ctx.Err() != nil { // shutting down with requeue
+	if errors.Is(context.Cause(runCtx), errStoppedByLead) {
+		res = Result{Error: "stopped by the lead", Usage: res.Usage}
+	} else if ctx.Err() != nil { // shutting down with requeue
 		w.publish(admin, Event{Kind: EventRequeued, JobID: j.ID, Attempt: attempt, Text: "worker " + w.cfg.Name + " shut down; the job goes back to the queue"})
 		w.nak(d, 0)
 		return

@@ -175,7 +175,7 @@ func DecodeEvent(data []byte, want string) (remote.Event, error) {
 		return remote.Event{}, fmt.Errorf("job %s: bad event: %v", want, err)
 	}
 	switch e.Kind {
-	case remote.EventStarted, remote.EventProgress, remote.EventRequeued:
+	case remote.EventStarted, remote.EventProgress, remote.EventRequeued, remote.EventCancel:
 	case remote.EventResult:
 		if e.Result == nil {
 			return remote.Event{}, fmt.Errorf("job %s: result event without a result", want)
