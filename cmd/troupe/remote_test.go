@@ -86,8 +86,10 @@ func TestRemoteAgents(t *testing.T) {
 	}
 }
 
-// TestRemoteWorkerKilled kills a worker process (SIGKILL) mid-job: the
-// lead is told its worker was lost and the task fails.
+// TestRemoteWorkerKilled kills a worker process (SIGKILL) mid-job: with
+// the default policy the lead is told its worker was lost and the task
+// fails; with TROUPE_REMOTE_ON_LOST=requeue another worker runs the job and
+// the lead gets its result.
 func TestRemoteWorkerKilled(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -100,37 +102,61 @@ func TestRemoteWorkerKilled(t *testing.T) {
 	srv := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
 	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
 	defer stopServer()
-
-	wscript := remoteScript(t, `{"turns": [
+	for _, policy := range []string{"fail", "requeue"} {
+		t.Run(policy, func(t *testing.T) {
+			env := remoteEnv(url)
+			env["TROUPE_NATS_NAMESPACE"] = "kill" + policy
+			env[EnvRemoteOnLost] = policy
+			wscript := remoteScript(t, `{"turns": [
  {"match": {"user": "write the remote note"}, "reply": {"text": "never", "delay_ms": 600000}}
 ]}`)
-	cmd := exec.CommandContext(t.Context(), bin, "worker", "--name", "doomed", "--cwd", t.TempDir(), "--provider", "scripted", "--script", wscript)
-	cmd.Env = append(os.Environ(), "TROUPE_HOME="+t.TempDir())
-	for k, v := range remoteEnv(url) {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	wout := newSyncBuffer()
-	var werr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = wout, &werr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
-	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker doomed on") })
+			cmd := exec.CommandContext(t.Context(), bin, "worker", "--name", "doomed", "--cwd", t.TempDir(), "--provider", "scripted", "--script", wscript)
+			cmd.Env = append(os.Environ(), "TROUPE_HOME="+t.TempDir())
+			for k, v := range env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			wout := newSyncBuffer()
+			var werr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = wout, &werr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Wait()
+			defer cmd.Process.Kill()
+			wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker doomed on") })
 
-	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
-
-	done := make(chan result, 1)
-	go func() {
-		done <- lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
-	}()
-	wout.waitFor(t, "the job's start on the worker", func(s string) bool { return strings.Contains(s, "started") })
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil || !strings.Contains(r.stdout, "LEAD-SAW-LOST") {
-		t.Fatalf("lead after its worker was killed: %v\n%s\n%s\nworker:\n%s%s", r.err, r.stdout, r.stderr, wout.String(), werr.String())
+			lead := &harness{t: t, home: t.TempDir(), env: env}
+			done := make(chan result, 1)
+			go func() {
+				done <- lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
+			}()
+			wout.waitFor(t, "the job's start on the worker", func(s string) bool { return strings.Contains(s, "started") })
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			want := "LEAD-SAW-LOST"
+			if policy == "requeue" {
+				want = "LEAD-SAW-DONE"
+				wcwd := t.TempDir()
+				survivor := &harness{t: t, home: t.TempDir(), env: env}
+				sout := newSyncBuffer()
+				stop := survivor.runAsync(sout, "worker", "--name", "survivor", "--cwd", wcwd, "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+ {"match": {"user": "write the remote note"}, "reply": {"tool_calls": [{"name": "Write", "input": {"file_path": "note.txt", "content": "second try"}}]}},
+ {"match": {"tool_result": "Write"}, "reply": {"text": "WORKER-DONE: wrote note.txt"}}
+]}`), "--permission-mode", "bypassPermissions")
+				defer func() {
+					if err := stop(); err != nil {
+						t.Errorf("survivor: %v", err)
+					}
+					if b, err := os.ReadFile(filepath.Join(wcwd, "note.txt")); err != nil || string(b) != "second try" {
+						t.Errorf("survivor's note.txt = %q, %v\n%s", b, err, sout.String())
+					}
+				}()
+			}
+			r := <-done
+			if r.err != nil || !strings.Contains(r.stdout, want) {
+				t.Fatalf("lead after its worker was killed: %v, want %s\n%s\n%s\nworker:\n%s%s", r.err, want, r.stdout, r.stderr, wout.String(), werr.String())
+			}
+		})
 	}
 }

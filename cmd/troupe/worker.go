@@ -37,9 +37,10 @@ func (a *app) workerCommand() *cobra.Command {
 		Long: `troupe worker registers with the NATS store given by --store (or $TROUPE_STORE)
 and runs the sub-agents that leads submit with the Agent tool's isolation
 "remote" (troupe -p --store nats://...). Each job runs as a headless agent on
-this worker's provider and model, with the core tools rooted at --cwd and this
-worker's permission settings; its progress goes back to the lead, and so does
-its result, which ends the lead's remote_agent task.
+this worker's provider and model (a model alias the lead's Agent call names is
+not used), with the core tools rooted at --cwd and this worker's permission
+settings; its progress goes back to the lead, and so does its result, which
+ends the lead's remote_agent task. Stopping the task on the lead cancels it.
 
 A job wanting labels runs only on a worker that has all of them (--labels).
 On SIGINT or SIGTERM the worker stops taking jobs and finishes the running
