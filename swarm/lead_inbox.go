@@ -1,0 +1,240 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// pump reads the lead's unread messages and dispatches them.
+func (l *Lead) pump(ctx context.Context, teamName string) error {
+	// Busy while mail moves from the inbox to the lead's model.
+	l.mu.Lock()
+	l.ending++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.ending--
+		l.mu.Unlock()
+	}()
+	msgs, err := l.cfg.Mail.Read(ctx, teamName, team.LeadName, true)
+	if err != nil {
+		var ce *mailbox.CorruptError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		l.cfg.Log.Warn("the lead's inbox was corrupt and moved aside", "err", err)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	if _, err := l.cfg.Mail.MarkRead(ctx, teamName, team.LeadName, ids); err != nil {
+		return err
+	}
+	var plain []mailbox.Message
+	for _, m := range msgs {
+		f, err := mailbox.Decode(m.Text)
+		if err != nil {
+			f = mailbox.Text(m.Text)
+		}
+		switch f := f.(type) {
+		case mailbox.IdleNotification:
+			l.idle(m, f)
+		case mailbox.ShutdownApproved:
+			l.mu.Lock()
+			l.ending++ // counted before the mail is marked read: never invisible
+			l.shutting++
+			l.mu.Unlock()
+			l.wg.Go(func() { l.shutdownApproved(teamName, m, f) })
+		case mailbox.ShutdownRejected:
+			l.event(m.From, EventShutdown, fmt.Sprintf("%s rejected shutdown: %s", m.From, f.Reason))
+			plain = append(plain, m)
+		case mailbox.PermissionRequest:
+			if f.AgentID != m.From {
+				l.event(m.From, EventWarning, fmt.Sprintf("dropped a permission request naming %q sent by %q", f.AgentID, m.From))
+				continue
+			}
+			l.wg.Go(func() { l.answerMail(ctx, teamName, m, f) })
+		case mailbox.PlanApprovalRequest:
+			l.mu.Lock()
+			l.plans[f.RequestID] = planDigest(f.PlanContent)
+			l.mu.Unlock()
+			l.event(m.From, EventPlan, fmt.Sprintf("%s asks the lead to approve its plan (%d bytes)", m.From, len(f.PlanContent)))
+			plain = append(plain, m)
+		default:
+			l.event(m.From, EventMessage, fmt.Sprintf("%s → lead: %s", m.From, firstLine(messageText(m, f), 100)))
+			plain = append(plain, m)
+		}
+	}
+	if len(plain) > 0 {
+		l.deliver(forLead(plain))
+	}
+	l.bump()
+	return nil
+}
+
+func messageText(m mailbox.Message, f mailbox.Frame) string {
+	if m.Summary != "" {
+		return m.Summary
+	}
+	if t, ok := f.(mailbox.Text); ok {
+		return string(t)
+	}
+	return m.Text
+}
+
+// idle records an idle notification for the digest.
+func (l *Lead) idle(m mailbox.Message, f mailbox.IdleNotification) {
+	l.mu.Lock()
+	if mt := l.mates[m.From]; mt != nil {
+		mt.idle = true
+	}
+	// One entry per teammate: the latest replaces an earlier one, but a
+	// result or completed task in the earlier one is kept.
+	kept := false
+	for i, d := range l.digest {
+		if d.From == f.From {
+			if f.Result == "" {
+				f.Result = d.Result
+			}
+			if f.CompletedTaskID == "" {
+				f.CompletedTaskID, f.CompletedStatus = d.CompletedTaskID, d.CompletedStatus
+			}
+			l.digest[i] = f
+			kept = true
+		}
+	}
+	if !kept {
+		l.digest = append(l.digest, f)
+	}
+	l.mu.Unlock()
+	what := "is idle"
+	if f.IdleReason != "" && f.IdleReason != mailbox.IdleAvailable {
+		what += " (" + f.IdleReason + ")"
+	}
+	if f.CompletedTaskID != "" {
+		what += ", completed task #" + f.CompletedTaskID
+	}
+	l.event(m.From, EventIdle, m.From+" "+what)
+}
+
+// TakeDigest returns the pending idle notifications as one short message
+// for the lead's model, and clears them; "" when there are none.
+func (l *Lead) TakeDigest() string {
+	l.mu.Lock()
+	d := l.digest
+	l.digest = nil
+	l.mu.Unlock()
+	if len(d) == 0 {
+		return ""
+	}
+	l.event(team.LeadName, EventDigest, fmt.Sprintf("idle notifications of %d teammate(s) reach the lead as one digest", len(d)))
+	sort.SliceStable(d, func(i, j int) bool { return d[i].From < d[j].From })
+	var b strings.Builder
+	fmt.Fprintf(&b, "<teammate-idle-digest count=\"%d\">\n", len(d))
+	for _, n := range d {
+		fmt.Fprintf(&b, "- %s is idle", n.From)
+		if n.IdleReason != "" && n.IdleReason != mailbox.IdleAvailable {
+			fmt.Fprintf(&b, " (%s", n.IdleReason)
+			if n.FailureReason != "" {
+				fmt.Fprintf(&b, ": %s", n.FailureReason)
+			}
+			b.WriteString(")")
+		}
+		if n.CompletedTaskID != "" {
+			fmt.Fprintf(&b, "; completed task #%s (%s)", n.CompletedTaskID, n.CompletedStatus)
+		}
+		if n.Summary != "" {
+			fmt.Fprintf(&b, "; last message: %s", n.Summary)
+		}
+		if n.Result != "" {
+			fmt.Fprintf(&b, "\n  report: %s", strings.ReplaceAll(n.Result, "\n", "\n  "))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("</teammate-idle-digest>\nIdle teammates wait for a message or a task; this is a status update, not user input.")
+	return b.String()
+}
+
+// PlanDigest returns the digest of a plan approval request the lead got.
+func (l *Lead) PlanDigest(requestID string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, ok := l.plans[requestID]
+	return d, ok
+}
+
+// shutdownApproved ends a teammate that approved its shutdown: waits for
+// it to exit (killing it after ShutdownTimeout), closes its pane, removes
+// it from the team and releases its tasks.
+func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.ShutdownApproved) {
+	name := msg.From
+	l.event(name, EventShutdown, name+" approved shutdown")
+	l.mu.Lock()
+	m := l.mates[name]
+	if m != nil {
+		m.expected = true
+	}
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.ending--
+		l.mu.Unlock()
+		l.bump()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.ShutdownTimeout+30*time.Second)
+	defer cancel()
+	if m != nil && m.h != nil {
+		t := time.NewTimer(l.cfg.ShutdownTimeout)
+		select {
+		case <-m.h.Done():
+		case <-t.C:
+			l.event(name, EventWarning, fmt.Sprintf("%s did not exit within %s after approving shutdown; killing it", name, l.cfg.ShutdownTimeout))
+		}
+		t.Stop()
+		if err := m.h.Kill(ctx); err != nil {
+			l.cfg.Log.Warn("kill a teammate after shutdown", "agent", name, "err", err)
+		}
+	}
+	if err := team.RemoveMember(ctx, l.cfg.Teams, teamName, name); err != nil && !errors.Is(err, team.ErrNotFound) {
+		l.cfg.Log.Warn("remove a teammate after shutdown", "agent", name, "err", err)
+	}
+	released := l.release(ctx, teamName, name)
+	l.mu.Lock()
+	for i, d := range l.digest {
+		if d.From == name && d.Result == "" && d.CompletedTaskID == "" {
+			l.digest = append(l.digest[:i], l.digest[i+1:]...)
+			break
+		}
+	}
+	l.mu.Unlock()
+	l.event(name, EventExit, name+" has shut down"+releasedNote(released))
+	// The last one out tells the lead the team is empty: no other
+	// shutdown in progress, and no teammate left in the team file.
+	cfg, cerr := l.cfg.Teams.Get(ctx, teamName)
+	l.mu.Lock()
+	l.shutting--
+	last := l.shutting == 0 && cerr == nil
+	for _, mm := range cfg.Members {
+		if !mm.IsLead() {
+			last = false
+		}
+	}
+	l.mu.Unlock()
+	switch {
+	case len(released) > 0:
+		l.deliver(fmt.Sprintf("<system-reminder>\n%s has shut down.%s\n</system-reminder>", name, releasedNote(released)))
+	case last:
+		l.deliver(fmt.Sprintf("<system-reminder>\n%s has shut down. All teammates have shut down; the team is empty.\n</system-reminder>", name))
+	}
+}

@@ -1,0 +1,170 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// RegisterRules lets an in-process teammate receive the team's "allow
+// always" rules as they are added; it gets the existing ones at once.
+func (l *Lead) RegisterRules(name string, add func([]string)) {
+	l.mu.Lock()
+	rules := append([]string(nil), l.rules...)
+	if m := l.mates[name]; m != nil {
+		m.addRules = add
+	}
+	l.mu.Unlock()
+	if len(rules) > 0 {
+		add(rules)
+	}
+}
+
+// AskInProcess answers an in-process teammate's permission question
+// through the lead's approval queue (approve.Asker for that teammate).
+func (l *Lead) AskInProcess(ctx context.Context, worker, color string, req approve.AskRequest) (approve.Answer, error) {
+	a := PermissionAsk{Worker: worker, Color: color, Tool: req.Tool, ToolUseID: req.ToolUseID, Input: req.Input,
+		Description: req.Reason, InProcess: true}
+	ans, rules, err := l.decide(ctx, a)
+	if err != nil {
+		return approve.Answer{}, err
+	}
+	if ans.Allow && len(rules) > 0 {
+		l.mu.Lock()
+		m := l.mates[worker]
+		l.mu.Unlock()
+		if m != nil && m.addRules != nil {
+			m.addRules(rules)
+		}
+	}
+	return approve.Answer{Allow: ans.Allow, Message: ans.Message}, nil
+}
+
+// decide answers one question: from the team's allow-always rules when
+// one covers it, else from the Answerer (one question at a time). It
+// returns the rules the answer added.
+func (l *Lead) decide(ctx context.Context, a PermissionAsk) (PermissionAnswer, []string, error) {
+	what := fmt.Sprintf("%s asks to run %s (%s)", a.Worker, a.Tool, summarizeInput(a.Input))
+	if l.teamAllows(a) {
+		l.event(a.Worker, EventPermission, what+": allowed by a team rule")
+		return PermissionAnswer{Allow: true}, nil, nil
+	}
+	if l.cfg.Answer == nil {
+		l.event(a.Worker, EventPermission, what+": denied, nobody answers permission requests")
+		return PermissionAnswer{Message: "the team lead has no way to answer permission requests in this session; the call was denied"}, nil, nil
+	}
+	l.answerMu.Lock()
+	ans, err := l.cfg.Answer(ctx, a)
+	l.answerMu.Unlock()
+	if err != nil {
+		return PermissionAnswer{}, nil, err
+	}
+	var added []string
+	switch {
+	case ans.Allow && ans.Always:
+		rule := ans.Rule
+		if rule == "" {
+			rule = ExactRule(a.Tool, a.Input)
+		}
+		if _, err := permission.ParseRule(rule); err != nil {
+			return PermissionAnswer{}, nil, fmt.Errorf("allow always: %w", err)
+		}
+		if l.cfg.PersistRule != nil {
+			if err := l.cfg.PersistRule(rule); err != nil {
+				l.event(a.Worker, EventWarning, "could not persist the rule "+rule+": "+err.Error())
+			}
+		}
+		l.mu.Lock()
+		l.rules = append(l.rules, rule)
+		var sinks []func([]string)
+		for _, m := range l.mates {
+			if m.addRules != nil && m.info.Name != a.Worker {
+				sinks = append(sinks, m.addRules)
+			}
+		}
+		l.mu.Unlock()
+		for _, s := range sinks {
+			s([]string{rule})
+		}
+		added = []string{rule}
+		l.event(a.Worker, EventPermission, what+": allowed always ("+rule+", for the whole team)")
+	case ans.Allow:
+		l.event(a.Worker, EventPermission, what+": allowed once")
+	default:
+		l.event(a.Worker, EventPermission, what+": denied"+feedback(ans.Message))
+	}
+	return ans, added, nil
+}
+
+func feedback(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return " (" + msg + ")"
+}
+
+// teamAllows reports whether an allow-always rule of the team covers a.
+func (l *Lead) teamAllows(a PermissionAsk) bool {
+	l.mu.Lock()
+	rules := append([]string(nil), l.rules...)
+	l.mu.Unlock()
+	if len(rules) == 0 {
+		return false
+	}
+	p := l.cfg.Policy
+	p.Allow, p.Ask, p.Deny = nil, nil, nil
+	for _, r := range rules {
+		if pr, err := permission.ParseRule(r); err == nil {
+			p.Allow = append(p.Allow, pr)
+		}
+	}
+	d := p.Check(permission.Request{Tool: a.Tool, Input: a.Input, Cwd: l.cfg.Cwd, Mode: permission.ModeDefault})
+	return d.Behavior == permission.Allow && d.Rule != nil
+}
+
+// answerMail answers a permission request that came by mail.
+func (l *Lead) answerMail(ctx context.Context, teamName string, m mailbox.Message, f mailbox.PermissionRequest) {
+	ans, rules, err := l.decide(ctx, PermissionAsk{Worker: m.From, Color: m.Color, Tool: f.ToolName, ToolUseID: f.ToolUseID,
+		Input: f.Input, Description: f.Description})
+	resp := mailbox.PermissionResponse{RequestID: f.RequestID, ToolUseID: f.ToolUseID}
+	switch {
+	case err != nil:
+		resp.Subtype, resp.Error = "error", "the team lead could not answer: "+err.Error()
+	case !ans.Allow:
+		resp.Subtype, resp.Error = "error", "Permission denied by the team lead"+feedback(ans.Message)
+	default:
+		input := f.Input
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		digest, derr := mailbox.InputDigest(f.ToolName, input)
+		if derr != nil {
+			resp.Subtype, resp.Error = "error", "the request's input does not decode: "+derr.Error()
+			break
+		}
+		resp.Subtype = "success"
+		resp.ApprovedRequest = &mailbox.ApprovedRequest{ToolUseID: f.ToolUseID, ToolName: f.ToolName, InputDigest: digest}
+		resp.Response = &mailbox.PermissionVerdict{UpdatedInput: input, PermissionUpdates: []json.RawMessage{}}
+		if len(rules) > 0 {
+			var prs []permission.Rule
+			for _, r := range rules {
+				prs = append(prs, permission.MustParseRule(r))
+			}
+			if u, uerr := addRulesUpdate(prs, "session"); uerr == nil {
+				resp.Response.PermissionUpdates = append(resp.Response.PermissionUpdates, u)
+			}
+		}
+	}
+	text, err := mailbox.Encode(resp)
+	if err == nil {
+		_, err = l.cfg.Mail.Send(ctx, teamName, m.From, mailbox.Message{From: team.LeadName, Text: text})
+	}
+	if err != nil && ctx.Err() == nil {
+		l.cfg.Log.Warn("answer a permission request", "agent", m.From, "err", err)
+	}
+}

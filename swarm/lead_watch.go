@@ -1,0 +1,210 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// supervise waits for a teammate's end and, unless it was expected,
+// handles its death.
+func (l *Lead) supervise(teamName string, m *mate) {
+	<-m.h.Done()
+	l.mu.Lock()
+	expected := m.expected
+	if l.mates[m.info.Name] == m {
+		delete(l.mates, m.info.Name)
+	}
+	if !expected {
+		l.ending++ // the team is busy until the lead has been told
+	}
+	l.mu.Unlock()
+	if expected {
+		return
+	}
+	defer func() {
+		l.mu.Lock()
+		l.ending--
+		l.mu.Unlock()
+		l.bump()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := m.h.Err()
+	if err == nil {
+		// A clean exit: a teammate that approved its shutdown (the lead
+		// may not have read the approval yet), or a process that ended
+		// on its own. Not a death; its tasks go back to the list.
+		if _, uerr := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.info.Name, func(mm *team.Member) error {
+			f := false
+			mm.IsActive = &f
+			return nil
+		}); uerr != nil && !errors.Is(uerr, team.ErrNotFound) {
+			l.cfg.Log.Warn("mark an exited teammate inactive", "agent", m.info.Name, "err", uerr)
+		}
+		released := l.release(ctx, teamName, m.info.Name)
+		l.event(m.info.Name, EventExit, m.info.Name+" exited"+releasedNote(released))
+		if len(released) > 0 {
+			l.deliver(fmt.Sprintf("<system-reminder>\nTeammate %s exited.%s\n</system-reminder>", m.info.Name, releasedNote(released)))
+		}
+		l.bump()
+		return
+	}
+	why := err.Error()
+	if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.info.Name, func(mm *team.Member) error {
+		f := false
+		mm.IsActive = &f
+		if mm.Extra == nil {
+			mm.Extra = map[string]json.RawMessage{}
+		}
+		mm.Extra[StatusKey] = json.RawMessage(`"` + StatusDead + `"`)
+		return nil
+	}); err != nil && !errors.Is(err, team.ErrNotFound) {
+		l.cfg.Log.Warn("mark a dead teammate", "agent", m.info.Name, "err", err)
+	}
+	released := l.release(ctx, teamName, m.info.Name)
+	l.event(m.info.Name, EventDead, fmt.Sprintf("%s died (%s)%s", m.info.Name, why, releasedNote(released)))
+	l.deliver(fmt.Sprintf("<system-reminder>\nTeammate %s died unexpectedly (%s); it is marked dead in the team file.%s You can spawn a replacement with the Agent tool.\n</system-reminder>",
+		m.info.Name, why, releasedNote(released)))
+	l.bump()
+}
+
+// StatusKey is the member key troupe records a teammate's state under
+// when the team file has no field for it; StatusDead marks a teammate
+// whose process died (as opposed to idle, isActive false).
+const (
+	StatusKey  = "troupeStatus"
+	StatusDead = "dead"
+)
+
+func (l *Lead) release(ctx context.Context, teamName, name string) []tasklist.Task {
+	ts, err := tasklist.New(l.cfg.Tasks, teamName).Release(ctx, name)
+	if err != nil {
+		l.cfg.Log.Warn("release the tasks of a teammate", "agent", name, "err", err)
+	}
+	return ts
+}
+
+func releasedNote(ts []tasklist.Task) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("#%s %q", t.ID, t.Subject)
+	}
+	return fmt.Sprintf(" %d task(s) were unassigned: %s. Use TaskList to see them.", len(ts), strings.Join(parts, ", "))
+}
+
+// Status is a snapshot of the team for a waiting lead.
+type Status struct {
+	Running  int // teammates whose process or goroutine runs
+	Working  int // of those, the ones not idle
+	Activity int // bumps on every teammate message or state change
+}
+
+// Status returns the team's snapshot.
+func (l *Lead) Status() Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := Status{Activity: l.activity}
+	for _, m := range l.mates {
+		if m.h == nil || ended(m.h) {
+			continue
+		}
+		s.Running++
+		if !m.idle {
+			s.Working++
+		}
+	}
+	return s
+}
+
+// Changed returns a channel kicked when the team's activity changes.
+func (l *Lead) Changed() <-chan struct{} { return l.changed }
+
+// MarkBusy records that a teammate got work (a message from the lead), so
+// it is not counted idle until its next idle notification.
+func (l *Lead) MarkBusy(name string) {
+	l.mu.Lock()
+	if m := l.mates[name]; m != nil {
+		m.idle = false
+	}
+	l.mu.Unlock()
+}
+
+// Quiet reports whether the team has nothing in flight: no running
+// teammate is working (isActive in the team file), none has unread mail,
+// and no task is waiting for an idle teammate to claim it. A headless
+// lead ends its session only when the team is quiet and its own model has
+// nothing pending.
+func (l *Lead) Quiet(ctx context.Context) (bool, error) {
+	teamName := l.Team()
+	if teamName == "" || strings.HasPrefix(teamName, "\x00") {
+		return true, nil
+	}
+	l.mu.Lock()
+	if l.ending > 0 {
+		l.mu.Unlock()
+		return false, nil
+	}
+	var running []string
+	for name, m := range l.mates {
+		if m.h == nil || !ended(m.h) {
+			running = append(running, name)
+		}
+	}
+	l.mu.Unlock()
+	// Mail the lead has not read yet (an approval, a report) is work.
+	if msgs, err := l.cfg.Mail.Read(ctx, teamName, team.LeadName, true); err != nil {
+		return false, err
+	} else if len(msgs) > 0 {
+		return false, nil
+	}
+	if len(running) == 0 {
+		return true, nil
+	}
+	cfg, err := l.cfg.Teams.Get(ctx, teamName)
+	if err != nil {
+		return false, err
+	}
+	idle := 0
+	for _, name := range running {
+		m, ok := cfg.Member(name)
+		if !ok {
+			continue
+		}
+		if m.Active() {
+			return false, nil
+		}
+		msgs, err := l.cfg.Mail.Read(ctx, teamName, name, true)
+		if err != nil {
+			return false, err
+		}
+		if len(msgs) > 0 {
+			return false, nil
+		}
+		if !m.PlanModeRequired && (!l.cfg.NoAutoClaim || m.BackendType == backend.InProcess) {
+			idle++
+		}
+	}
+	if idle > 0 {
+		tasks, err := tasklist.New(l.cfg.Tasks, teamName).Tasks(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range tasks {
+			if tasklist.Claimable(t, tasks) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
