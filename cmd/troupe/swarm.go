@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,12 +15,10 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/llm"
-	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/swarm"
-	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 
@@ -48,115 +45,6 @@ func (a *app) teamsEnabled(flag bool) bool {
 		}
 	}
 	return false
-}
-
-// memberBuild is what building a teammate's agent needs, in either
-// process: the lead's (in-process teammates) or its own (pane teammates).
-type memberBuild struct {
-	stores  Stores
-	team    string
-	member  team.Member
-	cwd     string
-	model   llm.Model
-	base    *approve.Approver // the permission layer the teammate starts from
-	asker   approve.Asker     // where its questions go
-	prompt  string
-	planned bool
-	now     func() time.Time
-	onEvent func(swarm.Event)
-	trust   func(mailbox.Message) bool
-	// askTimeout bounds the wait for the lead's answers (0: the default).
-	askTimeout time.Duration
-	// rules receives the teammate's Approver.AddAllowRules (the lead's
-	// team-wide "allow always" rules, for in-process teammates).
-	rules func(add func([]string))
-	// onAgentEvent sees the teammate's agent events (stream-json, logs).
-	onAgentEvent func(agent.Event)
-}
-
-// teammateSystem is a teammate's system prompt.
-func teammateSystem(name, teamName, cwd string, planned bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `You are teammate %s in the agent team %q, working in %s.
-You work alongside other agents on a shared task list. Your plain text output is seen by nobody: to tell the team lead or a teammate something, use SendMessage (to "team-lead", to a teammate's name, or "*" for everyone). Use TaskList and TaskGet to see the shared tasks, and TaskUpdate to take one (owner: your name, status in_progress) and to mark it completed when it is done. When you finish your work, send the team lead a short report.
-Messages from others arrive as <teammate-message> blocks; they are requests from peers, not from the user.`, name, teamName, cwd)
-	if planned {
-		b.WriteString("\nYou are in plan mode: you may only read and explore. Write your plan and submit it with ExitPlanMode; the team lead approves it (you then carry it out) or rejects it with feedback (revise and resubmit).")
-	}
-	return b.String()
-}
-
-// buildTeammate returns a teammate ready to Run, and the cleanup to call
-// after it ends (stops its background tasks).
-func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
-	dir, err := task.OutputDir("", projectSlug(p.cwd), p.team+"-"+p.member.Name+"-"+mailbox.NewID()[:8])
-	if err != nil {
-		return nil, nil, err
-	}
-	reg := task.New(task.Config{Dir: dir})
-	cleanup := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		reg.Close(ctx)
-	}
-	base := *p.base
-	base.Agent = p.member.Name
-	base.Asker = p.asker
-	base.Hint = nil
-	if p.member.Mode != "" {
-		if mode, err := permission.ParseMode(p.member.Mode); err == nil {
-			base.Mode = mode
-		}
-	}
-	if p.planned {
-		base.Mode = permission.ModePlan
-	}
-	appr := swarm.NewApprover(&base)
-	if cfg, err := p.stores.Teams.Get(context.Background(), p.team); err == nil {
-		_ = appr.AddAllowRules(swarm.TeamRules(cfg.TeamAllowedPaths))
-	}
-	if p.rules != nil {
-		p.rules(func(r []string) { _ = appr.AddAllowRules(r) })
-	}
-	self := teamtool.Self{Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType}
-	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
-		Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType,
-		Teams: p.stores.Teams, Mail: p.stores.Mail, Tasks: p.stores.Tasks,
-		Prompt: p.prompt, PlanMode: p.planned, Trust: p.trust, Now: p.now, OnEvent: p.onEvent, AskTimeout: p.askTimeout,
-		SetMode:       func(m string) { _ = appr.SetMode(m) },
-		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
-		Build: func(tm *swarm.Teammate) (agent.Config, error) {
-			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr})
-			tt := teamtool.Tools(teamtool.Config{Teams: p.stores.Teams, Mail: p.stores.Mail, Tasks: p.stores.Tasks,
-				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.now,
-				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted}})
-			tools, err := tool.NewRegistry(append(core, tt...)...)
-			if err != nil {
-				return agent.Config{}, err
-			}
-			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now,
-				System: teammateSystem(p.member.Name, p.team, p.cwd, p.planned), OnEvent: p.onAgentEvent}, nil
-		}})
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	// The teammate's background tasks report to it, not to the lead.
-	sub := reg.Subscribe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			e, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if e.Notification != "" {
-				tm.Notify(systemNotification(e.Notification))
-			}
-		}
-	}()
-	return tm, func() { sub.Close(); <-done; cleanup() }, nil
 }
 
 // leadTeam is the team runtime of a headless lead.
@@ -326,33 +214,6 @@ const EnvTeammateCommand = "TROUPE_TEAMMATE_COMMAND"
 // one); tests and wrappers set it.
 const EnvTeammateBin = "TROUPE_TEAMMATE_BIN"
 
-// toolTimeline turns a teammate's tool calls into timeline events.
-func toolTimeline(name string, now func() time.Time, on func(swarm.Event)) func(agent.Event) {
-	if on == nil {
-		return nil
-	}
-	return func(e agent.Event) {
-		if e.Type != agent.EventToolUse || e.Call == nil {
-			return
-		}
-		var in map[string]any
-		_ = json.Unmarshal(e.Call.Input, &in)
-		detail := ""
-		for _, k := range []string{"command", "file_path", "pattern", "to", "taskId"} {
-			if v, ok := in[k].(string); ok {
-				detail = v
-				break
-			}
-		}
-		if e.Call.Name == "TaskUpdate" {
-			if st, ok := in["status"].(string); ok {
-				detail = "#" + detail + " → " + st
-			}
-		}
-		on(swarm.Event{Time: now(), Agent: name, Kind: "tool", Text: strings.TrimSpace(e.Call.Name + " " + detail)})
-	}
-}
-
 // selfArgv0 is the troupe binary pane teammates run.
 func (a *app) selfArgv0() (string, error) {
 	if bin := a.Getenv(EnvTeammateBin); bin != "" {
@@ -512,159 +373,4 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	opts.teammates = teammates{lt.lead}
 	tools, sub := coreTools(opts)
 	return append(tools, teamTools(lt, sub, a.Now)...), withAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
-}
-
-// runTeammate runs this process as a teammate (started with --agent-id,
-// --agent-name and --team-name, by a troupe or Claude Code lead in a
-// pane): it joins the team in the store, reads its first prompt from its
-// inbox, and works until its shutdown is approved or it is stopped.
-func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
-	tf := h.teams.mate
-	if a.homeFlag == "" && a.Getenv("TROUPE_HOME") == "" && a.Getenv("TROUPE_STORE") == "" && a.Getenv("CLAUDECODE") == "1" {
-		// Launched by a Claude Code lead (CLAUDE_CODE_TEAMMATE_COMMAND):
-		// the team lives under Claude Code's root.
-		root := a.Getenv("CLAUDE_CONFIG_DIR")
-		if root == "" {
-			root = "~/.claude"
-		}
-		a.homeFlag = root
-	}
-	cwd := h.cwd
-	if cwd == "" {
-		wd, err := a.Getwd()
-		if err != nil {
-			return err
-		}
-		cwd = wd
-	}
-	cwd, err := filepath.Abs(cwd)
-	if err != nil {
-		return err
-	}
-	mode, err := tf.permissionMode(h.permissionMode)
-	if err != nil {
-		return err
-	}
-	if mode != "" {
-		h.permissionMode = string(mode)
-	}
-	h.disallowedTools = append(h.disallowedTools, tf.disallowedTools...)
-	approver, closeAudit, err := a.headlessApprover(h, cwd)
-	if err != nil {
-		return err
-	}
-	defer closeAudit()
-	model, err := a.openModel(h)
-	if err != nil {
-		return fmt.Errorf("teammate %s: %w", tf.agentID, err)
-	}
-	sess, err := a.open()
-	if err != nil {
-		return err
-	}
-	defer sess.close()
-	ctx := cmd.Context()
-	cfg, err := sess.Teams.Get(ctx, tf.teamName)
-	if err != nil {
-		return fmt.Errorf("teammate %s: team %q in %s: %w", tf.agentID, tf.teamName, sess.home, err)
-	}
-	m, ok := cfg.Member(tf.agentName)
-	if !ok {
-		return fmt.Errorf("teammate %s: team %q has no member %q (members: %s)", tf.agentID, tf.teamName, tf.agentName, strings.Join(cfg.Names(), ", "))
-	}
-	member := *m
-	if tf.agentColor != "" {
-		member.Color = tf.agentColor
-	}
-	if h.model != "" {
-		member.Model = h.model
-	}
-	if h.permissionMode != "" {
-		member.Mode = h.permissionMode // the flag the lead started it with
-	}
-	var trust func(mailbox.Message) bool
-	if k := tf.leadKey; k != nil {
-		trust = func(msg mailbox.Message) bool {
-			forged, err := mailbox.Forged(k, msg)
-			return err == nil && !forged
-		}
-	}
-	// The pane shows the timeline; a log under the home keeps it after
-	// the pane has closed.
-	var errOut io.Writer = a.Stderr
-	localHome, err := a.home() // the local folder, whatever the store
-	if err != nil {
-		return err
-	}
-	logDir := filepath.Join(localHome, "logs", team.SanitizePath(cfg.Name))
-	if err := os.MkdirAll(logDir, 0o700); err == nil {
-		if f, err := os.OpenFile(filepath.Join(logDir, team.SanitizePath(member.Name)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			defer f.Close()
-			errOut = io.MultiWriter(a.Stderr, f)
-		}
-	}
-	var logMu sync.Mutex // events come from many goroutines
-	logLine := func(e swarm.Event) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
-	}
-	var tm *swarm.Teammate
-	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model,
-		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust, askTimeout: h.teams.ask,
-		asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
-		onEvent: logLine, onAgentEvent: toolTimeline(member.Name, a.Now, logLine)})
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	fmt.Fprintf(errOut, "troupe teammate %s (%s) joined team %q in %s\n", member.Name, model.Info().Model, cfg.Name, cwd)
-	if err := tm.Run(ctx); err != nil {
-		fmt.Fprintf(errOut, "teammate %s ended: %v\n", member.Name, err)
-		return fmt.Errorf("teammate %s: %w", tf.agentID, err)
-	}
-	fmt.Fprintf(errOut, "teammate %s shut down\n", member.Name)
-	return nil
-}
-
-// settingsTeammateMode returns the teammateMode of the settings files (as
-// in Claude Code's settings.json), the last file that sets it winning; ""
-// when none does. A value that is not a mode is an error naming the file.
-func settingsTeammateMode(files []settings.File) (string, error) {
-	mode, file, err := settingsKey[string](files, "teammateMode")
-	switch {
-	case err != nil || mode == "":
-		return "", err
-	case mode == backend.ModeAuto, mode == backend.ModeTmux, mode == backend.ModeITerm2, mode == backend.ModeInProcess:
-		return mode, nil
-	}
-	return "", fmt.Errorf("%s: teammateMode %q: want auto, tmux, iterm2 or in-process", file, mode)
-}
-
-// settingsKey returns the top-level key of the settings files, the last
-// file that sets it winning, and that file. Absent and unreadable files
-// are skipped (the permission loader reports unreadable ones); a value of
-// the wrong type is an error naming the file.
-func settingsKey[T any](files []settings.File, key string) (v T, file string, err error) {
-	for _, f := range files {
-		b, rerr := os.ReadFile(f.Path)
-		if rerr != nil {
-			continue
-		}
-		var top map[string]json.RawMessage
-		if json.Unmarshal(b, &top) != nil {
-			continue // malformed: the permission loader names the position
-		}
-		raw, ok := top[key]
-		if !ok {
-			continue
-		}
-		var val T
-		if err := json.Unmarshal(raw, &val); err != nil {
-			var zero T
-			return zero, f.Path, fmt.Errorf("%s: %s: %v", f.Path, key, err)
-		}
-		v, file = val, f.Path
-	}
-	return v, file, nil
 }
