@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/llm/llmtest"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/store/file"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -526,5 +527,103 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 	}
 	if n := bytes.Count(mateLog, []byte("failed lead verification")); n != 1 || !bytes.Contains(mateLog, []byte("ignored a shutdown_request frame from team-lead that failed lead verification")) {
 		fail("troupe's log has %d lead verification failures; want the forged shutdown request's alone", n)
+	}
+}
+
+// The command line and environment of a Claude Code teammate, without
+// running it: the teammate flags in the real lead's order, the troupe
+// home as CLAUDE_CONFIG_DIR, the team's list, the todo tools on unless
+// the lead's environment says otherwise, an unset provider variable
+// masked.
+func TestClaudeArgv(t *testing.T) {
+	env := map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}
+	a := &app{Main: (&Main{Getenv: func(k string) string { return env[k] }}).withDefaults()}
+	m := team.Member{AgentID: "helper@mixed", Name: "helper", Color: "blue", Mode: "acceptEdits", Model: "claude-opus-5-5"}
+	argv, penv, err := claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{PlanModeRequired: true}, "sess-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/opt/claude", "--agent-id", "helper@mixed", "--agent-name", "helper", "--team-name", "mixed", "--agent-color", "blue",
+		"--parent-session-id", "sess-1", "--plan-mode-required", "--permission-mode", "acceptEdits", "--model", "claude-opus-5-5"}
+	if !slices.Equal(argv, want) {
+		t.Errorf("argv %q\nwant %q", argv, want)
+	}
+	for k, v := range map[string]string{"CLAUDECODE": "1", EnvClaudeAgentTeams: "1", "CLAUDE_CONFIG_DIR": "/h/.claude",
+		"CLAUDE_CODE_TASK_LIST_ID": "mixed", envClaudeTodoTools: "1", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1", "ANTHROPIC_API_KEY": ""} {
+		if got, ok := penv[k]; !ok || got != v {
+			t.Errorf("env %s = %q (set: %v); want %q", k, got, ok, v)
+		}
+	}
+	// bypassPermissions is Claude Code's own flag; the lead's choice of
+	// todo tools wins.
+	env[envClaudeTodoTools] = "0"
+	m.Mode, m.Model = "bypassPermissions", ""
+	argv, penv, err = claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{}, "sess-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv[len(argv)-1] != "--dangerously-skip-permissions" || slices.Contains(argv, "--model") || slices.Contains(argv, "--plan-mode-required") {
+		t.Errorf("argv %q: want --dangerously-skip-permissions last, no --model, no --plan-mode-required", argv)
+	}
+	if penv[envClaudeTodoTools] != "0" {
+		t.Errorf("%s = %q; want the lead's 0", envClaudeTodoTools, penv[envClaudeTodoTools])
+	}
+	// A bare name is looked up on PATH, and a missing one is an error
+	// naming the flag.
+	if _, _, err := claudeArgv(a, "no-such-claude-program-xyz", "/h", m, swarm.SpawnRequest{}, "s"); err == nil || !strings.Contains(err.Error(), "--teammate-command no-such-claude-program-xyz") {
+		t.Errorf("missing program: err = %v; want one naming --teammate-command", err)
+	}
+}
+
+// The lead's side of a Claude Code pane teammate, without claude: a
+// stand-in --teammate-command program that behaves as one towards the
+// files (it takes the entries of its inbox, writes an idle notification
+// for the lead, marks itself inactive in the team file, claims nothing)
+// while a task stays open. The headless
+// lead must still hand its model the idle digest and end; it used to
+// wait forever for the teammate to claim the open task.
+func TestTeammateCommandNoAutoClaim(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idle := `{"type":"idle_notification","from":"helper","timestamp":"2026-12-02T13:13:36.880Z","idleReason":"available","result":"STAND-IN-IDLE"}`
+	fake := filepath.Join(dir, "fake-claude")
+	writeFile(t, fake, fmt.Sprintf(`#!/bin/sh
+[ "$CLAUDECODE" = 1 ] && [ "$CLAUDE_CODE_TASK_LIST_ID" = mixed ] && [ "$CLAUDE_CODE_ENABLE_TODO_TOOLS" = 1 ] || exit 3
+echo '[]' > "$CLAUDE_CONFIG_DIR/teams/mixed/inboxes/helper.json"
+%s=1 %q --home "$CLAUDE_CONFIG_DIR" inbox send --team mixed --to team-lead --from helper '%s' || exit 4
+sed -i 's/"isActive": true/"isActive": false/' "$CLAUDE_CONFIG_DIR/teams/mixed/config.json"
+exec sleep 600
+`, asTroupeEnv, os.Args[0], idle))
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "lead.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"mixed"}},
+   {"name":"TaskCreate","input":{"subject":"Spare","description":"Nobody is asked to do this one"}},
+   {"name":"Agent","input":{"description":"stand-in","name":"helper","prompt":"wait"}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"Agent"},"reply":{"text":"waiting"}},
+ {"match":{"system":"You are troupe,","user":"STAND-IN-IDLE"},"reply":{"text":"GOT-THE-DIGEST"}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true}
+]}`)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--teammate-command", fake,
+		"--home", home, "--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
+	c.Env = troupeEnv(t, sock)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("the lead did not end: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	lines := parseStream(t, stdout.String())
+	if l := lines[len(lines)-1]; l.Type != "result" || l.Result != "GOT-THE-DIGEST" {
+		t.Errorf("the lead's last line is %+v; want the result GOT-THE-DIGEST\n%s", l, stdout.String())
 	}
 }
