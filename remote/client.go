@@ -171,6 +171,7 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 	var worker string // the worker of the current run, "" between runs
 	attempt := 0
 	misses := 0 // checks in a row that found the worker gone
+	idle := 0   // checks in a row that found no worker for the job
 	for {
 		select {
 		case <-ctx.Done():
@@ -220,7 +221,17 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 			}
 		case <-tick.C:
 			if worker == "" {
-				continue
+				// Waiting for a worker: under policy fail, a job no live
+				// worker can take (its worker died before it reported the
+				// start, or every worker is gone) fails rather than wait.
+				if c.cfg.OnLost != OnLostFail || !c.noWorkerFor(ctx, j, &idle) {
+					continue
+				}
+				c.cancel1(j)
+				c.finish(id, task.Failed, func(d *task.Remote) {
+					d.Error = fmt.Sprintf("no live worker can run the job (labels %q): the workers were lost or stopped before one reported starting it; it is not run (policy %s)", j.Labels, c.cfg.OnLost)
+				})
+				return
 			}
 			alive, err := Alive(ctx, c.cfg.Workers, worker)
 			if err != nil || alive {
@@ -258,4 +269,30 @@ func (c *Client) finish(id task.ID, status task.Status, f func(*task.Remote)) {
 		c.cfg.Tasks.Update(id, func(s task.State) task.State { s.Status = task.Running; return s })
 	}
 	c.cfg.Tasks.Finish(id, status, withRemote(f))
+}
+
+// noWorkerFor reports whether no live worker could take j on two checks in
+// a row, counted in *idle; an unreachable registry counts as a worker.
+func (c *Client) noWorkerFor(ctx context.Context, j Job, idle *int) bool {
+	ws, err := c.cfg.Workers.List(ctx)
+	if err != nil {
+		*idle = 0
+		return false
+	}
+	for _, w := range ws {
+		if Matches(w.Labels, j.Labels) {
+			*idle = 0
+			return false
+		}
+	}
+	*idle++
+	return *idle >= 2
+}
+
+// cancel1 publishes EventCancel for j, so that a worker that takes it later
+// drops it.
+func (c *Client) cancel1(j Job) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.cfg.Queue.Publish(ctx, Event{Kind: EventCancel, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
 }

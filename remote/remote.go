@@ -26,8 +26,11 @@
 // worker running its job is gone (its registration expired), it fails the
 // task at once (OnLostFail, MaxAttempts 1) or notes the loss in the task
 // and waits for the next run (OnLostRequeue, MaxAttempts 2), failing the task
-// if that was the last attempt. So a lost worker always ends in a failed
-// task or in one more run, never in silence. A Result published just before
+// if that was the last attempt. Under OnLostFail a job that waits while no
+// live worker could take it (its worker died before reporting the start,
+// or every worker is gone) fails too, after two checks. So a lost worker
+// always ends in a failed task or in one more run, never in silence; under
+// OnLostRequeue a job waits for a live worker as long as the lead runs. A Result published just before
 // a worker was declared lost may still arrive; the first Result for a job
 // wins, later ones are ignored.
 //
@@ -100,6 +103,15 @@ func (j Job) Validate() error {
 		return bad("job %s: max attempts %d: want at least 1", j.ID, j.MaxAttempts)
 	}
 	return CheckLabels(j.Labels)
+}
+
+// CheckName reports a worker name that is not 1-64 characters of
+// [A-Za-z0-9_-].
+func CheckName(name string) error {
+	if !idPattern.MatchString(name) {
+		return fmt.Errorf("remote: worker name %q: want 1-64 characters from [A-Za-z0-9_-]", name)
+	}
+	return nil
 }
 
 // CheckLabels reports a label that is not 1-64 characters of

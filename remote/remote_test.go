@@ -431,3 +431,27 @@ func TestLeadStopsJob(t *testing.T) {
 		t.Errorf("stopped task is %s, want killed", s.Status)
 	}
 }
+
+// TestWorkerDiesBeforeStart: the worker that took the job dies before it
+// reports the start, and no other worker is alive: under policy fail the
+// task fails instead of waiting forever.
+func TestWorkerDiesBeforeStart(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	c := e.mem.Conn()
+	if err := c.Register(t.Context(), remote.WorkerInfo{Name: "ghost"}); err != nil {
+		t.Fatal(err)
+	}
+	st := e.submit(t, remote.Request{Prompt: "p"})
+	d, err := c.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Start(t.Context(), "ghost"); err != nil {
+		t.Fatal(err)
+	}
+	c.Cut() // dies before publishing EventStarted
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Failed || !strings.Contains(ev.Notification, "no live worker can run the job") {
+		t.Fatalf("%s\n%s", ev.State.Status, ev.Notification)
+	}
+}

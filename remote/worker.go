@@ -32,8 +32,9 @@ type WorkerConfig struct {
 	// Requeue makes a shutdown give running jobs back to the queue (their
 	// agents are canceled) instead of finishing them.
 	Requeue bool
-	// OnEvent sees every event the worker publishes, and Log every
-	// problem it works around; both optional.
+	// OnEvent sees every event the worker publishes, once it was
+	// published (or given up on), and Log every problem it works around;
+	// both optional.
 	OnEvent func(Event)
 	Log     func(string)
 	Now     func() time.Time
@@ -51,8 +52,8 @@ type Worker struct {
 // NewWorker checks cfg and returns a worker.
 func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	switch {
-	case !idPattern.MatchString(cfg.Name):
-		return nil, fmt.Errorf("remote: worker name %q: want 1-64 characters from [A-Za-z0-9_-]", cfg.Name)
+	case CheckName(cfg.Name) != nil:
+		return nil, CheckName(cfg.Name)
 	case cfg.Capacity < 0:
 		return nil, fmt.Errorf("remote: worker capacity %d: want at least 1", cfg.Capacity)
 	case cfg.Queue == nil || cfg.Registry == nil || cfg.Run == nil:
@@ -194,7 +195,7 @@ func (w *Worker) publish(ctx context.Context, e Event) {
 	ctx, cancel := w.bounded(ctx)
 	defer cancel()
 	e.Worker, e.Time = w.cfg.Name, w.cfg.Now()
-	w.cfg.OnEvent(e)
+	defer w.cfg.OnEvent(e) // after it is out: what the worker shows, the lead can see
 	for {
 		err := w.cfg.Queue.Publish(ctx, e)
 		if err == nil || ctx.Err() != nil {

@@ -160,3 +160,28 @@ func TestRemoteWorkerKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerUsage checks that bad worker settings are usage errors naming
+// the problem, before anything connects.
+func TestWorkerUsage(t *testing.T) {
+	h := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
+	script := remoteScript(t, `{"turns": [{"match": {}, "reply": {"text": "x"}}]}`)
+	base := []string{"worker", "--provider", "scripted", "--script", script}
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, nil, "needs a NATS store"},
+		{map[string]string{"TROUPE_STORE": "nats://127.0.0.1:1"}, []string{"--capacity", "0"}, "--capacity 0"},
+		{map[string]string{"TROUPE_STORE": "nats://127.0.0.1:1"}, []string{"--labels", "gpu,bad label"}, `label "bad label"`},
+		{map[string]string{"TROUPE_STORE": "nats://127.0.0.1:1", EnvRemoteHeartbeat: "soon"}, nil, EnvRemoteHeartbeat},
+		{map[string]string{"TROUPE_STORE": "nats://127.0.0.1:1"}, []string{"--name", "a b"}, `worker name "a b"`},
+	} {
+		h.env = tt.env
+		err := h.fail(append(append([]string{}, base...), tt.args...)...)
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("worker %v with %v: %v; want an error containing %q", tt.args, tt.env, err, tt.want)
+		}
+	}
+}

@@ -95,6 +95,9 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 			return '-'
 		}, host), os.Getpid())
 	}
+	if err := remote.CheckName(f.name); err != nil {
+		return usagef("--name: %v", err)
+	}
 	beat, err := a.remoteHeartbeat(f.heartbeat)
 	if err != nil {
 		return err
