@@ -111,5 +111,17 @@ func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
 		return nop, usagef("$%s: %v", EnvRemoteOnLost, err)
 	}
 	bg.remote = remoteRunner{c: c, labels: labels}
-	return func() { c.Close(); s.Close() }, nil
+	return func() {
+		// A lead ending early (interrupted, failed) stops its remote
+		// agents: their workers are told while the connection is up.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, st := range bg.reg.List() {
+			if st.Type == task.RemoteAgent && st.Status.Active() {
+				bg.reg.Stop(ctx, st.ID)
+			}
+		}
+		c.Close()
+		s.Close()
+	}, nil
 }

@@ -132,16 +132,6 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return fmt.Errorf("remote agents on %s: %w", s.URL(), err)
 	}
-	dir, err := task.OutputDir("", projectSlug(cwd), "worker-"+f.name)
-	if err != nil {
-		return err
-	}
-	reg := task.New(task.Config{Dir: dir})
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		reg.Close(cctx)
-	}()
 	var outMu sync.Mutex
 	say := func(format string, args ...any) {
 		outMu.Lock()
@@ -149,6 +139,18 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		fmt.Fprintf(a.Stdout, "%s %s\n", a.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
 	run := func(ctx context.Context, j remote.Job, progress func(string, remote.Usage)) remote.Result {
+		// Each job has its own task registry (background shells, sub-agents):
+		// closing it when the job ends stops what the job left running.
+		dir, err := task.OutputDir("", projectSlug(cwd), "worker-"+f.name+"-"+j.ID)
+		if err != nil {
+			return remote.Result{Error: err.Error()}
+		}
+		reg := task.New(task.Config{Dir: dir})
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			reg.Close(cctx)
+		}()
 		tools, sub := coreTools(toolOptions{cwd: cwd, reg: reg, model: model, modelName: f.h.model, approver: approver})
 		treg, err := tool.NewRegistry(append(tools, sub)...)
 		if err != nil {
@@ -177,7 +179,6 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		}
 		defer ag.Kill()
 		res, err := ag.Run(ctx, j.Prompt)
-		reg.KillForAgent(context.WithoutCancel(ctx), "")
 		u.Duration = res.Duration
 		if err != nil {
 			return remote.Result{Error: err.Error(), Usage: u}
