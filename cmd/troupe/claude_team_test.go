@@ -381,72 +381,35 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 	const spawnPrompt = "SPAWN-A-TROUPE-HELPER"
 	const matePrompt = "WRITE-DONE-FILE: take task #1, write done.txt, report to the lead."
 	log := newClaudeTurns()
-	srv := llmtest.NewAnthropicServer(t, claudeLeadHandler(log, spawnPrompt, matePrompt, "SAW-UNSIGNED-AS-FORGED"))
-	s := claudecodetest.New(t, srv.URL)
-	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	cl := startClaudeLead(t, log, claudeLeadHandler(log, spawnPrompt, matePrompt, "SAW-UNSIGNED-AS-FORGED"), "acceptEdits", spawnPrompt, func(work string) []map[string]any {
+		done := filepath.Join(work, "done.txt")
+		// troupe's model: claim, write, complete, report, end the turn; shown
+		// the shutdown request, approve it. A prompt shown as unverified
+		// ends the turn at once (the test then fails: no file).
+		turn := func(n int, call string, in any) map[string]any {
+			return map[string]any{"match": map[string]any{"system": "teammate helper", "turn": n},
+				"reply": map[string]any{"tool_calls": []map[string]any{{"name": call, "input": in}}}}
+		}
+		return []map[string]any{
+			{"match": map[string]any{"system": "teammate helper", "user": `<teammate-message teammate_id="team-lead" verified="false">` + "\nUNSIGNED-LEAD-TEXT"},
+				"reply": map[string]any{"text": "SAW-UNSIGNED-AS-FORGED"}},
+			{"match": map[string]any{"system": "teammate helper", "user": `verified="false"`}, "reply": map[string]any{"text": "FORGED-INPUT"}, "repeat": true},
+			{"match": map[string]any{"system": "teammate helper", "user": "The team lead asks you to shut down."},
+				"reply": map[string]any{"tool_calls": []map[string]any{{"name": "SendMessage", "input": map[string]any{"to": "team-lead",
+					"message": map[string]any{"type": "shutdown_response", "request_id": `{{capture:"request_id": "([^"]+)", "approve": true}}`, "approve": true}}}}}},
+			turn(0, "TaskUpdate", map[string]string{"taskId": "1", "owner": "helper", "status": "in_progress"}),
+			turn(1, "Write", map[string]string{"file_path": done, "content": "written by troupe\n"}),
+			turn(2, "TaskUpdate", map[string]string{"taskId": "1", "status": "completed"}),
+			turn(3, "SendMessage", map[string]string{"to": "team-lead", "summary": "task 1 done", "message": "TROUPE-REPORT: done.txt is written"}),
+			{"match": map[string]any{"system": "teammate helper", "turn": 4}, "reply": map[string]any{"text": "TROUPE-DONE"}},
+			{"match": map[string]any{"system": "teammate helper"}, "reply": map[string]any{"text": "TROUPE-NOTED"}, "repeat": true},
+		}
+	})
+	s, work, fail := cl.s, cl.work, cl.fail
 	done := filepath.Join(work, "done.txt")
-
-	// troupe's model: claim, write, complete, report, end the turn; shown
-	// the shutdown request, approve it. A prompt shown as unverified
-	// ends the turn at once (the test then fails: no file).
-	turn := func(n int, call string, in any) map[string]any {
-		return map[string]any{"match": map[string]any{"system": "teammate helper", "turn": n},
-			"reply": map[string]any{"tool_calls": []map[string]any{{"name": call, "input": in}}}}
-	}
-	script, err := json.Marshal(map[string]any{"turns": []map[string]any{
-		{"match": map[string]any{"system": "teammate helper", "user": `<teammate-message teammate_id="team-lead" verified="false">` + "\nUNSIGNED-LEAD-TEXT"},
-			"reply": map[string]any{"text": "SAW-UNSIGNED-AS-FORGED"}},
-		{"match": map[string]any{"system": "teammate helper", "user": `verified="false"`}, "reply": map[string]any{"text": "FORGED-INPUT"}, "repeat": true},
-		{"match": map[string]any{"system": "teammate helper", "user": "The team lead asks you to shut down."},
-			"reply": map[string]any{"tool_calls": []map[string]any{{"name": "SendMessage", "input": map[string]any{"to": "team-lead",
-				"message": map[string]any{"type": "shutdown_response", "request_id": `{{capture:"request_id": "([^"]+)", "approve": true}}`, "approve": true}}}}}},
-		turn(0, "TaskUpdate", map[string]string{"taskId": "1", "owner": "helper", "status": "in_progress"}),
-		turn(1, "Write", map[string]string{"file_path": done, "content": "written by troupe\n"}),
-		turn(2, "TaskUpdate", map[string]string{"taskId": "1", "status": "completed"}),
-		turn(3, "SendMessage", map[string]string{"to": "team-lead", "summary": "task 1 done", "message": "TROUPE-REPORT: done.txt is written"}),
-		{"match": map[string]any{"system": "teammate helper", "turn": 4}, "reply": map[string]any{"text": "TROUPE-DONE"}},
-		{"match": map[string]any{"system": "teammate helper"}, "reply": map[string]any{"text": "TROUPE-NOTED"}, "repeat": true},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scriptFile := filepath.Join(dir, "mate.json")
-	writeFile(t, scriptFile, string(script))
-	wrapper := filepath.Join(dir, "troupe-teammate")
-	writeFile(t, wrapper, fmt.Sprintf("#!/bin/sh\n%s=1 exec %q --provider scripted --script %q \"$@\"\n", asTroupeEnv, os.Args[0], scriptFile))
-	if err := os.Chmod(wrapper, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.Env = append(s.Env, "CLAUDE_CODE_TEAMMATE_COMMAND="+wrapper, envClaudeTodoTools+"=1")
-	x := s.StartTmux(t, work, "--teammate-mode", "tmux", "--permission-mode", "acceptEdits", spawnPrompt)
-
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	teamName := func() string {
-		m, _ := filepath.Glob(filepath.Join(s.TeamsDir(), "session-*"))
-		if len(m) != 1 {
-			return ""
-		}
-		return filepath.Base(m[0])
-	}
-	fail := func(format string, args ...any) {
-		t.Helper()
-		name := teamName()
-		cfg, _ := os.ReadFile(filepath.Join(s.TeamsDir(), name, "config.json"))
-		mateLog, _ := os.ReadFile(filepath.Join(s.ConfigDir, "logs", name, "helper.log"))
-		screens := x.Screen(context.Background())
-		if panes, err := x.Run(context.Background(), "list-panes", "-a", "-F", "#{pane_id}"); err == nil {
-			for _, p := range strings.Fields(panes) {
-				out, _ := x.Run(context.Background(), "capture-pane", "-p", "-t", p)
-				screens += "\n== pane " + p + " ==\n" + out
-			}
-		}
-		t.Fatalf(format+"\nlead's turns:\n%s\nteam file:\n%s\ntroupe teammate log:\n%s\nscreens:\n%s", append(args, log, cfg, mateLog, screens)...)
-	}
+	teamName := cl.teamName
 
 	// The report, then the idle notification, reach the lead's model.
 	turnText, err := log.wait(ctx, "TROUPE-REPORT")
@@ -625,5 +588,131 @@ exec sleep 600
 	lines := parseStream(t, stdout.String())
 	if l := lines[len(lines)-1]; l.Type != "result" || l.Result != "GOT-THE-DIGEST" {
 		t.Errorf("the lead's last line is %+v; want the result GOT-THE-DIGEST\n%s", l, stdout.String())
+	}
+}
+
+// claudeLead is a real Claude Code lead in a private tmux whose pane
+// teammates are troupe (the test binary on the scripted provider).
+type claudeLead struct {
+	t    *testing.T
+	s    *claudecodetest.Session
+	x    *claudecodetest.Tmux
+	log  *claudeTurns
+	work string
+}
+
+// startClaudeLead starts claude in a private tmux in a fresh folder with
+// the permission mode and prompt, its model scripted by h, and
+// CLAUDE_CODE_TEAMMATE_COMMAND set to a wrapper that runs troupe as the
+// teammate on the scripted turns (turns gets the working folder).
+func startClaudeLead(t *testing.T, log *claudeTurns, h llmtest.AnthropicHandler, mode, prompt string, turns func(work string) []map[string]any) *claudeLead {
+	t.Helper()
+	srv := llmtest.NewAnthropicServer(t, h)
+	s := claudecodetest.New(t, srv.URL)
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, err := json.Marshal(map[string]any{"turns": turns(work)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scriptFile := filepath.Join(dir, "mate.json")
+	writeFile(t, scriptFile, string(script))
+	wrapper := filepath.Join(dir, "troupe-teammate")
+	writeFile(t, wrapper, fmt.Sprintf("#!/bin/sh\n%s=1 exec %q --provider scripted --script %q \"$@\"\n", asTroupeEnv, os.Args[0], scriptFile))
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Env = append(s.Env, "CLAUDE_CODE_TEAMMATE_COMMAND="+wrapper, envClaudeTodoTools+"=1")
+	x := s.StartTmux(t, work, "--teammate-mode", "tmux", "--permission-mode", mode, prompt)
+	return &claudeLead{t: t, s: s, x: x, log: log, work: work}
+}
+
+// teamName is the lead's session team, once it has one.
+func (cl *claudeLead) teamName() string {
+	m, _ := filepath.Glob(filepath.Join(cl.s.TeamsDir(), "session-*"))
+	if len(m) != 1 {
+		return ""
+	}
+	return filepath.Base(m[0])
+}
+
+// mateLog is the troupe teammate's log.
+func (cl *claudeLead) mateLog() []byte {
+	b, _ := os.ReadFile(filepath.Join(cl.s.ConfigDir, "logs", cl.teamName(), "helper.log"))
+	return b
+}
+
+// fail ends the test with the lead's turns, the team file, troupe's log
+// and every pane's screen.
+func (cl *claudeLead) fail(format string, args ...any) {
+	cl.t.Helper()
+	cfg, _ := os.ReadFile(filepath.Join(cl.s.TeamsDir(), cl.teamName(), "config.json"))
+	var screens string
+	if panes, err := cl.x.Run(context.Background(), "list-panes", "-a", "-F", "#{pane_id}"); err == nil {
+		for _, p := range strings.Fields(panes) {
+			out, _ := cl.x.Run(context.Background(), "capture-pane", "-p", "-t", p)
+			screens += "\n== pane " + p + " ==\n" + out
+		}
+	}
+	cl.t.Fatalf(format+"\nlead's turns:\n%s\nteam file:\n%s\ntroupe teammate log:\n%s\nscreens:\n%s", append(args, cl.log, cfg, cl.mateLog(), screens)...)
+}
+
+// The permission relay with the real lead (PROTOCOL.md 6.4): troupe as a
+// pane teammate in default mode asks the Claude Code lead before running
+// Bash; the lead shows its dialog ("from the helper agent"), the user
+// approves, the lead's signed verdict reaches troupe, which checks it
+// and runs the command; the idle notification then reaches the lead.
+func TestTroupeTeammatePermissionRelayWithClaudeLead(t *testing.T) {
+	log := newClaudeTurns()
+	h := func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		_, text := lastUser(req)
+		if !slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "Agent" }) {
+			return llmtest.AnthropicText("SIDE")
+		}
+		log.record(text)
+		if len(req.Messages) <= 3 && strings.Contains(text, "SPAWN-BASH-HELPER") {
+			return toolCall("toolu_spawn", "Agent", map[string]string{"description": "troupe helper", "name": "helper", "prompt": "RUN-BASH"})
+		}
+		return llmtest.AnthropicText("LEAD-OK")
+	}
+	cl := startClaudeLead(t, log, h, "default", "SPAWN-BASH-HELPER", func(string) []map[string]any {
+		return []map[string]any{
+			{"match": map[string]any{"system": "teammate helper", "turn": 0}, "reply": map[string]any{"tool_calls": []map[string]any{
+				{"name": "Bash", "input": map[string]string{"command": "echo relayed > relayed.txt"}}}}},
+			{"match": map[string]any{"system": "teammate helper", "tool_result": "Bash"}, "reply": map[string]any{"text": "BASH-DONE"}},
+			{"match": map[string]any{"system": "teammate helper"}, "reply": map[string]any{"text": "NOTED"}, "repeat": true},
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	// The lead's dialog for the teammate's call.
+	for !strings.Contains(cl.x.Screen(ctx), "from the helper agent") || !strings.Contains(cl.x.Screen(ctx), "Do you want to proceed?") {
+		select {
+		case <-ctx.Done():
+			cl.fail("the lead never asked about helper's Bash call: %v", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cl.work, "relayed.txt")); err == nil {
+		cl.fail("relayed.txt was written before the lead answered")
+	}
+	if out, err := cl.x.Run(ctx, "send-keys", "-t", cl.x.Target, "1"); err != nil {
+		cl.fail("send-keys: %v: %s", err, out)
+	}
+	turn, err := log.wait(ctx, `"type":"idle_notification","from":"helper"`)
+	if err != nil {
+		cl.fail("%v", err)
+	}
+	if !strings.Contains(turn, `"result":"BASH-DONE"`) {
+		cl.fail("idle notification shown as:\n%s\nwant the result BASH-DONE", turn)
+	}
+	if b, err := os.ReadFile(filepath.Join(cl.work, "relayed.txt")); err != nil || string(b) != "relayed\n" {
+		cl.fail("relayed.txt: %q, %v", b, err)
+	}
+	if mateLog := cl.mateLog(); !bytes.Contains(mateLog, []byte("asked the lead to allow Bash (echo relayed > relayed.txt)")) || bytes.Contains(mateLog, []byte("failed lead verification")) {
+		cl.fail("troupe's log: want the question, and no verdict refused")
 	}
 }
