@@ -699,8 +699,19 @@ func TestTroupeTeammatePermissionRelayWithClaudeLead(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cl.work, "relayed.txt")); err == nil {
 		cl.fail("relayed.txt was written before the lead answered")
 	}
-	if out, err := cl.x.Run(ctx, "send-keys", "-t", cl.x.Target, "1"); err != nil {
-		cl.fail("send-keys: %v: %s", err, out)
+	// "1. Yes". A key pressed while the dialog is still being drawn can
+	// be lost, so press it again until the dialog is gone.
+	for strings.Contains(cl.x.Screen(ctx), "Do you want to proceed?") {
+		if out, err := cl.x.Run(ctx, "send-keys", "-t", cl.x.Target, "1"); err != nil {
+			cl.fail("send-keys: %v: %s", err, out)
+		}
+		for i := 0; i < 10 && strings.Contains(cl.x.Screen(ctx), "Do you want to proceed?"); i++ {
+			select {
+			case <-ctx.Done():
+				cl.fail("the lead's dialog did not take the answer: %v", ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
 	}
 	turn, err := log.wait(ctx, `"type":"idle_notification","from":"helper"`)
 	if err != nil {
