@@ -185,3 +185,25 @@ func TestWorkerUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedLeadStopsRemoteAgent interrupts a lead while its remote
+// agent runs: the worker is told, cancels the agent and reports it stopped.
+func TestInterruptedLeadStopsRemoteAgent(t *testing.T) {
+	srv := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
+	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
+	defer stopServer()
+	worker := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	wout := newSyncBuffer()
+	stopWorker := worker.runAsync(wout, "worker", "--name", "w1", "--cwd", t.TempDir(), "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+ {"match": {"user": "write the remote note"}, "reply": {"text": "never", "delay_ms": 600000}}
+]}`), "--requeue") // a failing test still stops the worker's job
+	defer stopWorker()
+	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker w1 on") })
+
+	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	lout := newSyncBuffer()
+	stopLead := lead.runAsync(lout, "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
+	wout.waitFor(t, "the job's start on the worker", func(s string) bool { return strings.Contains(s, "started") })
+	stopLead() // as Ctrl-C does
+	wout.waitFor(t, "the worker's report of the stop", func(s string) bool { return strings.Contains(s, "stopped by the lead") })
+}
