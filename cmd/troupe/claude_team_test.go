@@ -502,7 +502,7 @@ func TestClaudeArgv(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}
 	a := &app{Main: (&Main{Getenv: func(k string) string { return env[k] }}).withDefaults()}
 	m := team.Member{AgentID: "helper@mixed", Name: "helper", Color: "blue", Mode: "acceptEdits", Model: "claude-opus-5-5"}
-	argv, penv, err := claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{PlanModeRequired: true}, "sess-1")
+	argv, penv, err := claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{PlanModeRequired: true, Model: "claude-opus-5-5"}, "sess-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestClaudeArgv(t *testing.T) {
 	// bypassPermissions is Claude Code's own flag; the lead's choice of
 	// todo tools wins.
 	env[envClaudeTodoTools] = "0"
-	m.Mode, m.Model = "bypassPermissions", ""
+	m.Mode = "bypassPermissions" // m.Model stays the lead's: not passed on without the call naming one
 	argv, penv, err = claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{}, "sess-1")
 	if err != nil {
 		t.Fatal(err)

@@ -57,8 +57,10 @@ func claudeArgv(a *app, command, home string, m team.Member, r swarm.SpawnReques
 	default:
 		argv = append(argv, "--permission-mode", m.Mode)
 	}
-	if m.Model != "" {
-		argv = append(argv, "--model", m.Model)
+	// Only a model the Agent call named: the lead's own model may be
+	// another provider's, which claude would not know.
+	if r.Model != "" {
+		argv = append(argv, "--model", r.Model)
 	}
 	env := map[string]string{"CLAUDECODE": "1", EnvClaudeAgentTeams: "1", "CLAUDE_CONFIG_DIR": home,
 		"CLAUDE_CODE_TASK_LIST_ID": teamName}
