@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
@@ -68,7 +69,7 @@ type leadTeamOptions struct {
 	onEvent func(swarm.Event)
 	deliver func(string)
 	// paneArgv returns the command line of a pane teammate.
-	paneArgv func(m team.Member, r swarm.SpawnRequest, session string) ([]string, map[string]string, error)
+	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
 }
 
 // newLeadTeam opens the stores and the backends of a lead.
@@ -101,10 +102,20 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		}
 	}
 	settingsFile := filepath.Join(o.cwd, ".troupe", "settings.local.json")
-	lt := &leadTeam{stores: st}
+	// The lead signs what it writes (PROTOCOL.md 4.3); pane teammates get
+	// the key with --lead-verify-key and ignore unsigned lead frames.
+	signer, err := mailbox.NewLeadSigner(a.Now())
+	if err != nil {
+		closeStores()
+		return nil, err
+	}
+	leadStores := st
+	leadStores.Mail = swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}
+	leadKey := signer.VerifyKey().String()
+	lt := &leadTeam{stores: leadStores}
 	var lead *swarm.Lead
 	lead, err = swarm.NewLead(swarm.LeadConfig{
-		Teams: st.Teams, Mail: st.Mail, Tasks: st.Tasks,
+		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
 		Session: o.session, Cwd: o.cwd, Model: o.h.model, Mode: string(o.approver.Mode),
 		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "",
 		PersistRule: func(rule string) error {
@@ -113,7 +124,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		Deliver: o.deliver, Now: a.Now, OnEvent: o.onEvent,
 		Launch: func(ctx context.Context, l *swarm.Lead, m team.Member, r swarm.SpawnRequest, beName string) (backend.Spec, error) {
 			if beName != backend.InProcess {
-				argv, env, err := o.paneArgv(m, r, o.session)
+				argv, env, err := o.paneArgv(m, r, o.session, leadKey)
 				return backend.Spec{Argv: argv, Env: env}, err
 			}
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
@@ -229,10 +240,11 @@ func (a *app) selfArgv0() (string, error) {
 // paneArgv builds a pane teammate's command line: the same binary with
 // the teammate flags and what the lead's run was configured with, and
 // the provider's environment (a pane does not inherit ours).
-func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swarm.SpawnRequest, session string) ([]string, map[string]string, error) {
-	return func(m team.Member, r swarm.SpawnRequest, session string) ([]string, map[string]string, error) {
+func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error) {
+	return func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error) {
 		if cmd := teammateCommand(a, h); cmd != "" {
-			return claudeArgv(a, cmd, home, m, r, session)
+			argv, env, err := claudeArgv(a, cmd, home, m, r, session)
+			return withLeadKey(argv, leadKey), env, err
 		}
 		exe, err := a.selfArgv0()
 		if err != nil {
@@ -240,6 +252,7 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		}
 		argv := []string{exe, "--agent-id", m.AgentID, "--agent-name", m.Name, "--team-name", teamOf(m.AgentID),
 			"--agent-color", m.Color, "--parent-session-id", session, "--home", home, "--cwd", cwd}
+		argv = withLeadKey(argv, leadKey)
 		if r.PlanModeRequired {
 			argv = append(argv, "--plan-mode-required")
 		}
@@ -373,4 +386,14 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	opts.teammates = teammates{lt.lead}
 	tools, sub := coreTools(opts)
 	return append(tools, teamTools(lt, sub, a.Now)...), withAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
+}
+
+// withLeadKey adds --lead-verify-key after the identity flags (argv[0]
+// and the five flag pairs of PROTOCOL.md 10.3's order).
+func withLeadKey(argv []string, key string) []string {
+	if key == "" || len(argv) < 11 {
+		return argv
+	}
+	out := append(append([]string(nil), argv[:11]...), "--lead-verify-key", key)
+	return append(out, argv[11:]...)
 }

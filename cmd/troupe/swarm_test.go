@@ -148,6 +148,9 @@ func TestPaneTeammateKilled(t *testing.T) {
 		_ = c.Wait()
 		t.Fatalf("no teammate pane appeared\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
+	if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); !bytes.Contains(b, []byte("--lead-verify-key\x00")) {
+		t.Errorf("the pane teammate was not given the lead's key: %q", b)
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
