@@ -239,7 +239,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	if err := ctx.Err(); err != nil {
 		return fail(context.Cause(ctx))
 	}
-	h := &Handle{b: b, agentID: s.AgentID, done: make(chan struct{})}
+	h := &Handle{b: b, agentID: s.AgentID}
 	b.mu.Lock()
 	switch {
 	case b.closed:
@@ -399,7 +399,7 @@ func (b *Backend) finishSession(id string, err error) {
 	}
 	b.mu.Unlock()
 	if h != nil {
-		h.finish(err)
+		h.Finish(err)
 	}
 }
 

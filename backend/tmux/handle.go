@@ -3,23 +3,25 @@ package tmux
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/troupe-dev/troupe/backend"
 )
 
-// Handle is one teammate in a tmux pane.
+// Handle is one teammate in a tmux pane. Done is closed when its process
+// exited (noticed within about two poll intervals), its pane was closed by
+// anyone, Kill or Close; Err is then nil for exit status 0, a
+// *backend.ExitError for another status or a signal, backend.ErrKilled
+// after Kill or Close, backend.ErrPaneGone when its pane or the server
+// disappeared.
 type Handle struct {
-	b       *Backend
-	agentID string
-	pane    string // set before Spawn returns
-	pid     int    // set before Spawn returns
-	done    chan struct{}
+	b              *Backend
+	agentID        string
+	pane           string // set before Spawn returns
+	pid            int    // set before Spawn returns
+	backend.Ending        // Done, Err, Finish
 
 	unreaped int // polls that saw the pane dead with no status yet; guarded by b.mu
 
-	mu  sync.Mutex
-	err error // set before done closes; guarded by mu
 }
 
 var _ backend.Handle = (*Handle)(nil)
@@ -37,27 +39,12 @@ func (h *Handle) PID() int { return h.pid }
 // Backend returns backend.Tmux.
 func (h *Handle) Backend() string { return backend.Tmux }
 
-// Done is closed when the teammate ended: its process exited (noticed
-// within about two poll intervals), its pane was closed by anyone, Kill
-// or Close.
-func (h *Handle) Done() <-chan struct{} { return h.done }
-
-// Err is why the teammate ended, after Done: nil for exit status 0, a
-// *backend.ExitError for another status or a signal, backend.ErrKilled
-// after Kill or Close, backend.ErrPaneGone when its pane or the server
-// disappeared.
-func (h *Handle) Err() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
-}
-
 // Kill kills the teammate's pane (kill-pane; tmux hangs up its process)
 // and ends the handle with backend.ErrKilled. Killing an ended teammate is
 // a no-op.
 func (h *Handle) Kill(ctx context.Context) error {
 	select {
-	case <-h.done:
+	case <-h.Done():
 		return nil
 	default:
 	}
@@ -66,18 +53,9 @@ func (h *Handle) Kill(ctx context.Context) error {
 	}
 	h.b.finishPane(h.pane, backend.ErrKilled)
 	select {
-	case <-h.done:
+	case <-h.Done():
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("kill tmux teammate %s: %w", h.agentID, context.Cause(ctx))
 	}
-}
-
-// finish records err and closes done. The backend calls it once, after
-// removing the handle from its maps.
-func (h *Handle) finish(err error) {
-	h.mu.Lock()
-	h.err = err
-	h.mu.Unlock()
-	close(h.done)
 }

@@ -43,7 +43,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 		return fail(context.Cause(ctx))
 	}
 
-	h := &Handle{b: b, agentID: s.AgentID, done: make(chan struct{})}
+	h := &Handle{b: b, agentID: s.AgentID}
 	b.mu.Lock()
 	switch {
 	case b.closed:

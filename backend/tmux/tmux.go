@@ -374,7 +374,7 @@ func (b *Backend) finishPane(p string, err error) {
 	}
 	b.mu.Unlock()
 	if h != nil {
-		h.finish(err)
+		h.Finish(err)
 	}
 }
 
