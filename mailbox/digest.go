@@ -118,3 +118,10 @@ func quote(b *bytes.Buffer, s string) {
 	}
 	b.WriteByte('"')
 }
+
+// PlanDigest returns the planDigest of a plan approval response (PROTOCOL.md
+// section 6.3): the hex SHA-256 of the plan's content.
+func PlanDigest(plan string) string {
+	sum := sha256.Sum256([]byte(plan))
+	return hex.EncodeToString(sum[:])
+}

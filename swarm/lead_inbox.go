@@ -67,7 +67,7 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 			l.wg.Go(func() { l.answerMail(ctx, teamName, m, f) })
 		case mailbox.PlanApprovalRequest:
 			l.mu.Lock()
-			l.plans[f.RequestID] = planDigest(f.PlanContent)
+			l.plans[f.RequestID] = mailbox.PlanDigest(f.PlanContent)
 			l.mu.Unlock()
 			l.event(m.From, EventPlan, fmt.Sprintf("%s asks the lead to approve its plan (%d bytes)", m.From, len(f.PlanContent)))
 			plain = append(plain, m)

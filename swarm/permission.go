@@ -1,8 +1,6 @@
 package swarm
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -99,11 +97,4 @@ func TeamRules(paths []team.AllowedPath) []string {
 		}
 	}
 	return out
-}
-
-// planDigest is the planDigest of a plan approval response: the hex
-// SHA-256 of the plan's content.
-func planDigest(plan string) string {
-	sum := sha256.Sum256([]byte(plan))
-	return hex.EncodeToString(sum[:])
 }

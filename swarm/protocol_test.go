@@ -112,7 +112,7 @@ func TestPlanApprovalRejectThenApprove(t *testing.T) {
 		first = f.(mailbox.PlanApprovalRequest)
 		return true
 	})
-	if d, ok := h.lead.PlanDigest(first.RequestID); !ok || d != planDigest("1. edit a.go") {
+	if d, ok := h.lead.PlanDigest(first.RequestID); !ok || d != mailbox.PlanDigest("1. edit a.go") {
 		t.Errorf("lead's digest of the plan = %q %v", d, ok)
 	}
 	leadSend(t, h, `{"to":"kim","message":{"type":"plan_approval_response","request_id":"`+first.RequestID+`","approve":false,"feedback":"add a test"}}`)
