@@ -80,6 +80,9 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	if h.teams.mate.enabled() { // a teammate process (swarm.go)
 		return a.runTeammate(cmd, h)
 	}
+	if err := h.teams.validate(a); err != nil {
+		return err
+	}
 	if !h.print {
 		if len(args) > 0 {
 			msg := fmt.Sprintf("unknown command %q for \"troupe\"", args[0])

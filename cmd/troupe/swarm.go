@@ -344,9 +344,6 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
 	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote}
 	if !a.teamsEnabled(h.teams.enabled) {
-		if h.teams.mate.teammateMode != "" {
-			return nil, nil, usagef("--teammate-mode needs agent teams: add --agent-teams (or set %s=1)", EnvAgentTeams)
-		}
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil
 	}
@@ -359,9 +356,6 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		} else if spec.url != "" {
 			return nil, nil, usagef("--teammate-command %s: Claude Code teammates share the team through files; use the file store, not %s", cmd, spec.url)
 		}
-	}
-	if d := h.teams.digest; d != digestNextInput && d != digestQuiet {
-		return nil, nil, usagef("--idle-digest %q: want %s or %s", d, digestNextInput, digestQuiet)
 	}
 	home, err := a.home()
 	if err != nil {
@@ -396,4 +390,27 @@ func withLeadKey(argv []string, key string) []string {
 	}
 	out := append(append([]string(nil), argv[:11]...), "--lead-verify-key", key)
 	return append(out, argv[11:]...)
+}
+
+// validate checks the lead's team flags before anything is opened.
+func (t *teamFlags) validate(a *app) error {
+	if err := t.checkAskTimeout(); err != nil {
+		return err
+	}
+	if t.digest != digestNextInput && t.digest != digestQuiet {
+		return usagef("--idle-digest %q: want %s or %s", t.digest, digestNextInput, digestQuiet)
+	}
+	if !a.teamsEnabled(t.enabled) && t.mate.teammateMode != "" {
+		return usagef("--teammate-mode needs agent teams: add --agent-teams (or set %s=1)", EnvAgentTeams)
+	}
+	return nil
+}
+
+// checkAskTimeout refuses a --permission-answer-timeout that is not
+// positive (a teammate would wait no time at all, or forever).
+func (t *teamFlags) checkAskTimeout() error {
+	if t.ask <= 0 {
+		return usagef("--permission-answer-timeout %s: want a positive duration", t.ask)
+	}
+	return nil
 }

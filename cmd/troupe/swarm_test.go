@@ -355,3 +355,21 @@ func TestLeadPromptCommandAllowsAlways(t *testing.T) {
 		t.Errorf("the timeline lacks the answer:\n%s", errOut.String())
 	}
 }
+
+func TestTeamFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-p", "--agent-teams", "--permission-answer-timeout", "0s", "hi"},
+		{"-p", "--agent-teams", "--permission-answer-timeout", "-1m", "hi"},
+		{"-p", "--agent-teams", "--idle-digest", "sometimes", "hi"},
+		{"-p", "--teammate-mode", "tmux", "hi"},
+		{"--agent-id", "bob@t", "--agent-name", "bob", "--team-name", "t", "--permission-answer-timeout", "0s"},
+	} {
+		var out bytes.Buffer
+		dir := t.TempDir()
+		m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }}
+		err := m.Run(t.Context(), append([]string{"--home", dir, "--provider", "scripted", "--script", "/nonexistent"}, args...))
+		if !isUsage(err) {
+			t.Errorf("troupe %q: err = %v, want a usage error", args, err)
+		}
+	}
+}

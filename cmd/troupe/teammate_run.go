@@ -168,6 +168,9 @@ func toolTimeline(name string, now func() time.Time, on func(swarm.Event)) func(
 // inbox, and works until its shutdown is approved or it is stopped.
 func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	tf := h.teams.mate
+	if err := h.teams.checkAskTimeout(); err != nil {
+		return err
+	}
 	if a.homeFlag == "" && a.Getenv("TROUPE_HOME") == "" && a.Getenv("TROUPE_STORE") == "" && a.Getenv("CLAUDECODE") == "1" {
 		// Launched by a Claude Code lead (CLAUDE_CODE_TEAMMATE_COMMAND):
 		// the team lives under Claude Code's root.
