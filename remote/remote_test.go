@@ -76,13 +76,20 @@ func (e *env) worker(t *testing.T, cfg remote.WorkerConfig) (conn *remotetest.Co
 func (e *env) waitWorker(t *testing.T, name string) {
 	t.Helper()
 	probe := e.mem.Conn()
+	waitFor(t, "worker "+name+" to register", func() bool {
+		ok, _ := remote.Alive(t.Context(), probe, name)
+		return ok
+	})
+}
+
+// waitFor polls cond for up to 10 s and fails the test naming what it
+// waited for.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ok, _ := remote.Alive(t.Context(), probe, name); ok {
-			return
-		}
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("worker %s never registered", name)
+			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -164,13 +171,7 @@ func TestCapacity(t *testing.T) {
 		ids = append(ids, e.submit(t, remote.Request{Prompt: fmt.Sprint("job ", i)}).ID)
 	}
 	// Two run, two wait: wait until two started, then check the others wait.
-	deadline := time.Now().Add(10 * time.Second)
-	for now.Load() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("two jobs never ran at once on a worker of capacity 2")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "two jobs running at once on a worker of capacity 2", func() bool { return now.Load() >= 2 })
 	runs := 0
 	for _, id := range ids {
 		runs += e.mem.Runs(string(id))
@@ -258,13 +259,7 @@ func TestLostWorkerFails(t *testing.T) {
 	release := make(chan struct{})
 	close(release)
 	e.worker(t, remote.WorkerConfig{Name: "w2", Run: blocking(t, started, release, "w2", &calls)})
-	deadline := time.Now().Add(10 * time.Second)
-	for len(e.mem.Queued()) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the lost job is still queued: %v", e.mem.Queued())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the lost job to leave the queue", func() bool { return len(e.mem.Queued()) == 0 })
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the job ran %d times with policy fail, want 1", n)
 	}
@@ -279,17 +274,11 @@ func TestLostWorkerRequeues(t *testing.T) {
 	<-started
 	conn.Cut()
 	// The lead notes the loss while the job waits for another worker.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, "the lead to note the lost worker", func() bool {
 		s, _ := e.reg.Get(st.ID)
-		if d, _ := task.DetailAs[*task.Remote](s); strings.Contains(d.Progress, "requeued") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the lead never noted the lost worker: %+v", s.Detail)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		d, _ := task.DetailAs[*task.Remote](s)
+		return d != nil && strings.Contains(d.Progress, "requeued")
+	})
 	release := make(chan struct{})
 	close(release)
 	e.worker(t, remote.WorkerConfig{Name: "w2", Run: blocking(t, started, release, "w2", &calls)})
@@ -420,13 +409,7 @@ func TestLeadStopsJob(t *testing.T) {
 	if err := <-ended; err == nil {
 		t.Fatal("the worker's agent was not canceled by the lead's stop")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(e.mem.Queued()) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the stopped job is still queued: %v", e.mem.Queued())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the stopped job to leave the queue", func() bool { return len(e.mem.Queued()) == 0 })
 	if s, _ := e.reg.Get(st.ID); s.Status != task.Killed {
 		t.Errorf("stopped task is %s, want killed", s.Status)
 	}

@@ -51,9 +51,10 @@ type Worker struct {
 
 // NewWorker checks cfg and returns a worker.
 func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if err := CheckName(cfg.Name); err != nil {
+		return nil, err
+	}
 	switch {
-	case CheckName(cfg.Name) != nil:
-		return nil, CheckName(cfg.Name)
 	case cfg.Capacity < 0:
 		return nil, fmt.Errorf("remote: worker capacity %d: want at least 1", cfg.Capacity)
 	case cfg.Queue == nil || cfg.Registry == nil || cfg.Run == nil:

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -233,7 +234,7 @@ func (c *Conn) List(context.Context) ([]remote.WorkerInfo, error) {
 			ws = append(ws, w)
 		}
 	}
-	slices.SortFunc(ws, func(a, b remote.WorkerInfo) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(ws, func(a, b remote.WorkerInfo) int { return strings.Compare(a.Name, b.Name) })
 	return ws, nil
 }
 
@@ -242,16 +243,6 @@ func earlier(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 type delivery struct {
