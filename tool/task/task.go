@@ -230,6 +230,18 @@ func waitEnd(ctx context.Context, sub *taskreg.Subscription, reg *taskreg.Regist
 
 var errTimeout = errors.New("task output: wait timed out")
 
+// writeAgentOutcome renders the error, usage and, once s ended, the result
+// of an agent run, local or remote.
+func writeAgentOutcome(b *strings.Builder, s taskreg.State, errText string, u taskreg.Usage, result string) {
+	if errText != "" {
+		fmt.Fprintf(b, "<error>%s</error>\n", errText)
+	}
+	fmt.Fprintf(b, "<usage>total_tokens: %d, tool_uses: %d</usage>\n", u.TotalTokens, u.ToolUses)
+	if s.Status.Terminal() && result != "" {
+		fmt.Fprintf(b, "<result>\n%s\n</result>\n", result)
+	}
+}
+
 // report reads the new output of s and renders the result.
 func (o *Output) report(s taskreg.State, timedOut bool) tool.Result {
 	var b strings.Builder
@@ -246,13 +258,7 @@ func (o *Output) report(s taskreg.State, timedOut bool) tool.Result {
 			fmt.Fprintf(&b, "<error>%s</error>\n", d.Error)
 		}
 	case *taskreg.Agent:
-		if d.Error != "" {
-			fmt.Fprintf(&b, "<error>%s</error>\n", d.Error)
-		}
-		fmt.Fprintf(&b, "<usage>total_tokens: %d, tool_uses: %d</usage>\n", d.Usage.TotalTokens, d.Usage.ToolUses)
-		if s.Status.Terminal() && d.Result != "" {
-			fmt.Fprintf(&b, "<result>\n%s\n</result>\n", d.Result)
-		}
+		writeAgentOutcome(&b, s, d.Error, d.Usage, d.Result)
 	case *taskreg.Remote:
 		if d.Worker != "" {
 			fmt.Fprintf(&b, "<worker>%s (attempt %d)</worker>\n", d.Worker, d.Attempt)
@@ -260,13 +266,7 @@ func (o *Output) report(s taskreg.State, timedOut bool) tool.Result {
 		if d.Progress != "" {
 			fmt.Fprintf(&b, "<progress>%s</progress>\n", d.Progress)
 		}
-		if d.Error != "" {
-			fmt.Fprintf(&b, "<error>%s</error>\n", d.Error)
-		}
-		fmt.Fprintf(&b, "<usage>total_tokens: %d, tool_uses: %d</usage>\n", d.Usage.TotalTokens, d.Usage.ToolUses)
-		if s.Status.Terminal() && d.Result != "" {
-			fmt.Fprintf(&b, "<result>\n%s\n</result>\n", d.Result)
-		}
+		writeAgentOutcome(&b, s, d.Error, d.Usage, d.Result)
 	}
 	if s.OutputFile != "" {
 		data, more, err := o.read(s)
