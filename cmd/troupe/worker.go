@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/remote"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -87,13 +88,12 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		return usagef("--labels: %v", err)
 	}
 	if f.name == "" {
+		// <host>-<pid>, the host cut so that a long one still makes a
+		// valid name.
 		host, _ := os.Hostname()
-		f.name = fmt.Sprintf("%s-%d", strings.Map(func(r rune) rune {
-			if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-				return r
-			}
-			return '-'
-		}, host), os.Getpid())
+		pid := fmt.Sprintf("-%d", os.Getpid())
+		host = team.SanitizePath(host)
+		f.name = host[:min(len(host), 64-len(pid))] + pid
 	}
 	if err := remote.CheckName(f.name); err != nil {
 		return usagef("--name: %v", err)
