@@ -126,12 +126,11 @@ type Lead struct {
 	digest    []mailbox.IdleNotification
 	plans     map[string]string // plan request id -> digest
 	rules     []string          // team-wide allow-always rules
-	activity  int               // bumps on every teammate message or state change
 	ending    int               // mail being dispatched, approved shutdowns being handled
 	shutting  int               // approved shutdowns being handled
 	stopInbox context.CancelFunc
 	wg        sync.WaitGroup
-	changed   chan struct{} // 1-slot: activity bumped
+	changed   chan struct{} // 1-slot: kicked by bump
 }
 
 // mate is a teammate the lead started.
@@ -139,7 +138,6 @@ type mate struct {
 	info     SpawnInfo
 	h        backend.Handle
 	expected bool // its end is expected (shutdown approved, killed by us)
-	idle     bool
 	addRules func([]string)
 }
 
@@ -180,9 +178,6 @@ func (l *Lead) event(who, kind, text string) {
 }
 
 func (l *Lead) bump() {
-	l.mu.Lock()
-	l.activity++
-	l.mu.Unlock()
 	select {
 	case l.changed <- struct{}{}:
 	default:

@@ -96,9 +96,6 @@ func messageText(m mailbox.Message, f mailbox.Frame) string {
 // idle records an idle notification for the digest.
 func (l *Lead) idle(m mailbox.Message, f mailbox.IdleNotification) {
 	l.mu.Lock()
-	if mt := l.mates[m.From]; mt != nil {
-		mt.idle = true
-	}
 	// One entry per teammate: the latest replaces an earlier one, but a
 	// result or completed task in the earlier one is kept.
 	kept := false

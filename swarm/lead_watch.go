@@ -103,42 +103,22 @@ func releasedNote(ts []tasklist.Task) string {
 	return fmt.Sprintf(" %d task(s) were unassigned: %s. Use TaskList to see them.", len(ts), strings.Join(parts, ", "))
 }
 
-// Status is a snapshot of the team for a waiting lead.
-type Status struct {
-	Running  int // teammates whose process or goroutine runs
-	Working  int // of those, the ones not idle
-	Activity int // bumps on every teammate message or state change
-}
-
-// Status returns the team's snapshot.
-func (l *Lead) Status() Status {
+// Running returns how many teammates the lead started still run.
+func (l *Lead) Running() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := Status{Activity: l.activity}
+	n := 0
 	for _, m := range l.mates {
-		if m.h == nil || ended(m.h) {
-			continue
-		}
-		s.Running++
-		if !m.idle {
-			s.Working++
+		if m.h != nil && !ended(m.h) {
+			n++
 		}
 	}
-	return s
+	return n
 }
 
-// Changed returns a channel kicked when the team's activity changes.
+// Changed returns a channel kicked when something in the team changes (a
+// teammate's message, spawn, exit or death), for a lead that waits.
 func (l *Lead) Changed() <-chan struct{} { return l.changed }
-
-// MarkBusy records that a teammate got work (a message from the lead), so
-// it is not counted idle until its next idle notification.
-func (l *Lead) MarkBusy(name string) {
-	l.mu.Lock()
-	if m := l.mates[name]; m != nil {
-		m.idle = false
-	}
-	l.mu.Unlock()
-}
 
 // Quiet reports whether the team has nothing in flight: no running
 // teammate is working (isActive in the team file), none has unread mail,

@@ -195,11 +195,9 @@ func (b *background) deliver(text string) {
 	}
 }
 
-// observe follows the lead's calls: a message to a teammate marks it
-// busy until its next idle notification.
+// observe puts the lead's tool calls on the team's timeline.
 func (b *background) observe(e agent.Event) {
 	if b.team != nil {
-		watchLeadCalls(b.team.lead, e)
 		if b.leadTimeline == nil {
 			b.leadTimeline = toolTimeline(team.LeadName, b.now, b.teamEvent)
 		}

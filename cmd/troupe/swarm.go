@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
@@ -202,20 +200,6 @@ func (t teammates) SpawnTeammate(ctx context.Context, r agenttool.TeammateReques
 	}
 	return agenttool.TeammateInfo{AgentID: info.AgentID, Name: info.Name, Team: info.Team, Color: info.Color, Model: info.Model,
 		Backend: info.Backend, PaneID: info.PaneID, PlanModeRequired: info.PlanModeRequired}, nil
-}
-
-// watchLeadCalls marks the teammates a lead's message goes to as busy,
-// so that a headless session does not end before they wake.
-func watchLeadCalls(lead *swarm.Lead, e agent.Event) {
-	if e.Type != agent.EventToolUse || e.Call == nil || e.Call.Name != "SendMessage" {
-		return
-	}
-	var in struct {
-		To string `json:"to"`
-	}
-	if json.Unmarshal(e.Call.Input, &in) == nil && in.To != "" {
-		lead.MarkBusy(in.To)
-	}
 }
 
 // EnvTeammateCommand is --teammate-command's variable.
