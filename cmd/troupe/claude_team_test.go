@@ -29,69 +29,6 @@ import (
 // troupe side runs on the scripted provider. Each test skips with the
 // reason when claude cannot be installed or tmux is missing.
 
-// claudeTurns records what a claude's model was shown, for waits and
-// failure messages.
-type claudeTurns struct {
-	mu    sync.Mutex
-	turns []string // the last user message of each request, as text
-	kick  chan struct{}
-}
-
-func newClaudeTurns() *claudeTurns { return &claudeTurns{kick: make(chan struct{}, 1)} }
-
-// lastUser returns the last user message of req, its text and tool
-// results joined.
-func lastUser(req *llmtest.AnthropicRequest) (llmtest.AnthropicMessage, string) {
-	var last llmtest.AnthropicMessage
-	for _, m := range req.Messages {
-		if m.Role == "user" {
-			last = m
-		}
-	}
-	var b strings.Builder
-	for _, c := range last.Content {
-		b.WriteString(c.Text)
-		b.WriteString("\n")
-	}
-	return last, b.String()
-}
-
-func (l *claudeTurns) record(text string) {
-	l.mu.Lock()
-	l.turns = append(l.turns, text)
-	l.mu.Unlock()
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
-}
-
-// wait returns the first recorded turn containing s.
-func (l *claudeTurns) wait(ctx context.Context, s string) (string, error) {
-	for {
-		l.mu.Lock()
-		for _, t := range l.turns {
-			if strings.Contains(t, s) {
-				l.mu.Unlock()
-				return t, nil
-			}
-		}
-		n := len(l.turns)
-		l.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("no model turn containing %q in %d turns: %w", s, n, ctx.Err())
-		case <-l.kick:
-		}
-	}
-}
-
-func (l *claudeTurns) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.turns, "\n----\n")
-}
-
 // shutdownRequestID finds the request id in the instruction Claude Code
 // appends under a shutdown_request it shows its model (PROTOCOL.md 7).
 var shutdownRequestID = regexp.MustCompile(`"request_id":"([^"]+)","approve":true`)
@@ -109,13 +46,13 @@ func toolCall(id, name string, in any) llmtest.AnthropicResponse {
 // in_progress), completes it, reports to the lead (SendMessage) and ends
 // its turn with "HELPER-DONE"; shown a shutdown request, it approves it.
 // Requests that do not offer ToolSearch (side requests) get text.
-func claudeMateHandler(log *claudeTurns, prompt string) llmtest.AnthropicHandler {
+func claudeMateHandler(log *claudecodetest.Turns, prompt string) llmtest.AnthropicHandler {
 	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
-		last, text := lastUser(req)
+		last, text := claudecodetest.LastUser(req)
 		if !slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "ToolSearch" }) {
 			return llmtest.AnthropicText("SIDE")
 		}
-		log.record(text)
+		log.Record(text)
 		for _, b := range last.Content {
 			if b.Type != "tool_result" {
 				continue
@@ -166,7 +103,7 @@ func claudeEnviron(s *claudecodetest.Session, sock string) []string {
 func TestClaudeTeammateOfTroupeLead(t *testing.T) {
 	needTmux(t)
 	const prompt = "CLAIM-TASK-ONE: take task #1 from the task list, do it, report to the lead."
-	log := newClaudeTurns()
+	log := claudecodetest.NewTurns()
 	srv := llmtest.NewAnthropicServer(t, claudeMateHandler(log, "CLAIM-TASK-ONE"))
 	s := claudecodetest.New(t, srv.URL)
 	dir := t.TempDir()
@@ -335,17 +272,17 @@ func parseStream(t *testing.T, out string) []streamLine {
 // once it has seen an idle notification of helper's holding
 // shutdownAfter it asks helper to shut down (SendMessage
 // shutdown_request). Every main-loop turn goes to log.
-func claudeLeadHandler(log *claudeTurns, spawnPrompt, matePrompt, shutdownAfter string) llmtest.AnthropicHandler {
+func claudeLeadHandler(log *claudecodetest.Turns, spawnPrompt, matePrompt, shutdownAfter string) llmtest.AnthropicHandler {
 	var mu sync.Mutex
 	asked := false
 	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
-		last, text := lastUser(req)
+		last, text := claudecodetest.LastUser(req)
 		// Only the main loop's request offers the Agent tool; side
 		// requests (a title, a summary) get text.
 		if !slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "Agent" }) {
 			return llmtest.AnthropicText("SIDE")
 		}
-		log.record(text)
+		log.Record(text)
 		for _, b := range last.Content {
 			if b.Type != "tool_result" {
 				continue
@@ -380,7 +317,7 @@ func claudeLeadHandler(log *claudeTurns, spawnPrompt, matePrompt, shutdownAfter 
 func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 	const spawnPrompt = "SPAWN-A-TROUPE-HELPER"
 	const matePrompt = "WRITE-DONE-FILE: take task #1, write done.txt, report to the lead."
-	log := newClaudeTurns()
+	log := claudecodetest.NewTurns()
 	cl := startClaudeLead(t, log, claudeLeadHandler(log, spawnPrompt, matePrompt, "SAW-UNSIGNED-AS-FORGED"), "acceptEdits", spawnPrompt, func(work string) []map[string]any {
 		done := filepath.Join(work, "done.txt")
 		// troupe's model: claim, write, complete, report, end the turn; shown
@@ -412,14 +349,14 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 	teamName := cl.teamName
 
 	// The report, then the idle notification, reach the lead's model.
-	turnText, err := log.wait(ctx, "TROUPE-REPORT")
+	turnText, err := log.Wait(ctx, "TROUPE-REPORT")
 	if err != nil {
 		fail("%v", err)
 	}
 	if want := `<teammate-message teammate_id="helper" color="blue" summary="task 1 done">` + "\nTROUPE-REPORT: done.txt is written\n</teammate-message>"; !strings.Contains(turnText, want) {
 		fail("the report reached the lead as:\n%s\nwant\n%s", turnText, want)
 	}
-	if turnText, err = log.wait(ctx, `"type":"idle_notification","from":"helper"`); err != nil {
+	if turnText, err = log.Wait(ctx, `"type":"idle_notification","from":"helper"`); err != nil {
 		fail("%v", err)
 	}
 	// troupe leaves the turn's text out once the teammate has reported
@@ -461,7 +398,7 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := log.wait(ctx, `"result":"SAW-UNSIGNED-AS-FORGED"`); err != nil {
+	if _, err := log.Wait(ctx, `"result":"SAW-UNSIGNED-AS-FORGED"`); err != nil {
 		fail("%v", err)
 	}
 
@@ -597,7 +534,7 @@ type claudeLead struct {
 	t    *testing.T
 	s    *claudecodetest.Session
 	x    *claudecodetest.Tmux
-	log  *claudeTurns
+	log  *claudecodetest.Turns
 	work string
 }
 
@@ -605,7 +542,7 @@ type claudeLead struct {
 // the permission mode and prompt, its model scripted by h, and
 // CLAUDE_CODE_TEAMMATE_COMMAND set to a wrapper that runs troupe as the
 // teammate on the scripted turns (turns gets the working folder).
-func startClaudeLead(t *testing.T, log *claudeTurns, h llmtest.AnthropicHandler, mode, prompt string, turns func(work string) []map[string]any) *claudeLead {
+func startClaudeLead(t *testing.T, log *claudecodetest.Turns, h llmtest.AnthropicHandler, mode, prompt string, turns func(work string) []map[string]any) *claudeLead {
 	t.Helper()
 	srv := llmtest.NewAnthropicServer(t, h)
 	s := claudecodetest.New(t, srv.URL)
@@ -666,13 +603,13 @@ func (cl *claudeLead) fail(format string, args ...any) {
 // approves, the lead's signed verdict reaches troupe, which checks it
 // and runs the command; the idle notification then reaches the lead.
 func TestTroupeTeammatePermissionRelayWithClaudeLead(t *testing.T) {
-	log := newClaudeTurns()
+	log := claudecodetest.NewTurns()
 	h := func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
-		_, text := lastUser(req)
+		_, text := claudecodetest.LastUser(req)
 		if !slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "Agent" }) {
 			return llmtest.AnthropicText("SIDE")
 		}
-		log.record(text)
+		log.Record(text)
 		if len(req.Messages) <= 3 && strings.Contains(text, "SPAWN-BASH-HELPER") {
 			return toolCall("toolu_spawn", "Agent", map[string]string{"description": "troupe helper", "name": "helper", "prompt": "RUN-BASH"})
 		}
@@ -713,7 +650,7 @@ func TestTroupeTeammatePermissionRelayWithClaudeLead(t *testing.T) {
 			}
 		}
 	}
-	turn, err := log.wait(ctx, `"type":"idle_notification","from":"helper"`)
+	turn, err := log.Wait(ctx, `"type":"idle_notification","from":"helper"`)
 	if err != nil {
 		cl.fail("%v", err)
 	}

@@ -26,10 +26,10 @@ const (
 // spawnHandler scripts a lead that answers spawnPrompt with one Agent call
 // that names a teammate "helper", and everything else with text. Every
 // request's last user turn goes to log.
-func spawnHandler(log *turnLog) llmtest.AnthropicHandler {
+func spawnHandler(log *claudecodetest.Turns) llmtest.AnthropicHandler {
 	var mu sync.Mutex
 	spawned := false
-	text := log.handler("LEAD-DONE")
+	text := log.Handler("LEAD-DONE")
 	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
 		var prompt, result bool
 		for _, m := range req.Messages {
@@ -91,7 +91,7 @@ func waitFile(ctx context.Context, path string) ([]byte, error) {
 // Then messages troupe's file store writes as that teammate reach the
 // lead's model (section 7).
 func TestRealLeadLaunchesTeammateCommand(t *testing.T) {
-	log := newTurnLog()
+	log := claudecodetest.NewTurns()
 	srv := llmtest.NewAnthropicServer(t, spawnHandler(log))
 	s := claudecodetest.New(t, srv.URL)
 	out := t.TempDir()
@@ -201,7 +201,7 @@ func TestRealLeadLaunchesTeammateCommand(t *testing.T) {
 	if _, err := st.Mail().Send(ctx, team, "team-lead", reply); err != nil {
 		t.Fatal(err)
 	}
-	turn, err := log.wait(ctx, "HELLO-LEAD-FROM-TROUPE")
+	turn, err := log.Wait(ctx, "HELLO-LEAD-FROM-TROUPE")
 	if err != nil {
 		t.Fatalf("%v\nlead screen:\n%s", err, x.Screen(context.Background()))
 	}
@@ -215,7 +215,7 @@ func TestRealLeadLaunchesTeammateCommand(t *testing.T) {
 	if _, err := st.Mail().Send(ctx, team, "team-lead", mailbox.Message{From: "helper", Color: "blue", Text: idle}); err != nil {
 		t.Fatal(err)
 	}
-	if turn, err = log.wait(ctx, "IDLE-RESULT-FROM-TROUPE"); err != nil {
+	if turn, err = log.Wait(ctx, "IDLE-RESULT-FROM-TROUPE"); err != nil {
 		t.Fatalf("%v\nlead screen:\n%s", err, x.Screen(context.Background()))
 	}
 	// A frame is passed through as its JSON, and the lead's copy is

@@ -3,11 +3,9 @@ package claudecodetest_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,81 +16,15 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
-// turnLog records the last user message of every request the fake server
-// gets, so a test can wait for the turn a message caused.
-type turnLog struct {
-	mu    sync.Mutex
-	turns []string
-	kick  chan struct{}
-}
-
-func newTurnLog() *turnLog { return &turnLog{kick: make(chan struct{}, 1)} }
-
-func (l *turnLog) handler(reply string) llmtest.AnthropicHandler {
-	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
-		var last strings.Builder
-		for _, m := range req.Messages {
-			if m.Role != "user" {
-				continue
-			}
-			last.Reset()
-			for _, b := range m.Content {
-				last.WriteString(b.Text)
-				last.WriteString("\n")
-			}
-		}
-		l.mu.Lock()
-		l.turns = append(l.turns, last.String())
-		l.mu.Unlock()
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
-		return llmtest.AnthropicText(reply)
-	}
-}
-
-// all returns the recorded turns.
-func (l *turnLog) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.turns...)
-}
-
-// wait returns the first recorded user turn containing s.
-func (l *turnLog) wait(ctx context.Context, s string) (string, error) {
-	for {
-		l.mu.Lock()
-		for _, t := range l.turns {
-			if strings.Contains(t, s) {
-				l.mu.Unlock()
-				return t, nil
-			}
-		}
-		n := len(l.turns)
-		l.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("no model turn containing %q in %d turns: %w", s, n, ctx.Err())
-		case <-l.kick:
-		}
-	}
-}
-
 // shutdownHandler records every turn in log and answers with text, except
 // for the turn that shows the shutdown request requestID with the
 // instruction to answer it: that one gets ToolSearch (SendMessage is a
 // deferred tool), then SendMessage approving the shutdown.
-func shutdownHandler(log *turnLog, requestID string) llmtest.AnthropicHandler {
-	text := log.handler("HELPER-DONE")
+func shutdownHandler(log *claudecodetest.Turns, requestID string) llmtest.AnthropicHandler {
+	text := log.Handler("HELPER-DONE")
 	return func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
 		text(req)
-		last := req.LastMessage()
-		for _, m := range req.Messages {
-			if m.Role == "user" {
-				last = m
-			}
-		}
+		last, _ := claudecodetest.LastUser(req)
 		for _, b := range last.Content {
 			if b.Type == "tool_result" && b.ToolUseID == "toolu_search" {
 				in, _ := json.Marshal(map[string]any{"to": "team-lead", "message": map[string]any{"type": "shutdown_response", "request_id": requestID, "approve": true}})
@@ -213,10 +145,10 @@ func (mt *mixedTeam) waitLead(what string, ok func(mailbox.Frame) bool) mailbox.
 // and show a signed one as is; approving the signed one writes a
 // shutdown_approved troupe decodes, and ends the process.
 func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
-	log := newTurnLog()
+	log := claudecodetest.NewTurns()
 	mt := startMixedTeam(t, shutdownHandler(log, "shutdown-2@helper"), "PLEASE-GREET: reply with one word.", "greeter", "acceptEdits")
 
-	turn, err := log.wait(mt.ctx, "PLEASE-GREET")
+	turn, err := log.Wait(mt.ctx, "PLEASE-GREET")
 	if err != nil {
 		mt.fail("%v", err)
 	}
@@ -236,7 +168,7 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 	// Unsigned plain text from the lead is marked too (PROTOCOL.md 4.3
 	// says only protocol frames are; the program marks every entry).
 	mt.send("PLAIN-UNSIGNED-TEXT", "", false)
-	if turn, err = log.wait(mt.ctx, "PLAIN-UNSIGNED-TEXT"); err != nil {
+	if turn, err = log.Wait(mt.ctx, "PLAIN-UNSIGNED-TEXT"); err != nil {
 		mt.fail("%v", err)
 	}
 	if !strings.Contains(turn, `<teammate-message teammate_id="team-lead" verified="false">`+"\nPLAIN-UNSIGNED-TEXT\n") {
@@ -253,7 +185,7 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 		if _, err := mt.st.Mail().Send(mt.ctx, mt.name, "helper", m); err != nil {
 			t.Fatal(err)
 		}
-		if turn, err = log.wait(mt.ctx, "UNSIGNED-FROM-"+from); err != nil {
+		if turn, err = log.Wait(mt.ctx, "UNSIGNED-FROM-"+from); err != nil {
 			mt.fail("%v", err)
 		}
 		if want := `<teammate-message teammate_id="` + from + `"` + mark + ">\nUNSIGNED-FROM-" + from + "\n"; !strings.Contains(turn, want) {
@@ -270,14 +202,14 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 		return text
 	}
 	mt.send(frame("shutdown-1@helper"), "", false)
-	if turn, err = log.wait(mt.ctx, "shutdown-1@helper"); err != nil {
+	if turn, err = log.Wait(mt.ctx, "shutdown-1@helper"); err != nil {
 		mt.fail("%v", err)
 	}
 	if !strings.Contains(turn, `<teammate-message teammate_id="team-lead" verified="false">`) || strings.Contains(turn, "shutdown_response") {
 		mt.fail("unsigned shutdown_request: want it marked verified=\"false\" and no instruction to answer it:\n%s", turn)
 	}
 	mt.send(frame("shutdown-2@helper"), "", true)
-	if turn, err = log.wait(mt.ctx, "shutdown-2@helper"); err != nil {
+	if turn, err = log.Wait(mt.ctx, "shutdown-2@helper"); err != nil {
 		mt.fail("%v", err)
 	}
 	if strings.Contains(turn, `verified="false"`) || !strings.Contains(turn, `"request_id":"shutdown-2@helper","approve":true`) {
@@ -314,8 +246,8 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 // verdict, and refuses the call when a signed verdict's digest names
 // another input.
 func TestRealClaudeTeammatePermissionRelay(t *testing.T) {
-	log := newTurnLog()
-	text := log.handler("BASH-DONE")
+	log := claudecodetest.NewTurns()
+	text := log.Handler("BASH-DONE")
 	handler := func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
 		text(req)
 		var prompt, first, second bool
@@ -385,7 +317,7 @@ func TestRealClaudeTeammatePermissionRelay(t *testing.T) {
 		select {
 		case <-mt.ctx.Done():
 			entries, _ := os.ReadDir(mt.helper.Cwd)
-			mt.fail("approved.txt never written (%v); folder %v; model turns: %q", err, entries, log.all())
+			mt.fail("approved.txt never written (%v); folder %v; model turns: %q", err, entries, log.All())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -397,13 +329,13 @@ func TestRealClaudeTeammatePermissionRelay(t *testing.T) {
 		return ok && r.ToolUseID == "toolu_bash2"
 	}).(mailbox.PermissionRequest)
 	mt.send(verdict(otherDigest, "otherdigest.txt"), "", true)
-	if _, err := log.wait(mt.ctx, "The approval did not describe this tool call"); err != nil {
+	if _, err := log.Wait(mt.ctx, "The approval did not describe this tool call"); err != nil {
 		mt.fail("%v", err)
 	}
 
 	// The unsigned verdict was not applied; once the turn is over it
 	// reaches the model as a message marked verified="false".
-	turn, err := log.wait(mt.ctx, "unsigned.txt")
+	turn, err := log.Wait(mt.ctx, "unsigned.txt")
 	if err != nil {
 		mt.fail("%v", err)
 	}
