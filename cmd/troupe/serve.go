@@ -73,28 +73,27 @@ func startServer(c serveConfig) (*embeddedServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start NATS server on %s: %w", c.addr, err)
 	}
+	e := &embeddedServer{Server: s}
 	go s.Start()
 	if !s.ReadyForConnections(serveReadyWait) {
-		s.Shutdown()
-		s.WaitForShutdown()
+		e.stop()
 		return nil, fmt.Errorf("start NATS server on %s (data %s): not accepting connections after %v (is the address in use?)", c.addr, c.data, serveReadyWait)
 	}
 	if !s.JetStreamEnabled() {
-		s.Shutdown()
-		s.WaitForShutdown()
+		e.stop()
 		return nil, fmt.Errorf("start NATS server on %s: JetStream did not start with data folder %s", c.addr, c.data)
 	}
 	addr, ok := s.Addr().(*net.TCPAddr)
 	if !ok {
-		s.Shutdown()
-		s.WaitForShutdown()
+		e.stop()
 		return nil, errors.New("start NATS server: no TCP listener")
 	}
 	urlHost := host
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		urlHost = "127.0.0.1" // the URL this machine can use; others use its name
 	}
-	return &embeddedServer{Server: s, url: "nats://" + net.JoinHostPort(urlHost, strconv.Itoa(addr.Port))}, nil
+	e.url = "nats://" + net.JoinHostPort(urlHost, strconv.Itoa(addr.Port))
+	return e, nil
 }
 
 // stop shuts the server down and waits until it has.
