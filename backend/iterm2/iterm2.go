@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -136,7 +137,7 @@ func New(cfg Config) (*Backend, error) {
 		b.leader = id
 	}
 	b.ctx, b.cancel = context.WithCancelCause(context.Background())
-	b.wg.Go(b.supervise)
+	b.wg.Go(func() { backend.Supervise(b.ctx, b.poll, b.kick, b.check) })
 	return b, nil
 }
 
@@ -275,7 +276,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	}
 	b.handles[id] = h
 	b.mu.Unlock()
-	b.kickPoll()
+	backend.Kick(b.kick)
 	return h, nil
 }
 
@@ -348,9 +349,9 @@ func (b *Backend) gone(id string) {
 // troupe's own close for someone else's.
 func (b *Backend) closeSession(ctx context.Context, id string) error {
 	b.mu.Lock()
-	i := indexOf(b.owned, id)
+	i := slices.Index(b.owned, id)
 	if i >= 0 {
-		b.owned = append(b.owned[:i], b.owned[i+1:]...)
+		b.owned = slices.Delete(b.owned, i, i+1)
 	}
 	b.mu.Unlock()
 	if i < 0 {
@@ -373,18 +374,9 @@ func (b *Backend) closeSession(ctx context.Context, id string) error {
 func (b *Backend) forget(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if i := indexOf(b.owned, id); i >= 0 {
-		b.owned = append(b.owned[:i], b.owned[i+1:]...)
+	if i := slices.Index(b.owned, id); i >= 0 {
+		b.owned = slices.Delete(b.owned, i, i+1)
 	}
-}
-
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // finishSession ends the teammate of session id, if any, with err.
@@ -436,30 +428,6 @@ func (b *Backend) Close(ctx context.Context) error {
 	return nil
 }
 
-// kickPoll makes the supervisor poll now.
-func (b *Backend) kickPoll() {
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
-}
-
-// supervise lists sessions every poll interval (and when kicked) while
-// troupe has teammates, until Close.
-func (b *Backend) supervise() {
-	t := time.NewTicker(b.poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.ctx.Done():
-			return
-		case <-t.C:
-		case <-b.kick:
-		}
-		b.check(b.ctx)
-	}
-}
-
 // check ends every teammate whose session is no longer listed. A failed
 // listing is retried at the next tick: it says nothing about the
 // sessions.
@@ -482,7 +450,7 @@ func (b *Backend) check(ctx context.Context) {
 	var gone []string
 	b.mu.Lock()
 	for _, id := range watched {
-		if b.handles[id] != nil && indexOf(b.owned, id) >= 0 && !listed[id] {
+		if b.handles[id] != nil && slices.Contains(b.owned, id) && !listed[id] {
 			gone = append(gone, id)
 		}
 	}

@@ -84,7 +84,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	}
 	b.handles[pane] = h
 	b.mu.Unlock()
-	b.kickPoll()
+	backend.Kick(b.kick)
 	return h, nil
 }
 

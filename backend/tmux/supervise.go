@@ -3,9 +3,9 @@ package tmux
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/troupe-dev/troupe/backend"
 )
@@ -82,22 +82,6 @@ func exitErr(pane string, st paneState) error {
 	}
 }
 
-// supervise polls the server every poll interval (and when kicked) while
-// troupe has teammates, until Close.
-func (b *Backend) supervise() {
-	t := time.NewTicker(b.poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.ctx.Done():
-			return
-		case <-t.C:
-		case <-b.kick:
-		}
-		b.check(b.ctx)
-	}
-}
-
 // check lists the server's panes once and ends every teammate whose pane
 // is dead (reading its exit status, then killing the dead pane) or gone.
 // Panes troupe is killing itself have left the owned list and are
@@ -135,7 +119,7 @@ func (b *Backend) check(ctx context.Context) {
 	nudge := false
 	b.mu.Lock()
 	for _, p := range watched {
-		if b.handles[p] == nil || indexOf(b.owned, p) < 0 {
+		if b.handles[p] == nil || !slices.Contains(b.owned, p) {
 			continue // ended, or being killed by troupe
 		}
 		st, ok := panes[p]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,7 +151,7 @@ func New(cfg Config) (*Backend, error) {
 		b.sockArgs = []string{"-L", sock}
 	}
 	b.ctx, b.cancel = context.WithCancelCause(context.Background())
-	b.wg.Go(b.supervise)
+	b.wg.Go(func() { backend.Supervise(b.ctx, b.poll, b.kick, b.check) })
 	return b, nil
 }
 
@@ -260,9 +261,9 @@ func (b *Backend) run(ctx context.Context, args ...string) (string, error) {
 // for a pane closed by someone else.
 func (b *Backend) killPane(ctx context.Context, p string) error {
 	b.mu.Lock()
-	i := indexOf(b.owned, p)
+	i := slices.Index(b.owned, p)
 	if i >= 0 {
-		b.owned = append(b.owned[:i], b.owned[i+1:]...)
+		b.owned = slices.Delete(b.owned, i, i+1)
 	}
 	b.mu.Unlock()
 	if i < 0 {
@@ -281,18 +282,9 @@ func (b *Backend) killPane(ctx context.Context, p string) error {
 func (b *Backend) forget(p string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if i := indexOf(b.owned, p); i >= 0 {
-		b.owned = append(b.owned[:i], b.owned[i+1:]...)
+	if i := slices.Index(b.owned, p); i >= 0 {
+		b.owned = slices.Delete(b.owned, i, i+1)
 	}
-}
-
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // Close kills every pane troupe created (only those) and waits for
@@ -375,13 +367,5 @@ func (b *Backend) finishPane(p string, err error) {
 	b.mu.Unlock()
 	if h != nil {
 		h.Finish(err)
-	}
-}
-
-// kickPoll makes the supervisor poll now.
-func (b *Backend) kickPoll() {
-	select {
-	case b.kick <- struct{}{}:
-	default:
 	}
 }
