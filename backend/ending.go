@@ -1,10 +1,14 @@
 package backend
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // Ending is the end of a teammate as a handle reports it: Done and Err.
-// Pane backends embed it in their handles and call Finish once, when
-// the teammate has ended. The zero value is ready to use; it is safe for
+// Pane backends keep one in each handle (unexported, so that only the
+// backend can Finish it), call Finish when the teammate has ended, and
+// build Handle.Kill on Kill. The zero value is ready to use; it is safe for
 // concurrent use.
 type Ending struct {
 	mu    sync.Mutex
@@ -43,4 +47,25 @@ func (e *Ending) Finish(err error) {
 	}
 	e.ended, e.err = true, err
 	close(e.done)
+}
+
+// Kill is the body of a pane handle's Kill. When the teammate has not
+// ended yet, it calls stop, which closes the pane and Finishes e, and
+// then waits for Done (another goroutine may be finishing it) or for ctx.
+// Killing an ended teammate is a no-op.
+func (e *Ending) Kill(ctx context.Context, stop func(context.Context) error) error {
+	select {
+	case <-e.Done():
+		return nil
+	default:
+	}
+	if err := stop(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-e.Done():
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }

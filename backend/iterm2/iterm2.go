@@ -391,7 +391,7 @@ func (b *Backend) finishSession(id string, err error) {
 	}
 	b.mu.Unlock()
 	if h != nil {
-		h.Finish(err)
+		h.end.Finish(err)
 	}
 }
 

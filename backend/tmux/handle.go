@@ -14,14 +14,12 @@ import (
 // after Kill or Close, backend.ErrPaneGone when its pane or the server
 // disappeared.
 type Handle struct {
-	b              *Backend
-	agentID        string
-	pane           string // set before Spawn returns
-	pid            int    // set before Spawn returns
-	backend.Ending        // Done, Err, Finish
-
+	b        *Backend
+	agentID  string
+	pane     string // set before Spawn returns
+	pid      int    // set before Spawn returns
+	end      backend.Ending
 	unreaped int // polls that saw the pane dead with no status yet; guarded by b.mu
-
 }
 
 var _ backend.Handle = (*Handle)(nil)
@@ -36,6 +34,12 @@ func (h *Handle) PaneID() string { return h.pane }
 // the pane command execs it.
 func (h *Handle) PID() int { return h.pid }
 
+// Done is closed when the teammate has ended.
+func (h *Handle) Done() <-chan struct{} { return h.end.Done() }
+
+// Err is why the teammate ended, after Done.
+func (h *Handle) Err() error { return h.end.Err() }
+
 // Backend returns backend.Tmux.
 func (h *Handle) Backend() string { return backend.Tmux }
 
@@ -43,19 +47,15 @@ func (h *Handle) Backend() string { return backend.Tmux }
 // and ends the handle with backend.ErrKilled. Killing an ended teammate is
 // a no-op.
 func (h *Handle) Kill(ctx context.Context) error {
-	select {
-	case <-h.Done():
+	err := h.end.Kill(ctx, func(ctx context.Context) error {
+		if err := h.b.killPane(ctx, h.pane); err != nil {
+			return err
+		}
+		h.b.finishPane(h.pane, backend.ErrKilled)
 		return nil
-	default:
-	}
-	if err := h.b.killPane(ctx, h.pane); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("kill tmux teammate %s: %w", h.agentID, err)
 	}
-	h.b.finishPane(h.pane, backend.ErrKilled)
-	select {
-	case <-h.Done():
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("kill tmux teammate %s: %w", h.agentID, context.Cause(ctx))
-	}
+	return nil
 }

@@ -366,6 +366,6 @@ func (b *Backend) finishPane(p string, err error) {
 	}
 	b.mu.Unlock()
 	if h != nil {
-		h.Finish(err)
+		h.end.Finish(err)
 	}
 }
