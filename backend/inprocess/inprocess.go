@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/backend"
 )
@@ -92,7 +93,7 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	}
 	id := Identity{AgentID: s.AgentID, Name: s.Name, Team: s.Team, Color: s.Color}
 	runCtx, cancel := context.WithCancelCause(WithIdentity(context.WithoutCancel(ctx), id))
-	h := &Handle{agentID: s.AgentID, cancel: cancel, done: make(chan struct{})}
+	h := &Handle{agentID: s.AgentID, cancel: cancel}
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -161,11 +162,8 @@ func (b *Backend) count() int {
 type Handle struct {
 	agentID string
 	cancel  context.CancelCauseFunc
-	done    chan struct{}
-
-	mu     sync.Mutex
-	killed bool  // Kill or Close asked it to stop; guarded by mu
-	err    error // set before done closes; guarded by mu
+	end     backend.Ending
+	killed  atomic.Bool // Kill or Close asked it to stop
 }
 
 var _ backend.Handle = (*Handle)(nil)
@@ -180,23 +178,19 @@ func (h *Handle) PaneID() string { return backend.InProcess }
 func (h *Handle) Backend() string { return backend.InProcess }
 
 // Done is closed once Run has returned.
-func (h *Handle) Done() <-chan struct{} { return h.done }
+func (h *Handle) Done() <-chan struct{} { return h.end.Done() }
 
 // Err is what Run returned, after Done. It is backend.ErrKilled when Kill
 // or Close stopped the teammate (joined with Run's own error when that is
 // not the cancellation), and a *PanicError when Run panicked.
-func (h *Handle) Err() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
-}
+func (h *Handle) Err() error { return h.end.Err() }
 
 // Kill cancels Run's context and waits for Run to return, or for ctx. Killing
 // an ended teammate is a no-op.
 func (h *Handle) Kill(ctx context.Context) error {
 	h.stop()
 	select {
-	case <-h.done:
+	case <-h.end.Done():
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("kill in-process teammate %s: still running: %w", h.agentID, context.Cause(ctx))
@@ -205,16 +199,13 @@ func (h *Handle) Kill(ctx context.Context) error {
 
 // stop asks Run to return.
 func (h *Handle) stop() {
-	h.mu.Lock()
-	h.killed = true
-	h.mu.Unlock()
+	h.killed.Store(true)
 	h.cancel(backend.ErrKilled)
 }
 
-// finish records why Run ended and closes done.
+// finish records why Run ended and closes Done.
 func (h *Handle) finish(err error) {
-	h.mu.Lock()
-	if h.killed {
+	if h.killed.Load() {
 		var pe *PanicError
 		switch {
 		case err == nil, errors.Is(err, context.Canceled), errors.Is(err, backend.ErrKilled):
@@ -223,8 +214,6 @@ func (h *Handle) finish(err error) {
 			err = errors.Join(backend.ErrKilled, err)
 		}
 	}
-	h.err = err
-	h.mu.Unlock()
 	h.cancel(nil)
-	close(h.done)
+	h.end.Finish(err)
 }
