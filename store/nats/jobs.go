@@ -74,11 +74,13 @@ func (s *Store) Jobs(ctx context.Context, o JobOptions) (*Jobs, error) {
 	if o.WorkerTTL == 0 {
 		o.WorkerTTL = DefaultWorkerTTL
 	}
-	ctx, cancel := s.reqCtx(ctx)
+	ctx, cancel, err := s.jobCtx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
 	defer cancel()
 	ns := s.opts.Namespace
 	j := &Jobs{s: s, opts: o, jobSubject: ns + ".v" + schemaVersion + ".jobs", eventSubject: ns + ".v" + schemaVersion + ".jobevents"}
-	var err error
 	if j.jobs, err = s.ownStream(ctx, jetstream.StreamConfig{
 		Name: bucketName(ns, "jobs"), Description: "troupe remote-agent jobs", Subjects: []string{j.jobSubject},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: s.opts.Replicas,
@@ -108,9 +110,14 @@ func (s *Store) Jobs(ctx context.Context, o JobOptions) (*Jobs, error) {
 	return j, nil
 }
 
-// reqCtx bounds ctx by the request timeout.
-func (s *Store) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.opts.RequestTimeout)
+// jobCtx is begin for the job queue and the worker registry: a closed
+// store is remote.ErrClosed.
+func (s *Store) jobCtx(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return nil, nil, s.closedAs(err, remote.ErrClosed)
+	}
+	return ctx, cancel, nil
 }
 
 // ownStream binds (or creates) a stream of the jobs layout, whose limits
@@ -150,10 +157,13 @@ func (j *Jobs) Submit(ctx context.Context, job remote.Job) error {
 	if len(b) > maxValueSize {
 		return fmt.Errorf("%w: job %s is %d bytes encoded, more than %d", remote.ErrBadJob, job.ID, len(b), maxValueSize)
 	}
-	ctx, cancel := j.s.reqCtx(ctx)
+	ctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return fmt.Errorf("submit job %s: %w", job.ID, err)
+	}
 	defer cancel()
 	if _, err := j.s.js.Publish(ctx, j.jobSubject, b, jetstream.WithMsgID("job."+job.ID)); err != nil {
-		return fmt.Errorf("submit job %s: %w", job.ID, err)
+		return fmt.Errorf("submit job %s: %w", job.ID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
 }
@@ -196,12 +206,15 @@ func (j *Jobs) Take(ctx context.Context) (remote.Delivery, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
+		if j.s.isClosed() {
+			return nil, fmt.Errorf("take a job: %w", remote.ErrClosed)
+		}
 		msg, err := j.cons.Next(jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			if errors.Is(err, natsgo.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded) {
 				continue
 			}
-			if ctx.Err() == nil {
+			if err = j.s.closedAs(err, remote.ErrClosed); ctx.Err() == nil && !errors.Is(err, remote.ErrClosed) {
 				sleepCtx(ctx, time.Second) // a broken connection: do not spin
 			}
 			return nil, fmt.Errorf("take a job: %w", err)
@@ -235,10 +248,13 @@ func (j *Jobs) Publish(ctx context.Context, e remote.Event) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := j.s.reqCtx(ctx)
+	ctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, err)
+	}
 	defer cancel()
 	if _, err := j.s.js.Publish(ctx, j.eventSubject+"."+token(e.JobID), b); err != nil {
-		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, err)
+		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
 }
@@ -246,17 +262,20 @@ func (j *Jobs) Publish(ctx context.Context, e remote.Event) error {
 // Watch implements remote.Queue: an ordered consumer on the job's events,
 // from the first; undecodable events are logged and skipped.
 func (j *Jobs) Watch(ctx context.Context, jobID string) (<-chan remote.Event, error) {
-	rctx, cancel := j.s.reqCtx(ctx)
+	rctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("watch job %s: %w", jobID, err)
+	}
 	defer cancel()
 	cons, err := j.events.OrderedConsumer(rctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{j.eventSubject + "." + token(jobID)}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch job %s: %w", jobID, err)
+		return nil, fmt.Errorf("watch job %s: %w", jobID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return nil, fmt.Errorf("watch job %s: %w", jobID, err)
+		return nil, fmt.Errorf("watch job %s: %w", jobID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	out := make(chan remote.Event)
 	go func() {
@@ -309,7 +328,10 @@ func (d *delivery) Start(ctx context.Context, worker string) (int, error) {
 }
 
 func (d *delivery) addRun(ctx context.Context, delta int) (int, error) {
-	ctx, cancel := d.j.s.reqCtx(ctx)
+	ctx, cancel, err := d.j.s.jobCtx(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("job %s: count its run: %w", d.job.ID, err)
+	}
 	defer cancel()
 	key := token(d.job.ID)
 	for {
@@ -353,7 +375,10 @@ func isWrongSequence(err error) bool {
 func (d *delivery) InProgress(ctx context.Context) error { return d.msg.InProgress() }
 
 func (d *delivery) Ack(ctx context.Context) error {
-	ctx, cancel := d.j.s.reqCtx(ctx)
+	ctx, cancel, err := d.j.s.jobCtx(ctx)
+	if err != nil {
+		return fmt.Errorf("ack job %s: %w", d.job.ID, err)
+	}
 	defer cancel()
 	return d.msg.DoubleAck(ctx)
 }
@@ -379,20 +404,26 @@ func (j *Jobs) Register(ctx context.Context, w remote.WorkerInfo) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := j.s.reqCtx(ctx)
+	ctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return fmt.Errorf("register worker %s: %w", w.Name, err)
+	}
 	defer cancel()
 	if _, err := j.workers.Put(ctx, token(w.Name), b); err != nil {
-		return fmt.Errorf("register worker %s: %w", w.Name, err)
+		return fmt.Errorf("register worker %s: %w", w.Name, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
 }
 
 // Deregister implements remote.Registry.
 func (j *Jobs) Deregister(ctx context.Context, name string) error {
-	ctx, cancel := j.s.reqCtx(ctx)
+	ctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return fmt.Errorf("deregister worker %s: %w", name, err)
+	}
 	defer cancel()
 	if err := j.workers.Purge(ctx, token(name)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("deregister worker %s: %w", name, err)
+		return fmt.Errorf("deregister worker %s: %w", name, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
 }
@@ -400,14 +431,17 @@ func (j *Jobs) Deregister(ctx context.Context, name string) error {
 // List implements remote.Registry: the workers whose registration has not
 // expired. An entry that cannot be decoded is skipped and logged.
 func (j *Jobs) List(ctx context.Context) ([]remote.WorkerInfo, error) {
-	ctx, cancel := j.s.reqCtx(ctx)
+	ctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list workers: %w", err)
+	}
 	defer cancel()
 	keys, err := j.workers.Keys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list workers: %w", err)
+		return nil, fmt.Errorf("list workers: %w", j.s.closedAs(err, remote.ErrClosed))
 	}
 	var out []remote.WorkerInfo
 	for _, k := range keys {
@@ -431,7 +465,10 @@ func (j *Jobs) List(ctx context.Context) ([]remote.WorkerInfo, error) {
 // ConsumerPending returns how many jobs wait in the queue or are held by a
 // worker: the queue is empty when it is 0.
 func (j *Jobs) ConsumerPending(ctx context.Context) (int, error) {
-	ctx, cancel := j.s.reqCtx(ctx)
+	ctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("jobs stream info: %w", err)
+	}
 	defer cancel()
 	info, err := j.jobs.Info(ctx)
 	if err != nil {

@@ -214,3 +214,31 @@ func FuzzDecodeJob(f *testing.F) {
 		}
 	})
 }
+
+// TestJobsAfterClose: every queue and registry call on a closed store
+// fails with remote.ErrClosed, not a connection error.
+func TestJobsAfterClose(t *testing.T) {
+	ts := startServer(t, "")
+	s, j := openJobs(t, ts, "jobsclosed")
+	s.Close()
+	ctx := t.Context()
+	_, watchErr := j.Watch(ctx, "r1")
+	_, listErr := j.List(ctx)
+	_, takeErr := j.Take(ctx)
+	for name, err := range map[string]error{
+		"Submit":     j.Submit(ctx, remote.Job{ID: "r1", Prompt: "p", MaxAttempts: 1}),
+		"Publish":    j.Publish(ctx, remote.Event{Kind: remote.EventProgress, JobID: "r1"}),
+		"Watch":      watchErr,
+		"Take":       takeErr,
+		"Register":   j.Register(ctx, remote.WorkerInfo{Name: "w1"}),
+		"Deregister": j.Deregister(ctx, "w1"),
+		"List":       listErr,
+	} {
+		if !errors.Is(err, remote.ErrClosed) {
+			t.Errorf("%s after Close error = %v; want remote.ErrClosed", name, err)
+		}
+	}
+	if _, err := s.Jobs(ctx, jobOpts); !errors.Is(err, remote.ErrClosed) {
+		t.Errorf("Jobs after Close error = %v; want remote.ErrClosed", err)
+	}
+}
