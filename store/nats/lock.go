@@ -119,10 +119,9 @@ func (s *Store) lock(ctx context.Context, kv jetstream.KeyValue, key string) (un
 // held refreshes a taken lock until the returned unlock is called, which
 // deletes the lock entry if it is still ours.
 func (s *Store) held(kv jetstream.KeyValue, key string, val []byte, rev uint64) func() {
-	var (
-		mu      sync.Mutex
-		current = rev // guarded by mu
-	)
+	// current is written only by the refresher and read by unlock after
+	// finished is closed: the channel orders them, no lock needed.
+	current := rev
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	if !s.goFunc(func(ctx context.Context) {
@@ -137,11 +136,8 @@ func (s *Store) held(kv jetstream.KeyValue, key string, val []byte, rev uint64) 
 				return
 			case <-t.C:
 			}
-			mu.Lock()
-			r := current
-			mu.Unlock()
 			rctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-			nrev, err := kv.Update(rctx, key, val, r)
+			nrev, err := kv.Update(rctx, key, val, current)
 			cancel()
 			if err != nil {
 				s.log.Error("nats store: refresh lock", "bucket", kv.Bucket(), "key", key, "err", err)
@@ -150,9 +146,7 @@ func (s *Store) held(kv jetstream.KeyValue, key string, val []byte, rev uint64) 
 				}
 				continue
 			}
-			mu.Lock()
 			current = nrev
-			mu.Unlock()
 		}
 	}) {
 		close(finished)
@@ -162,15 +156,12 @@ func (s *Store) held(kv jetstream.KeyValue, key string, val []byte, rev uint64) 
 		once.Do(func() {
 			close(done)
 			<-finished
-			mu.Lock()
-			r := current
-			mu.Unlock()
 			if s.isClosed() {
 				return // the entry goes stale and is taken over
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
 			defer cancel()
-			if err := kv.Delete(ctx, key, jetstream.LastRevision(r)); err != nil {
+			if err := kv.Delete(ctx, key, jetstream.LastRevision(current)); err != nil {
 				s.log.Warn("nats store: release lock", "bucket", kv.Bucket(), "key", key, "err", err)
 			}
 		})
