@@ -36,6 +36,27 @@ type runSummary struct {
 	started, ended int
 }
 
+// runCoordinator runs troupe -p with the script file and args in dir,
+// the coordinator's stream-json output summarized; it fails t when troupe
+// fails.
+func runCoordinator(t *testing.T, dir string, env map[string]string, script string, args ...string) (runSummary, string) {
+	t.Helper()
+	args = append([]string{"-p", "--script", script, "--output-format", "stream-json"}, args...)
+	out, err := headlessRun(t, dir, env, "", args...)
+	if err != nil {
+		t.Fatalf("troupe %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return summarize(t, out), out
+}
+
+// last is the last line of the output, nil when there is none.
+func (s runSummary) last() map[string]any {
+	if len(s.lines) == 0 {
+		return nil
+	}
+	return s.lines[len(s.lines)-1]
+}
+
 func summarize(t *testing.T, out string) runSummary {
 	t.Helper()
 	var s runSummary
@@ -75,9 +96,8 @@ func TestCoordinatorPhases(t *testing.T) {
 	dir := t.TempDir()
 	scratch := coordinatorScratchpad(t, dir)
 	notes := filepath.Join(scratch, "notes.md")
-	script := filepath.Join(t.TempDir(), "script.json")
 	m := coordinator.Marker
-	os.WriteFile(script, []byte(`{"turns": [
+	script := writeScript(t, `{"turns": [
 	  {"match": {"system": "sub-agent", "user": "RESEARCH-A"}, "reply": {"text": "FINDING-A: calc.go line 3 divides by zero", "delay_ms": 150}},
 	  {"match": {"system": "sub-agent", "user": "RESEARCH-B", "turn": 0}, "reply": {"delay_ms": 500, "tool_calls": [
 	    {"id": "toolu_note", "name": "Write", "input": {"file_path": "`+notes+`", "content": "NOTE-B\n"}}]}},
@@ -102,13 +122,8 @@ func TestCoordinatorPhases(t *testing.T) {
 	    {"id": "toolu_impl", "name": "Agent", "input": {"description": "implement fix", "name": "impl", "prompt": "IMPLEMENT-FIX: calc.go line 3 divides by zero and the caller never checks. Write fix.txt containing FIXED. Done when fix.txt exists."}}]}},
 	  {"match": {"system": "`+m+`", "user": "FINDING-A"}, "reply": {"text": "Research A is in; waiting for B."}},
 	  {"match": {"system": "`+m+`", "tool_result": "SendMessage"}, "reply": {"text": "Implementer continued."}},
-	  {"match": {"system": "`+m+`", "tool_result": "Agent"}, "reply": {"text": "Workers launched; waiting for their reports."}, "repeat": true}]}`), 0o644)
-	out, err := headlessRun(t, dir, nil, "", "-p", "--coordinator", "--script", script, "--permission-mode", "acceptEdits",
-		"--output-format", "stream-json", "fix the crash")
-	if err != nil {
-		t.Fatalf("troupe -p --coordinator: %v\n%s", err, out)
-	}
-	s := summarize(t, out)
+	  {"match": {"system": "`+m+`", "tool_result": "Agent"}, "reply": {"text": "Workers launched; waiting for their reports."}, "repeat": true}]}`)
+	s, _ := runCoordinator(t, dir, nil, script, "--coordinator", "--permission-mode", "acceptEdits", "fix the crash")
 	if want := coordinator.LeadTools; !slices.Equal(s.tools, want) {
 		t.Errorf("coordinator tools = %v; want %v (no Read, Write or Bash)", s.tools, want)
 	}
@@ -132,7 +147,7 @@ func TestCoordinatorPhases(t *testing.T) {
 	if s.started < 4 || s.started != s.ended {
 		t.Errorf("task_started %d, task_terminated %d; want at least 4 each, as many ends as starts", s.started, s.ended)
 	}
-	last := s.lines[len(s.lines)-1]
+	last := s.last()
 	if last["type"] != "result" || last["subtype"] != "success" || last["result"] != "COORDINATOR-FINAL: fixed and verified." {
 		t.Errorf("last line = %v; want the coordinator's final result after every worker", last)
 	}
@@ -144,9 +159,8 @@ func TestCoordinatorPhases(t *testing.T) {
 func TestCoordinatorStopAndContinue(t *testing.T) {
 	dir := t.TempDir()
 	coordinatorScratchpad(t, dir)
-	script := filepath.Join(t.TempDir(), "script.json")
 	m := coordinator.Marker
-	os.WriteFile(script, []byte(`{"turns": [
+	script := writeScript(t, `{"turns": [
 	  {"match": {"system": "sub-agent", "user": "RESUME-SLOW"}, "reply": {"text": "SLOW-RESUMED-DONE"}},
 	  {"match": {"system": "sub-agent", "user": "SLOW-JOB"}, "reply": {"text": "never seen", "delay_ms": 60000}},
 	  {"match": {"system": "`+m+`", "turn": 0}, "reply": {"text": "Starting a worker.", "tool_calls": [
@@ -156,13 +170,9 @@ func TestCoordinatorStopAndContinue(t *testing.T) {
 	    {"id": "toolu_stop", "name": "TaskStop", "input": {"task_id": "slow"}}]}},
 	  {"match": {"system": "`+m+`", "tool_result": "TaskStop"}, "reply": {"text": "Stopped; continuing it the short way.", "tool_calls": [
 	    {"id": "toolu_resume", "name": "SendMessage", "input": {"to": "slow", "message": "RESUME-SLOW: take the short way"}}]}},
-	  {"match": {"system": "`+m+`", "tool_result": "SendMessage"}, "reply": {"text": "Continued the worker."}}]}`), 0o644)
+	  {"match": {"system": "`+m+`", "tool_result": "SendMessage"}, "reply": {"text": "Continued the worker."}}]}`)
 	env := map[string]string{coordinator.EnvMode: "1"}
-	out, err := headlessRun(t, dir, env, "", "-p", "--script", script, "--output-format", "stream-json", "do the job")
-	if err != nil {
-		t.Fatalf("TROUPE_COORDINATOR_MODE=1 troupe -p: %v\n%s", err, out)
-	}
-	s := summarize(t, out)
+	s, out := runCoordinator(t, dir, env, script, "do the job")
 	if !slices.Equal(s.tools, coordinator.LeadTools) {
 		t.Errorf("coordinator tools = %v; want %v", s.tools, coordinator.LeadTools)
 	}
@@ -174,11 +184,24 @@ func TestCoordinatorStopAndContinue(t *testing.T) {
 	if !strings.Contains(out, `"subtype":"task_terminated"`) || !strings.Contains(out, `"status":"killed"`) || s.started != 2 || s.ended != 2 {
 		t.Errorf("task events: %d started, %d ended, killed shown: %v; want 2, 2, true", s.started, s.ended, strings.Contains(out, `"status":"killed"`))
 	}
-	last := s.lines[len(s.lines)-1]
+	last := s.last()
 	if last["result"] != "STOP-CONTINUE-FINAL" {
 		t.Errorf("last line = %v; want the final result after the continued worker", last)
 	}
 }
+
+// Sub-agent turns of the claims tests: worker B (prompt EDIT-B) waits
+// for shared.txt and then edits it (the test scripts what it does with
+// the refusal); worker C (prompt EDIT-C) edits it and reports C-DONE.
+const (
+	claimsEditB = `	  {"match": {"system": "sub-agent", "user": "EDIT-B", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_bwait", "name": "Bash", "input": {"command": "timeout 30 sh -c 'until [ -f shared.txt ]; do sleep 0.05; done'; echo SHARED-EXISTS"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Bash", "user": "SHARED-EXISTS"}, "reply": {"tool_calls": [
+	    {"id": "toolu_eb", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "B"}}]}},`
+	claimsEditC = `	  {"match": {"system": "sub-agent", "user": "EDIT-C", "turn": 0}, "reply": {"tool_calls": [
+	    {"id": "toolu_ec", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "C"}}]}},
+	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "Edited"}, "reply": {"text": "C-DONE"}},`
+)
 
 // One writer per file: worker "a" writes shared.txt and waits; worker "b"
 // (started beside it) waits for the file, and its Edit of it is refused
@@ -189,26 +212,20 @@ func TestCoordinatorStopAndContinue(t *testing.T) {
 func TestCoordinatorWriteClaims(t *testing.T) {
 	dir := t.TempDir()
 	coordinatorScratchpad(t, dir)
-	script := filepath.Join(t.TempDir(), "script.json")
 	m := coordinator.Marker
-	os.WriteFile(script, []byte(`{"turns": [
+	script := writeScript(t, `{"turns": [
 	  {"match": {"system": "sub-agent", "user": "EDIT-A", "turn": 0}, "reply": {"tool_calls": [
 	    {"id": "toolu_wa", "name": "Write", "input": {"file_path": "shared.txt", "content": "A\n"}}]}},
 	  {"match": {"system": "sub-agent", "tool_result": "Write", "user": "Created"}, "reply": {"tool_calls": [
 	    {"id": "toolu_wait", "name": "Bash", "input": {"command": "timeout 30 sh -c 'until [ -f b-tried ]; do sleep 0.05; done'; echo B-TRIED-SEEN"}}]}},
 	  {"match": {"system": "sub-agent", "tool_result": "Bash", "user": "B-TRIED-SEEN"}, "reply": {"text": "A-DONE"}},
 
-	  {"match": {"system": "sub-agent", "user": "EDIT-B", "turn": 0}, "reply": {"tool_calls": [
-	    {"id": "toolu_bwait", "name": "Bash", "input": {"command": "timeout 30 sh -c 'until [ -f shared.txt ]; do sleep 0.05; done'; echo SHARED-EXISTS"}}]}},
-	  {"match": {"system": "sub-agent", "tool_result": "Bash", "user": "SHARED-EXISTS"}, "reply": {"tool_calls": [
-	    {"id": "toolu_eb", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "B"}}]}},
+`+claimsEditB+`
 	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "(\"edit shared A\"); only one worker may write"}, "reply": {"tool_calls": [
 	    {"id": "toolu_mark", "name": "Write", "input": {"file_path": "b-tried", "content": "x"}}]}},
 	  {"match": {"system": "sub-agent", "tool_result": "Write", "user": "b-tried"}, "reply": {"text": "B-REFUSED"}},
 
-	  {"match": {"system": "sub-agent", "user": "EDIT-C", "turn": 0}, "reply": {"tool_calls": [
-	    {"id": "toolu_ec", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "C"}}]}},
-	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "Edited"}, "reply": {"text": "C-DONE"}},
+`+claimsEditC+`
 
 	  {"match": {"system": "`+m+`", "turn": 0}, "reply": {"text": "Two writers.", "tool_calls": [
 	    {"id": "toolu_a", "name": "Agent", "input": {"description": "edit shared A", "name": "a", "prompt": "EDIT-A"}},
@@ -216,13 +233,8 @@ func TestCoordinatorWriteClaims(t *testing.T) {
 	  {"match": {"system": "`+m+`", "user": "C-DONE"}, "reply": {"text": "CLAIMS-FINAL"}},
 	  {"match": {"system": "`+m+`", "user": "A-DONE"}, "reply": {"text": "A is done; C takes over.", "tool_calls": [
 	    {"id": "toolu_c", "name": "Agent", "input": {"description": "edit shared C", "prompt": "EDIT-C"}}]}},
-	  {"match": {"system": "`+m+`"}, "reply": {"text": "Waiting."}, "repeat": true}]}`), 0o644)
-	out, err := headlessRun(t, dir, nil, "", "-p", "--coordinator", "--script", script, "--permission-mode", "bypassPermissions",
-		"--output-format", "stream-json", "edit shared.txt")
-	if err != nil {
-		t.Fatalf("troupe -p --coordinator: %v\n%s", err, out)
-	}
-	s := summarize(t, out)
+	  {"match": {"system": "`+m+`"}, "reply": {"text": "Waiting."}, "repeat": true}]}`)
+	s, _ := runCoordinator(t, dir, nil, script, "--coordinator", "--permission-mode", "bypassPermissions", "edit shared.txt")
 	all := strings.Join(s.notes, "\n")
 	for _, w := range []string{"A-DONE", "B-REFUSED", "C-DONE"} {
 		if !strings.Contains(all, w) {
@@ -232,7 +244,7 @@ func TestCoordinatorWriteClaims(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "shared.txt")); err != nil || string(b) != "C\n" {
 		t.Errorf("shared.txt = %q, %v; want a's file edited by the third worker only", b, err)
 	}
-	if last := s.lines[len(s.lines)-1]; last["result"] != "CLAIMS-FINAL" {
+	if last := s.last(); last["result"] != "CLAIMS-FINAL" {
 		t.Errorf("last line = %v; want CLAIMS-FINAL", last)
 	}
 }
@@ -243,22 +255,16 @@ func TestCoordinatorWriteClaims(t *testing.T) {
 func TestCoordinatorClaimsKilledWorker(t *testing.T) {
 	dir := t.TempDir()
 	coordinatorScratchpad(t, dir)
-	script := filepath.Join(t.TempDir(), "script.json")
 	m := coordinator.Marker
-	os.WriteFile(script, []byte(`{"turns": [
+	script := writeScript(t, `{"turns": [
 	  {"match": {"system": "sub-agent", "user": "EDIT-A", "turn": 0}, "reply": {"tool_calls": [
 	    {"id": "toolu_wa", "name": "Write", "input": {"file_path": "shared.txt", "content": "A\n"}}]}},
 	  {"match": {"system": "sub-agent", "tool_result": "Write", "user": "Created"}, "reply": {"text": "never seen", "delay_ms": 60000}},
 
-	  {"match": {"system": "sub-agent", "user": "EDIT-B", "turn": 0}, "reply": {"tool_calls": [
-	    {"id": "toolu_bwait", "name": "Bash", "input": {"command": "timeout 30 sh -c 'until [ -f shared.txt ]; do sleep 0.05; done'; echo SHARED-EXISTS"}}]}},
-	  {"match": {"system": "sub-agent", "tool_result": "Bash", "user": "SHARED-EXISTS"}, "reply": {"tool_calls": [
-	    {"id": "toolu_eb", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "B"}}]}},
+`+claimsEditB+`
 	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "shared.txt is being edited by worker a"}, "reply": {"text": "B-REFUSED"}},
 
-	  {"match": {"system": "sub-agent", "user": "EDIT-C", "turn": 0}, "reply": {"tool_calls": [
-	    {"id": "toolu_ec", "name": "Edit", "input": {"file_path": "shared.txt", "old_string": "A", "new_string": "C"}}]}},
-	  {"match": {"system": "sub-agent", "tool_result": "Edit", "user": "Edited"}, "reply": {"text": "C-DONE"}},
+`+claimsEditC+`
 
 	  {"match": {"system": "`+m+`", "turn": 0}, "reply": {"text": "Two writers.", "tool_calls": [
 	    {"id": "toolu_a", "name": "Agent", "input": {"description": "edit shared A", "name": "a", "prompt": "EDIT-A"}},
@@ -268,13 +274,8 @@ func TestCoordinatorClaimsKilledWorker(t *testing.T) {
 	    {"id": "toolu_stop", "name": "TaskStop", "input": {"task_id": "a"}}]}},
 	  {"match": {"system": "`+m+`", "tool_result": "TaskStop"}, "reply": {"text": "Stopped; C takes over.", "tool_calls": [
 	    {"id": "toolu_c", "name": "Agent", "input": {"description": "edit shared C", "prompt": "EDIT-C"}}]}},
-	  {"match": {"system": "`+m+`"}, "reply": {"text": "Waiting."}, "repeat": true}]}`), 0o644)
-	out, err := headlessRun(t, dir, nil, "", "-p", "--coordinator", "--script", script, "--permission-mode", "bypassPermissions",
-		"--output-format", "stream-json", "edit shared.txt")
-	if err != nil {
-		t.Fatalf("troupe -p --coordinator: %v\n%s", err, out)
-	}
-	s := summarize(t, out)
+	  {"match": {"system": "`+m+`"}, "reply": {"text": "Waiting."}, "repeat": true}]}`)
+	s, _ := runCoordinator(t, dir, nil, script, "--coordinator", "--permission-mode", "bypassPermissions", "edit shared.txt")
 	all := strings.Join(s.notes, "\n")
 	if !strings.Contains(all, "B-REFUSED") || !strings.Contains(all, "C-DONE") {
 		t.Errorf("notifications (%d):\n%s\nwant B-REFUSED and C-DONE", len(s.notes), all)
@@ -282,7 +283,7 @@ func TestCoordinatorClaimsKilledWorker(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "shared.txt")); err != nil || string(b) != "C\n" {
 		t.Errorf("shared.txt = %q, %v; want the killed worker's file edited by the third worker", b, err)
 	}
-	if last := s.lines[len(s.lines)-1]; last["result"] != "KILLED-CLAIMS-FINAL" {
+	if last := s.last(); last["result"] != "KILLED-CLAIMS-FINAL" {
 		t.Errorf("last line = %v; want KILLED-CLAIMS-FINAL", last)
 	}
 }
@@ -398,16 +399,11 @@ func TestCoordinatorForegroundWorkerClaims(t *testing.T) {
 	    {"id": "toolu_bg", "name": "Agent", "input": {"description": "edit behind", "prompt": "EDIT-BG"}}]}},
 	  {"match": {"system": "`+m+`", "user": "BG-DONE"}, "reply": {"text": "FG-BG-FINAL"}},
 	  {"match": {"system": "`+m+`", "tool_result": "Agent"}, "reply": {"text": "Waiting."}}]}`)
-	out, err := headlessRun(t, dir, nil, "", "-p", "--coordinator", "--script", script, "--permission-mode", "acceptEdits",
-		"--output-format", "stream-json", "edit shared.txt twice")
-	if err != nil {
-		t.Fatalf("troupe -p --coordinator: %v\n%s", err, out)
-	}
-	s := summarize(t, out)
+	s, _ := runCoordinator(t, dir, nil, script, "--coordinator", "--permission-mode", "acceptEdits", "edit shared.txt twice")
 	if b, err := os.ReadFile(filepath.Join(dir, "shared.txt")); err != nil || string(b) != "BG\n" {
 		t.Errorf("shared.txt = %q, %v; want the foreground worker's file edited by the background one\n%s", b, err, strings.Join(s.notes, "\n"))
 	}
-	if last := s.lines[len(s.lines)-1]; last["result"] != "FG-BG-FINAL" {
+	if last := s.last(); last["result"] != "FG-BG-FINAL" {
 		t.Errorf("last line = %v; want FG-BG-FINAL", last)
 	}
 }
