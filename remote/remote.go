@@ -67,6 +67,9 @@ var (
 	ErrClosed   = errors.New("remote: closed")
 	ErrBadJob   = errors.New("remote: bad job")
 	ErrNoWorker = errors.New("remote: no worker can take the job")
+	// ErrTooLarge is a Publish of an event larger than the queue carries;
+	// retrying cannot help.
+	ErrTooLarge = errors.New("remote: event too large for the queue")
 )
 
 var (

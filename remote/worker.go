@@ -197,8 +197,21 @@ func (w *Worker) publish(ctx context.Context, e Event) {
 	defer cancel()
 	e.Worker, e.Time = w.cfg.Name, w.cfg.Now()
 	defer w.cfg.OnEvent(e) // after it is out: what the worker shows, the lead can see
+	shrunk := false
 	for {
 		err := w.cfg.Queue.Publish(ctx, e)
+		if errors.Is(err, ErrTooLarge) {
+			// Retrying cannot help; but the lead must still learn how the
+			// run ended.
+			w.cfg.Log(fmt.Sprintf("publish %s of job %s: %v", e.Kind, e.JobID, err))
+			if e.Result == nil || shrunk {
+				return
+			}
+			shrunk = true
+			e.Result = &Result{Usage: e.Result.Usage,
+				Error: fmt.Sprintf("the result of %d bytes is larger than the queue carries (%v)", len(e.Result.Text)+len(e.Result.Error), err)}
+			continue
+		}
 		if err == nil || ctx.Err() != nil {
 			if err != nil {
 				w.cfg.Log(fmt.Sprintf("publish %s of job %s: %v", e.Kind, e.JobID, err))

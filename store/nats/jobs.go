@@ -248,12 +248,16 @@ func (j *Jobs) Publish(ctx context.Context, e remote.Event) error {
 	if err != nil {
 		return err
 	}
+	subject := j.eventSubject + "." + token(e.JobID)
+	if limit := j.s.nc.MaxPayload(); int64(len(b)+len(subject)+256) > limit {
+		return fmt.Errorf("publish %s of job %s: %w: %d bytes, larger than the NATS server at %s accepts (max_payload %d)", e.Kind, e.JobID, remote.ErrTooLarge, len(b), j.s.url, limit)
+	}
 	ctx, cancel, err := j.s.jobCtx(ctx)
 	if err != nil {
 		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, err)
 	}
 	defer cancel()
-	if _, err := j.s.js.Publish(ctx, j.eventSubject+"."+token(e.JobID), b); err != nil {
+	if _, err := j.s.js.Publish(ctx, subject, b); err != nil {
 		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil

@@ -242,3 +242,25 @@ func TestJobsAfterClose(t *testing.T) {
 		t.Errorf("Jobs after Close error = %v; want remote.ErrClosed", err)
 	}
 }
+
+// TestJobsResultTooLarge: a result larger than the server's max_payload
+// fails the lead's task with the reason instead of leaving it running.
+func TestJobsResultTooLarge(t *testing.T) {
+	ts := startServer(t, "")
+	ns := "jobsbig"
+	_, lead := openJobs(t, ts, ns)
+	_, wconn := openJobs(t, ts, ns)
+	startWorker(t, wconn, remote.WorkerConfig{Name: "w1",
+		Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+			return remote.Result{Text: strings.Repeat("x", 2<<20), Usage: remote.Usage{TotalTokens: 3}}
+		}})
+	c, sub := leadClient(t, lead, remote.OnLostFail)
+	st, err := c.Submit(t.Context(), remote.Request{Description: "big", Prompt: "write a lot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := waitNotification(t, sub, st.ID)
+	if ev.State.Status != task.Failed || !strings.Contains(ev.Notification, "larger than") {
+		t.Fatalf("task with an oversized result: %s\n%s", ev.State.Status, ev.Notification)
+	}
+}
