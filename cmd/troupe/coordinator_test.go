@@ -348,7 +348,9 @@ func TestWorkerClaims(t *testing.T) {
 	}
 	// The release on the end event frees other.go too (it runs on its own
 	// goroutine: wait for it).
-	for ctx := t.Context(); ; {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
 		if _, held := c.claims.Holder(filepath.Join(real, "other.go")); !held {
 			break
 		}

@@ -53,7 +53,16 @@ func TestRemoteIsolation(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	for ok := false; !ok; ok, _ = remote.Alive(t.Context(), lead, "w") {
+	alive, stop := context.WithTimeout(t.Context(), 10*time.Second)
+	defer stop()
+	for {
+		ok, err := remote.Alive(alive, lead, "w")
+		if ok {
+			break
+		}
+		if alive.Err() != nil {
+			t.Fatalf("worker w never alive: %v", err)
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	tl := agenttool.New(agenttool.Config{Registry: reg, Remote: remoteClient{client},
