@@ -71,7 +71,16 @@ func BenchmarkIdleTeammates(b *testing.B) {
 			for range n {
 				<-idle
 			}
-			time.Sleep(500 * time.Millisecond) // let the idle notifications settle
+			// Measure once the lead has read every idle notification and
+			// nothing is in flight.
+			for quiet := false; !quiet; {
+				if quiet, err = lead.Quiet(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				if !quiet {
+					<-lead.Changed()
+				}
+			}
 			b.ResetTimer()
 			var total time.Duration
 			for range b.N {

@@ -22,6 +22,9 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 		l.mu.Lock()
 		l.ending--
 		l.mu.Unlock()
+		// After the count drops, even when nothing was read: a lead that
+		// saw this pump in flight waits for this kick.
+		l.bump()
 	}()
 	msgs, err := l.cfg.Mail.Read(ctx, teamName, team.LeadName, true)
 	if err != nil {
@@ -79,7 +82,6 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 	if len(plain) > 0 {
 		l.deliver(forLead(plain))
 	}
-	l.bump()
 	return nil
 }
 
