@@ -57,20 +57,16 @@ func resolve(to string, self Self, c team.Config) (target, error) {
 	return target{Name: found.Name, Color: found.Color, Member: true}, nil
 }
 
-// protocolTypes are the frame types a plain-text message may not be
-// (PROTOCOL.md 6.6): receivers treat them as protocol, so only the tools
-// that own them may write them.
-var protocolTypes = map[string]bool{
-	"permission_request": true, "permission_response": true,
-	"sandbox_permission_request": true, "sandbox_permission_response": true,
-	"shutdown_request": true, "shutdown_response": true, "shutdown_approved": true, "shutdown_rejected": true,
-	"team_permission_update": true, "mode_set_request": true,
-	"plan_approval_request": true, "plan_approval_response": true,
-	"idle_notification": true, "teammate_terminated": true, "task_assignment": true, "task_completed": true,
-}
+// teammateTerminated is the one lifecycle frame of PROTOCOL.md 6.6 that
+// neither mailbox.Decode nor mailbox.ProtocolKind knows; only the runtime
+// writes it.
+const teammateTerminated = "teammate_terminated"
 
 // frameType returns the protocol frame type that text would be read as, or
-// "" when it is plain text.
+// "" when it is plain text: a frame mailbox.Decode knows, one of
+// PROTOCOL.md 6.6's protocol list (mailbox.ProtocolKind), or
+// teammate_terminated. Receivers treat them as protocol, so only the
+// tools that own them may write them.
 func frameType(text string) string {
 	f, err := mailbox.Decode(text)
 	if err != nil {
@@ -84,7 +80,10 @@ func frameType(text string) string {
 	if k := f.Kind(); k != "" {
 		return k
 	}
-	if t := typeField(text); protocolTypes[t] {
+	if k := mailbox.ProtocolKind(text); k != "" {
+		return k
+	}
+	if t := typeField(text); t == teammateTerminated {
 		return t
 	}
 	return ""
