@@ -121,8 +121,12 @@ func (s *Store) jobCtx(ctx context.Context) (context.Context, context.CancelFunc
 }
 
 // ownStream binds (or creates) a stream of the jobs layout, whose limits
-// differ from the store's own streams, refusing one not made by troupe.
+// differ from the store's own streams, refusing one not made by troupe
+// (checkOurs) before the update would reconfigure it.
 func (s *Store) ownStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	if err := s.checkOurs(ctx, cfg.Name, "stream "+cfg.Name); err != nil {
+		return nil, err
+	}
 	str, err := s.js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, natsgo.ErrNoResponders) {
@@ -133,8 +137,27 @@ func (s *Store) ownStream(ctx context.Context, cfg jetstream.StreamConfig) (jets
 	return str, nil
 }
 
+// checkOurs refuses an existing stream (what names it) that troupe did not
+// make for this schema, before an update would reconfigure it.
+func (s *Store) checkOurs(ctx context.Context, stream, what string) error {
+	str, err := s.js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if v := str.CachedInfo().Config.Metadata[schemaKey]; v != schemaVersion {
+		return fmt.Errorf("%s exists with %s metadata %q, not troupe's schema %q (delete it or choose another namespace)", what, schemaKey, v, schemaVersion)
+	}
+	return nil
+}
+
 // ttlBucket binds (or creates) a KV bucket whose entries expire after ttl.
 func (s *Store) ttlBucket(ctx context.Context, name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
+	if err := s.checkOurs(ctx, "KV_"+name, "bucket "+name); err != nil {
+		return nil, err
+	}
 	kv, err := s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: name, Description: desc, History: 1, TTL: ttl, MaxValueSize: maxValueSize,
 		Storage: jetstream.FileStorage, Replicas: s.opts.Replicas, Metadata: map[string]string{schemaKey: schemaVersion},

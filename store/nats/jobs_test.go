@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/troupe-dev/troupe/remote"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/task"
@@ -262,5 +264,35 @@ func TestJobsResultTooLarge(t *testing.T) {
 	ev := waitNotification(t, sub, st.ID)
 	if ev.State.Status != task.Failed || !strings.Contains(ev.Notification, "larger than") {
 		t.Fatalf("task with an oversized result: %s\n%s", ev.State.Status, ev.Notification)
+	}
+}
+
+// TestJobsRefusesForeignStreams: a stream or bucket under a jobs name that
+// troupe did not make is refused, naming it, and left as it was.
+func TestJobsRefusesForeignStreams(t *testing.T) {
+	ts := startServer(t, "")
+	raw := rawJS(t, ts)
+	ctx := t.Context()
+	if _, err := raw.CreateStream(ctx, jetstream.StreamConfig{Name: "foreign_v1_jobs", Subjects: []string{"elsewhere.jobs"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "alien_v1_workers", Metadata: map[string]string{"troupe_schema": "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ ns, want string }{
+		{"foreign", "stream foreign_v1_jobs"},
+		{"alien", "bucket alien_v1_workers"},
+	} {
+		s := ts.open(t, natsstore.Options{Namespace: tt.ns})
+		if _, err := s.Jobs(ctx, jobOpts); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "not troupe's schema") {
+			t.Errorf("Jobs in namespace %s error = %v; want one naming %s as not troupe's", tt.ns, err, tt.want)
+		}
+	}
+	str, err := raw.Stream(ctx, "foreign_v1_jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := str.CachedInfo().Config.Subjects; len(got) != 1 || got[0] != "elsewhere.jobs" {
+		t.Errorf("the foreign stream was reconfigured: subjects %q", got)
 	}
 }
