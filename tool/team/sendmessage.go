@@ -208,9 +208,10 @@ func strict(typ string, raw json.RawMessage, v any) error {
 	return nil
 }
 
+// abbrev shortens raw JSON for an error message, on a rune boundary (cut).
 func abbrev(b []byte) string {
-	if len(b) > 60 {
-		return string(b[:60]) + "..."
+	if s := cut(string(b), 60); len(s) < len(b) {
+		return s + "..."
 	}
 	return string(b)
 }
