@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -28,7 +29,7 @@ func teammateMessage(msgs []mailbox.Message) string {
 			from = "[unknown sender]"
 		}
 		fmt.Fprintf(&b, "<teammate-message teammate_id=%q", html.EscapeString(from))
-		if known(m.Color) {
+		if slices.Contains(team.Palette[:], m.Color) {
 			fmt.Fprintf(&b, " color=%q", m.Color)
 		}
 		if m.Summary != "" {
@@ -42,15 +43,6 @@ func teammateMessage(msgs []mailbox.Message) string {
 		b.WriteString("\n</teammate-message>")
 	}
 	return b.String()
-}
-
-func known(color string) bool {
-	for _, c := range team.Palette {
-		if c == color {
-			return true
-		}
-	}
-	return false
 }
 
 // forLead wraps teammate messages for the lead's model: they are requests

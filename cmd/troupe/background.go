@@ -156,8 +156,9 @@ func (b *background) run(ctx context.Context, prompt string) (agent.Result, erro
 }
 
 // wait waits for a task event, input from the team, or a change in the
-// team; with a team it also looks again after a second, since a teammate
-// can go quiet without a word to the lead (it consumed its mail).
+// team. Every way a team goes quiet ends with a kick (an idle
+// notification, an exit, a death); with a team the loop also looks again
+// after a second, a safety net that costs one Quiet check.
 func (b *background) wait(ctx context.Context) error {
 	if b.team == nil {
 		e, err := b.sub.Next(ctx)
