@@ -60,7 +60,7 @@ type teammateResult struct {
 // checkTeammate validates what only a teammate call allows or needs: any
 // model id (not just the aliases), a name that is not reserved (main,
 // team-lead, user, system, ...), and a prompt that is not a protocol
-// frame.
+// frame (one mailbox decodes, or one of PROTOCOL.md 6.6's list).
 func checkTeammate(in input) (tool.Result, bool) {
 	if strings.ContainsAny(in.Model, "\r\n\t ") || len(in.Model) > MaxModelLen {
 		return tool.Errorf("Agent: invalid input: model %q is not a model id (one word, at most %d bytes)", in.Model, MaxModelLen), false
@@ -68,7 +68,7 @@ func checkTeammate(in input) (tool.Result, bool) {
 	if err := team.ValidateAgentName(in.Name, false); err != nil {
 		return tool.Errorf("Agent: invalid input: name %q cannot be a teammate's name: %v", in.Name, err), false
 	}
-	if f, err := mailbox.Decode(in.Prompt); err != nil || f.Kind() != "" {
+	if f, err := mailbox.Decode(in.Prompt); err != nil || f.Kind() != "" || mailbox.ProtocolKind(in.Prompt) != "" {
 		return tool.Errorf("Agent: invalid input: a teammate's prompt may not be a protocol frame (JSON with a protocol type); write the task as plain text"), false
 	}
 	return tool.Result{}, true
