@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/bench"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/store/file"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
@@ -214,6 +214,27 @@ func runWriters(b *testing.B, be backend, w, m, preload int) writersRun {
 	return run
 }
 
+// newBackend returns the backend a benchmark names: "file", "nats-fsync"
+// (on fsync, in namespace ns) or "nats" (on srv).
+func newBackend(b *testing.B, store string, srv, fsync *testServer, ns string) backend {
+	switch store {
+	case "file":
+		return &fileBackend{root: b.TempDir()}
+	case "nats-fsync":
+		return &natsBackend{srv: fsync, ns: ns}
+	}
+	return &natsBackend{srv: srv, ns: ns}
+}
+
+// msSummary summarizes latencies in milliseconds, by nearest rank.
+func msSummary(lat []time.Duration) bench.Summary {
+	ms := make([]float64, len(lat))
+	for i, d := range lat {
+		ms[i] = float64(d) / float64(time.Millisecond)
+	}
+	return bench.Summarize(ms)
+}
+
 // BenchmarkStores runs B1 (W = 1, 4, 16, 64 × 200), B2 (W = 16, 64 × 20)
 // and B3 (10,000 preloaded, W = 1, 4 × 100) on both stores.
 func BenchmarkStores(b *testing.B) {
@@ -247,31 +268,16 @@ func BenchmarkStores(b *testing.B) {
 				var total writersRun
 				for b.Loop() {
 					run++
-					var be backend
-					switch store {
-					case "file":
-						be = &fileBackend{root: b.TempDir()}
-					case "nats-fsync":
-						be = &natsBackend{srv: fsync, ns: fmt.Sprintf("bench%d", run)}
-					default:
-						be = &natsBackend{srv: srv, ns: fmt.Sprintf("bench%d", run)}
-					}
+					be := newBackend(b, store, srv, fsync, fmt.Sprintf("bench%d", run))
 					r := runWriters(b, be, sc.w, sc.m, sc.pre)
 					total.elapsed += r.elapsed
 					total.acked += r.acked
 					total.lat = append(total.lat, r.lat...)
 				}
-				slices.Sort(total.lat)
-				pct := func(p float64) float64 {
-					if len(total.lat) == 0 {
-						return 0
-					}
-					i := int(p*float64(len(total.lat))+0.999999) - 1
-					return float64(total.lat[max(i, 0)]) / float64(time.Millisecond)
-				}
+				sum := msSummary(total.lat)
 				b.ReportMetric(float64(total.acked)/total.elapsed.Seconds(), "msgs/s")
-				b.ReportMetric(pct(0.50), "p50-ms")
-				b.ReportMetric(pct(0.99), "p99-ms")
+				b.ReportMetric(sum.P50, "p50-ms")
+				b.ReportMetric(sum.P99, "p99-ms")
 				b.ReportMetric(0, "lost")
 			})
 		}
@@ -296,27 +302,15 @@ func BenchmarkDelivery(b *testing.B) {
 			var lat, latCall []time.Duration
 			for b.Loop() {
 				run++
-				var be backend
-				switch store {
-				case "file":
-					be = &fileBackend{root: b.TempDir()}
-				case "nats-fsync":
-					be = &natsBackend{srv: fsync, ns: fmt.Sprintf("deliver%d", run)}
-				default:
-					be = &natsBackend{srv: srv, ns: fmt.Sprintf("deliver%d", run)}
-				}
+				be := newBackend(b, store, srv, fsync, fmt.Sprintf("deliver%d", run))
 				r, c := runDelivery(b, be, n)
 				lat, latCall = append(lat, r...), append(latCall, c...)
 			}
-			pct := func(lat []time.Duration, p float64) float64 {
-				slices.Sort(lat)
-				i := int(p*float64(len(lat))+0.999999) - 1
-				return float64(lat[max(i, 0)]) / float64(time.Millisecond)
-			}
-			b.ReportMetric(pct(lat, 0.50), "p50-ms")
-			b.ReportMetric(pct(lat, 0.99), "p99-ms")
-			b.ReportMetric(pct(latCall, 0.50), "call-p50-ms")
-			b.ReportMetric(pct(latCall, 0.99), "call-p99-ms")
+			sum, call := msSummary(lat), msSummary(latCall)
+			b.ReportMetric(sum.P50, "p50-ms")
+			b.ReportMetric(sum.P99, "p99-ms")
+			b.ReportMetric(call.P50, "call-p50-ms")
+			b.ReportMetric(call.P99, "call-p99-ms")
 		})
 	}
 }
