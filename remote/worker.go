@@ -106,20 +106,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	var jobs sync.WaitGroup
-	hbDone := make(chan struct{})
-	var hb sync.WaitGroup
-	hb.Go(func() {
-		t := time.NewTicker(w.cfg.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-t.C:
-				if err := w.cfg.Registry.Register(jobCtx, w.info()); err != nil {
-					w.cfg.Log(fmt.Sprintf("refresh the registration: %v", err))
-				}
-			}
+	stopRefresh := w.every(func() {
+		if err := w.cfg.Registry.Register(jobCtx, w.info()); err != nil {
+			w.cfg.Log(fmt.Sprintf("refresh the registration: %v", err))
 		}
 	})
 	slots := make(chan struct{}, w.cfg.Capacity)
@@ -158,14 +147,36 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancelJobs()
 	}
 	jobs.Wait()
-	close(hbDone)
-	hb.Wait()
+	stopRefresh()
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := w.cfg.Registry.Deregister(dctx, w.cfg.Name); err != nil {
 		w.cfg.Log(fmt.Sprintf("deregister: %v", err))
 	}
 	return nil
+}
+
+// every runs f once a heartbeat on its own goroutine until the returned
+// stop, which waits for it, is called.
+func (w *Worker) every(f func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(w.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				f()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -271,23 +282,11 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 			}
 		}()
 	}
-	stopBeat := make(chan struct{})
-	var beat sync.WaitGroup
-	beat.Go(func() {
-		t := time.NewTicker(w.cfg.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopBeat:
-				return
-			case <-t.C:
-				bctx, cancel := w.bounded(admin)
-				err := d.InProgress(bctx)
-				cancel()
-				if err != nil {
-					w.cfg.Log(fmt.Sprintf("heartbeat of job %s: %v", j.ID, err))
-				}
-			}
+	stopBeat := w.every(func() {
+		bctx, cancel := w.bounded(admin)
+		defer cancel()
+		if err := d.InProgress(bctx); err != nil {
+			w.cfg.Log(fmt.Sprintf("heartbeat of job %s: %v", j.ID, err))
 		}
 	})
 	start := w.cfg.Now()
@@ -297,8 +296,7 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 		defer pmu.Unlock()
 		w.publish(admin, Event{Kind: EventProgress, JobID: j.ID, Attempt: attempt, Text: text, Usage: u})
 	})
-	close(stopBeat)
-	beat.Wait()
+	stopBeat()
 	if errors.Is(context.Cause(runCtx), errStoppedByLead) {
 		res = Result{Error: "stopped by the lead", Usage: res.Usage}
 	} else if ctx.Err() != nil { // shutting down with requeue
