@@ -37,13 +37,7 @@ func (a *app) teamsEnabled(flag bool) bool {
 	if flag {
 		return true
 	}
-	for _, k := range []string{EnvAgentTeams, EnvClaudeAgentTeams} {
-		switch strings.ToLower(strings.TrimSpace(a.Getenv(k))) {
-		case "1", "true", "yes", "on":
-			return true
-		}
-	}
-	return false
+	return truthy(a.Getenv(EnvAgentTeams)) || truthy(a.Getenv(EnvClaudeAgentTeams))
 }
 
 // leadTeam is the team runtime of a headless lead.
