@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +56,12 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// The workers as last listed, shared by the tracked jobs' checks so
+	// that n jobs cost one registry listing per half check, not n.
+	listMu   sync.Mutex
+	listedAt time.Time // zero: never
+	listed   []WorkerInfo
 }
 
 // NewClient checks cfg and returns a client.
@@ -233,7 +240,8 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 				})
 				return
 			}
-			alive, err := Alive(ctx, c.cfg.Workers, worker)
+			ws, err := c.liveWorkers(ctx)
+			alive := slices.ContainsFunc(ws, func(w WorkerInfo) bool { return w.Name == worker })
 			if err != nil || alive {
 				misses = 0 // the registry unreachable is not the worker lost
 				continue
@@ -274,7 +282,7 @@ func (c *Client) finish(id task.ID, status task.Status, f func(*task.Remote)) {
 // noWorkerFor reports whether no live worker could take j on two checks in
 // a row, counted in *idle; an unreachable registry counts as a worker.
 func (c *Client) noWorkerFor(ctx context.Context, j Job, idle *int) bool {
-	ws, err := c.cfg.Workers.List(ctx)
+	ws, err := c.liveWorkers(ctx)
 	if err != nil {
 		*idle = 0
 		return false
@@ -287,6 +295,23 @@ func (c *Client) noWorkerFor(ctx context.Context, j Job, idle *int) bool {
 	}
 	*idle++
 	return *idle >= 2
+}
+
+// liveWorkers lists the registry's workers, reusing a listing younger than
+// half a check for the checks of every tracked job. A failed listing is
+// not kept.
+func (c *Client) liveWorkers(ctx context.Context) ([]WorkerInfo, error) {
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	if !c.listedAt.IsZero() && time.Since(c.listedAt) < c.cfg.CheckEvery/2 {
+		return c.listed, nil
+	}
+	ws, err := c.cfg.Workers.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.listed, c.listedAt = ws, time.Now()
+	return ws, nil
 }
 
 // cancel1 publishes EventCancel for j, so that a worker that takes it later

@@ -438,3 +438,47 @@ func TestWorkerDiesBeforeStart(t *testing.T) {
 		t.Fatalf("%s\n%s", ev.State.Status, ev.Notification)
 	}
 }
+
+// countingRegistry counts the listings of a real registry.
+type countingRegistry struct {
+	remote.Registry
+	lists atomic.Int32
+}
+
+func (r *countingRegistry) List(ctx context.Context) ([]remote.WorkerInfo, error) {
+	r.lists.Add(1)
+	return r.Registry.List(ctx)
+}
+
+// TestTrackingSharesListings: the checks of many tracked jobs share one
+// registry listing per half check instead of listing once per job.
+func TestTrackingSharesListings(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	lead := e.mem.Conn()
+	workers := &countingRegistry{Registry: lead}
+	c, err := remote.NewClient(remote.ClientConfig{Queue: lead, Workers: workers, Tasks: e.reg, SubmittedBy: "lead", CheckEvery: heartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	const n = 8
+	started := make(chan string, n)
+	var calls atomic.Int32
+	e.worker(t, remote.WorkerConfig{Name: "w1", Capacity: n, Run: blocking(t, started, make(chan struct{}), "w1", &calls)})
+	for range n {
+		if _, err := c.Submit(t.Context(), remote.Request{Description: "job", Prompt: "long"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n {
+		<-started
+	}
+	from, begin := workers.lists.Load(), time.Now()
+	const k = 10
+	waitFor(t, fmt.Sprintf("%d more listings", k), func() bool { return workers.lists.Load() >= from+k })
+	// k listings at most one per half check take at least k-1 half
+	// checks; one per job and check would take about k/n checks.
+	if el := time.Since(begin); el < (k-1)*heartbeat/2 {
+		t.Errorf("%d listings for %d tracked jobs within %v; want at most one per %v", k, n, el, heartbeat/2)
+	}
+}
