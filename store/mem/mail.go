@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
+	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/mailbox"
 )
 
@@ -45,7 +45,7 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 		return nil, fmt.Errorf("send from %s: %w", msg.From, err)
 	}
 	out := make([]mailbox.Delivery, 0, len(names))
-	var kick []*watcher
+	var kicks []*watcher
 	for i, name := range names {
 		cp := msg
 		if i > 0 {
@@ -55,11 +55,11 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 		k := inboxKey{teamName, name}
 		s.inboxes[k] = s.pruneLocked(append(s.inboxes[k], cp))
 		out = append(out, mailbox.Delivery{To: name, ID: cp.ID})
-		kick = s.appendWatchersLocked(kick, k)
+		kicks = s.appendWatchersLocked(kicks, k)
 	}
 	s.mu.Unlock()
-	for _, w := range kick {
-		w.kick()
+	for _, w := range kicks {
+		w.Kick()
 	}
 	return out, nil
 }
@@ -109,14 +109,14 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 			n++
 		}
 	}
-	var kick []*watcher
+	var kicks []*watcher
 	if n > 0 {
 		s.inboxes[k] = s.pruneLocked(box)
-		kick = s.appendWatchersLocked(nil, k)
+		kicks = s.appendWatchersLocked(nil, k)
 	}
 	s.mu.Unlock()
-	for _, w := range kick {
-		w.kick()
+	for _, w := range kicks {
+		w.Kick()
 	}
 	return n, nil
 }
@@ -136,7 +136,7 @@ func (s *Store) watch(ctx context.Context, k inboxKey) (<-chan struct{}, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
-	w := &watcher{ch: make(chan struct{}, 1)}
+	w := kick.New()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -160,12 +160,10 @@ func (s *Store) watch(ctx context.Context, k inboxKey) (<-chan struct{}, error) 
 			}
 		}
 		s.mu.Unlock()
-		w.close()
+		w.Close()
 	})
-	w.mu.Lock()
-	w.stop = stop
-	w.mu.Unlock()
-	return w.ch, nil
+	w.OnClose(stop)
+	return w.C(), nil
 }
 
 // pruneLocked drops the oldest read messages beyond the retention bound,
@@ -202,37 +200,4 @@ func (s *Store) appendWatchersLocked(ws []*watcher, k inboxKey) []*watcher {
 }
 
 // watcher is one Watch channel.
-type watcher struct {
-	// mu guards closed and orders kicks against close, so that nothing is
-	// ever sent on a closed channel.
-	mu     sync.Mutex
-	closed bool
-	stop   func() bool // deregisters the ctx callback; nil until set
-	ch     chan struct{}
-}
-
-// kick sends a coalesced signal without blocking.
-func (w *watcher) kick() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return
-	}
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
-}
-
-// close closes the channel once.
-func (w *watcher) close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.closed = true
-		close(w.ch)
-	}
-	if w.stop != nil {
-		w.stop()
-	}
-}
+type watcher = kick.Signal

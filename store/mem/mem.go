@@ -111,7 +111,7 @@ func (s *Store) Close() error {
 	s.watchers = map[inboxKey]map[*watcher]struct{}{}
 	s.mu.Unlock()
 	for _, w := range ws {
-		w.close()
+		w.Close()
 	}
 	return nil
 }

@@ -204,6 +204,6 @@ func listKey(list string) inboxKey { return inboxKey{list, "\x00tasks"} }
 // block.
 func (s *Store) kickListLocked(list string) {
 	for w := range s.watchers[listKey(list)] {
-		w.kick()
+		w.Kick()
 	}
 }

@@ -140,17 +140,17 @@ func (t *Teams) Delete(ctx context.Context, name string, check func(team.Config)
 		}
 	}
 	delete(s.lists, name)
-	var kick []*watcher
+	var kicks []*watcher
 	for k, set := range s.watchers {
 		if k.team == name {
 			for w := range set {
-				kick = append(kick, w)
+				kicks = append(kicks, w)
 			}
 		}
 	}
 	s.mu.Unlock()
-	for _, w := range kick {
-		w.kick()
+	for _, w := range kicks {
+		w.Kick()
 	}
 	return nil
 }

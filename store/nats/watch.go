@@ -3,11 +3,11 @@ package nats
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/mailbox"
 )
 
@@ -39,8 +39,8 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
-	w := &watcher{ch: make(chan struct{}, 1)}
-	cc, err := cons.Consume(func(msg jetstream.Msg) { w.kick() },
+	w := kick.New()
+	cc, err := cons.Consume(func(msg jetstream.Msg) { w.Kick() },
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			s.log.Debug("nats store: inbox watch", "team", teamName, "agent", agent, "err", err)
 		}))
@@ -55,7 +55,7 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 		s.mu.Lock()
 		delete(s.watchers, w)
 		s.mu.Unlock()
-		w.close()
+		w.Close()
 	}
 	if !s.goFunc(func(sctx context.Context) {
 		select {
@@ -67,7 +67,7 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 		stop()
 		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, mailbox.ErrClosed)
 	}
-	return w.ch, nil
+	return w.C(), nil
 }
 
 // kickAll kicks every watch, after a reconnect: messages stored while the
@@ -80,38 +80,9 @@ func (s *Store) kickAll() {
 	}
 	s.mu.Unlock()
 	for _, w := range ws {
-		w.kick()
+		w.Kick()
 	}
 }
 
 // watcher is one Watch channel.
-type watcher struct {
-	// mu orders kicks against close, so nothing is sent on a closed
-	// channel.
-	mu     sync.Mutex
-	closed bool // guarded by mu
-	ch     chan struct{}
-}
-
-// kick sends a coalesced signal without blocking.
-func (w *watcher) kick() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return
-	}
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
-}
-
-// close closes the channel once.
-func (w *watcher) close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.closed = true
-		close(w.ch)
-	}
-}
+type watcher = kick.Signal
