@@ -44,7 +44,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -94,13 +93,7 @@ type Backend struct {
 	// guards nothing in memory.
 	split chan struct{}
 
-	inflight sync.WaitGroup // Spawns between reserve and return
-
-	mu      sync.Mutex
-	closed  bool               // guarded by mu
-	byID    map[string]*Handle // live or starting teammates; guarded by mu
-	owned   []string           // sessions troupe created and has not closed, oldest first; guarded by mu
-	handles map[string]*Handle // launched teammates by session id; guarded by mu
+	sessions backend.Panes[Handle] // by session id
 }
 
 // New returns an iTerm2 backend. It fails with backend.ErrUnavailable
@@ -120,12 +113,10 @@ func New(cfg Config) (*Backend, error) {
 			backend.ErrUnavailable, name, err)
 	}
 	b := &Backend{
-		it2:     path,
-		poll:    cfg.PollInterval,
-		kick:    make(chan struct{}, 1),
-		split:   make(chan struct{}, 1),
-		byID:    map[string]*Handle{},
-		handles: map[string]*Handle{},
+		it2:   path,
+		poll:  cfg.PollInterval,
+		kick:  make(chan struct{}, 1),
+		split: make(chan struct{}, 1),
 	}
 	if b.poll <= 0 {
 		b.poll = DefaultPollInterval
@@ -241,20 +232,9 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 		return fail(context.Cause(ctx))
 	}
 	h := &Handle{b: b, agentID: s.AgentID}
-	b.mu.Lock()
-	switch {
-	case b.closed:
-		b.mu.Unlock()
-		return fail(backend.ErrClosed)
-	case b.byID[s.AgentID] != nil:
-		b.mu.Unlock()
-		return fail(backend.ErrRunning)
+	if err := b.sessions.Reserve(s.AgentID, h); err != nil {
+		return fail(err)
 	}
-	b.byID[s.AgentID] = h
-	b.inflight.Add(1)
-	b.mu.Unlock()
-	defer b.inflight.Done()
-
 	id, err := b.newSession(ctx)
 	if err == nil {
 		h.session = id
@@ -265,17 +245,10 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 			b.closeSession(context.WithoutCancel(ctx), id)
 		}
 	}
-	b.mu.Lock()
-	if err == nil && b.closed {
-		err = backend.ErrClosed
-	}
-	if err != nil {
-		delete(b.byID, s.AgentID)
-		b.mu.Unlock()
+	// After Close, Close has closed or will close the session.
+	if err := b.sessions.Launched(s.AgentID, id, h, err); err != nil {
 		return fail(err)
 	}
-	b.handles[id] = h
-	b.mu.Unlock()
 	backend.Kick(b.kick)
 	return h, nil
 }
@@ -292,12 +265,10 @@ func (b *Backend) newSession(ctx context.Context) (string, error) {
 	}
 	defer func() { <-b.split }()
 	for {
-		b.mu.Lock()
 		target := ""
-		if n := len(b.owned); n > 0 {
-			target = b.owned[n-1]
+		if owned := b.sessions.Owned(); len(owned) > 0 {
+			target = owned[len(owned)-1]
 		}
-		b.mu.Unlock()
 
 		var args []string
 		switch {
@@ -318,9 +289,7 @@ func (b *Backend) newSession(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			b.mu.Lock()
-			b.owned = append(b.owned, id)
-			b.mu.Unlock()
+			b.sessions.Own(id)
 			return id, nil
 		}
 		if target == "" {
@@ -339,7 +308,7 @@ func (b *Backend) newSession(ctx context.Context) (string, error) {
 
 // gone ends the teammate of a session that is no longer listed.
 func (b *Backend) gone(id string) {
-	b.forget(id)
+	b.sessions.Disown(id)
 	b.finishSession(id, fmt.Errorf("iTerm2 session %s: %w", id, backend.ErrPaneGone))
 }
 
@@ -348,14 +317,8 @@ func (b *Backend) gone(id string) {
 // owned list before it2 is asked, so the supervisor never mistakes
 // troupe's own close for someone else's.
 func (b *Backend) closeSession(ctx context.Context, id string) error {
-	b.mu.Lock()
-	i := slices.Index(b.owned, id)
-	if i >= 0 {
-		b.owned = slices.Delete(b.owned, i, i+1)
-	}
-	b.mu.Unlock()
-	if i < 0 {
-		return nil
+	if !b.sessions.Disown(id) {
+		return nil // never ours, or already closed
 	}
 	_, err := b.run(ctx, "session", "close", "-f", "-s", id)
 	if err == nil {
@@ -364,33 +327,13 @@ func (b *Backend) closeSession(ctx context.Context, id string) error {
 	if listed, lerr := b.list(ctx); lerr == nil && !listed[id] {
 		return nil
 	}
-	b.mu.Lock()
-	b.owned = append(b.owned, id)
-	b.mu.Unlock()
+	b.sessions.Own(id)
 	return fmt.Errorf("close iTerm2 session %s: %w", id, err)
-}
-
-// forget drops session id from the sessions troupe owns.
-func (b *Backend) forget(id string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if i := slices.Index(b.owned, id); i >= 0 {
-		b.owned = slices.Delete(b.owned, i, i+1)
-	}
 }
 
 // finishSession ends the teammate of session id, if any, with err.
 func (b *Backend) finishSession(id string, err error) {
-	b.mu.Lock()
-	h := b.handles[id]
-	if h != nil {
-		delete(b.handles, id)
-		if b.byID[h.agentID] == h {
-			delete(b.byID, h.agentID)
-		}
-	}
-	b.mu.Unlock()
-	if h != nil {
+	if h := b.sessions.Finish(id); h != nil {
 		h.end.Finish(err)
 	}
 }
@@ -399,19 +342,10 @@ func (b *Backend) finishSession(id string, err error) {
 // Spawns under way, or for ctx. It is idempotent; Spawn fails with
 // backend.ErrClosed after it.
 func (b *Backend) Close(ctx context.Context) error {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-	spawned := make(chan struct{})
-	go func() { b.inflight.Wait(); close(spawned) }()
-	select {
-	case <-spawned:
-	case <-ctx.Done():
-		return fmt.Errorf("close iTerm2 backend: spawns under way: %w", context.Cause(ctx))
+	ids, err := b.sessions.Close(ctx)
+	if err != nil {
+		return fmt.Errorf("close iTerm2 backend: spawns under way: %w", err)
 	}
-	b.mu.Lock()
-	ids := append([]string(nil), b.owned...)
-	b.mu.Unlock()
 	var errs []error
 	for _, id := range ids {
 		if err := b.closeSession(ctx, id); err != nil {
@@ -434,12 +368,7 @@ func (b *Backend) Close(ctx context.Context) error {
 func (b *Backend) check(ctx context.Context) {
 	// Only teammates registered before the listing starts are judged by
 	// it: a session created meanwhile may be missing from it.
-	b.mu.Lock()
-	watched := make([]string, 0, len(b.handles))
-	for id := range b.handles {
-		watched = append(watched, id)
-	}
-	b.mu.Unlock()
+	watched := b.sessions.Watched()
 	if len(watched) == 0 {
 		return
 	}
@@ -448,13 +377,11 @@ func (b *Backend) check(ctx context.Context) {
 		return
 	}
 	var gone []string
-	b.mu.Lock()
-	for _, id := range watched {
-		if b.handles[id] != nil && slices.Contains(b.owned, id) && !listed[id] {
+	b.sessions.Judge(watched, func(id string, _ *Handle) {
+		if !listed[id] {
 			gone = append(gone, id)
 		}
-	}
-	b.mu.Unlock()
+	})
 	for _, id := range gone {
 		b.gone(id)
 	}

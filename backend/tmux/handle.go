@@ -19,7 +19,7 @@ type Handle struct {
 	pane     string // set before Spawn returns
 	pid      int    // set before Spawn returns
 	end      backend.Ending
-	unreaped int // polls that saw the pane dead with no status yet; guarded by b.mu
+	unreaped int // polls that saw the pane dead with no status yet; guarded by the lock of b.panes (Judge)
 }
 
 var _ backend.Handle = (*Handle)(nil)

@@ -44,19 +44,9 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	}
 
 	h := &Handle{b: b, agentID: s.AgentID}
-	b.mu.Lock()
-	switch {
-	case b.closed:
-		b.mu.Unlock()
-		return fail(backend.ErrClosed)
-	case b.byID[s.AgentID] != nil:
-		b.mu.Unlock()
-		return fail(backend.ErrRunning)
+	if err := b.panes.Reserve(s.AgentID, h); err != nil {
+		return fail(err)
 	}
-	b.byID[s.AgentID] = h
-	b.inflight.Add(1)
-	b.mu.Unlock()
-	defer b.inflight.Done()
 
 	pane, err := b.newPane(ctx)
 	if err == nil {
@@ -73,17 +63,10 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 			b.killPane(context.WithoutCancel(ctx), pane)
 		}
 	}
-	b.mu.Lock()
-	if err == nil && b.closed {
-		err = backend.ErrClosed
-	}
-	if err != nil {
-		delete(b.byID, s.AgentID)
-		b.mu.Unlock()
+	// After Close, Close has killed or will kill the pane.
+	if err := b.panes.Launched(s.AgentID, pane, h, err); err != nil {
 		return fail(err)
 	}
-	b.handles[pane] = h
-	b.mu.Unlock()
 	backend.Kick(b.kick)
 	return h, nil
 }
@@ -98,9 +81,7 @@ func (b *Backend) newPane(ctx context.Context) (string, error) {
 	}
 	defer func() { <-b.layout }()
 
-	b.mu.Lock()
-	teammates := append([]string(nil), b.owned...)
-	b.mu.Unlock()
+	teammates := b.panes.Owned()
 
 	var window, pane string
 	if b.inside {
@@ -135,9 +116,7 @@ func (b *Backend) newPane(ctx context.Context) (string, error) {
 	if !validPaneID(pane) {
 		return "", fmt.Errorf("tmux printed pane id %q; want %%<number>", pane)
 	}
-	b.mu.Lock()
-	b.owned = append(b.owned, pane)
-	b.mu.Unlock()
+	b.panes.Own(pane)
 
 	panes := len(teammates) + 1
 	if b.inside {

@@ -3,7 +3,6 @@ package tmux
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -89,12 +88,7 @@ func exitErr(pane string, st paneState) error {
 func (b *Backend) check(ctx context.Context) {
 	// Only teammates registered before the listing starts are judged by
 	// it: a pane created meanwhile may be missing from it.
-	b.mu.Lock()
-	watched := make([]string, 0, len(b.handles))
-	for p := range b.handles {
-		watched = append(watched, p)
-	}
-	b.mu.Unlock()
+	watched := b.panes.Watched()
 	if len(watched) == 0 {
 		return
 	}
@@ -117,29 +111,25 @@ func (b *Backend) check(ctx context.Context) {
 	}
 	var ends []ending
 	nudge := false
-	b.mu.Lock()
-	for _, p := range watched {
-		if b.handles[p] == nil || !slices.Contains(b.owned, p) {
-			continue // ended, or being killed by troupe
-		}
+	// Judge skips teammates that ended, or whose pane troupe is killing.
+	b.panes.Judge(watched, func(p string, h *Handle) {
 		st, ok := panes[p]
 		switch {
 		case !ok:
 			ends = append(ends, ending{pane: p, err: fmt.Errorf("pane %s: %w", p, backend.ErrPaneGone)})
-		case st.dead && st.status < 0 && st.signal == 0 && b.handles[p].unreaped < maxUnreaped:
+		case st.dead && st.status < 0 && st.signal == 0 && h.unreaped < maxUnreaped:
 			// tmux marks a pane dead when its terminal closes and
 			// learns the status when it reaps the process. tmux 3.3a
 			// sometimes misses that SIGCHLD and leaves a zombie
 			// (seen 2-3 times in 10 runs of TestExitStatus...): make
 			// it reap (run-shell forks a child, whose exit makes tmux
 			// wait for all of them) and look again at the next poll.
-			b.handles[p].unreaped++
+			h.unreaped++
 			nudge = true
 		case st.dead:
 			ends = append(ends, ending{pane: p, err: exitErr(p, st), dead: true})
 		}
-	}
-	b.mu.Unlock()
+	})
 	if nudge {
 		_, _ = b.run(ctx, "run-shell", "true")
 	}
@@ -152,7 +142,7 @@ func (b *Backend) check(ctx context.Context) {
 			// stays owned, and Close kills it.
 			_ = b.killPane(ctx, e.pane)
 		} else {
-			b.forget(e.pane)
+			b.panes.Disown(e.pane)
 		}
 		b.finishPane(e.pane, e.err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,15 +73,11 @@ type Backend struct {
 	// read and change the whole window. It guards nothing in memory.
 	layout chan struct{}
 
-	inflight sync.WaitGroup // Spawns between reserve and return
+	panes backend.Panes[Handle] // by pane id
 
 	mu            sync.Mutex
-	closed        bool               // guarded by mu
-	byID          map[string]*Handle // live or starting teammates; guarded by mu
-	owned         []string           // panes troupe created and has not killed, oldest first; guarded by mu
-	handles       map[string]*Handle // launched teammates by pane id; guarded by mu
-	startedServer bool               // troupe started the dedicated server; guarded by mu
-	socketPath    string             // of the server troupe started; guarded by mu
+	startedServer bool   // troupe started the dedicated server; guarded by mu
+	socketPath    string // of the server troupe started; guarded by mu
 }
 
 // New returns a tmux backend. Inside tmux ($TMUX set) it splits the
@@ -112,8 +107,6 @@ func New(cfg Config) (*Backend, error) {
 		poll:     cfg.PollInterval,
 		kick:     make(chan struct{}, 1),
 		layout:   make(chan struct{}, 1),
-		byID:     map[string]*Handle{},
-		handles:  map[string]*Handle{},
 	}
 	if b.width <= 0 {
 		b.width = DefaultWidth
@@ -260,31 +253,14 @@ func (b *Backend) run(ctx context.Context, args ...string) (string, error) {
 // before tmux is asked, so the supervisor never mistakes troupe's own kill
 // for a pane closed by someone else.
 func (b *Backend) killPane(ctx context.Context, p string) error {
-	b.mu.Lock()
-	i := slices.Index(b.owned, p)
-	if i >= 0 {
-		b.owned = slices.Delete(b.owned, i, i+1)
-	}
-	b.mu.Unlock()
-	if i < 0 {
+	if !b.panes.Disown(p) {
 		return nil // never ours, or already killed
 	}
 	if _, err := b.run(ctx, "kill-pane", "-t", p); err != nil && !paneMissing(err) {
-		b.mu.Lock()
-		b.owned = append(b.owned, p)
-		b.mu.Unlock()
+		b.panes.Own(p)
 		return fmt.Errorf("kill pane %s: %w", p, err)
 	}
 	return nil
-}
-
-// forget drops pane p from the panes troupe owns.
-func (b *Backend) forget(p string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if i := slices.Index(b.owned, p); i >= 0 {
-		b.owned = slices.Delete(b.owned, i, i+1)
-	}
 }
 
 // Close kills every pane troupe created (only those) and waits for
@@ -292,21 +268,10 @@ func (b *Backend) forget(p string) {
 // and no pane is left on it, it kills the server. Close is idempotent;
 // Spawn fails with backend.ErrClosed after it.
 func (b *Backend) Close(ctx context.Context) error {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-
-	spawned := make(chan struct{})
-	go func() { b.inflight.Wait(); close(spawned) }()
-	select {
-	case <-spawned:
-	case <-ctx.Done():
-		return fmt.Errorf("close tmux backend: spawns under way: %w", context.Cause(ctx))
+	panes, err := b.panes.Close(ctx)
+	if err != nil {
+		return fmt.Errorf("close tmux backend: spawns under way: %w", err)
 	}
-
-	b.mu.Lock()
-	panes := append([]string(nil), b.owned...)
-	b.mu.Unlock()
 	var errs []error
 	for _, p := range panes {
 		if err := b.killPane(ctx, p); err != nil {
@@ -356,16 +321,7 @@ func (b *Backend) Close(ctx context.Context) error {
 
 // finishPane ends the teammate of pane p, if any, with err.
 func (b *Backend) finishPane(p string, err error) {
-	b.mu.Lock()
-	h := b.handles[p]
-	if h != nil {
-		delete(b.handles, p)
-		if b.byID[h.agentID] == h {
-			delete(b.byID, h.agentID)
-		}
-	}
-	b.mu.Unlock()
-	if h != nil {
+	if h := b.panes.Finish(p); h != nil {
 		h.end.Finish(err)
 	}
 }
