@@ -67,6 +67,7 @@ type Teammate struct {
 	cfg TeammateConfig
 	ag  *agent.Agent
 
+	actMu    sync.Mutex // orders going idle against mail arriving (pump)
 	mu       sync.Mutex
 	running  bool
 	inputs   []string      // prompts waiting for the next run
@@ -255,8 +256,11 @@ func (tm *Teammate) Run(ctx context.Context) error {
 			tm.event(EventShutdown, "shutting down")
 			return nil
 		}
-		tm.setActive(ctx, false)
+		// The idle notification first, then idle in the team file: a lead
+		// that sees the teammate idle has its notification already (read
+		// or unread), never neither.
 		tm.idle(ctx, res, runErr, turn)
+		tm.goIdle(ctx)
 		if prompt, err = tm.next(ctx, !tm.cfg.NoAutoClaim); err != nil {
 			return err
 		}
@@ -285,6 +289,19 @@ func (tm *Teammate) stopping() bool {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
 	return tm.shutdown != ""
+}
+
+// goIdle marks the teammate idle in the team file, unless work came in
+// since its run ended (the pump marks it active before queueing mail).
+func (tm *Teammate) goIdle(ctx context.Context) {
+	tm.actMu.Lock()
+	defer tm.actMu.Unlock()
+	tm.mu.Lock()
+	busy := len(tm.inputs) > 0 || tm.ag.Pending() > 0
+	tm.mu.Unlock()
+	if !busy {
+		tm.setActive(ctx, false)
+	}
 }
 
 func (tm *Teammate) setActive(ctx context.Context, active bool) {
@@ -449,7 +466,10 @@ func (tm *Teammate) pump(ctx context.Context) error {
 	tm.mu.Unlock()
 	if forModel && !running {
 		// Active before the mail leaves the inbox, so that the work it
-		// brings is never invisible (neither unread nor active).
+		// brings is never invisible (neither unread nor active); held
+		// until the mail is queued, so goIdle cannot undo it.
+		tm.actMu.Lock()
+		defer tm.actMu.Unlock()
 		tm.setActive(ctx, true)
 	}
 	if _, err := tm.cfg.Mail.MarkRead(ctx, tm.cfg.Team, tm.cfg.Name, ids); err != nil {

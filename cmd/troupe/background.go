@@ -156,9 +156,9 @@ func (b *background) run(ctx context.Context, prompt string) (agent.Result, erro
 }
 
 // wait waits for a task event, input from the team, or a change in the
-// team. Every way a team goes quiet ends with a kick (an idle
-// notification, an exit, a death); with a team the loop also looks again
-// after a second, a safety net that costs one Quiet check.
+// team; with a team it also looks again after a second, since a teammate's
+// last step, marking itself idle in the team file after its idle
+// notification, reaches the lead through no inbox.
 func (b *background) wait(ctx context.Context) error {
 	if b.team == nil {
 		e, err := b.sub.Next(ctx)
