@@ -2,9 +2,7 @@ package teamtool
 
 import (
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -44,13 +42,6 @@ func (*ExitPlanMode) Spec() llm.ToolSpec {
 // ReadOnly implements tool.Tool: the request changes the lead's inbox.
 func (*ExitPlanMode) ReadOnly(json.RawMessage) bool { return false }
 
-// PlanDigest returns the digest of a plan that a plan_approval_response
-// names: the hex SHA-256 of its text.
-func PlanDigest(plan string) string {
-	sum := sha256.Sum256([]byte(plan))
-	return hex.EncodeToString(sum[:])
-}
-
 // Run implements tool.Tool.
 func (x *ExitPlanMode) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	var in struct {
@@ -83,14 +74,15 @@ func (x *ExitPlanMode) Run(ctx context.Context, call tool.Call) (tool.Result, er
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("teamtool: encode plan approval request: %w", err)
 	}
+	// The runtime learns the request id before the lead can answer it.
+	if h := x.e.cfg.Hooks.PlanSubmitted; h != nil {
+		h(id, mailbox.PlanDigest(in.Plan))
+	}
 	if _, err := x.e.cfg.Mail.Send(ctx, self.Team, team.LeadName, mailbox.Message{From: self.Name, Text: text, Color: self.Color, Timestamp: now}); err != nil {
 		if e := ctxErr(ctx); e != nil {
 			return tool.Result{}, e
 		}
 		return tool.Errorf("ExitPlanMode: could not send the plan to %s: %v", team.LeadName, err), nil
-	}
-	if h := x.e.cfg.Hooks.PlanSubmitted; h != nil {
-		h(id, PlanDigest(in.Plan))
 	}
 	return tool.Result{Content: fmt.Sprintf("Your plan was sent to %s for approval (request id %s). Wait for the answer: it arrives as a message. Do not start implementing until the plan is approved; if it is rejected, revise it with the feedback and call ExitPlanMode again.", team.LeadName, id)}, nil
 }

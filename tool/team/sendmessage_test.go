@@ -311,7 +311,7 @@ func TestPlanApproval(t *testing.T) {
 		if diff := cmp.Diff(mailbox.Frame(wantReq), f); diff != "" {
 			t.Errorf("lead's frame (-want +got):\n%s", diff)
 		}
-		digest := teamtool.PlanDigest(plan)
+		digest := mailbox.PlanDigest(plan)
 		if diff := cmp.Diff([]submission{{wantID, digest}}, subs, cmp.AllowUnexported(submission{})); diff != "" {
 			t.Errorf("PlanSubmitted calls (-want +got):\n%s", diff)
 		}

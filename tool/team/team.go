@@ -62,7 +62,9 @@ type Hooks struct {
 	// shutdown_response has been delivered to the lead: the runtime ends
 	// the teammate after the current tool round.
 	ShutdownApproved func(requestID string)
-	// PlanSubmitted is called after ExitPlanMode sent a plan approval request.
+	// PlanSubmitted is called when ExitPlanMode sends a plan approval
+	// request, just before the send, so that the runtime knows the request
+	// id before the lead's answer can arrive.
 	PlanSubmitted func(requestID, planDigest string)
 	// PlanDigest returns the digest (sha256 hex of planContent) of a plan
 	// approval request the lead received, for plan_approval_response.
