@@ -119,6 +119,7 @@ type Lead struct {
 	cfg LeadConfig
 
 	answerMu sync.Mutex // the approval queue: one question at a time
+	shutMu   sync.Mutex // serializes approved shutdowns' removal and last-one-out check
 
 	mu        sync.Mutex
 	team      string

@@ -205,6 +205,11 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 			l.cfg.Log.Warn("kill a teammate after shutdown", "agent", name, "err", err)
 		}
 	}
+	// One handler at a time from here to the last-one-out check, so that
+	// two teammates shutting down together cannot each see the other
+	// still in the team file.
+	l.shutMu.Lock()
+	defer l.shutMu.Unlock()
 	if err := team.RemoveMember(ctx, l.cfg.Teams, teamName, name); err != nil && !errors.Is(err, team.ErrNotFound) {
 		l.cfg.Log.Warn("remove a teammate after shutdown", "agent", name, "err", err)
 	}
