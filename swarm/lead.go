@@ -93,6 +93,11 @@ type LeadConfig struct {
 	// themselves when idle (Claude Code's pane teammates do not): Quiet
 	// then does not wait for an idle one to take an available task.
 	NoAutoClaim bool
+	// QueuingPanes says that pane teammates keep mail they take in the
+	// middle of a turn for a turn of its own and remove it from their
+	// inbox as they take it (Claude Code's do): the lead then counts their
+	// turns to know when its messages are handled (lead_owed.go).
+	QueuingPanes bool
 
 	// Answer answers permission requests; nil denies them with a reason.
 	Answer Answerer
@@ -104,6 +109,13 @@ type LeadConfig struct {
 
 	MaxTeammates    int           // fan-out cap (default DefaultMaxTeammates)
 	ShutdownTimeout time.Duration // wait after an approved shutdown before killing
+	// ShutdownAnswerTimeout is how long a shutdown request waits for its
+	// answer before the teammate is killed and removed (default
+	// DefaultShutdownAnswerTimeout).
+	ShutdownAnswerTimeout time.Duration
+	// ReplyTimeout is how long the lead waits for a sign that a queuing
+	// pane teammate handled its message (default DefaultReplyTimeout).
+	ReplyTimeout time.Duration
 
 	// Deliver hands text to the lead's model as input (a user-role
 	// message, at its next tool-round boundary or as its next prompt).
@@ -130,6 +142,10 @@ type Lead struct {
 	ending    int               // mail being dispatched, approved shutdowns being handled
 	shutting  int               // approved shutdowns being handled
 	stopInbox context.CancelFunc
+	problems  []string // what did not end as the lead intended (Problems)
+	deleteErr error    // the last failed DeleteTeam, cleared by a successful one
+	watchCtx  context.Context
+	stopWatch context.CancelFunc // ends the watches of teammates' inboxes
 	wg        sync.WaitGroup
 	changed   chan struct{} // 1-slot: kicked by bump
 }
@@ -140,6 +156,11 @@ type mate struct {
 	h        backend.Handle
 	expected bool // its end is expected (shutdown approved, killed by us)
 	addRules func([]string)
+
+	// What the lead waits to hear back from it (lead_owed.go).
+	shutdownID    string      // an unanswered shutdown request
+	shutdownTimer *time.Timer // ends it after ShutdownAnswerTimeout
+	turns         *turns      // queuing pane teammates only
 }
 
 // NewLead returns a Lead with no team.
@@ -162,7 +183,15 @@ func NewLead(cfg LeadConfig) (*Lead, error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
 	}
-	return &Lead{cfg: cfg, mates: map[string]*mate{}, plans: map[string]string{}, changed: make(chan struct{}, 1)}, nil
+	if cfg.ShutdownAnswerTimeout <= 0 {
+		cfg.ShutdownAnswerTimeout = DefaultShutdownAnswerTimeout
+	}
+	if cfg.ReplyTimeout <= 0 {
+		cfg.ReplyTimeout = DefaultReplyTimeout
+	}
+	l := &Lead{cfg: cfg, mates: map[string]*mate{}, plans: map[string]string{}, changed: make(chan struct{}, 1)}
+	l.watchCtx, l.stopWatch = context.WithCancel(context.Background())
+	return l, nil
 }
 
 // Team returns the name of the team the lead leads, or "".
@@ -283,6 +312,9 @@ func (l *Lead) Spawn(ctx context.Context, r SpawnRequest) (SpawnInfo, error) {
 	}
 	// Reserve the name so that a concurrent spawn of it waits for us.
 	res := &mate{info: SpawnInfo{Name: name}}
+	if l.cfg.QueuingPanes && l.cfg.Backend.Name() != backend.InProcess {
+		res.turns = &turns{owed: map[string]int{}, last: l.cfg.Now()}
+	}
 	l.mates[name] = res
 	l.mu.Unlock()
 	info, err := l.spawn(ctx, teamName, name, r, res)
@@ -342,7 +374,7 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	be := l.cfg.Backend
 	if be.Name() != backend.InProcess {
 		// A pane teammate reads its first prompt from its inbox.
-		if _, err := l.cfg.Mail.Send(ctx, teamName, m.Name, mailbox.Message{From: team.LeadName, Text: r.Prompt, Summary: firstLine(r.Description, mailbox.MaxSummaryLen)}); err != nil {
+		if _, err := l.Mail().Send(ctx, teamName, m.Name, mailbox.Message{From: team.LeadName, Text: r.Prompt, Summary: firstLine(r.Description, mailbox.MaxSummaryLen)}); err != nil {
 			return fail(fmt.Errorf("write the first prompt of %s: %w", m.Name, err))
 		}
 	}
@@ -350,6 +382,9 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	if err != nil && l.cfg.Fallback != nil && be.Name() != backend.InProcess {
 		l.event(m.Name, EventFallback, fmt.Sprintf("%s backend failed (%v); running %s in-process", be.Name(), err, m.Name))
 		be = l.cfg.Fallback
+		l.mu.Lock()
+		res.turns = nil // an in-process teammate is exact about its state
+		l.mu.Unlock()
 		// The prompt written to the inbox is handed over directly instead.
 		if msgs, rerr := l.cfg.Mail.Read(ctx, teamName, m.Name, true); rerr == nil {
 			ids := make([]string, 0, len(msgs))
@@ -376,6 +411,9 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	res.info, res.h = info, h
 	l.mu.Unlock()
 	l.wg.Go(func() { l.supervise(teamName, res) })
+	if res.turns != nil {
+		l.wg.Go(func() { l.watchMate(l.watchCtx, teamName, res) })
+	}
 	l.event(m.Name, EventSpawned, fmt.Sprintf("spawned %s (%s, %s)", m.Name, m.Color, h.Backend()))
 	l.bump()
 	return info, nil
@@ -407,6 +445,14 @@ func (l *Lead) DeleteTeam(ctx context.Context) (string, error) {
 	if teamName == "" || strings.HasPrefix(teamName, "\x00") {
 		return "", errors.New("you lead no team: nothing to delete")
 	}
+	name, err := l.deleteTeam(ctx, teamName)
+	l.mu.Lock()
+	l.deleteErr = err // Problems reports it while the team is there
+	l.mu.Unlock()
+	return name, err
+}
+
+func (l *Lead) deleteTeam(ctx context.Context, teamName string) (string, error) {
 	cfg, err := l.cfg.Teams.Get(ctx, teamName)
 	if err != nil {
 		return "", err
@@ -441,6 +487,7 @@ func (l *Lead) killAll(ctx context.Context) {
 	var hs []backend.Handle
 	for _, m := range l.mates {
 		m.expected = true
+		m.clearShutdown()
 		if m.h != nil {
 			hs = append(hs, m.h)
 		}
@@ -470,6 +517,7 @@ func (l *Lead) Close(ctx context.Context) error {
 	if stop != nil {
 		stop()
 	}
+	l.stopWatch()
 	l.wg.Wait()
 	return errors.Join(errs...)
 }

@@ -44,22 +44,37 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 	if _, err := l.cfg.Mail.MarkRead(ctx, teamName, team.LeadName, ids); err != nil {
 		return err
 	}
+	// What the senders took from their inboxes before they wrote this
+	// counts before what they wrote (lead_owed.go).
+	looked := map[string]bool{}
+	for _, m := range msgs {
+		if !looked[m.From] {
+			looked[m.From] = true
+			if err := l.look(ctx, teamName, m.From); err != nil {
+				l.cfg.Log.Warn("look at a teammate's inbox", "agent", m.From, "err", err)
+			}
+		}
+	}
 	var plain []mailbox.Message
 	for _, m := range msgs {
 		f, err := mailbox.Decode(m.Text)
 		if err != nil {
 			f = mailbox.Text(m.Text)
 		}
+		_, isIdle := f.(mailbox.IdleNotification)
+		l.heard(m.From, isIdle)
 		switch f := f.(type) {
 		case mailbox.IdleNotification:
 			l.idle(m, f)
 		case mailbox.ShutdownApproved:
+			l.answered(m.From)
 			l.mu.Lock()
 			l.ending++ // counted before the mail is marked read: never invisible
 			l.shutting++
 			l.mu.Unlock()
 			l.wg.Go(func() { l.shutdownApproved(teamName, m, f) })
 		case mailbox.ShutdownRejected:
+			l.answered(m.From)
 			l.event(m.From, EventShutdown, fmt.Sprintf("%s rejected shutdown: %s", m.From, f.Reason))
 			plain = append(plain, m)
 		case mailbox.PermissionRequest:
@@ -198,7 +213,9 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 		select {
 		case <-m.h.Done():
 		case <-t.C:
-			l.event(name, EventWarning, fmt.Sprintf("%s did not exit within %s after approving shutdown; killing it", name, l.cfg.ShutdownTimeout))
+			why := fmt.Sprintf("%s did not exit within %s after approving shutdown; killing it", name, l.cfg.ShutdownTimeout)
+			l.event(name, EventWarning, why)
+			l.problem(why)
 		}
 		t.Stop()
 		if err := m.h.Kill(ctx); err != nil {

@@ -162,7 +162,7 @@ func (l *Lead) answerMail(ctx context.Context, teamName string, m mailbox.Messag
 	}
 	text, err := mailbox.Encode(resp)
 	if err == nil {
-		_, err = l.cfg.Mail.Send(ctx, teamName, m.From, mailbox.Message{From: team.LeadName, Text: text})
+		_, err = l.cfg.Mail.Send(ctx, teamName, m.From, mailbox.Message{From: team.LeadName, Text: text}) // a verdict is taken by the turn that waits for it: not owed
 	}
 	if err != nil && ctx.Err() == nil {
 		l.cfg.Log.Warn("answer a permission request", "agent", m.From, "err", err)

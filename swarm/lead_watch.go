@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -18,6 +19,7 @@ import (
 func (l *Lead) supervise(teamName string, m *mate) {
 	<-m.h.Done()
 	l.mu.Lock()
+	m.clearShutdown() // an ended teammate owes nothing
 	expected := m.expected
 	if l.mates[m.info.Name] == m {
 		delete(l.mates, m.info.Name)
@@ -135,6 +137,19 @@ func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 		l.mu.Unlock()
 		return false, nil
 	}
+	l.mu.Unlock()
+	// A shutdown request not answered, or a message a queuing teammate
+	// has not handled yet, is work (lead_owed.go). A look at their
+	// inboxes first: the watch may not have run since they last took mail.
+	for _, name := range l.counted(mailbox.Broadcast) {
+		if err := l.look(ctx, teamName, name); err != nil {
+			return false, err
+		}
+	}
+	if len(l.owing()) > 0 {
+		return false, nil
+	}
+	l.mu.Lock()
 	var running []string
 	for name, m := range l.mates {
 		if m.h == nil || !ended(m.h) {

@@ -152,6 +152,12 @@ func (b *background) run(ctx context.Context, prompt string) (agent.Result, erro
 		}
 	}
 	total.Duration = b.now().Sub(start)
+	if err == nil && b.team != nil {
+		// Exit 0 means the team ended as the lead intended.
+		if ps := b.team.lead.Problems(); len(ps) > 0 {
+			err = fmt.Errorf("the team did not end cleanly: %s", strings.Join(ps, "; "))
+		}
+	}
 	return total, err
 }
 

@@ -101,10 +101,47 @@ func claudeEnviron(s *claudecodetest.Session, sock string) []string {
 // claim tasks by itself, so the lead must not wait for it to (it would
 // never hear that helper is idle).
 func TestClaudeTeammateOfTroupeLead(t *testing.T) {
+	claudeTeammateOfTroupeLead(t, nil)
+}
+
+// The same with a teammate whose model takes 2 to 4 s a reply, as a real
+// one does (issue 23): claude takes the lead's shutdown request from its
+// inbox in the middle of a turn started by its own task assignment and
+// goes idle once more before it answers. The lead must wait for the
+// answer, not end on that idle notification with the team half shut down.
+func TestClaudeTeammateOfTroupeLeadSlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow model replies: skipped in -short")
+	}
+	n := 0
+	var mu sync.Mutex
+	claudeTeammateOfTroupeLead(t, func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return 2*time.Second + time.Duration(n%3)*time.Second
+	})
+}
+
+// claudeTeammateOfTroupeLead runs the scenario above; delay, when set,
+// says how long each of claude's main-loop model replies takes.
+func claudeTeammateOfTroupeLead(t *testing.T, delay func() time.Duration) {
 	needTmux(t)
 	const prompt = "CLAIM-TASK-ONE: take task #1 from the task list, do it, report to the lead."
 	log := claudecodetest.NewTurns()
-	srv := llmtest.NewAnthropicServer(t, claudeMateHandler(log, "CLAIM-TASK-ONE"))
+	h := claudeMateHandler(log, "CLAIM-TASK-ONE")
+	if delay != nil {
+		inner := h
+		h = func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+			r := inner(req)
+			if resp, ok := r.(llmtest.AnthropicResponse); ok && slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "ToolSearch" }) {
+				resp.Delay = delay()
+				return resp
+			}
+			return r
+		}
+	}
+	srv := llmtest.NewAnthropicServer(t, h)
 	s := claudecodetest.New(t, srv.URL)
 	dir := t.TempDir()
 	cwd := filepath.Join(dir, "work")
@@ -131,7 +168,7 @@ func TestClaudeTeammateOfTroupeLead(t *testing.T) {
  {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true}
 ]}`)
 	sock := tmuxSocket(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
 	defer cancel()
 	c := exec.CommandContext(ctx, os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--teammate-command", s.Bin,
 		"--home", s.ConfigDir, "--provider", "scripted", "--script", script, "--cwd", cwd,

@@ -109,7 +109,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 	lead, err = swarm.NewLead(swarm.LeadConfig{
 		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
 		Session: o.session, Cwd: o.cwd, Model: o.h.model, Mode: string(o.approver.Mode),
-		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "",
+		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "", QueuingPanes: teammateCommand(a, o.h) != "",
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},
@@ -141,6 +141,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		return nil, err
 	}
 	lt.lead = lead
+	lt.stores.Mail = lead.Mail() // the lead's tools send through it: it records what is owed an answer
 	lt.close = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
