@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -699,5 +700,123 @@ func TestTroupeTeammatePermissionRelayWithClaudeLead(t *testing.T) {
 	}
 	if mateLog := cl.mateLog(); !bytes.Contains(mateLog, []byte("asked the lead to allow Bash (echo relayed > relayed.txt)")) || bytes.Contains(mateLog, []byte("failed lead verification")) {
 		cl.fail("troupe's log: want the question, and no verdict refused")
+	}
+}
+
+// Issue 23's scenario with troupe's own teammates, in-process and in tmux
+// panes, on a scripted model that takes 2 to 3 s a reply: the teammate
+// reports, goes idle, is asked to shut down, approves after a slow turn;
+// the lead waits for it, deletes the team and exits 0 with nothing left
+// running.
+func TestSlowTeammatesShutDownCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow model replies: skipped in -short")
+	}
+	for _, mode := range []string{"in-process", "tmux"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if mode == "tmux" {
+				needTmux(t)
+			}
+			dir := t.TempDir()
+			home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+			if err := os.MkdirAll(cwd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			script := filepath.Join(dir, "script.json")
+			writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"slow"}},
+   {"name":"Agent","input":{"description":"slow helper","name":"helper","prompt":"SLOW-WORK: report to the lead"}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"Agent"},"reply":{"text":"waiting"}},
+ {"match":{"system":"You are troupe,","user":"teammate-idle-digest"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"helper","message":{"type":"shutdown_request","reason":"done"}}}]}},
+ {"match":{"system":"You are troupe,","user":"All teammates have shut down"},"reply":{"tool_calls":[{"name":"TeamDelete","input":{}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"TeamDelete"},"reply":{"text":"CLEANED-UP"}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true},
+ {"match":{"system":"teammate helper","user":"shutdown_request"},"reply":{"delay_ms":3000,"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"{{capture:\"request_id\": \"(shutdown-[^\"]+)\"}}","approve":true}}}]}},
+ {"match":{"system":"teammate helper","user":"SLOW-WORK"},"reply":{"delay_ms":2000,"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","summary":"report","message":"SLOW-REPORT"}}]}},
+ {"match":{"system":"teammate helper","tool_result":"SendMessage"},"reply":{"delay_ms":2500,"text":"HELPER-DONE"},"repeat":true},
+ {"match":{"system":"teammate helper"},"reply":{"delay_ms":2000,"text":"HELPER-NOTED"},"repeat":true}
+]}`)
+			sock := tmuxSocket(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+			defer cancel()
+			c := exec.CommandContext(ctx, os.Args[0], "-p", "--agent-teams", "--teammate-mode", mode, "--home", home,
+				"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
+			c.Env = troupeEnv(t, sock)
+			var stdout, stderr bytes.Buffer
+			c.Stdout, c.Stderr = &stdout, &stderr
+			if err := c.Run(); err != nil {
+				t.Fatalf("the lead failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			lines := parseStream(t, stdout.String())
+			for _, want := range []struct{ agent, kind, text string }{
+				{"helper", "message", "helper → lead: report"},
+				{"helper", "shutdown", "helper approved shutdown"},
+				{"team-lead", "deleted", `deleted team "slow"`},
+			} {
+				if !slices.ContainsFunc(lines, func(l streamLine) bool {
+					return l.Subtype == "team_event" && l.Agent == want.agent && l.Kind == want.kind && l.Text == want.text
+				}) {
+					t.Errorf("the lead's stream has no team event %s %s %q:\n%s", want.agent, want.kind, want.text, stdout.String())
+				}
+			}
+			if l := lines[len(lines)-1]; l.Type != "result" || l.Result != "CLEANED-UP" {
+				t.Errorf("the lead's last line is %+v; want the result CLEANED-UP", l)
+			}
+			if _, err := os.Stat(filepath.Join(home, "teams", "slow")); !os.IsNotExist(err) {
+				t.Errorf("the team folder is still there (%v)", err)
+			}
+			if mode == "tmux" {
+				if panes, err := exec.Command("tmux", "-L", sock, "list-panes", "-a", "-F", "#{pane_dead} #{pane_pid}").Output(); err == nil {
+					for _, p := range strings.Split(strings.TrimSpace(string(panes)), "\n") {
+						if f := strings.Fields(p); len(f) == 2 && f[0] == "0" && isTeammate(must(strconv.Atoi(f[1]))) {
+							t.Errorf("a teammate still runs in a pane: %s", p)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func must(n int, err error) int {
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// A teammate that never answers the shutdown request is killed and
+// removed after --shutdown-answer-timeout, and the run says the team did
+// not end cleanly, on stderr and in stream-json, and exits non-zero.
+func TestShutdownUnansweredExitsNonZero(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"mute"}},
+   {"name":"Agent","input":{"description":"mute helper","name":"helper","prompt":"say nothing"}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"Agent"},"reply":{"text":"waiting"}},
+ {"match":{"system":"You are troupe,","user":"teammate-idle-digest"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"helper","message":{"type":"shutdown_request","reason":"done"}}}]}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true},
+ {"match":{"system":"teammate helper","user":"shutdown_request"},"reply":{"delay_ms":60000,"text":"thinking about it"}},
+ {"match":{"system":"teammate helper"},"reply":{"text":"HELPER-DONE"},"repeat":true}
+]}`)
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return "" }}
+	err := m.Run(t.Context(), []string{"-p", "--agent-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
+		"--provider", "scripted", "--script", script, "--shutdown-answer-timeout", "1s", "--output-format", "stream-json", "go"})
+	if err == nil || !strings.Contains(err.Error(), "the team did not end cleanly: helper did not answer the shutdown request within 1s") {
+		t.Fatalf("troupe -p = %v; want the unclean end\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	lines := parseStream(t, out.String())
+	if l := lines[len(lines)-1]; l.Type != "result" || l.Subtype != "error_during_execution" {
+		t.Errorf("the last stream line is %+v; want an error result", l)
+	}
+	if !strings.Contains(out.String(), "did not answer your shutdown request within 1s; it was killed and removed") {
+		t.Errorf("the lead's model was not told:\n%s", out.String())
 	}
 }

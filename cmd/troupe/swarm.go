@@ -110,6 +110,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
 		Session: o.session, Cwd: o.cwd, Model: o.h.model, Mode: string(o.approver.Mode),
 		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "", QueuingPanes: teammateCommand(a, o.h) != "",
+		ShutdownAnswerTimeout: o.h.teams.shut,
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},
@@ -288,7 +289,8 @@ type teamFlags struct {
 	enabled bool
 	digest  string // when idle notifications reach the lead
 	ask     time.Duration
-	command string // the program pane teammates run instead of troupe (claude)
+	shut    time.Duration // how long a shutdown request waits for its answer
+	command string        // the program pane teammates run instead of troupe (claude)
 	mate    *teammateFlags
 
 	// Set by troupe demo, not by flags.
@@ -309,6 +311,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent form a team (TeamCreate, teammates through the Agent tool, SendMessage, the shared task list); also "+EnvAgentTeams+"=1")
 	f.StringVar(&t.digest, "idle-digest", digestNextInput, "with --agent-teams: when teammates' idle notifications reach the lead, as one digest: "+digestNextInput+" (with its next input, or once the team is quiet) or "+digestQuiet+" (only once the whole team is quiet)")
 	f.DurationVar(&t.ask, "permission-answer-timeout", swarm.DefaultAskTimeout, "teammates: how long a permission request waits for the lead's answer before the call is denied")
+	f.DurationVar(&t.shut, "shutdown-answer-timeout", swarm.DefaultShutdownAnswerTimeout, "with --agent-teams: how long the lead waits for a teammate's answer to a shutdown request before it kills the teammate and removes it from the team (the run then exits non-zero)")
 	f.StringVar(&t.command, "teammate-command", "", "with --agent-teams: run this `PROGRAM` as the pane teammates instead of troupe, with Claude Code's teammate flags (such as claude: a Claude Code teammate; needs a pane backend and the file store); also "+EnvTeammateCommand)
 	t.mate = addTeammateFlags(root)
 	t.mate.getenv = a.Getenv
@@ -375,6 +378,9 @@ func withLeadKey(argv []string, key string) []string {
 func (t *teamFlags) validate(a *app) error {
 	if err := t.checkAskTimeout(); err != nil {
 		return err
+	}
+	if t.shut <= 0 {
+		return usagef("--shutdown-answer-timeout %s: want a positive duration", t.shut)
 	}
 	if t.digest != digestNextInput && t.digest != digestQuiet {
 		return usagef("--idle-digest %q: want %s or %s", t.digest, digestNextInput, digestQuiet)
