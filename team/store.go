@@ -34,6 +34,18 @@ type Store interface {
 	Delete(ctx context.Context, name string, check func(Config) error) error
 }
 
+// Watcher is implemented by stores that can tell a reader that a team
+// changed: its file was rewritten (a member added, removed, gone active or
+// idle) or the team was deleted.
+type Watcher interface {
+	// Watch returns a channel that receives a coalesced kick soon after
+	// the team called name changes, by this process or another. A kick
+	// may be spurious; the reader re-reads. The channel is closed when
+	// ctx is done or the store is closed. It returns ErrNotFound if the
+	// team does not exist.
+	Watch(ctx context.Context, name string) (<-chan struct{}, error)
+}
+
 // CreateOptions describe a new team.
 type CreateOptions struct {
 	Name        string

@@ -33,6 +33,7 @@ func (t *Teams) Create(ctx context.Context, c team.Config) error {
 		return fmt.Errorf("create team %s: %w", c.Name, team.ErrExists)
 	}
 	s.teams[c.Name] = cloneConfig(c)
+	s.kickTeamLocked(c.Name)
 	return nil
 }
 
@@ -105,6 +106,7 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 		return team.Config{}, fmt.Errorf("update team %s: %w", name, team.ErrNotFound)
 	}
 	s.teams[name] = cloneConfig(c)
+	s.kickTeamLocked(name)
 	return cloneConfig(c), nil
 }
 
@@ -134,6 +136,7 @@ func (t *Teams) Delete(ctx context.Context, name string, check func(team.Config)
 		return fmt.Errorf("delete team %s: %w", name, team.ErrClosed)
 	}
 	delete(s.teams, name)
+	s.kickTeamLocked(name)
 	for k := range s.inboxes {
 		if k.team == name {
 			delete(s.inboxes, k)
@@ -198,4 +201,29 @@ func cloneMember(m team.Member) team.Member {
 	}
 	out.Extra = m.Extra.Clone()
 	return out
+}
+
+// Watch returns a channel that receives a coalesced kick after every
+// change of the team (updated or deleted). It is closed when ctx is done
+// or the store is closed. It returns team.ErrNotFound if the team does
+// not exist.
+func (t *Teams) Watch(ctx context.Context, name string) (<-chan struct{}, error) {
+	if _, err := t.Get(ctx, name); err != nil {
+		return nil, fmt.Errorf("watch team %s: %w", name, err)
+	}
+	ch, err := t.s.watch(ctx, teamKey(name))
+	if err != nil {
+		return nil, fmt.Errorf("watch team %s: %w", name, err)
+	}
+	return ch, nil
+}
+
+// teamKey is the watcher key of a team's file.
+func teamKey(name string) inboxKey { return inboxKey{name, "\x00team"} }
+
+// kickTeamLocked kicks the watchers of the team. s.mu must be held.
+func (s *Store) kickTeamLocked(name string) {
+	for w := range s.watchers[teamKey(name)] {
+		w.Kick()
+	}
 }

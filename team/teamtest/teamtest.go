@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) (team.Store, mailbox.Store, taskl
 		{"NoAliasing", testNoAliasing},
 		{"ConcurrentAddMember", testConcurrentAddMember},
 		{"ConcurrentUpdate", testConcurrentUpdate},
+		{"Watch", testWatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

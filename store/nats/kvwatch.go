@@ -1,0 +1,100 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/troupe-dev/troupe/internal/kick"
+	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// Watch returns a channel that receives a coalesced kick soon after the
+// team's file is updated or deleted, pushed by a KV watch that starts
+// after its current value. Every watch is also kicked after a reconnect.
+// The channel is closed when ctx is done or the store is closed. It
+// returns team.ErrNotFound if the team does not exist.
+func (t *Teams) Watch(ctx context.Context, name string) (<-chan struct{}, error) {
+	if err := checkTeamName(name); err != nil {
+		return nil, fmt.Errorf("watch team: %w", err)
+	}
+	if _, err := t.Get(ctx, name); err != nil {
+		return nil, fmt.Errorf("watch team %s: %w", name, err)
+	}
+	ch, err := t.s.watchKV(ctx, t.s.teams, teamKey(name))
+	if err != nil {
+		return nil, fmt.Errorf("watch team %s: %w", name, t.s.closedAs(err, team.ErrClosed))
+	}
+	return ch, nil
+}
+
+// Watch returns a channel that receives a coalesced kick soon after a task
+// of list is created, updated or deleted (tasklist.Watcher), pushed by a
+// KV watch. Every watch is also kicked after a reconnect. The channel is
+// closed when ctx is done or the store is closed.
+func (ts *Tasks) Watch(ctx context.Context, list string) (<-chan struct{}, error) {
+	ch, err := ts.s.watchKV(ctx, ts.s.tasks, token(list)+".t.*")
+	if err != nil {
+		return nil, fmt.Errorf("watch task list %s: %w", list, ts.s.closedAs(err, tasklist.ErrClosed))
+	}
+	return ch, nil
+}
+
+// watchKV kicks a watcher on every change of the keys of kv matching key
+// after the watch started.
+func (s *Store) watchKV(ctx context.Context, kv jetstream.KeyValue, key string) (<-chan struct{}, error) {
+	if s.isClosed() {
+		return nil, errStoreClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	wctx, cancel := context.WithCancel(s.ctx)
+	kw, err := kv.Watch(wctx, key, jetstream.UpdatesOnly())
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	w := kick.New()
+	s.mu.Lock()
+	s.watchers[w] = struct{}{}
+	s.mu.Unlock()
+	stop := func() {
+		if err := kw.Stop(); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			s.log.Debug("nats store: stop a KV watch", "key", key, "err", err)
+		}
+		cancel()
+		s.mu.Lock()
+		delete(s.watchers, w)
+		s.mu.Unlock()
+		w.Close()
+	}
+	if !s.goFunc(func(sctx context.Context) {
+		defer stop()
+		for {
+			select {
+			case _, ok := <-kw.Updates():
+				if !ok {
+					return
+				}
+				w.Kick()
+			case <-ctx.Done():
+				return
+			case <-sctx.Done():
+				return
+			}
+		}
+	}) {
+		stop()
+		return nil, errStoreClosed
+	}
+	return w.C(), nil
+}
+
+var (
+	_ team.Watcher     = (*Teams)(nil)
+	_ tasklist.Watcher = (*Tasks)(nil)
+)
