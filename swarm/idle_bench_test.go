@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/backend/inprocess"
+	"github.com/troupe-dev/troupe/internal/bench"
 	"github.com/troupe-dev/troupe/llm/scripted"
 	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/team"
@@ -105,4 +107,67 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkIdleToWake measures, on the file store, the time from a
+// teammate going idle in the team file (its last step, which reaches the
+// lead through no inbox) to the waiting lead being woken (Changed): the
+// team file watch. It reports p50 and p99 in milliseconds; the target is
+// p99 under 20 ms (issue 14).
+func BenchmarkIdleToWake(b *testing.B) {
+	st, err := file.Open(b.TempDir(), file.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	lead, err := NewLead(LeadConfig{Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Cwd: b.TempDir(), Backend: inprocess.New(),
+		Launch: func(context.Context, *Lead, team.Member, SpawnRequest, string) (backend.Spec, error) {
+			return backend.Spec{}, errors.New("no teammates here")
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lead.Close(context.Background())
+	ctx := context.Background()
+	if _, err := lead.CreateTeam(ctx, "wake", "", ""); err != nil {
+		b.Fatal(err)
+	}
+	if !lead.Watching() {
+		b.Fatal("the lead does not watch the file store's team file and task list")
+	}
+	if _, err := team.AddMember(ctx, st.Teams(), "wake", team.Member{Name: "idler"}, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	// wake waits for the lead's kick after change, ignoring kicks that
+	// were already pending.
+	wake := func(active bool) time.Duration {
+		drain := true
+		for drain {
+			select {
+			case <-lead.Changed():
+			case <-time.After(5 * time.Millisecond):
+				drain = false
+			}
+		}
+		start := time.Now()
+		if err := team.SetActive(ctx, st.Teams(), "wake", "idler", active); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-lead.Changed():
+		case <-time.After(10 * time.Second):
+			b.Fatal("the lead was not woken within 10 s")
+		}
+		return time.Since(start)
+	}
+	var ms []float64
+	b.ResetTimer()
+	for range b.N {
+		wake(true)
+		ms = append(ms, float64(wake(false).Microseconds())/1000)
+	}
+	b.StopTimer()
+	sum := bench.Summarize(ms)
+	b.ReportMetric(sum.P50, "p50-ms")
+	b.ReportMetric(sum.P99, "p99-ms")
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/backend"
@@ -148,6 +149,7 @@ type Lead struct {
 	stopWatch context.CancelFunc // ends the watches of teammates' inboxes
 	wg        sync.WaitGroup
 	changed   chan struct{} // 1-slot: kicked by bump
+	watching  atomic.Bool   // the team file and task list are watched (Watching)
 }
 
 // mate is a teammate the lead started.
@@ -265,8 +267,43 @@ func (l *Lead) startInbox(teamName string) error {
 			}
 		}
 	})
+	l.watching.Store(l.watchTeam(ctx, teamName))
 	return nil
 }
+
+// watchTeam wakes a waiting lead when the team file or the task list
+// changes (a teammate gone idle, a task completed), when the stores can
+// tell; it reports whether both watches run.
+func (l *Lead) watchTeam(ctx context.Context, teamName string) bool {
+	var kicks []<-chan struct{}
+	if w, ok := l.cfg.Teams.(team.Watcher); ok {
+		if ch, err := w.Watch(ctx, teamName); err == nil {
+			kicks = append(kicks, ch)
+		} else {
+			l.cfg.Log.Warn("watch the team file", "team", teamName, "err", err)
+		}
+	}
+	if w, ok := l.cfg.Tasks.(tasklist.Watcher); ok {
+		if ch, err := w.Watch(ctx, teamName); err == nil {
+			kicks = append(kicks, ch)
+		} else {
+			l.cfg.Log.Warn("watch the task list", "team", teamName, "err", err)
+		}
+	}
+	for _, ch := range kicks {
+		l.wg.Go(func() {
+			for range ch {
+				l.bump()
+			}
+		})
+	}
+	return len(kicks) == 2
+}
+
+// Watching reports whether the lead is woken (Changed) by every change
+// Quiet depends on, through the stores' watches. Without them a waiting
+// lead must look again now and then.
+func (l *Lead) Watching() bool { return l.watching.Load() }
 
 // Spawn starts a teammate in the lead's team. Spawning a name that is
 // already running returns it (Existing) instead of a second copy.
@@ -473,6 +510,7 @@ func (l *Lead) deleteTeam(ctx context.Context, teamName string) (string, error) 
 	l.mu.Lock()
 	stop := l.stopInbox
 	l.team, l.stopInbox, l.digest, l.rules = "", nil, nil, nil
+	l.watching.Store(false)
 	l.mu.Unlock()
 	if stop != nil {
 		stop()

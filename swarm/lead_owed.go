@@ -344,6 +344,7 @@ func (l *Lead) watchMate(ctx context.Context, teamName string, m *mate) {
 		if err := l.look(ctx, teamName, m.info.Name); err != nil && ctx.Err() == nil {
 			l.cfg.Log.Warn("look at a teammate's inbox", "agent", m.info.Name, "err", err)
 		}
+		l.bump()
 		if _, ok := <-kick; !ok {
 			return
 		}

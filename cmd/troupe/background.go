@@ -162,9 +162,12 @@ func (b *background) run(ctx context.Context, prompt string) (agent.Result, erro
 }
 
 // wait waits for a task event, input from the team, or a change in the
-// team; with a team it also looks again after a second, since a teammate's
-// last step, marking itself idle in the team file after its idle
-// notification, reaches the lead through no inbox.
+// team. The lead is woken by the stores' watches of the team file and the
+// task list (a teammate's last step, marking itself idle in the team file,
+// reaches it through no inbox); it still looks again every 30 s, for the
+// one thing no store tells (a Claude Code teammate silent past
+// swarm.DefaultReplyTimeout), and every second when the stores cannot
+// watch.
 func (b *background) wait(ctx context.Context) error {
 	if b.team == nil {
 		e, err := b.sub.Next(ctx)
@@ -173,7 +176,11 @@ func (b *background) wait(ctx context.Context) error {
 		}
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	look := 30 * time.Second
+	if !b.team.lead.Watching() {
+		look = time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, look)
 	defer cancel()
 	go func() {
 		select {
