@@ -26,5 +26,6 @@ const (
 	EventExit       = "exit"       // a teammate ended cleanly
 	EventDead       = "dead"       // a teammate died unexpectedly
 	EventDeleted    = "deleted"    // the team was deleted
+	EventRemoved    = "removed"    // the team was removed as the lead's session ended
 	EventWarning    = "warning"    // something was ignored or failed
 )

@@ -519,6 +519,55 @@ func (l *Lead) deleteTeam(ctx context.Context, teamName string) (string, error) 
 	return teamName, nil
 }
 
+// EndSession ends the lead's team with its session: the teammates it
+// started are stopped, then the team is removed (its file, inboxes and
+// task list), unless a member it did not start is still active (one that
+// joined from another process or host): then the team is left, with a
+// warning. It returns the name of the removed team, "" when there was
+// none to remove.
+func (l *Lead) EndSession(ctx context.Context) (string, error) {
+	teamName := l.Team()
+	if teamName == "" || strings.HasPrefix(teamName, "\x00") {
+		return "", nil
+	}
+	l.killAll(ctx)
+	l.mu.Lock()
+	ours := map[string]bool{}
+	for name := range l.mates {
+		ours[name] = true
+	}
+	l.mu.Unlock()
+	err := l.cfg.Teams.Delete(ctx, teamName, func(c team.Config) error {
+		var active []string
+		for _, m := range c.Members {
+			if !m.IsLead() && !ours[m.Name] && m.Active() {
+				active = append(active, m.Name)
+			}
+		}
+		if len(active) > 0 {
+			return &team.ActiveError{Team: c.Name, Names: active}
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, team.ErrNotFound) {
+			return "", nil
+		}
+		l.event(team.LeadName, EventWarning, fmt.Sprintf("team %q was left in place at the end of the session: %v", teamName, err))
+		return "", err
+	}
+	l.mu.Lock()
+	stop := l.stopInbox
+	l.team, l.stopInbox, l.digest, l.rules, l.deleteErr = "", nil, nil, nil, nil
+	l.watching.Store(false)
+	l.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	l.event(team.LeadName, EventRemoved, fmt.Sprintf("removed team %q at the end of the session", teamName))
+	return teamName, nil
+}
+
 // killAll ends every teammate the lead started, as expected ends.
 func (l *Lead) killAll(ctx context.Context) {
 	l.mu.Lock()

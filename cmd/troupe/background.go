@@ -198,6 +198,19 @@ func (b *background) wait(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// endTeam ends the lead's team with the run: its teammates are stopped
+// and, unless keep, the team is removed (swarm.Lead.EndSession). It runs
+// even when the run was interrupted, on a context of its own.
+func (b *background) endTeam(keep bool) {
+	if b.team == nil || keep {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// A team left in place is on the timeline as a warning.
+	_, _ = b.team.lead.EndSession(ctx)
+}
+
 // deliver hands the lead's model input from its team.
 func (b *background) deliver(text string) {
 	if b.lead != nil {

@@ -820,3 +820,41 @@ func TestShutdownUnansweredExitsNonZero(t *testing.T) {
 		t.Errorf("the lead's model was not told:\n%s", out.String())
 	}
 }
+
+// A lead that ends its run without TeamDelete: its teammates are stopped
+// and the team is removed, unless --keep-team.
+func TestTeamRemovedAtEndOfRun(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "script.json")
+			writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"left"}},
+   {"name":"TaskCreate","input":{"subject":"Spare","description":"nobody does this"}},
+   {"name":"Agent","input":{"description":"idle helper","name":"helper","prompt":"wait"}}]}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"LEAVING"},"repeat":true},
+ {"match":{"system":"teammate helper"},"reply":{"text":"waiting"},"repeat":true}
+]}`)
+			args := []string{"-p", "--agent-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
+				"--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"}
+			if keep {
+				args = append(args[:len(args)-1], "--keep-team", "go")
+			}
+			var out, errOut bytes.Buffer
+			m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return "" }}
+			if err := m.Run(t.Context(), args); err != nil {
+				t.Fatalf("troupe -p: %v\n%s\n%s", err, out.String(), errOut.String())
+			}
+			_, err := os.Stat(filepath.Join(dir, "teams", "left", "config.json"))
+			_, terr := os.Stat(filepath.Join(dir, "tasks", "left"))
+			removed := strings.Contains(out.String(), `"kind":"removed","text":"removed team \"left\" at the end of the session"`)
+			switch {
+			case keep && (err != nil || terr != nil || removed):
+				t.Errorf("--keep-team: team file %v, task list %v, removed event %v; want the team kept", err, terr, removed)
+			case !keep && (!os.IsNotExist(err) || !os.IsNotExist(terr) || !removed):
+				t.Errorf("team file %v, task list %v, removed event %v; want the team removed\n%s", err, terr, removed, out.String())
+			}
+		})
+	}
+}

@@ -135,7 +135,10 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	a.Stdout = saved
 	elapsed := a.Now().Sub(start)
 
-	problems := a.checkDemo(ctx, project, home)
+	stats.mu.Lock()
+	deleted := stats.counts[swarm.EventDeleted] > 0
+	stats.mu.Unlock()
+	problems := a.checkDemo(ctx, project, deleted)
 	if runErr != nil {
 		problems = append([]string{"the lead's run failed: " + runErr.Error()}, problems...)
 	}
@@ -202,9 +205,13 @@ func gitInit(ctx context.Context, dir string) error {
 }
 
 // checkDemo verifies the outcome: the files changed as planned, the tests
-// pass, and the team is gone.
-func (a *app) checkDemo(ctx context.Context, project, home string) []string {
+// pass, and the lead deleted the team (TeamDelete: deleted says it did; the
+// removal at the end of the run would hide a lead that did not).
+func (a *app) checkDemo(ctx context.Context, project string, deleted bool) []string {
 	var problems []string
+	if !deleted {
+		problems = append(problems, "the lead did not delete its team with TeamDelete")
+	}
 	for file, want := range map[string]string{"calc.go": "func Sub(a, b int) int", "calc_test.go": "func TestSub", "README.md": "`Sub(a, b)`"} {
 		b, err := os.ReadFile(filepath.Join(project, file))
 		if err != nil || !bytes.Contains(b, []byte(want)) {

@@ -219,6 +219,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	bg.lead = ag
 	out.init(cwd, tools.Names())
 	res, runErr := bg.run(ctx, prompt)
+	bg.endTeam(h.teams.keep)
 	return out.finish(res, runErr)
 }
 

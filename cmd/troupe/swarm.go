@@ -290,6 +290,7 @@ type teamFlags struct {
 	digest  string // when idle notifications reach the lead
 	ask     time.Duration
 	shut    time.Duration // how long a shutdown request waits for its answer
+	keep    bool          // --keep-team: leave the team in place when the run ends
 	command string        // the program pane teammates run instead of troupe (claude)
 	mate    *teammateFlags
 
@@ -312,6 +313,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f.StringVar(&t.digest, "idle-digest", digestNextInput, "with --agent-teams: when teammates' idle notifications reach the lead, as one digest: "+digestNextInput+" (with its next input, or once the team is quiet) or "+digestQuiet+" (only once the whole team is quiet)")
 	f.DurationVar(&t.ask, "permission-answer-timeout", swarm.DefaultAskTimeout, "teammates: how long a permission request waits for the lead's answer before the call is denied")
 	f.DurationVar(&t.shut, "shutdown-answer-timeout", swarm.DefaultShutdownAnswerTimeout, "with --agent-teams: how long the lead waits for a teammate's answer to a shutdown request before it kills the teammate and removes it from the team (the run then exits non-zero)")
+	f.BoolVar(&t.keep, "keep-team", false, "with --agent-teams: leave the lead's team (its file, inboxes and task list) in place when the run ends; by default its teammates are stopped and the team is removed")
 	f.StringVar(&t.command, "teammate-command", "", "with --agent-teams: run this `PROGRAM` as the pane teammates instead of troupe, with Claude Code's teammate flags (such as claude: a Claude Code teammate; needs a pane backend and the file store); also "+EnvTeammateCommand)
 	t.mate = addTeammateFlags(root)
 	t.mate.getenv = a.Getenv
