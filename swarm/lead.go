@@ -229,6 +229,17 @@ func (l *Lead) CreateTeam(ctx context.Context, name, description, agentType stri
 	l.mu.Unlock()
 	cfg, err := team.Create(ctx, l.cfg.Teams, team.CreateOptions{Name: name, Description: description,
 		SessionID: l.cfg.Session, LeadType: agentType, LeadModel: l.cfg.Model, Cwd: l.cfg.Cwd, Now: l.cfg.Now(), Pick: rand.IntN})
+	reset := 0
+	if err == nil {
+		// A task list of the name left over from an earlier team is not
+		// this team's work.
+		if reset, err = tasklist.New(l.cfg.Tasks, cfg.Name).Reset(ctx); err != nil {
+			err = fmt.Errorf("reset the task list left over from an earlier team %q: %w", cfg.Name, err)
+			if derr := l.cfg.Teams.Delete(context.WithoutCancel(ctx), cfg.Name, nil); derr != nil {
+				l.cfg.Log.Warn("remove a team whose task list could not be reset", "team", cfg.Name, "err", derr)
+			}
+		}
+	}
 	if err == nil {
 		err = l.startInbox(cfg.Name)
 	}
@@ -243,6 +254,9 @@ func (l *Lead) CreateTeam(ctx context.Context, name, description, agentType stri
 		return team.Config{}, err
 	}
 	l.event(team.LeadName, EventCreated, fmt.Sprintf("created team %q", cfg.Name))
+	if reset > 0 {
+		l.event(team.LeadName, EventWarning, fmt.Sprintf("deleted %d task(s) left over from an earlier team %q", reset, cfg.Name))
+	}
 	return cfg, nil
 }
 

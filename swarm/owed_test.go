@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/backend/inprocess"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -201,3 +202,23 @@ func TestProblemsFailedDelete(t *testing.T) {
 }
 
 func stamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// TeamCreate resets a task list left over from an earlier team of the
+// same name, and says so on the timeline.
+func TestCreateTeamResetsLeftoverTasks(t *testing.T) {
+	h := newHarness(t, script(`{"reply":{"text":"unused"},"repeat":true}`), nil)
+	old := tasklist.New(h.store.Tasks(), "reborn")
+	for _, s := range []string{"stale one", "stale two"} {
+		if _, err := old.Create(context.Background(), tasklist.Draft{Subject: s, Description: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.create("reborn")
+	tasks, err := old.Tasks(context.Background())
+	if err != nil || len(tasks) != 0 {
+		t.Fatalf("tasks after TeamCreate: %v, %v; want none", tasks, err)
+	}
+	if !h.hasEvent(team.LeadName, EventWarning, "deleted 2 task(s) left over from an earlier team") {
+		t.Error("the reset is not on the timeline")
+	}
+}

@@ -41,6 +41,7 @@ func runList(t *testing.T, open func(t *testing.T) tasklist.Store) {
 		})
 	}
 	t.Run("Cycles", func(t *testing.T) { testCycles(t, open) })
+	t.Run("Reset", func(t *testing.T) { t.Parallel(); testReset(t, open(t)) })
 }
 
 func mk(t *testing.T, l *tasklist.List, d tasklist.Draft) tasklist.Task {
