@@ -90,6 +90,9 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if err == nil {
 		return nil
 	}
+	if id, ok := teammateIdentity(args); ok && !a.joined {
+		a.teammateStartFailed(id, err) // teammate_fail.go
+	}
 	var ue *UsageError
 	if !errors.As(err, &ue) {
 		if a.started {
@@ -162,6 +165,7 @@ type app struct {
 	homeFlag string
 	jsonOut  bool
 	started  bool
+	joined   bool       // a teammate process started working (teammate_fail.go)
 	storeSel storeFlags // --store and the NATS options (store.go)
 }
 

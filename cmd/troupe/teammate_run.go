@@ -270,6 +270,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	defer cleanup()
 	fmt.Fprintf(errOut, "troupe teammate %s (%s) joined team %q in %s\n", member.Name, model.Info().Model, cfg.Name, cwd)
+	a.joined = true // from here an end is the lead's to see, not a failure to start
 	if err := tm.Run(ctx); err != nil {
 		fmt.Fprintf(errOut, "teammate %s ended: %v\n", member.Name, err)
 		return fmt.Errorf("teammate %s: %w", tf.agentID, err)

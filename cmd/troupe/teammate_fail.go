@@ -1,0 +1,84 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// paneIdentity is who a teammate process was started as, read from its
+// raw command line: the flags may be the very thing that failed to parse.
+type paneIdentity struct{ name, team, home string }
+
+// teammateIdentity returns the identity in args when they start a
+// teammate (--agent-name and --team-name, or --agent-id name@team).
+func teammateIdentity(args []string) (paneIdentity, bool) {
+	var id paneIdentity
+	agentID := ""
+	for i := 0; i < len(args); i++ {
+		k, v, eq := strings.Cut(args[i], "=")
+		if !eq && i+1 < len(args) {
+			v = args[i+1]
+		}
+		var dst *string
+		switch k {
+		case "--agent-name":
+			dst = &id.name
+		case "--team-name":
+			dst = &id.team
+		case "--agent-id":
+			dst = &agentID
+		case "--home":
+			dst = &id.home
+		default:
+			continue
+		}
+		*dst = v
+		if !eq {
+			i++
+		}
+	}
+	if n, t, err := team.ParseAgentID(agentID); err == nil {
+		id.name, id.team = cmp.Or(id.name, n), cmp.Or(id.team, t)
+	}
+	return id, id.name != "" && id.team != ""
+}
+
+// teammateStartFailed tells the lead, and the teammate's log, that a pane
+// teammate could not start (bad flags, no model, an unreadable prompt):
+// a message in the lead's inbox, so that the lead does not wait for a
+// teammate that will never work. Both are best effort: the store may be
+// the very thing that failed.
+func (a *app) teammateStartFailed(id paneIdentity, cause error) {
+	if a.homeFlag == "" {
+		a.homeFlag = id.home
+	}
+	text := fmt.Sprintf("Teammate %s could not start: %v", id.name, cause)
+	if home, err := a.home(); err == nil {
+		dir := filepath.Join(home, "logs", team.SanitizePath(id.team))
+		if os.MkdirAll(dir, 0o700) == nil {
+			if f, err := os.OpenFile(filepath.Join(dir, team.SanitizePath(id.name)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+				fmt.Fprintf(f, "%s %-10s %s\n", a.Now().Format("15:04:05.000"), id.name, text)
+				f.Close()
+			}
+		}
+	}
+	sess, err := a.open()
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "troupe: cannot tell the lead that %s could not start: %v\n", id.name, err)
+		return
+	}
+	defer sess.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := sess.Mail.Send(ctx, id.team, team.LeadName, mailbox.Message{From: id.name, Text: text, Summary: "could not start"}); err != nil {
+		fmt.Fprintf(a.Stderr, "troupe: cannot tell the lead that %s could not start: %v\n", id.name, err)
+	}
+}
