@@ -142,3 +142,24 @@ func TestPlanApprovalRejectThenApprove(t *testing.T) {
 		t.Error("kim is still in plan mode after the approval")
 	}
 }
+
+// A teammate that approves its shutdown ends at once: no model call
+// follows the approval (the reply scripted for it would take a minute).
+func TestShutdownApprovedEndsTurnAtOnce(t *testing.T) {
+	capture := `{{capture:\"request_id\": \"(shutdown-[^\"]+)\"}}`
+	h := newHarness(t, script(
+		`{"match":{"system":"teammate kim","turn":0},"reply":{"text":"ready"}}`,
+		`{"match":{"system":"teammate kim","user":"shutdown_request"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"`+capture+`","approve":true}}}]}}`,
+		`{"match":{"system":"teammate kim","tool_result":"SendMessage"},"reply":{"delay_ms":60000,"text":"goodbye"}}`,
+	), nil)
+	withTeamTools(h)
+	h.create("fast")
+	h.spawn("kim", "stand by")
+	h.waitFor("kim idle", func() bool { return h.hasEvent("kim", EventIdle, "kim is idle") })
+	calls := h.model.Calls()
+	leadSend(t, h, `{"to":"kim","message":{"type":"shutdown_request","reason":"done"}}`)
+	h.waitFor("kim has shut down", func() bool { return h.hasEvent("kim", EventExit, "kim has shut down") })
+	if got := h.model.Calls() - calls; got != 1 {
+		t.Errorf("%d model calls after the shutdown request, want 1 (the approval, nothing after it)", got)
+	}
+}

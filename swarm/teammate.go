@@ -143,13 +143,19 @@ func (tm *Teammate) remember(s string) {
 	}
 }
 
-// ShutdownApproved records that the model approved shutdown request id:
-// the teammate ends after its current turn.
+// ShutdownApproved records that the model approved shutdown request id
+// and ends the current turn at once: the approval is sent, and another
+// model call (seconds on a real model) would only keep the lead waiting.
+// The teammate then ends.
 func (tm *Teammate) ShutdownApproved(requestID string) {
 	tm.mu.Lock()
 	tm.shutdown = requestID
+	ag := tm.ag
 	tm.mu.Unlock()
 	tm.event(EventShutdown, "approved shutdown "+requestID)
+	if ag != nil {
+		ag.Interrupt()
+	}
 }
 
 // PlanSubmitted records the plan approval request the model sent.
