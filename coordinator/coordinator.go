@@ -28,8 +28,12 @@ import (
 )
 
 // EnvMode is the environment variable that turns coordinator mode on
-// (any truthy value: 1, true, yes, on).
-const EnvMode = "TROUPE_COORDINATOR_MODE"
+// (any truthy value: 1, true, yes, on); Claude Code's EnvClaudeMode is
+// accepted the same way.
+const (
+	EnvMode       = "TROUPE_COORDINATOR_MODE"
+	EnvClaudeMode = "CLAUDE_CODE_COORDINATOR_MODE"
+)
 
 // LeadTools are the only tools a coordinator gets.
 var LeadTools = []string{"Agent", "SendMessage", "TaskStop"}
@@ -84,7 +88,7 @@ func WorkerSystem(agentType, scratchpad string) string {
 }
 
 // Enabled reports whether coordinator mode is on: flag set, or the
-// EnvMode variable truthy in getenv.
+// EnvMode or EnvClaudeMode variable truthy in getenv.
 func Enabled(flag bool, getenv func(string) string) bool {
 	if flag {
 		return true
@@ -92,7 +96,10 @@ func Enabled(flag bool, getenv func(string) string) bool {
 	if getenv == nil {
 		return false
 	}
-	return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(getenv(EnvMode))))
+	truthy := func(k string) bool {
+		return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(getenv(k))))
+	}
+	return truthy(EnvMode) || truthy(EnvClaudeMode)
 }
 
 // Scratchpad creates (mode 0700) and returns the scratchpad of a session

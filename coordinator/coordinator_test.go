@@ -84,6 +84,15 @@ func TestEnabled(t *testing.T) {
 	if Enabled(false, nil) {
 		t.Error("Enabled(false, nil) = true")
 	}
+	claude := func(k string) string {
+		if k == EnvClaudeMode {
+			return "1"
+		}
+		return ""
+	}
+	if !Enabled(false, claude) {
+		t.Errorf("Enabled with %s=1 = false", EnvClaudeMode)
+	}
 }
 
 func TestScratchpad(t *testing.T) {

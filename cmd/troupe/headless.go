@@ -68,7 +68,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.DurationVar(&h.promptTimeout, "permission-prompt-timeout", 60*time.Second, "with -p: how long --permission-prompt-command may take before the call is denied")
 	a.addTeamFlags(root, &h.teams)
 	addSessionFlags(f, &h.session)
-	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1")
+	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1 or "+coordinator.EnvClaudeMode+"=1")
 }
 
 // runRoot is the root command's action: the headless mode with -p, help
@@ -143,7 +143,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return usagef("--cwd %s: not a folder", cwd)
 	}
-	if !h.coordinator && a.Getenv(coordinator.EnvMode) == "" { // the settings' coordinatorMode, below the flag and the variable
+	if !h.coordinator && a.Getenv(coordinator.EnvMode) == "" && a.Getenv(coordinator.EnvClaudeMode) == "" { // the settings' coordinatorMode, below the flag and the variable
 		home, err := a.home()
 		if err != nil {
 			return err
