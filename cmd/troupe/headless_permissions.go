@@ -45,6 +45,9 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 	if err != nil {
 		return nil, nop, fmt.Errorf("permission settings: %w", err)
 	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", w)
+	}
 	mode := s.DefaultMode
 	if h.permissionMode != "" {
 		if mode, err = permission.ParseMode(h.permissionMode); err != nil {

@@ -106,6 +106,9 @@ command line).`,
 			if err != nil {
 				return err
 			}
+			for _, w := range s.Warnings {
+				fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", w)
+			}
 			if mode == "" {
 				m = s.DefaultMode
 				if m == "" {

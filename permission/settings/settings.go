@@ -88,6 +88,9 @@ type Settings struct {
 	Dirs []string
 	// Loaded lists the files that existed and were read.
 	Loaded []string
+	// Warnings are what was accepted with a change, for the user to see
+	// ("FILE: permissions.defaultMode: ...").
+	Warnings []string
 }
 
 // Policy returns the rules as a permission.Policy (without Home and Shell).
@@ -179,7 +182,12 @@ func (s *Settings) merge(f File, data []byte, home string) error {
 			*l.into = append(*l.into, r)
 		}
 	}
-	if p.DefaultMode != nil {
+	if p.DefaultMode != nil && *p.DefaultMode == claudeAutoMode {
+		// Claude Code's classifier-judged mode has no troupe equivalent;
+		// acceptEdits is the nearest that allows no more than it does.
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: permissions.defaultMode %q is Claude Code's auto mode, which troupe does not have; using %q", f.Path, claudeAutoMode, permission.ModeAcceptEdits))
+		s.DefaultMode, s.ModeSource = permission.ModeAcceptEdits, f.Path
+	} else if p.DefaultMode != nil {
 		m, err := permission.ParseMode(*p.DefaultMode)
 		if err != nil {
 			return &FileError{Path: f.Path, Key: "permissions.defaultMode", Err: err}
@@ -195,6 +203,9 @@ func (s *Settings) merge(f File, data []byte, home string) error {
 	}
 	return nil
 }
+
+// claudeAutoMode is Claude Code's "auto" permission mode.
+const claudeAutoMode = "auto"
 
 // decode unmarshals a whole JSON document, refusing trailing data.
 func decode(data []byte, v any) error {

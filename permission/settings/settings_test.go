@@ -182,3 +182,20 @@ func TestAddRuleConcurrent(t *testing.T) {
 		t.Errorf("rules after %d concurrent adds = %d", n, len(s.Allow))
 	}
 }
+
+// Claude Code's defaultMode "auto" is taken as acceptEdits with a warning
+// instead of refusing the whole file; the file's rules still load.
+func TestLoadClaudeAutoMode(t *testing.T) {
+	cwd := t.TempDir()
+	write(t, filepath.Join(cwd, ".claude", "settings.json"), `{"permissions":{"defaultMode":"auto","deny":["Read(./.env)"]}}`)
+	s, err := settings.Load(settings.Files("", cwd), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DefaultMode != permission.ModeAcceptEdits || len(s.Deny) != 1 {
+		t.Errorf("DefaultMode %q, deny %v; want acceptEdits and the deny rule", s.DefaultMode, ruleStrings(s.Deny))
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], `permissions.defaultMode "auto" is Claude Code's auto mode`) || !strings.Contains(s.Warnings[0], "settings.json") {
+		t.Errorf("Warnings = %q", s.Warnings)
+	}
+}
