@@ -139,6 +139,7 @@ type Lead struct {
 	mates     map[string]*mate
 	digest    []mailbox.IdleNotification
 	plans     map[string]string // plan request id -> digest
+	approved  map[string]bool   // teammates whose shutdown approval the pump took, until handled
 	rules     []string          // team-wide allow-always rules
 	ending    int               // mail being dispatched, approved shutdowns being handled
 	shutting  int               // approved shutdowns being handled
@@ -191,7 +192,7 @@ func NewLead(cfg LeadConfig) (*Lead, error) {
 	if cfg.ReplyTimeout <= 0 {
 		cfg.ReplyTimeout = DefaultReplyTimeout
 	}
-	l := &Lead{cfg: cfg, mates: map[string]*mate{}, plans: map[string]string{}, changed: make(chan struct{}, 1)}
+	l := &Lead{cfg: cfg, mates: map[string]*mate{}, plans: map[string]string{}, approved: map[string]bool{}, changed: make(chan struct{}, 1)}
 	l.watchCtx, l.stopWatch = context.WithCancel(context.Background())
 	return l, nil
 }

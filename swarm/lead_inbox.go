@@ -38,9 +38,14 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 		return nil
 	}
 	ids := make([]string, len(msgs))
+	l.mu.Lock()
 	for i, m := range msgs {
 		ids[i] = m.ID
+		if mailbox.ProtocolKind(m.Text) == mailbox.KindShutdownApproved {
+			l.approved[m.From] = true // before it leaves the inbox: supervise looks at both
+		}
 	}
+	l.mu.Unlock()
 	if _, err := l.cfg.Mail.MarkRead(ctx, teamName, team.LeadName, ids); err != nil {
 		return err
 	}
@@ -240,6 +245,9 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 	}
 	l.mu.Unlock()
 	l.event(name, EventExit, name+" has shut down"+releasedNote(released))
+	l.mu.Lock()
+	delete(l.approved, name)
+	l.mu.Unlock()
 	// The last one out tells the lead the team is empty: no other
 	// shutdown in progress, and no teammate left in the team file.
 	cfg, cerr := l.cfg.Teams.Get(ctx, teamName)

@@ -40,10 +40,14 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := m.h.Err()
+	if err == nil && l.approvedShutdown(ctx, teamName, m.info.Name) {
+		// It approved its shutdown and ended before the lead handled the
+		// approval: the pump reports it ("has shut down"), once.
+		return
+	}
 	if err == nil {
-		// A clean exit: a teammate that approved its shutdown (the lead
-		// may not have read the approval yet), or a process that ended
-		// on its own. Not a death; its tasks go back to the list.
+		// A clean exit: a process that ended on its own. Not a death;
+		// its tasks go back to the list.
 		if _, uerr := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.info.Name, func(mm *team.Member) error {
 			f := false
 			mm.IsActive = &f
@@ -202,4 +206,21 @@ func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// approvedShutdown reports whether name approved its shutdown: the
+// approval is unread in the lead's inbox, or the pump has taken it (it
+// notes approvals before it marks them read, so one of the two holds).
+func (l *Lead) approvedShutdown(ctx context.Context, teamName, name string) bool {
+	msgs, err := l.cfg.Mail.Read(ctx, teamName, team.LeadName, true)
+	if err == nil {
+		for _, msg := range msgs {
+			if msg.From == name && mailbox.ProtocolKind(msg.Text) == mailbox.KindShutdownApproved {
+				return true
+			}
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.approved[name]
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // demoFiles are the demo's scripted model and its small Go project.
@@ -31,7 +33,7 @@ const demoPrompt = "Add a Sub function to the calc package, with a test and docu
 // demoCommand is `troupe demo`: an offline agent team on a scripted model.
 func (a *app) demoCommand() *cobra.Command {
 	var mode string
-	var keep bool
+	var keep, slow bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run an offline agent team: a lead and three teammates add a function to a small Go project",
@@ -49,11 +51,12 @@ and a summary, checks the result, and leaves no process or pane behind.`,
 			default:
 				return usagef("--teammate-mode %q: want in-process, tmux, iterm2 or auto", mode)
 			}
-			return a.runDemo(cmd.Context(), mode, keep)
+			return a.runDemo(cmd.Context(), mode, keep, slow)
 		},
 	}
 	cmd.Flags().StringVar(&mode, "teammate-mode", backend.ModeInProcess, "where the teammates run: in-process, tmux (panes of a private tmux server, or of this window inside tmux), iterm2 or auto")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary project and store (their folder is printed)")
+	cmd.Flags().BoolVar(&slow, "slow", false, fmt.Sprintf("every model reply takes %s, so that a person can follow the team (with --teammate-mode tmux, attach with the command printed at the start)", slowReply))
 	return cmd
 }
 
@@ -80,12 +83,12 @@ func (s *demoStats) add(e swarm.Event) {
 			s.done[strings.Fields(id)[0]] = true
 		}
 	}
-	if e.Kind == "tool" {
+	if e.Kind == "tool" && e.Agent == team.LeadName { // the lead's: the same in every backend
 		s.tools[strings.Fields(e.Text)[0]]++
 	}
 }
 
-func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
+func (a *app) runDemo(ctx context.Context, mode string, keep, slow bool) error {
 	start := a.Now()
 	dir, err := os.MkdirTemp("", "troupe-demo-")
 	if err != nil {
@@ -98,7 +101,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	}
 	project, home := filepath.Join(dir, "calc"), filepath.Join(dir, "home")
 	script := filepath.Join(dir, "script.json")
-	if err := writeDemo(project, script); err != nil {
+	if err := writeDemo(project, script, slow); err != nil {
 		return err
 	}
 	out := a.Stdout
@@ -134,6 +137,12 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	runErr := a.runHeadless(ctx, h, demoPrompt)
 	a.Stdout = saved
 	elapsed := a.Now().Sub(start)
+	if ctx.Err() != nil {
+		// The run stopped its teammates and removed the team on its way
+		// out; the folder goes with the deferred removal.
+		fmt.Fprintf(out, "\ninterrupted after %s: the teammates were stopped and the team removed\n", elapsed.Round(10*time.Millisecond))
+		return &ExitError{Code: 130}
+	}
 
 	stats.mu.Lock()
 	deleted := stats.counts[swarm.EventDeleted] > 0
@@ -146,7 +155,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	stats.mu.Lock()
 	fmt.Fprintf(out, "  teammates spawned      %d (%s)\n", stats.counts[swarm.EventSpawned], mode)
 	fmt.Fprintf(out, "  tasks completed        %d\n", len(stats.done))
-	fmt.Fprintf(out, "  tool calls             %s\n", toolCounts(stats.tools))
+	fmt.Fprintf(out, "  lead's tool calls      %s\n", toolCounts(stats.tools))
 	fmt.Fprintf(out, "  messages to the lead   %d\n", stats.counts[swarm.EventMessage])
 	fmt.Fprintf(out, "  permission requests    %d (granted by the lead %d)\n", stats.counts["asks"], granted)
 	fmt.Fprintf(out, "  idle notifications     %d, reaching the lead as %d digest message(s)\n", stats.counts["idle-sent"], stats.counts[swarm.EventDigest])
@@ -164,8 +173,12 @@ func (a *app) runDemo(ctx context.Context, mode string, keep bool) error {
 	return nil
 }
 
-// writeDemo writes the project and the script.
-func writeDemo(project, script string) error {
+// slowReply is how long each model reply takes in demo --slow.
+const slowReply = 1500 * time.Millisecond
+
+// writeDemo writes the project and the script; with slow, every reply
+// that has no delay of its own waits slowReply.
+func writeDemo(project, script string, slow bool) error {
 	if err := os.MkdirAll(project, 0o755); err != nil {
 		return err
 	}
@@ -188,7 +201,30 @@ func writeDemo(project, script string) error {
 	if err != nil {
 		return err
 	}
+	if slow {
+		if b, err = slowScript(b); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(script, b, 0o644)
+}
+
+// slowScript sets delay_ms on every turn of a scripted model's script
+// that has none.
+func slowScript(b []byte) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("demo script: %w", err)
+	}
+	turns, _ := doc["turns"].([]any)
+	for _, t := range turns {
+		if reply, ok := t.(map[string]any)["reply"].(map[string]any); ok {
+			if _, set := reply["delay_ms"]; !set {
+				reply["delay_ms"] = slowReply.Milliseconds()
+			}
+		}
+	}
+	return json.MarshalIndent(doc, "", " ")
 }
 
 // gitInit makes the project a git repository with one commit.

@@ -78,7 +78,11 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		return nil, err
 	}
 	if o.onEvent != nil {
-		o.onEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: "backend", Text: fmt.Sprintf("teammates run %s (%s)", be.Name(), reason)})
+		text := fmt.Sprintf("teammates run %s (%s)", be.Name(), reason)
+		if at, ok := be.(interface{ AttachCommand() string }); ok && at.AttachCommand() != "" {
+			text += "; watch them with: " + at.AttachCommand()
+		}
+		o.onEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: "backend", Text: text})
 	}
 	answer := o.answer
 	if pc, ok := o.approver.Asker.(*promptCommand); ok && answer == nil {
@@ -123,7 +127,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
 			return backend.Spec{Run: func(ctx context.Context) error {
 				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model,
-					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: o.onEvent, askTimeout: o.h.teams.ask,
+					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: mateEvents(o.onEvent), askTimeout: o.h.teams.ask,
 					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
 						return l.AskInProcess(ctx, m.Name, m.Color, req)
 					}),
@@ -150,6 +154,22 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		closeStores()
 	}
 	return lt, nil
+}
+
+// mateEvents passes on the events of an in-process teammate that the
+// lead's own do not already tell (claims, warnings): its idle
+// notifications, shutdown and permission and plan steps reach the
+// timeline once, as the lead sees them, in every backend.
+func mateEvents(on func(swarm.Event)) func(swarm.Event) {
+	if on == nil {
+		return nil
+	}
+	return func(e swarm.Event) {
+		switch e.Kind {
+		case swarm.EventClaim, swarm.EventWarning:
+			on(e)
+		}
+	}
 }
 
 // pickBackend detects the teammate backend for mode; in auto mode a pane
@@ -352,15 +372,17 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		}
 	}
 	bg.digestQuiet = h.teams.digest == digestQuiet
+	// The timeline is ready before the team: newLeadTeam reports the backend.
+	bg.stderr, bg.onTeamEvent = a.Stderr, h.teams.onEvent
+	if h.teams.timeline != nil {
+		bg.stderr = h.teams.timeline
+	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
 		answer: h.teams.answer, mode: mode, onEvent: bg.teamEvent, deliver: bg.deliver, paneArgv: a.paneArgv(h, home, cwd)})
 	if err != nil {
 		return nil, nil, err
 	}
-	bg.team, bg.stderr, bg.onTeamEvent = lt, a.Stderr, h.teams.onEvent
-	if h.teams.timeline != nil {
-		bg.stderr = h.teams.timeline
-	}
+	bg.team = lt
 	opts.teammates = teammates{lt.lead}
 	tools, sub := coreTools(opts)
 	return append(tools, teamTools(lt, sub, a.Now)...), withAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,11 +72,65 @@ func TestDemoInProcess(t *testing.T) {
 		t.Fatalf("troupe demo: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{"spawned alice", "asks to run Bash (go test", "allowed always (Bash(go test:*)",
-		"tasks completed        3", "shutdowns              3", "result                 ok"} {
+		"tasks completed        3", "shutdowns              3", demoLeadTools, "result                 ok"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// One line per event: the lead's view, not the teammate's as well.
+	for _, dup := range []string{"approved shutdown shutdown-", "shutting down", "alice exited", "alice      idle"} {
+		if strings.Contains(out.String(), dup) {
+			t.Errorf("the timeline shows an event twice (%q):\n%s", dup, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), "alice has shut down"); n != 1 {
+		t.Errorf("alice's shutdown is on the timeline %d times, want once:\n%s", n, out.String())
+	}
+}
+
+// demoLeadTools is the demo's summary of the lead's tool calls, the same
+// in every backend.
+const demoLeadTools = "lead's tool calls      Agent 3, SendMessage 3, TaskCreate 3, TaskUpdate 1, TeamCreate 1"
+
+// Ctrl-C during the demo: it says it was interrupted, cleans up and exits
+// 130, with no FAILED lines.
+func TestDemoInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out := &cancelOn{w: &bytes.Buffer{}, marker: "spawned carol", cancel: cancel}
+	m := &Main{Stdout: out, Stderr: out}
+	err := m.Run(ctx, []string{"demo", "--slow"})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 130 {
+		t.Fatalf("an interrupted demo = %v, want exit 130\n%s", err, out.text())
+	}
+	if got := out.text(); !strings.Contains(got, "interrupted after") || strings.Contains(got, "FAILED") {
+		t.Errorf("the interrupted demo's output:\n%s", got)
+	}
+}
+
+// cancelOn is a writer that cancels a context once marker was written.
+type cancelOn struct {
+	mu     sync.Mutex
+	w      *bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.w.Write(p)
+	if strings.Contains(c.w.String(), c.marker) {
+		c.cancel()
+	}
+	return n, err
+}
+
+func (c *cancelOn) text() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w.String()
 }
 
 // The same demo with the teammates as troupe processes in the panes of a
@@ -89,7 +144,7 @@ func TestDemoTmux(t *testing.T) {
 	if err != nil {
 		t.Fatalf("troupe demo --teammate-mode tmux: %v\n%s", err, out)
 	}
-	for _, want := range []string{"spawned alice (blue, tmux)", "tasks completed        3", "result                 ok"} {
+	for _, want := range []string{"spawned alice (blue, tmux)", "watch them with: tmux -L " + sock + " attach -t ", "tasks completed        3", demoLeadTools, "result                 ok"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out)
 		}
