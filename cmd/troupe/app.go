@@ -194,6 +194,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 	pf.StringVar(&a.homeFlag, "home", "", "store root `DIR` (default $TROUPE_HOME, else "+DefaultHome+")")
 	pf.BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON (JSON lines for inbox watch)")
 	a.storeSel.add(pf)
+	defer groupHelp(root) // help.go: once every flag is defined
 	root.AddCommand(
 		a.versionCommand(),
 		a.teamCommand(),

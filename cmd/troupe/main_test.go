@@ -175,3 +175,33 @@ func (h *harness) runAsync(out io.Writer, args ...string) (stop func() error) {
 		return <-done
 	}
 }
+
+// troupe --help shows the flags by section and hides the teammate
+// processes' internal flags, which stay accepted.
+func TestRootHelpGrouped(t *testing.T) {
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out}
+	if err := m.Run(t.Context(), []string{"--help"}); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	for _, want := range []string{"Running one agent (-p):", "Permissions:", "Agent teams and coordinator mode:", "Stores (every command):", "--keep-team"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("troupe --help lacks %q:\n%s", want, help)
+		}
+	}
+	for _, name := range internalFlags {
+		if strings.Contains(help, "--"+name+" ") {
+			t.Errorf("troupe --help shows the internal flag --%s", name)
+		}
+	}
+	for _, g := range flagGroups {
+		if strings.Count(help, "\n"+g.title+":") != 1 {
+			t.Errorf("section %q is not shown once", g.title)
+		}
+	}
+	out.Reset()
+	if err := m.Run(t.Context(), []string{"team", "--help"}); err != nil || !strings.Contains(out.String(), "Global Flags:") {
+		t.Errorf("troupe team --help: %v\n%s", err, out.String())
+	}
+}
