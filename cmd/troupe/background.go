@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +29,7 @@ import (
 // notifications to the lead.
 type background struct {
 	reg  *task.Registry
+	dir  string // the registry's output folder
 	sub  *task.Subscription
 	out  *eventWriter
 	now  func() time.Time
@@ -50,7 +53,21 @@ func newBackground(cwd, session string, out *eventWriter, now func() time.Time) 
 		return nil, err
 	}
 	reg := task.New(task.Config{Dir: dir})
-	return &background{reg: reg, sub: reg.Subscribe(), out: out, now: now, stderr: io.Discard, wake: make(chan struct{}, 1)}, nil
+	return &background{reg: reg, dir: dir, sub: reg.Subscribe(), out: out, now: now, stderr: io.Discard, wake: make(chan struct{}, 1)}, nil
+}
+
+// pruneOutputDir removes a task output folder (<tmp>/troupe-<uid>/<project>/
+// <session>/tasks) when the run left nothing in it, and then its session
+// and project folders when they are empty too: a run that started no
+// background task leaves no trace in the temporary folder. Output files
+// of tasks that ran are kept.
+func pruneOutputDir(dir string) {
+	for range 3 {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // close stops what is still running (no orphan shells) and waits for it.
@@ -62,6 +79,7 @@ func (b *background) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b.reg.Close(ctx)
+	pruneOutputDir(b.dir)
 }
 
 // projectSlug names a working folder in the output folder's path.

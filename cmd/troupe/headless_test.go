@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	iofs "io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +207,43 @@ func TestHeadlessPromptTooLong(t *testing.T) {
 	var ue *UsageError
 	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("troupe -p with an oversized stdin prompt = %v; want a usage error saying it is too long", err)
+	}
+}
+
+// A headless run that starts no background task leaves nothing in the
+// temporary folder; one that does keeps its output file.
+func TestHeadlessLeavesNoEmptyOutputDir(t *testing.T) {
+	for _, tt := range []struct {
+		name, reply string
+		keeps       bool
+	}{
+		{"no task", `{"text":"done"}`, false},
+		{"background shell", `{"tool_calls":[{"name":"Bash","input":{"command":"echo kept","run_in_background":true}}]}`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp, work := t.TempDir(), t.TempDir()
+			script := filepath.Join(work, "script.json")
+			writeFile(t, script, `{"turns":[{"match":{"turn":0},"reply":`+tt.reply+`},{"match":{},"reply":{"text":"done"},"repeat":true}]}`)
+			c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--home", filepath.Join(work, "home"), "--cwd", work,
+				"--provider", "scripted", "--script", script, "--permission-mode", "bypassPermissions", "go")
+			c.Env = append(os.Environ(), asTroupeEnv+"=1", "TMPDIR="+tmp)
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Fatalf("troupe -p: %v\n%s", err, out)
+			}
+			var files []string
+			_ = filepath.WalkDir(tmp, func(p string, d iofs.DirEntry, err error) error {
+				if err == nil && p != tmp {
+					files = append(files, strings.TrimPrefix(p, tmp))
+				}
+				return nil
+			})
+			kept := slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, ".output") })
+			switch {
+			case tt.keeps && !kept:
+				t.Errorf("the background shell's output file is gone: %q", files)
+			case !tt.keeps && len(files) > 1: // troupe-<uid> itself may stay
+				t.Errorf("the run left %q in the temporary folder", files)
+			}
+		})
 	}
 }

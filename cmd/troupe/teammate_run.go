@@ -74,6 +74,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		reg.Close(ctx)
+		pruneOutputDir(dir)
 	}
 	base := *p.base
 	base.Agent = p.member.Name

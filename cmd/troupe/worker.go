@@ -150,6 +150,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			reg.Close(cctx)
+			pruneOutputDir(dir)
 		}()
 		tools, sub := coreTools(toolOptions{cwd: cwd, reg: reg, model: model, modelName: f.h.model, approver: approver})
 		treg, err := tool.NewRegistry(append(tools, sub)...)

@@ -22,6 +22,9 @@ type Session struct {
 	ConfigDir string // CLAUDE_CONFIG_DIR of the child (Home/.claude)
 	BaseURL   string // ANTHROPIC_BASE_URL
 	APIKey    string // ANTHROPIC_API_KEY
+	// Tmp is TMPDIR of the child: what claude (and a troupe it starts)
+	// puts in the temporary folder goes with the test's folders.
+	Tmp string
 	// Env holds extra KEY=value entries, appended last so they win.
 	Env []string
 }
@@ -41,6 +44,7 @@ func New(t testing.TB, baseURL string) *Session {
 		ConfigDir: filepath.Join(home, ".claude"),
 		BaseURL:   baseURL,
 		APIKey:    "sk-ant-claudecodetest-0000000000000000",
+		Tmp:       t.TempDir(),
 	}
 	if err := os.MkdirAll(s.ConfigDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -79,7 +83,7 @@ func baseEnviron() []string {
 // environment without ambient Claude/Anthropic variables, then HOME,
 // CLAUDE_CONFIG_DIR, the fake server's URL and key, telemetry, error
 // reporting, auto-update and non-essential traffic off, agent teams on,
-// then s.Env.
+// TMPDIR, then s.Env.
 func (s *Session) Environ() []string {
 	env := append(baseEnviron(),
 		"HOME="+s.Home,
@@ -91,6 +95,7 @@ func (s *Session) Environ() []string {
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1",
+		"TMPDIR="+s.Tmp,
 	)
 	return append(env, s.Env...)
 }
