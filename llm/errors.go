@@ -15,7 +15,26 @@ var (
 	// ErrBadResponse means the server answered something that is not a
 	// valid response (garbage, a cut stream, a malformed tool input).
 	ErrBadResponse = errors.New("llm: malformed response")
+	// ErrNoModel means no model name was given where the provider has no
+	// default (an OpenAI-compatible server).
+	ErrNoModel = errors.New("llm: no model name")
 )
+
+// RetryError is the Err of an EventRetry: attempt Attempt of Max failed
+// with Err, and the call is repeated after Delay.
+type RetryError struct {
+	Provider     string
+	Attempt, Max int
+	Delay        time.Duration
+	Err          error
+}
+
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("%s: attempt %d of %d failed, retrying in %v: %v", e.Provider, e.Attempt, e.Max, e.Delay, e.Err)
+}
+
+// Unwrap returns the attempt's error.
+func (e *RetryError) Unwrap() error { return e.Err }
 
 // APIError is an error the provider's server returned.
 type APIError struct {

@@ -172,6 +172,10 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	rec := sess.record(session, cwd, coord, model.Info(), h.model)
 	defer rec.close()
 	out := newEventWriter(a.Stdout, h.outputFormat, session, model.Info())
+	ep, hasServer := a.endpointOf(model.Info().Provider)
+	if hasServer {
+		out.progress, out.ep = a.Stderr, ep
+	}
 	bg, err := newBackground(cwd, session, out, a.Now)
 	if err != nil {
 		return err
@@ -219,6 +223,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	bg.lead = ag
 	out.init(cwd, tools.Names())
 	res, runErr := bg.run(ctx, prompt)
+	if hasServer {
+		runErr = ep.explain(runErr)
+	}
 	bg.endTeam(h.teams.keep)
 	return out.finish(res, runErr)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	iofs "io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,4 +247,50 @@ func TestHeadlessLeavesNoEmptyOutputDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Model errors are worded for a user, and each retry is a progress line
+// on stderr in the text format: what failed, where, and when the next try
+// is.
+func TestHeadlessModelErrorsWorded(t *testing.T) {
+	run := func(t *testing.T, h llmtest.AnthropicHandler) (stdout, stderr string, err error) {
+		srv := llmtest.NewAnthropicServer(t, h)
+		var out, errOut bytes.Buffer
+		env := map[string]string{"ANTHROPIC_API_KEY": "bad-key", "ANTHROPIC_BASE_URL": srv.URL}
+		m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }}
+		err = m.Run(t.Context(), []string{"-p", "--cwd", t.TempDir(), "hi"})
+		return out.String(), errOut.String(), err
+	}
+	t.Run("bad key", func(t *testing.T) {
+		_, _, err := run(t, llmtest.AnthropicScript(llmtest.AnthropicFault{Status: 401}))
+		if err == nil || !strings.Contains(err.Error(), "refused the API key: check ANTHROPIC_API_KEY") {
+			t.Errorf("error = %v; want it to say the key was refused and where it is set", err)
+		}
+		var api *llm.APIError
+		if !errors.As(err, &api) || api.Status != 401 {
+			t.Errorf("the provider's error is not kept: %v", err)
+		}
+	})
+	t.Run("retry then answer", func(t *testing.T) {
+		stdout, stderr, err := run(t, llmtest.AnthropicScript(llmtest.AnthropicFault{Status: 529}, llmtest.AnthropicText("fine")))
+		if err != nil || strings.TrimSpace(stdout) != "fine" {
+			t.Fatalf("troupe -p = %q, %v", stdout, err)
+		}
+		if !strings.Contains(stderr, "is failing or overloaded; retry 1 of 4 in ") {
+			t.Errorf("stderr has no retry line:\n%s", stderr)
+		}
+	})
+	t.Run("nothing listens", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		ep := endpoint{"anthropic", "http://" + addr, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}
+		_, derr := net.Dial("tcp", addr)
+		if got := ep.explain(derr); got == nil || !strings.Contains(got.Error(), "nothing listens there (is the server running? is ANTHROPIC_BASE_URL right?)") {
+			t.Errorf("explain(%v) = %v", derr, got)
+		}
+	})
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/llm/anthropic"
 	"github.com/troupe-dev/troupe/llm/openai"
@@ -24,6 +27,10 @@ func (a *app) openSDKModel(provider string, h *headless) (llm.Model, bool, error
 			BaseURL: a.Getenv("OPENAI_BASE_URL"),
 			Model:   h.model,
 		})
+		if errors.Is(err, llm.ErrNoModel) {
+			ep, _ := a.endpointOf("openai")
+			err = fmt.Errorf("no model name for %s: give one with --model NAME (the name that server serves; on the OpenAI API, e.g. gpt-4.1): %w", ep.name(), llm.ErrNoModel)
+		}
 		return m, true, err
 	}
 	return nil, false, nil

@@ -18,6 +18,11 @@ type eventWriter struct {
 	format  string
 	session string
 	info    llm.Info
+	// progress, when set, gets the progress lines of the text and json
+	// formats (model retries), which stream-json carries as events; ep
+	// words them.
+	progress io.Writer
+	ep       endpoint
 
 	mu sync.Mutex // serializes writes from parallel tool calls
 }
@@ -98,6 +103,11 @@ func (e *eventWriter) init(cwd string, tools []string) {
 // event receives agent events.
 func (e *eventWriter) event(ev agent.Event) {
 	if e.format != "stream-json" {
+		if ev.Type == agent.EventRetry && e.progress != nil {
+			e.mu.Lock()
+			fmt.Fprintln(e.progress, e.ep.retryLine(ev.Err))
+			e.mu.Unlock()
+		}
 		return
 	}
 	switch ev.Type {

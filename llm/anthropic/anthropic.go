@@ -185,7 +185,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				yield(llm.Event{}, res.err)
 				return
 			}
-			retryErr := fmt.Errorf("anthropic: attempt %d of %d failed, retrying in %v: %w", attempt+1, m.maxRetries+1, delay, res.err)
+			retryErr := &llm.RetryError{Provider: "anthropic", Attempt: attempt + 1, Max: m.maxRetries + 1, Delay: delay, Err: res.err}
 			log.WarnContext(ctx, "anthropic: retrying", "attempt", attempt+1, "delay", delay, "err", res.err)
 			if !yield(llm.Event{Type: llm.EventRetry, Err: retryErr}, nil) {
 				return

@@ -290,7 +290,7 @@ func TestNew(t *testing.T) {
 	}{
 		{"no key with the default base URL", openai.Options{Model: "gpt-4.1"}, llm.ErrNoCredentials, "OPENAI_API_KEY"},
 		{"no key with the OpenAI base URL", openai.Options{Model: "gpt-4.1", BaseURL: "https://api.openai.com/v1/"}, llm.ErrNoCredentials, "OPENAI_API_KEY"},
-		{"no model", openai.Options{APIKey: "k"}, nil, "--model"},
+		{"no model", openai.Options{APIKey: "k"}, llm.ErrNoModel, "model name"},
 		{"bad base URL", openai.Options{APIKey: "k", Model: "m", BaseURL: "localhost:11434"}, nil, "OPENAI_BASE_URL"},
 	}
 	for _, tt := range tests {

@@ -120,7 +120,7 @@ var _ llm.Model = (*Model)(nil)
 // llm.ErrNoCredentials).
 func New(opts Options) (*Model, error) {
 	if opts.Model == "" {
-		return nil, fmt.Errorf("openai: no model: set --model (Options.Model), e.g. gpt-4.1 or, on a local server, the name it serves")
+		return nil, fmt.Errorf("openai: %w: give one (Options.Model), e.g. gpt-4.1 or, on a local server, the name it serves", llm.ErrNoModel)
 	}
 	base := strings.TrimSpace(opts.BaseURL)
 	if base == "" {

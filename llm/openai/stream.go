@@ -43,7 +43,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				return
 			}
 			m.log.Warn("openai: retrying", "model", params.Model, "retry", n+1, "of", m.maxRetries, "delay", delay, "err", f.err)
-			if !yield(llm.Event{Type: llm.EventRetry, Err: f.err}, nil) {
+			if !yield(llm.Event{Type: llm.EventRetry, Err: &llm.RetryError{Provider: "openai", Attempt: n + 1, Max: m.maxRetries + 1, Delay: delay, Err: f.err}}, nil) {
 				return
 			}
 			if err := sleep(ctx, delay); err != nil {
