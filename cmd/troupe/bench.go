@@ -90,10 +90,13 @@ Interop (B8, with --interop N): N troupe writers and N Node writers of the
 peer's replica (inbox-writer.js with proper-lockfile, in each of
 --peer-modes) send --msgs messages each into one inbox; both sides'
 acknowledged messages must all be there once, in a valid JSON file. The
-peer-bench folder comes from --peer-bench (default $TROUPE_PEER_BENCH); it
-is copied and npm-installed in a temporary folder, or linked to the
-node_modules in $TROUPE_PEER_NODE_MODULES. Skipped, with a message, when
-node or npm cannot run.`,
+peer-bench folder is not part of this repository: it is a small set of
+Node scripts, kept beside it by troupe's maintainers, that replay Claude
+Code's agent-team file protocol (inbox writes under proper-lockfile, task
+claims) for these comparisons. Give its path with --peer-bench (default
+$TROUPE_PEER_BENCH); it is copied and npm-installed in a temporary folder,
+or linked to the node_modules in $TROUPE_PEER_NODE_MODULES. Without it, or
+when node or npm cannot run, B8 is skipped with a message saying so.`,
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := parseCounts("--writers", writers)
@@ -170,7 +173,7 @@ node or npm cannot run.`,
 // node, npm or the scripts are missing it records why B8 was skipped.
 func (a *app) benchInterop(ctx context.Context, r *bench.Runner, rep *bench.Report, peerDir string, modes []string, c bench.InteropConfig) error {
 	if peerDir == "" {
-		rep.Skipped = append(rep.Skipped, "B8 interop: no peer-bench folder (pass --peer-bench DIR or set $TROUPE_PEER_BENCH)")
+		rep.Skipped = append(rep.Skipped, "B8 interop: skipped: it runs the peer's Node replica of Claude Code's inbox writer (the peer-bench scripts, kept outside this repository by troupe's maintainers); pass their folder with --peer-bench DIR or $TROUPE_PEER_BENCH")
 		return nil
 	}
 	peer, err := r.PreparePeer(ctx, bench.PeerConfig{Source: peerDir, NodeModules: a.Getenv("TROUPE_PEER_NODE_MODULES")})
