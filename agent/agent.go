@@ -76,8 +76,13 @@ type Config struct {
 	Model     llm.Model
 	ModelName string // request model override; empty uses the provider default
 	System    string
-	Tools     *tool.Registry
-	Approver  Approver // nil means AllowAll
+	// Environment, when set, is called at the start of each Run; its text
+	// follows System after the prompt-cache breakpoint
+	// (llm.Request.SystemVolatile): what changes between runs, such as
+	// the date and the git state.
+	Environment func(ctx context.Context) string
+	Tools       *tool.Registry
+	Approver    Approver // nil means AllowAll
 	// MaxTurns bounds the model calls of one Run (default 200).
 	MaxTurns  int
 	MaxTokens int
@@ -116,6 +121,7 @@ type Agent struct {
 	running   bool                    // guarded by mu
 	interrupt context.CancelCauseFunc // guarded by mu; cancels the current run
 	progress  Progress                // guarded by mu
+	volatile  string                  // guarded by mu; Config.Environment's text for the current run
 }
 
 // New returns an agent. Model and Tools are required.
@@ -295,6 +301,12 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	stop := context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })
 	a.running, a.interrupt = true, cancel
 	a.mu.Unlock()
+	if a.cfg.Environment != nil {
+		env := a.cfg.Environment(runCtx)
+		a.mu.Lock()
+		a.volatile = env
+		a.mu.Unlock()
+	}
 	defer func() {
 		stop()
 		cancel(nil)

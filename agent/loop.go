@@ -97,8 +97,9 @@ func (a *Agent) appendMessage(m llm.Message) {
 func (a *Agent) request() llm.Request {
 	a.mu.Lock()
 	msgs := cloneMessages(a.messages)
+	volatile := a.volatile
 	a.mu.Unlock()
-	return llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, Messages: msgs,
+	return llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, SystemVolatile: volatile, Messages: msgs,
 		Tools: a.cfg.Tools.Specs(), MaxTokens: a.cfg.MaxTokens}
 }
 
@@ -229,13 +230,14 @@ const compactPrompt = `Summarize the conversation so far for your own later use:
 func (a *Agent) Compact(ctx context.Context) error {
 	a.mu.Lock()
 	msgs := cloneMessages(a.messages)
+	volatile := a.volatile
 	a.mu.Unlock()
 	keepFrom := splitPoint(msgs, a.cfg.KeepRecent)
 	if keepFrom <= 0 {
 		return nil
 	}
 	old := msgs[:keepFrom]
-	req := llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, MaxTokens: a.cfg.MaxTokens,
+	req := llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, SystemVolatile: volatile, MaxTokens: a.cfg.MaxTokens,
 		Messages: append(cloneMessages(old), llm.UserText(compactPrompt))}
 	if old[len(old)-1].Role == llm.RoleUser {
 		// Keep user/assistant alternation: fold the request into the

@@ -136,11 +136,15 @@ type ToolSpec struct {
 
 // Request is one model call.
 type Request struct {
-	Model     string // provider model id; empty means the provider's default
-	System    string
-	Messages  []Message
-	Tools     []ToolSpec
-	MaxTokens int // 0 means the provider's default
+	Model  string // provider model id; empty means the provider's default
+	System string
+	// SystemVolatile follows System, after its prompt-cache breakpoint:
+	// the part of the system prompt that changes between runs (the date,
+	// the git state), so that it does not invalidate the cached prefix.
+	SystemVolatile string
+	Messages       []Message
+	Tools          []ToolSpec
+	MaxTokens      int // 0 means the provider's default
 	// Temperature, when non-nil, overrides the provider default.
 	Temperature *float64
 	// ThinkingBudget, when positive, enables extended thinking with that

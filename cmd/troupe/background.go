@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -45,6 +46,7 @@ type background struct {
 	leadTimeline func(agent.Event) // the lead's tool calls on the timeline
 	timelineMu   sync.Mutex        // serializes timeline lines
 	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
+	ac           *agentContext     // the lead's instructions and environment, for its sub-agents (context.go)
 }
 
 func newBackground(cwd, session string, out *eventWriter, now func() time.Time) (*background, error) {
@@ -291,6 +293,9 @@ type toolOptions struct {
 	// remote, when set, runs Agent calls with isolation "remote" on
 	// remote workers (remote.go).
 	remote agenttool.Remote
+	// ac, when set, gives sub-agents the project instructions and the
+	// environment (context.go).
+	ac *agentContext
 }
 
 // coreTools returns the tools of an agent rooted at cwd: the file tools,
@@ -323,8 +328,15 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			if err != nil {
 				return agent.Config{}, err
 			}
-			return agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: o.approver,
-				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}, nil
+			cfg := agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: o.approver,
+				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
+			if o.ac != nil {
+				if cfg.System, err = o.ac.system(brief.RoleSubAgent, brief.Vars{Type: s.Type}, ""); err != nil {
+					return agent.Config{}, err
+				}
+				cfg.Environment = o.ac.environment
+			}
+			return cfg, nil
 		}})
 	return append(base, at), agenttool.NewSendMessage(at)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission/settings"
@@ -30,6 +32,7 @@ type headless struct {
 	cwd          string
 	system       string
 	transcript   string
+	noInstr      bool // --no-project-instructions
 
 	// permissions
 	permissionMode  string
@@ -57,7 +60,8 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.StringVar(&h.script, "script", "", "with --provider scripted: the script `FILE` (format: docs/scripted.md)")
 	f.IntVar(&h.maxTurns, "max-turns", agent.DefaultMaxTurns, "bound on model calls in one run")
 	f.StringVar(&h.cwd, "cwd", "", "working `DIR` for the agent's tools (default: the current folder)")
-	f.StringVar(&h.system, "system-prompt", "", "replace the default system prompt")
+	f.StringVar(&h.system, "system-prompt", "", "replace the default system prompt (project instructions and the environment still follow it)")
+	f.BoolVar(&h.noInstr, "no-project-instructions", false, "do not give agents the CLAUDE.md and AGENTS.md files of the working folder, the folders above it and the user's home")
 	f.StringVar(&h.transcript, "transcript", "", "append the run's events as JSON lines to `FILE`")
 	f.StringVar(&h.permissionMode, "permission-mode", "", "with -p: permission `MODE`: default, acceptEdits, plan, bypassPermissions or dontAsk (default: the settings' defaultMode, else default)")
 	f.StringArrayVar(&h.allowedTools, "allowedTools", nil, "with -p: allow these permission `RULES` (comma or space separated, such as \"Bash(npm test) Edit\"; repeatable)")
@@ -187,13 +191,19 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	}
 	defer closeRemote()
 	var toolList []tool.Tool
-	system := systemPrompt(h.system, cwd)
+	ac := a.newAgentContext(cwd, cmp.Or(h.model, model.Info().Model), h.noInstr, approver) // context.go
+	bg.ac = ac
+	var system string
 	if coord { // coordinator mode (coordinator.go): its own tools and prompt
 		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system); err != nil {
 			return err
 		}
+		system = brief.Build(system, ac.instr, "").Stable
 	} else {
 		if toolList, approver, err = a.leadTools(h, cwd, session, model, approver, bg); err != nil { // swarm.go: teams when enabled
+			return err
+		}
+		if system, err = ac.system(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
 			return err
 		}
 	}
@@ -201,9 +211,14 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if err != nil {
 		return err
 	}
-	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Tools: tools,
+	nested := ac.nested(func(text string) {
+		if bg.lead != nil {
+			bg.lead.Send(text)
+		}
+	})
+	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.environment, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver, History: sess.history,
-		OnEvent: func(e agent.Event) { out.event(e); bg.observe(e); bg.drain(); rec.event(e) }}
+		OnEvent: func(e agent.Event) { out.event(e); bg.observe(e); bg.drain(); rec.event(e); nested(e) }}
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -228,13 +243,4 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	}
 	bg.endTeam(h.teams.keep)
 	return out.finish(res, runErr)
-}
-
-// systemPrompt returns the system prompt of a headless agent.
-func systemPrompt(custom, cwd string) string {
-	if custom != "" {
-		return custom
-	}
-	return fmt.Sprintf(`You are troupe, a software engineering agent working in %s.
-Use the tools to read, search, edit and run things in that folder. Work carefully and finish the task; when you are done, answer with a short report of what you did.`, cwd)
 }

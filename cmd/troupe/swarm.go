@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -126,7 +127,8 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 			}
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
 			return backend.Spec{Run: func(ctx context.Context) error {
-				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model,
+				ac := a.newAgentContext(o.cwd, cmp.Or(m.Model, o.model.Info().Model), o.h.noInstr, o.approver)
+				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model, ac: ac,
 					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: mateEvents(o.onEvent), askTimeout: o.h.teams.ask,
 					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
 						return l.AskInProcess(ctx, m.Name, m.Color, req)
@@ -346,7 +348,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 // A lead may use the team tools and spawn teammates without asking: they
 // only coordinate, and every teammate's own calls pass its permissions.
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
-	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote}
+	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac}
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
@@ -48,18 +50,8 @@ type memberBuild struct {
 	rules func(add func([]string))
 	// onAgentEvent sees the teammate's agent events (stream-json, logs).
 	onAgentEvent func(agent.Event)
-}
-
-// teammateSystem is a teammate's system prompt.
-func teammateSystem(name, teamName, cwd string, planned bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `You are teammate %s in the agent team %q, working in %s.
-You work alongside other agents on a shared task list. Your plain text output is seen by nobody: to tell the team lead or a teammate something, use SendMessage (to "team-lead", to a teammate's name, or "*" for everyone). Use TaskList and TaskGet to see the shared tasks, and TaskUpdate to take one (owner: your name, status in_progress) and to mark it completed when it is done. When you finish your work, send the team lead a short report.
-Messages from others arrive as <teammate-message> blocks; they are requests from peers, not from the user.`, name, teamName, cwd)
-	if planned {
-		b.WriteString("\nYou are in plan mode: you may only read and explore. Write your plan and submit it with ExitPlanMode; the team lead approves it (you then carry it out) or rejects it with feedback (revise and resubmit).")
-	}
-	return b.String()
+	// ac gives it the project instructions and the environment.
+	ac *agentContext
 }
 
 // buildTeammate returns a teammate ready to Run, and the cleanup to call
@@ -103,7 +95,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
-			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr})
+			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr, ac: p.ac})
 			tt := teamtool.Tools(teamtool.Config{Teams: p.stores.Teams, Mail: p.stores.Mail, Tasks: p.stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.now,
 				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted}})
@@ -111,8 +103,19 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 			if err != nil {
 				return agent.Config{}, err
 			}
+			system, err := p.ac.system(brief.RoleTeammate, brief.Vars{Name: p.member.Name, Team: p.team, Planned: p.planned}, "")
+			if err != nil {
+				return agent.Config{}, err
+			}
+			nested := p.ac.nested(tm.Notify)
 			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now,
-				System: teammateSystem(p.member.Name, p.team, p.cwd, p.planned), OnEvent: p.onAgentEvent}, nil
+				System: system, Environment: p.ac.environment,
+				OnEvent: func(e agent.Event) {
+					nested(e)
+					if p.onAgentEvent != nil {
+						p.onAgentEvent(e)
+					}
+				}}, nil
 		}})
 	if err != nil {
 		cleanup()
@@ -262,7 +265,8 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
 	}
 	var tm *swarm.Teammate
-	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model,
+	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
+	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model, ac: ac,
 		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust, askTimeout: h.teams.ask,
 		asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
 		onEvent: logLine, onAgentEvent: toolTimeline(member.Name, a.Now, logLine)})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/remote"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/task"
@@ -152,16 +154,24 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 			reg.Close(cctx)
 			pruneOutputDir(dir)
 		}()
-		tools, sub := coreTools(toolOptions{cwd: cwd, reg: reg, model: model, modelName: f.h.model, approver: approver})
+		ac := a.newAgentContext(cwd, cmp.Or(f.h.model, model.Info().Model), f.h.noInstr, approver) // each job reads them afresh
+		tools, sub := coreTools(toolOptions{cwd: cwd, reg: reg, model: model, modelName: f.h.model, approver: approver, ac: ac})
 		treg, err := tool.NewRegistry(append(tools, sub)...)
 		if err != nil {
 			return remote.Result{Error: err.Error()}
 		}
+		system, err := ac.system(brief.RoleRemote, brief.Vars{}, "")
+		if err != nil {
+			return remote.Result{Error: err.Error()}
+		}
+		var ag *agent.Agent
+		nested := ac.nested(func(text string) { ag.Send(text) })
 		var u remote.Usage
 		var latestInput, output int64
-		ag, err := agent.New(agent.Config{Model: model, ModelName: f.h.model, System: systemPrompt("", cwd), Tools: treg,
+		ag, err = agent.New(agent.Config{Model: model, ModelName: f.h.model, System: system, Environment: ac.environment, Tools: treg,
 			MaxTurns: f.h.maxTurns, Now: a.Now, Approver: approver,
 			OnEvent: func(e agent.Event) {
+				nested(e)
 				switch e.Type {
 				case agent.EventAssistant:
 					if e.Usage != nil {

@@ -37,6 +37,9 @@ func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, []option.Re
 		}
 		p.System = []anthropic.TextBlockParam{sys}
 	}
+	if req.SystemVolatile != "" {
+		p.System = append(p.System, anthropic.TextBlockParam{Text: req.SystemVolatile})
+	}
 	for i, t := range req.Tools {
 		tp, err := toolParam(t)
 		if err != nil {

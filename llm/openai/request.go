@@ -25,8 +25,8 @@ func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) 
 	if p.Model == "" {
 		p.Model = m.model
 	}
-	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+	if sys := strings.TrimSpace(req.System + "\n\n" + req.SystemVolatile); sys != "" {
+		p.Messages = append(p.Messages, openai.SystemMessage(sys))
 	}
 	for i, msg := range req.Messages {
 		ms, err := messages(msg)

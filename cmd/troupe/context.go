@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
+)
+
+// agentContext is what the agents of one process are told besides their
+// task: the project instructions of their working folder and the
+// environment (prompt package). One per working folder and process.
+type agentContext struct {
+	cwd    string
+	model  string
+	loader *brief.Loader // nil with --no-project-instructions
+	instr  *brief.Instructions
+	now    func() time.Time
+	getenv func(string) string
+}
+
+// newAgentContext loads the project instructions for cwd: the user's
+// (~/.claude/CLAUDE.md, troupe's <home>/AGENTS.md) and those of cwd and the
+// folders above it. Imports are allowed where appr would let the agent
+// read without asking.
+func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *agentContext {
+	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv}
+	if off {
+		return ac
+	}
+	var user []string
+	if h, err := a.HomeDir(); err == nil && h != "" {
+		user = append(user, filepath.Join(h, ".claude", "CLAUDE.md"))
+	}
+	if th, err := a.home(); err == nil {
+		user = append(user, filepath.Join(th, "AGENTS.md"))
+	}
+	opts := brief.Options{Cwd: cwd, UserFiles: user}
+	if appr != nil {
+		opts.Readable = func(path string) bool {
+			in, _ := json.Marshal(map[string]string{"file_path": path})
+			d := appr.Policy.Check(permission.Request{Tool: "Read", Input: in, Cwd: appr.Cwd, Dirs: appr.Dirs, Mode: appr.Mode})
+			return d.Behavior == permission.Allow
+		}
+	}
+	ac.loader = brief.NewLoader(opts)
+	ac.instr = ac.loader.Start()
+	return ac
+}
+
+// system returns the stable system prompt of role: custom when given,
+// else the role's prompt, followed by the project instructions.
+func (ac *agentContext) system(role string, vars brief.Vars, custom string) (string, error) {
+	text := custom
+	if text == "" {
+		vars.Cwd = ac.cwd
+		var err error
+		if text, err = brief.Role(role, vars); err != nil {
+			return "", err
+		}
+	}
+	return brief.Build(text, ac.instr, "").Stable, nil
+}
+
+// environment is agent.Config.Environment: the environment block, read
+// again at each run.
+func (ac *agentContext) environment(ctx context.Context) string {
+	return brief.Environment{Cwd: ac.cwd, Model: ac.model, Now: ac.now(), Git: gitState, Getenv: ac.getenv}.Render(ctx)
+}
+
+// nested returns an agent event hook that hands the agent the
+// instructions of a subfolder the first time it reads or edits a file
+// there, through send (delivered at its next tool-round boundary).
+func (ac *agentContext) nested(send func(string)) func(agent.Event) {
+	if ac.loader == nil {
+		return func(agent.Event) {}
+	}
+	return func(e agent.Event) {
+		if e.Type != agent.EventToolUse || e.Call == nil {
+			return
+		}
+		switch e.Call.Name {
+		case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit":
+		default:
+			return
+		}
+		var in struct {
+			FilePath     string `json:"file_path"`
+			NotebookPath string `json:"notebook_path"`
+		}
+		if json.Unmarshal(e.Call.Input, &in) != nil {
+			return
+		}
+		p := in.FilePath + in.NotebookPath
+		if p == "" {
+			return
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ac.cwd, p)
+		}
+		if r := ac.loader.Nested(p).Reminder(); r != "" {
+			send(r)
+		}
+	}
+}
+
+// gitState reads the git state of dir for the environment block, without
+// running anything a repository's configuration could add: no fsmonitor
+// hook, no optional locks, a short deadline.
+func gitState(ctx context.Context, dir string) (brief.Git, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "--no-optional-locks",
+		"-C", dir, "status", "--short", "--branch", "--untracked-files=normal")
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Run(); err != nil {
+		if strings.Contains(errOut.String(), "not a git repository") {
+			return brief.Git{}, nil
+		}
+		if _, lookErr := exec.LookPath("git"); lookErr != nil {
+			return brief.Git{}, nil // no git: say nothing about it
+		}
+		return brief.Git{}, err
+	}
+	g := brief.Git{Repo: true}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "## ") {
+		head := strings.TrimPrefix(lines[0], "## ")
+		head = strings.TrimPrefix(head, "No commits yet on ")
+		head, _, _ = strings.Cut(head, "...")
+		head, _, _ = strings.Cut(head, " ")
+		if !strings.HasPrefix(head, "HEAD") {
+			g.Branch = head
+		}
+		lines = lines[1:]
+	}
+	for _, l := range lines {
+		if l != "" {
+			g.Status = append(g.Status, l)
+		}
+	}
+	return g, nil
+}
+
+// contextCommand is `troupe context`: what an agent working in a folder
+// would be told besides its task.
+func (a *app) contextCommand() *cobra.Command {
+	var cwd string
+	var noInstr bool
+	cmd := &cobra.Command{
+		Use:   "context",
+		Short: "Show what an agent in a folder is told: project instructions (CLAUDE.md, AGENTS.md) and the environment",
+		Long: `troupe context lists the instruction files an agent working in --cwd (default
+the current folder) would be given, in the order it sees them, with their
+sizes and anything cut or refused, and prints the environment block. With
+--json, one document with the files and the environment.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := cwd
+			if dir == "" {
+				wd, err := a.Getwd()
+				if err != nil {
+					return err
+				}
+				dir = wd
+			}
+			dir, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return usagef("--cwd %s: not a folder", dir)
+			}
+			ac := a.newAgentContext(dir, "", noInstr, nil)
+			env := ac.environment(cmd.Context())
+			var files []brief.Source
+			if ac.instr != nil {
+				files = ac.instr.Sources
+			}
+			if a.jsonOut {
+				type file struct {
+					Path       string `json:"path"`
+					Scope      string `json:"scope"`
+					ImportedBy string `json:"importedBy,omitempty"`
+					Size       int    `json:"size"`
+					Shown      int    `json:"shown"`
+					Cut        bool   `json:"cut,omitempty"`
+					Note       string `json:"note,omitempty"`
+				}
+				out := struct {
+					Cwd         string `json:"cwd"`
+					Files       []file `json:"files"`
+					Environment string `json:"environment"`
+				}{Cwd: dir, Files: []file{}, Environment: env}
+				for _, s := range files {
+					out.Files = append(out.Files, file{s.Path, s.Scope, s.ImportedBy, s.Size, len(s.Content), s.Cut, s.Note})
+				}
+				return a.printJSON(out)
+			}
+			w := a.Stdout
+			fmt.Fprintf(w, "An agent in %s is told:\n\n", dir)
+			switch {
+			case noInstr:
+				fmt.Fprintln(w, "project instructions: off (--no-project-instructions)")
+			case len(files) == 0:
+				fmt.Fprintln(w, "project instructions: none found (CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, AGENTS.md here and above; ~/.claude/CLAUDE.md; AGENTS.md in the troupe home)")
+			default:
+				fmt.Fprintln(w, "project instructions, in the order the agent sees them:")
+				total := 0
+				for _, s := range files {
+					switch {
+					case s.Note != "":
+						fmt.Fprintf(w, "  %-8s %s: %s\n", s.Scope, termtextPath(s.Path), s.Note)
+					case s.Cut:
+						fmt.Fprintf(w, "  %-8s %s  %s, cut to %s\n", s.Scope, termtextPath(s.Path), byteSize(s.Size), byteSize(len(s.Content)))
+					default:
+						fmt.Fprintf(w, "  %-8s %s  %s\n", s.Scope, termtextPath(s.Path), byteSize(s.Size))
+					}
+					total += len(s.Content)
+				}
+				fmt.Fprintf(w, "  in all %s (limits: %s a file, %s in all); a subfolder's files come when the agent first reads or edits a file there\n",
+					byteSize(total), byteSize(brief.DefaultMaxFileBytes), byteSize(brief.DefaultMaxTotalBytes))
+			}
+			fmt.Fprintf(w, "\nenvironment (read again at each run):\n%s\n", env)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&cwd, "cwd", "", "the agent's working `DIR` (default: the current folder)")
+	cmd.Flags().BoolVar(&noInstr, "no-project-instructions", false, "as the flag of troupe -p: leave the instruction files out")
+	return cmd
+}
+
+// termtextPath shows a path on one line.
+func termtextPath(p string) string { return strings.ReplaceAll(p, "\n", `\n`) }
+
+// byteSize writes n bytes for a person.
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

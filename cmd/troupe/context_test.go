@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/llm/llmtest"
+)
+
+// What reaches the model, through the Anthropic SDK: the lead's role
+// prompt and the project instructions (user file, then the folders from
+// the top down, nearer last) in the cached system block; the environment
+// (date, git branch and status) in a second block after the breakpoint; a
+// subfolder's AGENTS.md only once the agent reads a file under it.
+func TestWhatTheAgentIsTold(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	home := filepath.Join(root, "userhome")
+	cwd := filepath.Join(root, "parent", "proj")
+	writeFile2(t, filepath.Join(home, ".claude", "CLAUDE.md"), "USER-RULE: be terse")
+	writeFile2(t, filepath.Join(root, "parent", "AGENTS.md"), "PARENT-RULE")
+	writeFile2(t, filepath.Join(cwd, "CLAUDE.md"), "PROJECT-RULE: run make test. See @docs/style.md")
+	writeFile2(t, filepath.Join(cwd, "docs", "style.md"), "STYLE-RULE: tabs")
+	writeFile2(t, filepath.Join(cwd, "pkg", "AGENTS.md"), "PKG-RULE: no globals")
+	writeFile2(t, filepath.Join(cwd, "pkg", "a.go"), "package pkg\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"add", "CLAUDE.md"},
+		{"-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-q", "-m", "init"}} {
+		c := exec.Command("git", args...)
+		c.Dir = cwd
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+		llmtest.AnthropicToolCall("toolu_r", "Read", `{"file_path": "pkg/a.go"}`),
+		llmtest.AnthropicText("done"),
+	))
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL, "SHELL": "/bin/bash"}
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] },
+		HomeDir: func() (string, error) { return home, nil }}
+	if err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(root, "troupehome"), "--cwd", cwd, "read pkg/a.go"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	first := reqs[0]
+	if len(first.System) != 2 {
+		t.Fatalf("the system prompt has %d blocks, want 2 (stable, environment)", len(first.System))
+	}
+	stable, volatile := first.System[0], first.System[1]
+	if stable.CacheControl == nil || volatile.CacheControl != nil {
+		t.Errorf("cache breakpoints: stable %v, environment %v; want only the stable block marked", stable.CacheControl, volatile.CacheControl)
+	}
+	order := []string{"You are troupe,", "# How to work", "USER-RULE", "PARENT-RULE", "PROJECT-RULE", "STYLE-RULE"}
+	last := -1
+	for _, w := range order {
+		i := strings.Index(stable.Text, w)
+		if i < 0 || i < last {
+			t.Fatalf("the stable block lacks %q or has it out of order:\n%s", w, stable.Text)
+		}
+		last = i
+	}
+	if strings.Contains(stable.Text, "PKG-RULE") {
+		t.Error("a subfolder's rules were sent before the agent worked there")
+	}
+	for _, w := range []string{"Working folder: " + cwd, "Today's date: ", "Shell: /bin/bash", "Git repository: yes, on branch trunk", "?? docs/", "?? pkg/"} {
+		if !strings.Contains(volatile.Text, w) {
+			t.Errorf("the environment lacks %q:\n%s", w, volatile.Text)
+		}
+	}
+	// The Read under pkg/ brings its AGENTS.md with the tool result.
+	second := reqs[1]
+	if !strings.Contains(string(second.Body), "PKG-RULE: no globals") {
+		t.Errorf("the request after Read pkg/a.go does not carry pkg/AGENTS.md")
+	}
+	if second.System[0].Text != stable.Text {
+		t.Error("the stable system block changed between turns")
+	}
+	// --no-project-instructions leaves them out.
+	srv2 := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(llmtest.AnthropicText("ok")))
+	env["ANTHROPIC_BASE_URL"] = srv2.URL
+	if err := m.Run(t.Context(), []string{"-p", "--no-project-instructions", "--home", filepath.Join(root, "troupehome"), "--cwd", cwd, "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if sys := srv2.Requests()[0].System[0].Text; strings.Contains(sys, "PROJECT-RULE") || strings.Contains(sys, "USER-RULE") {
+		t.Errorf("--no-project-instructions still sent them:\n%s", sys)
+	}
+}
+
+func writeFile2(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, content)
+}
