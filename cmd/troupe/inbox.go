@@ -80,6 +80,12 @@ the sender. TEXT "-" reads the text from standard input.`,
 				if errors.As(err, &ure) {
 					return describef(err, "--to: %v", ure)
 				}
+				if errors.Is(err, mailbox.ErrOutcomeUnknown) {
+					// The one send error after which the message may still
+					// land: a distinct status, so a script does not resend.
+					fmt.Fprintf(a.Stderr, "troupe: send to %s in team %s: %v\n", to, c.Name, err)
+					return &ExitError{Code: exitOutcomeUnknown, Msg: err.Error()}
+				}
 				return fmt.Errorf("send to %s in team %s: %w", to, c.Name, err)
 			}
 			if a.jsonOut {

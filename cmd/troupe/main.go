@@ -2,7 +2,8 @@
 // teams, inboxes and task lists for people and scripts.
 //
 // Exit status: 0 on success, 1 when a command fails, 2 for a malformed
-// command line.
+// command line, 3 when `inbox send` cannot tell whether its message was
+// delivered.
 package main
 
 import (

@@ -268,6 +268,11 @@ func (m *Mail) commitLocked(lk *lockfile.Lock, in *inbox, path, spool string) er
 		if err := lk.Verify(); err != nil {
 			return err
 		}
+		if m.s.inboxCommitHook != nil {
+			if err := m.s.inboxCommitHook(path); err != nil {
+				return err
+			}
+		}
 		now, err := atomicfile.Stat(path)
 		if err != nil {
 			return err

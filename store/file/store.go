@@ -74,6 +74,9 @@ type Store struct {
 	watch *dirwatch.Watcher
 	// sender names this Store's own folder in inbox spools.
 	sender string
+	// inboxCommitHook, when set (by tests), runs just before an inbox is
+	// replaced; an error from it fails the write as a full disk would.
+	inboxCommitHook func(path string) error
 
 	wg   sync.WaitGroup
 	stop chan struct{} // closed by Close
