@@ -303,6 +303,9 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	if err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
+	if err := m.s.checkNoLinks(m.spoolDir(cfg.Name, agent)); err != nil {
+		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
+	}
 	path := m.s.inboxPath(cfg.Name, agent)
 	var in *inbox
 	var objs []map[string]json.RawMessage // the entries, when all are objects
@@ -404,6 +407,9 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 		return 0, nil
 	}
 	spool := m.spoolDir(cfg.Name, agent)
+	if err := m.s.checkNoLinks(spool); err != nil {
+		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
+	}
 	if err := os.MkdirAll(spool, 0o755); err != nil {
 		return 0, fmt.Errorf("spool: %w", err)
 	}

@@ -111,6 +111,9 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 	inbox := s.inboxPath(teamName, agent)
 	spool := m.spoolDir(teamName, agent)
 	mine := filepath.Join(spool, s.sender)
+	if err := s.checkNoLinks(mine); err != nil {
+		return fmt.Errorf("not sent: %w", err)
+	}
 	if err := ensureInbox(inbox); err != nil {
 		return err
 	}

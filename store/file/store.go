@@ -25,9 +25,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -216,6 +218,37 @@ func (s *Store) inboxPath(teamName, agent string) string {
 // listDir returns the folder of a task list.
 func (s *Store) listDir(list string) string {
 	return filepath.Join(s.root, "tasks", team.SanitizePath(list))
+}
+
+// ErrSymlink is matched by the error of an operation on a folder below the
+// root that is a symbolic link (teams/<team>, its inboxes and spool folders,
+// tasks/<list>): the store refuses it rather than follow it, since a planted
+// link would send its reads and writes elsewhere.
+var ErrSymlink = errors.New("file store: symbolic link refused")
+
+// checkNoLinks returns an error matching ErrSymlink, naming the link, if
+// path or a folder between the root and it is a symbolic link. Parts that
+// do not exist yet are fine: the store creates them as folders.
+func (s *Store) checkNoLinks(path string) error {
+	rel, err := filepath.Rel(s.root, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s is not below the store root %s", path, s.root)
+	}
+	cur := s.root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w", cur, ErrSymlink)
+		}
+	}
+	return nil
 }
 
 // lock takes the lock directory of target (target + ".lock"), waiting at

@@ -76,12 +76,19 @@ func checkListName(list string) error {
 	return fmt.Errorf("task list name %q %s: %w", list, reason, tasklist.ErrInvalid)
 }
 
-// begin checks the store is open and the list name valid.
+// begin checks the store is open, the list name valid and the list's
+// folder not a symbolic link.
 func (ts *Tasks) begin(list string) error {
 	if ts.s.isClosed() {
 		return tasklist.ErrClosed
 	}
-	return checkListName(list)
+	if err := checkListName(list); err != nil {
+		return err
+	}
+	if err := ts.s.checkNoLinks(ts.s.listDir(list)); err != nil {
+		return fmt.Errorf("task list %s: %w", list, err)
+	}
+	return nil
 }
 
 // checkTaskID refuses malformed ids before they reach a path. No task can
@@ -557,6 +564,9 @@ func (ts *Tasks) release(lk *lockfile.Lock) {
 func (ts *Tasks) Watch(ctx context.Context, list string) (<-chan struct{}, error) {
 	if err := checkListName(list); err != nil {
 		return nil, err
+	}
+	if err := ts.s.checkNoLinks(ts.s.listDir(list)); err != nil {
+		return nil, fmt.Errorf("watch task list %s: %w", list, err)
 	}
 	ch, err := ts.s.watchDir(ctx, ts.s.listDir(list), func(n string) bool { return strings.HasSuffix(n, ".json") })
 	if err != nil {
