@@ -58,7 +58,9 @@ func FuzzClean(f *testing.F) {
 			if fn(out) != out {
 				t.Fatalf("%s is not idempotent on %q: %q then %q", name, s, out, fn(out))
 			}
-			if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f || r > 0x2000 && r < 0x2070 || r == utf8.RuneError }) && out != s {
+			if !strings.ContainsFunc(s, func(r rune) bool {
+				return r < 0x20 || r >= 0x7f && r <= 0x9f || r > 0x2000 && r < 0x2070 || r == utf8.RuneError
+			}) && out != s {
 				t.Fatalf("%s(%q) = %q; want safe text unchanged", name, s, out)
 			}
 		}

@@ -288,6 +288,7 @@ func (m *Mail) commitLocked(lk *lockfile.Lock, in *inbox, path, spool string) er
 	if id, err := atomicfile.Stat(path); err == nil {
 		_ = os.WriteFile(filepath.Join(spool, validHint), []byte(identityKey(id)), 0o600)
 	}
+	m.s.sweepTemps(filepath.Dir(path))
 	return nil
 }
 

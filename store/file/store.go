@@ -33,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/team"
@@ -85,6 +86,9 @@ type Store struct {
 
 	pinMu sync.Mutex
 	pins  map[string]func() // guarded by pinMu; folder watches kept for the store's life
+
+	sweepMu sync.Mutex
+	swept   map[string]time.Time // guarded by sweepMu; when each folder's temp files were last swept
 
 	mu     sync.Mutex
 	closed bool // guarded by mu
@@ -218,6 +222,35 @@ func (s *Store) inboxPath(teamName, agent string) string {
 // listDir returns the folder of a task list.
 func (s *Store) listDir(list string) string {
 	return filepath.Join(s.root, "tasks", team.SanitizePath(list))
+}
+
+// Temp files (<file>.tmp.<hex>) older than staleTempAge are left by a
+// writer that died between creating and renaming them; a writer of their
+// folder removes them, at most once per sweepEvery per folder and store.
+const (
+	staleTempAge = time.Minute
+	sweepEvery   = time.Minute
+)
+
+// sweepTemps removes stale temp files from dir if it was not swept within
+// sweepEvery. Call it after writing a file in dir; failures are logged.
+func (s *Store) sweepTemps(dir string) {
+	now := s.now()
+	s.sweepMu.Lock()
+	if last, ok := s.swept[dir]; ok && now.Sub(last) < sweepEvery {
+		s.sweepMu.Unlock()
+		return
+	}
+	if s.swept == nil {
+		s.swept = map[string]time.Time{}
+	}
+	s.swept[dir] = now
+	s.sweepMu.Unlock()
+	if n, err := atomicfile.SweepDir(dir, staleTempAge, now); err != nil {
+		s.log.Warn("remove stale temp files", "dir", dir, "removed", n, "err", err)
+	} else if n > 0 {
+		s.log.Info("removed stale temp files left by a dead writer", "dir", dir, "removed", n)
+	}
 }
 
 // ErrSymlink is matched by the error of an operation on a folder below the

@@ -342,6 +342,7 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 	if err != nil {
 		return tasklist.Task{}, 0, fmt.Errorf("create task %s in list %s: %w", t.ID, list, err)
 	}
+	ts.s.sweepTemps(dir)
 	return t, taskRevision(data), nil
 }
 
@@ -443,6 +444,7 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 	if err != nil {
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
+	ts.s.sweepTemps(filepath.Dir(path))
 	return taskRevision(data), nil
 }
 

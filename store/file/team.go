@@ -290,6 +290,7 @@ func (ts *Teams) Update(ctx context.Context, name string, fn func(*team.Config) 
 		if err != nil {
 			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
 		}
+		ts.s.sweepTemps(filepath.Dir(path))
 		return c, nil
 	}
 	return team.Config{}, fmt.Errorf("update team %s: %w %d times; another program writes it without the lock", name, errTeamFileChanged, updateTries)
