@@ -80,6 +80,9 @@ func (l *List) Create(ctx context.Context, d Draft) (Task, error) {
 	}
 	t := Task{Subject: d.Subject, Description: d.Description, ActiveForm: d.ActiveForm,
 		Owner: d.Owner, Status: StatusPending, Metadata: dropNulls(d.Metadata)}
+	if err := CheckText(t, true); err != nil {
+		return Task{}, fmt.Errorf("create task: %w", err)
+	}
 	if len(d.Blocks)+len(d.BlockedBy) == 0 {
 		created, _, err := l.store.Create(ctx, l.name, t)
 		if err != nil {
@@ -161,6 +164,11 @@ func (l *List) Update(ctx context.Context, id string, u Update) (Result, error) 
 	}
 	if u.Status != nil && !u.Status.Valid() {
 		return Result{}, fmt.Errorf("update task %s: %w: status %q is not pending, in_progress, completed or deleted", id, ErrInvalid, *u.Status)
+	}
+	var check Task
+	apply(&check, Update{Subject: u.Subject, Description: u.Description, ActiveForm: u.ActiveForm, Owner: u.Owner})
+	if err := CheckText(check, true); err != nil {
+		return Result{}, fmt.Errorf("update task %s: %w", id, err)
 	}
 	structural := len(u.AddBlocks)+len(u.AddBlockedBy) > 0
 	if structural {

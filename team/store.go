@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Store persists team files. Implementations are safe for concurrent use by
@@ -56,6 +57,12 @@ func Create(ctx context.Context, s Store, opts CreateOptions) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	for _, f := range []struct{ name, v string }{{"description", opts.Description}, {"lead agent type", opts.LeadType},
+		{"lead model", opts.LeadModel}, {"cwd", opts.Cwd}, {"session id", opts.SessionID}} {
+		if !utf8.ValidString(f.v) {
+			return Config{}, fmt.Errorf("create team %s: %s: not valid UTF-8", name, f.name)
+		}
+	}
 	if opts.Pick == nil {
 		return Config{}, errors.New("team: create: CreateOptions.Pick is nil")
 	}
@@ -99,6 +106,9 @@ func Create(ctx context.Context, s Store, opts CreateOptions) (Config, error) {
 func AddMember(ctx context.Context, s Store, teamName string, m Member, now time.Time) (Member, error) {
 	if err := ValidateAgentName(m.Name, false); err != nil {
 		return Member{}, err
+	}
+	if err := m.CheckText(); err != nil {
+		return Member{}, fmt.Errorf("add %s to team %s: %w", m.Name, teamName, err)
 	}
 	var added Member
 	_, err := s.Update(ctx, teamName, func(c *Config) error {

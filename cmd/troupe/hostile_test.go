@@ -52,3 +52,34 @@ func TestHostileTextEscaped(t *testing.T) {
 		assertNoControls(t, "inbox watch", got)
 	})
 }
+
+// Invalid UTF-8 is refused where text is written, with an error naming the
+// field, instead of being stored as U+FFFD; task text has the message cap.
+func TestInvalidTextRefused(t *testing.T) {
+	forEachStore(t, func(t *testing.T, h *harness) {
+		h.roster()
+		long := strings.Repeat("y", 1<<20+1)
+		tests := []struct {
+			args []string
+			want string
+		}{
+			{[]string{"inbox", "send", "--team", "alpha", "--from", "bob", "--to", "alice", "bad \xff"}, "text: not valid UTF-8"},
+			{[]string{"inbox", "send", "--team", "alpha", "--from", "bob", "--to", "alice", "--summary", "\xc3", "fine"}, "summary: not valid UTF-8"},
+			{[]string{"task", "create", "--team", "alpha", "--subject", "bad \xfe"}, "subject: not valid UTF-8"},
+			{[]string{"task", "create", "--team", "alpha", "--subject", "s", "--description", long}, "description: 1048577 bytes, more than the 1048576 allowed"},
+			{[]string{"team", "add", "alpha", "carol", "--model", "m\xff"}, "model: not valid UTF-8"},
+		}
+		for _, tt := range tests {
+			err := h.fail(tt.args...)
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("troupe %s: error %q; want it to contain %q", tt.args[0]+" "+tt.args[1], err, tt.want)
+			}
+		}
+		if out := h.ok("inbox", "read", "--team", "alpha", "--agent", "alice"); strings.Contains(out, "fine") || strings.Contains(out, "bad") {
+			t.Errorf("a refused message was stored:\n%s", out)
+		}
+		if out := h.ok("task", "list", "--team", "alpha"); strings.Contains(out, "bad") || strings.Contains(out, " s\n") {
+			t.Errorf("a refused task was stored:\n%s", out)
+		}
+	})
+}

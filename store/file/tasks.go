@@ -314,6 +314,9 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 	if !t.Status.Valid() {
 		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w: status %q", list, tasklist.ErrInvalid, t.Status)
 	}
+	if err := tasklist.CheckText(t, false); err != nil {
+		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w", list, err)
+	}
 	dir := ts.s.listDir(list)
 	lk, err := ts.lockList(ctx, dir)
 	if err != nil {
@@ -419,6 +422,9 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 	}
 	if !t.Status.Valid() {
 		return 0, fmt.Errorf("put task %s in list %s: %w: status %q", t.ID, list, tasklist.ErrInvalid, t.Status)
+	}
+	if err := tasklist.CheckText(t, false); err != nil {
+		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
 	data, err := encodeTask(t)
 	if err != nil {

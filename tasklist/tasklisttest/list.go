@@ -34,6 +34,7 @@ func runList(t *testing.T, open func(t *testing.T) tasklist.Store) {
 		{"MetadataMerge", testMetadataMerge},
 		{"DeleteStripsEdges", testDeleteStripsEdges},
 		{"MissingBlockerBlocks", testMissingBlockerBlocks},
+		{"TextChecked", testTextChecked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,5 +358,50 @@ func testMissingBlockerBlocks(t *testing.T, s tasklist.Store) {
 	}
 	if _, err := l.Update(ctx, "1", tasklist.Update{Status: status(tasklist.StatusDeleted)}); !errors.Is(err, tasklist.ErrNotFound) {
 		t.Errorf("deleting 1 once more error = %v; want ErrNotFound", err)
+	}
+}
+
+// testTextChecked refuses invalid UTF-8 (which JSON would silently replace)
+// in every write path, and text past MaxTextLen in List's, naming the field.
+func testTextChecked(t *testing.T, s tasklist.Store) {
+	ctx := t.Context()
+	l := tasklist.New(s, listName)
+	long := strings.Repeat("x", tasklist.MaxTextLen+1)
+	refused := []struct {
+		name  string
+		draft tasklist.Draft
+		want  []string // in the error
+	}{
+		{"bad subject", tasklist.Draft{Subject: "a\xffb"}, []string{"subject", "UTF-8"}},
+		{"bad description", tasklist.Draft{Subject: "s", Description: "\xc3"}, []string{"description", "UTF-8"}},
+		{"long subject", tasklist.Draft{Subject: long}, []string{"subject", fmt.Sprint(tasklist.MaxTextLen)}},
+		{"long description", tasklist.Draft{Subject: "s", Description: long}, []string{"description", fmt.Sprint(tasklist.MaxTextLen)}},
+	}
+	for _, tt := range refused {
+		_, err := l.Create(ctx, tt.draft)
+		if !errors.Is(err, tasklist.ErrInvalid) {
+			t.Errorf("Create(%s) error = %v; want ErrInvalid", tt.name, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Create(%s) error = %q; want it to mention %q", tt.name, err, w)
+			}
+		}
+	}
+	if tasks, _ := l.Tasks(ctx); len(tasks) != 0 {
+		t.Errorf("refused creates stored %d tasks", len(tasks))
+	}
+	mk(t, l, tasklist.Draft{Subject: "fine"})
+	if _, err := l.Update(ctx, "1", tasklist.Update{Description: ptr(long)}); !errors.Is(err, tasklist.ErrInvalid) || !strings.Contains(err.Error(), "description") {
+		t.Errorf("Update(description too long) error = %v; want ErrInvalid naming description", err)
+	}
+	task, rev := mustGet(t, s, listName, "1")
+	task.Subject = "bad \xfe"
+	if _, err := s.Put(ctx, listName, task, rev); !errors.Is(err, tasklist.ErrInvalid) || !strings.Contains(err.Error(), "subject") {
+		t.Errorf("Store.Put(invalid UTF-8 subject) error = %v; want ErrInvalid naming subject", err)
+	}
+	if _, _, err := s.Create(ctx, listName, tasklist.Task{Subject: "ok", Description: "\xff"}); !errors.Is(err, tasklist.ErrInvalid) {
+		t.Errorf("Store.Create(invalid UTF-8 description) error = %v; want ErrInvalid", err)
 	}
 }
