@@ -55,6 +55,9 @@ the sender. TEXT "-" reads the text from standard input.`,
 			if strings.TrimSpace(text) == "" {
 				return usagef("TEXT: empty message")
 			}
+			if err := checkColor(color); err != nil {
+				return err
+			}
 			if len(text) > mailbox.MaxTextLen {
 				return usagef("TEXT: longer than %d bytes", mailbox.MaxTextLen)
 			}
