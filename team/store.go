@@ -121,6 +121,9 @@ func AddMember(ctx context.Context, s Store, teamName string, m Member, now time
 			if strings.EqualFold(old.Name, m.Name) {
 				return fmt.Errorf("add %s to team %s: %w (as %q)", m.Name, c.Name, ErrMemberExists, old.Name)
 			}
+			if SameInbox(old.Name, m.Name) {
+				return fmt.Errorf("add %s to team %s: %w: %q already uses inbox file %s", m.Name, c.Name, ErrMemberExists, old.Name, InboxName(old.Name))
+			}
 		}
 		m.AgentID = id
 		if m.Color == "" {

@@ -93,12 +93,17 @@ func (a *app) teamShowCommand() *cobra.Command {
 			fmt.Fprintln(a.Stdout)
 			w = a.table()
 			row(w, "NAME", "AGENT ID", "TYPE", "MODEL", "COLOR", "BACKEND", "ACTIVE", "JOINED", "CWD")
-			for _, m := range c.Members {
+			problems := c.CheckMembers()
+			for i, m := range c.Members {
 				active := "no"
 				if m.Active() {
 					active = "yes"
 				}
-				row(w, m.Name, m.AgentID, m.AgentType, m.Model, m.Color, m.BackendType, active, epochTime(m.JoinedAt), m.Cwd)
+				name := m.Name
+				if problems[i] != nil {
+					name = fmt.Sprintf("%s (invalid: %v)", cell(m.Name), problems[i])
+				}
+				row(w, name, m.AgentID, m.AgentType, m.Model, m.Color, m.BackendType, active, epochTime(m.JoinedAt), m.Cwd)
 			}
 			return w.Flush()
 		},

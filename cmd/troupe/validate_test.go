@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/team"
 )
 
 // inbox send --color takes a palette color, as team add --color does, and
@@ -38,5 +40,39 @@ func TestColorAndCwdValidated(t *testing.T) {
 			t.Errorf("team add --cwd %s stored cwd %q", dir, m.Cwd)
 		}
 		h.ok("inbox", "send", "--team", "alpha", "--from", "bob", "--to", "alice", "--color", "cyan", "hi")
+	})
+}
+
+// team show lists a member troupe considers invalid (written by another
+// program), marked with the reason, instead of hiding it.
+func TestTeamShowMarksInvalidMembers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, h *harness) {
+		h.roster()
+		s, err := h.openStore(h.home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Close != nil {
+			defer s.Close()
+		}
+		if _, err := s.Teams.Update(t.Context(), "alpha", func(c *team.Config) error {
+			c.Members = append(c.Members, team.Member{Name: "odd.name", AgentID: "odd.name@alpha", Color: "teal"})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		out := h.ok("team", "show", "alpha")
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "odd.name") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "(invalid: ") || !strings.Contains(line, `color "teal" is not in the palette`) {
+			t.Errorf("team show: odd.name's row = %q; want it marked invalid with the reasons\n%s", line, out)
+		}
+		if strings.Contains(out, "alice (invalid") || strings.Contains(out, "bob (invalid") {
+			t.Errorf("team show marked a valid member:\n%s", out)
+		}
 	})
 }
