@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/swarm"
 )
 
 // hostile holds terminal escapes: an OSC title change, a CSI clear screen
@@ -82,4 +86,13 @@ func TestInvalidTextRefused(t *testing.T) {
 			t.Errorf("a refused task was stored:\n%s", out)
 		}
 	})
+}
+
+// The team timeline of the text formats escapes what agents and messages
+// carry, as the listings do.
+func TestTimelineEscaped(t *testing.T) {
+	var buf bytes.Buffer
+	b := &background{out: &eventWriter{format: "text"}, stderr: &buf}
+	b.teamEvent(swarm.Event{Time: time.Now(), Agent: "bob\x1b[8m", Kind: swarm.EventMessage, Text: hostile})
+	assertNoControls(t, "the timeline", buf.String())
 }
