@@ -11,6 +11,11 @@
 //   - A Send either stores the message durably in every recipient's inbox
 //     and returns nil, or returns an error. A message is never dropped
 //     silently: a caller that got nil can read its message back.
+//   - An error means the message was not delivered and will not land later,
+//     so retrying does not duplicate it; the one exception is an error
+//     matching ErrOutcomeUnknown (the store lost track of the write, for
+//     example another process took it and has not finished), after which the
+//     caller should read the inbox before sending again.
 //   - The recipient must be on the team's roster; otherwise Send fails with
 //     an *UnknownRecipientError that lists the valid names, and no inbox is
 //     created.

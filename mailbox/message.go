@@ -191,6 +191,12 @@ func Prepare(m Message, now time.Time) (Message, error) {
 	if len(m.Text) > MaxTextLen {
 		return m, fmt.Errorf("message: text: %d bytes, more than the %d allowed", len(m.Text), MaxTextLen)
 	}
+	for _, f := range []struct{ name, v string }{{"from", m.From}, {"text", m.Text}, {"summary", m.Summary}, {"color", m.Color}} {
+		if !utf8.ValidString(f.v) {
+			// Stored as JSON it would be silently replaced by U+FFFD.
+			return m, fmt.Errorf("message: %s: not valid UTF-8", f.name)
+		}
+	}
 	if m.ID == "" {
 		m.ID = NewID()
 	}

@@ -14,6 +14,11 @@ var (
 	ErrNoTeam           = errors.New("mailbox: no such team")
 	ErrCorrupt          = errors.New("mailbox: corrupt inbox")
 	ErrClosed           = errors.New("mailbox: store closed")
+	// ErrOutcomeUnknown says a send failed at a point where the store
+	// cannot tell whether the message reached the inbox (another writer
+	// took it and has not finished). Every other send error means the
+	// message was not delivered and will not be.
+	ErrOutcomeUnknown = errors.New("mailbox: delivery outcome unknown")
 )
 
 // Store delivers and keeps messages. See the package doc for the delivery
@@ -21,10 +26,11 @@ var (
 type Store interface {
 	// Send stores msg in the inbox of to (a member name, or Broadcast) in
 	// team, after Prepare. It returns one Delivery per recipient. Errors:
-	// ErrNoTeam, *UnknownRecipientError, or a wrapped I/O error. On error
-	// the recipients not listed in the returned deliveries did not get the
-	// message (for a broadcast, the deliveries made before the failure are
-	// returned with the error).
+	// ErrNoTeam, *UnknownRecipientError, ErrOutcomeUnknown, or a wrapped
+	// I/O error. On error the recipients not listed in the returned
+	// deliveries did not get the message (for a broadcast, the deliveries
+	// made before the failure are returned with the error), except after
+	// ErrOutcomeUnknown, when the failing recipient may still get it.
 	Send(ctx context.Context, team, to string, msg Message) ([]Delivery, error)
 	// Read returns the messages in agent's inbox, oldest first. With
 	// unreadOnly, read messages are left out. A corrupt inbox is moved

@@ -41,9 +41,23 @@ func OutputDir(temp, project, session string) (string, error) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
 		return "", fmt.Errorf("output dir: %s belongs to uid %d, not %d", user, st.Uid, uid)
 	}
-	dir := filepath.Join(user, project, session, "tasks")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("output dir: %w", err)
+	// Each folder below is made or checked one at a time, never followed
+	// if it is a symbolic link.
+	dir := user
+	for _, part := range []string{project, session, "tasks"} {
+		dir = filepath.Join(dir, part)
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("output dir: %w", err)
+		}
+		fi, err := os.Lstat(dir)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("output dir: %w", err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return "", fmt.Errorf("output dir: %s: %w", dir, ErrSymlink)
+		case !fi.IsDir():
+			return "", fmt.Errorf("output dir: %s is not a directory", dir)
+		}
 	}
 	return dir, nil
 }

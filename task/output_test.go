@@ -119,4 +119,25 @@ func TestOutputDir(t *testing.T) {
 	if _, err := OutputDir(temp2, "p", "s"); err == nil {
 		t.Error("OutputDir through a planted symlink = nil error; want a refusal")
 	}
+	// So is one in place of a folder below it: the project, the session or
+	// the tasks folder.
+	user := filepath.Join(temp, "troupe-"+strconv.Itoa(os.Getuid()))
+	for _, rel := range []string{"p1", "p2/s", "p3/s/tasks"} {
+		link := filepath.Join(user, rel)
+		if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		elsewhere := t.TempDir()
+		if err := os.Symlink(elsewhere, link); err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.SplitN(rel+"/s/x", "/", 3)
+		_, err := OutputDir(temp, parts[0], "s")
+		if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), link) {
+			t.Errorf("OutputDir with %s a symlink = %v; want ErrSymlink naming it", rel, err)
+		}
+		if des, _ := os.ReadDir(elsewhere); len(des) != 0 {
+			t.Errorf("OutputDir wrote through the symlink %s", rel)
+		}
+	}
 }

@@ -7,9 +7,12 @@ import (
 
 // Normalize returns copies of tasks sorted by numeric id with dependency
 // edges made symmetric: an edge recorded on either side (A.blocks has B, or
-// B.blockedBy has A) appears on both. Edges to ids that are not in tasks are
-// dropped. A store may hold one side only after a crash between the two
-// writes of an edge; Normalize is how every reader sees a consistent graph.
+// B.blockedBy has A) appears on both. A store may hold one side only after a
+// crash between the two writes of an edge; Normalize is how every reader
+// sees a consistent graph. A blockedBy id that is not in tasks is kept: the
+// blocker may be unreadable (a corrupt file) or its delete may have stopped
+// before unlinking it, and a blocker nobody can read must keep blocking.
+// A blocks id that is not in tasks, and self edges, are dropped.
 func Normalize(tasks []Task) []Task {
 	out := make([]Task, len(tasks))
 	idx := make(map[string]int, len(tasks))
@@ -40,6 +43,11 @@ func Normalize(tasks []Task) []Task {
 		}
 		for _, b := range t.BlockedBy {
 			add(b, t.ID)
+			if _, known := idx[b]; !known && b != t.ID {
+				if i := idx[t.ID]; !slices.Contains(out[i].BlockedBy, b) {
+					out[i].BlockedBy = append(out[i].BlockedBy, b)
+				}
+			}
 		}
 	}
 	for i := range out {
@@ -59,8 +67,10 @@ func sortIDs(ids []string) {
 	sort.Slice(ids, func(i, j int) bool { return IDNum(ids[i]) < IDNum(ids[j]) })
 }
 
-// OpenBlockers returns the ids in t.BlockedBy whose task is present in tasks
-// and not completed. A blocker that no longer exists does not block.
+// OpenBlockers returns the ids in t.BlockedBy whose task is not completed,
+// or is not in tasks at all: a blocker that cannot be read (a corrupt or
+// missing record) is not known to be finished, so it still blocks. List.Delete
+// strips a deleted task from every edge, which is what unblocks its tasks.
 func OpenBlockers(t Task, tasks []Task) []string {
 	status := make(map[string]Status, len(tasks))
 	for _, x := range tasks {
@@ -68,7 +78,7 @@ func OpenBlockers(t Task, tasks []Task) []string {
 	}
 	var open []string
 	for _, id := range t.BlockedBy {
-		if s, ok := status[id]; ok && s != StatusCompleted {
+		if s, ok := status[id]; (!ok || s != StatusCompleted) && id != t.ID && !slices.Contains(open, id) {
 			open = append(open, id)
 		}
 	}

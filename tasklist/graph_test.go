@@ -52,8 +52,9 @@ func TestNormalize(t *testing.T) {
 			[]string{"1>2<", "2><1"}},
 		{"one-sided blockedBy", []tasklist.Task{task("1", pending, nil, nil), task("2", pending, nil, []string{"1"})},
 			[]string{"1>2<", "2><1"}},
-		{"dangling ids dropped", []tasklist.Task{task("1", pending, []string{"9"}, []string{"8", "2"}), task("2", pending, nil, nil)},
-			[]string{"1><2", "2>1<"}},
+		// A blocker that is not in the list may be unreadable: it stays.
+		{"dangling blocks dropped, blockedBy kept", []tasklist.Task{task("1", pending, []string{"9"}, []string{"8", "2"}), task("2", pending, nil, nil)},
+			[]string{"1><2,8", "2>1<"}},
 		{"self edge dropped", []tasklist.Task{task("1", pending, []string{"1"}, []string{"1"})},
 			[]string{"1><"}},
 		{"numeric id order", []tasklist.Task{task("10", pending, nil, []string{"9", "2"}), task("9", pending, nil, nil), task("2", pending, nil, nil)},
@@ -90,7 +91,7 @@ func TestOpenBlockersAndReady(t *testing.T) {
 		task("4", pending, nil, nil),
 		task("5", pending, nil, nil),
 		task("6", pending, nil, nil),
-		task("7", pending, nil, []string{"99"}), // gone blocker
+		task("7", pending, nil, []string{"99"}), // unreadable or missing blocker
 		{ID: "8", Status: pending, Owner: "alice"},
 		task("9", pending, nil, nil),
 	})
@@ -101,7 +102,7 @@ func TestOpenBlockersAndReady(t *testing.T) {
 		{"4", []string{"2"}},
 		{"5", []string{"2"}},
 		{"6", []string{"3"}},
-		{"7", nil},
+		{"7", []string{"99"}},
 		{"9", nil},
 	}
 	byID := map[string]tasklist.Task{}
@@ -113,19 +114,19 @@ func TestOpenBlockersAndReady(t *testing.T) {
 			t.Errorf("OpenBlockers(%s) = %v; want %v", tt.id, got, tt.open)
 		}
 	}
-	// A raw, un-normalized task keeps a dangling blocker: it does not block.
-	if got := tasklist.OpenBlockers(task("7", pending, nil, []string{"99"}), tasks); len(got) != 0 {
-		t.Errorf("OpenBlockers(raw 7) = %v; want none (99 does not exist)", got)
+	// A blocker that cannot be read is not known to be finished: it blocks.
+	if got := tasklist.OpenBlockers(task("7", pending, nil, []string{"99"}), tasks); !cmp.Equal(got, []string{"99"}) {
+		t.Errorf("OpenBlockers(raw 7) = %v; want [99] (99 cannot be read)", got)
 	}
 	var ready []string
 	for _, x := range tasklist.Ready(tasks) {
 		ready = append(ready, x.ID)
 	}
-	// 1 completed, 2 in progress, 4-6 blocked, 8 owned.
-	if diff := cmp.Diff([]string{"3", "7", "9"}, ready); diff != "" {
+	// 1 completed, 2 in progress, 4-7 blocked, 8 owned.
+	if diff := cmp.Diff([]string{"3", "9"}, ready); diff != "" {
 		t.Errorf("Ready ids mismatch (-want +got):\n%s", diff)
 	}
-	for id, want := range map[string]bool{"3": true, "4": false, "8": false, "1": false, "2": false} {
+	for id, want := range map[string]bool{"3": true, "4": false, "7": false, "8": false, "1": false, "2": false} {
 		if got := tasklist.Claimable(byID[id], tasks); got != want {
 			t.Errorf("Claimable(%s) = %v; want %v", id, got, want)
 		}

@@ -80,6 +80,9 @@ func (l *List) Create(ctx context.Context, d Draft) (Task, error) {
 	}
 	t := Task{Subject: d.Subject, Description: d.Description, ActiveForm: d.ActiveForm,
 		Owner: d.Owner, Status: StatusPending, Metadata: dropNulls(d.Metadata)}
+	if err := CheckText(t, true); err != nil {
+		return Task{}, fmt.Errorf("create task: %w", err)
+	}
 	if len(d.Blocks)+len(d.BlockedBy) == 0 {
 		created, _, err := l.store.Create(ctx, l.name, t)
 		if err != nil {
@@ -162,6 +165,11 @@ func (l *List) Update(ctx context.Context, id string, u Update) (Result, error) 
 	if u.Status != nil && !u.Status.Valid() {
 		return Result{}, fmt.Errorf("update task %s: %w: status %q is not pending, in_progress, completed or deleted", id, ErrInvalid, *u.Status)
 	}
+	var check Task
+	apply(&check, Update{Subject: u.Subject, Description: u.Description, ActiveForm: u.ActiveForm, Owner: u.Owner})
+	if err := CheckText(check, true); err != nil {
+		return Result{}, fmt.Errorf("update task %s: %w", id, err)
+	}
 	structural := len(u.AddBlocks)+len(u.AddBlockedBy) > 0
 	if structural {
 		unlock, err := l.store.Lock(ctx, l.name)
@@ -170,9 +178,9 @@ func (l *List) Update(ctx context.Context, id string, u Update) (Result, error) 
 		}
 		defer unlock()
 	}
-	tasks, err := l.Tasks(ctx)
-	if err != nil && !errors.Is(err, ErrCorrupt) {
-		return Result{}, fmt.Errorf("update task %s: %w", id, err)
+	tasks, listErr := l.Tasks(ctx)
+	if listErr != nil && !errors.Is(listErr, ErrCorrupt) {
+		return Result{}, fmt.Errorf("update task %s: %w", id, listErr)
 	}
 	if !slices.ContainsFunc(tasks, func(t Task) bool { return t.ID == id }) {
 		return Result{}, fmt.Errorf("update task %s: %w", id, ErrNotFound)
@@ -208,7 +216,7 @@ func (l *List) Update(ctx context.Context, id string, u Update) (Result, error) 
 			cur := *t
 			cur.BlockedBy = unionIDs(t.BlockedBy, blockersOf(tasks, id), u.AddBlockedBy)
 			if open := OpenBlockers(cur, tasks); len(open) > 0 {
-				return &BlockedError{ID: id, Blockers: open}
+				return blockedError(id, open, tasks, listErr)
 			}
 		}
 		res.From = t.Status
@@ -281,7 +289,10 @@ func apply(t *Task, u Update) []string {
 	return changed
 }
 
-// Delete removes task id and strips it from every other task's edges.
+// Delete removes task id and strips it from every other task's edges. A
+// task that is already gone but still named in edges (a delete that stopped
+// before unlinking, or a file removed by hand) is unlinked, and that counts
+// as success: until then it blocks the tasks it was blocking.
 func (l *List) Delete(ctx context.Context, id string) error {
 	unlock, err := l.store.Lock(ctx, l.name)
 	if err != nil {
@@ -290,6 +301,15 @@ func (l *List) Delete(ctx context.Context, id string) error {
 	defer unlock()
 	for range MaxRetries {
 		_, rev, err := l.store.Get(ctx, l.name, id)
+		if errors.Is(err, ErrNotFound) {
+			n, uerr := l.unlink(ctx, id)
+			if uerr != nil {
+				return fmt.Errorf("delete task %s: %w", id, uerr)
+			}
+			if n > 0 {
+				return nil
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("delete task %s: %w", id, err)
 		}
@@ -300,25 +320,36 @@ func (l *List) Delete(ctx context.Context, id string) error {
 		if err != nil {
 			return fmt.Errorf("delete task %s: %w", id, err)
 		}
-		entries, err := l.store.List(ctx, l.name)
-		if err != nil && !errors.Is(err, ErrCorrupt) {
-			return fmt.Errorf("delete task %s: unlink: %w", id, err)
-		}
-		for _, e := range entries {
-			if slices.Contains(e.Task.Blocks, id) || slices.Contains(e.Task.BlockedBy, id) {
-				_, err := l.modify(ctx, e.Task.ID, func(x *Task) error {
-					x.Blocks = removeID(x.Blocks, id)
-					x.BlockedBy = removeID(x.BlockedBy, id)
-					return nil
-				})
-				if err != nil && !errors.Is(err, ErrNotFound) {
-					return fmt.Errorf("delete task %s: unlink from %s: %w", id, e.Task.ID, err)
-				}
-			}
+		if _, err := l.unlink(ctx, id); err != nil {
+			return fmt.Errorf("delete task %s: %w", id, err)
 		}
 		return nil
 	}
 	return fmt.Errorf("delete task %s: %w after %d tries", id, ErrConflict, MaxRetries)
+}
+
+// unlink strips id from the edges of every task and returns how many tasks
+// named it.
+func (l *List) unlink(ctx context.Context, id string) (int, error) {
+	entries, err := l.store.List(ctx, l.name)
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		return 0, fmt.Errorf("unlink: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if slices.Contains(e.Task.Blocks, id) || slices.Contains(e.Task.BlockedBy, id) {
+			n++
+			_, err := l.modify(ctx, e.Task.ID, func(x *Task) error {
+				x.Blocks = removeID(x.Blocks, id)
+				x.BlockedBy = removeID(x.BlockedBy, id)
+				return nil
+			})
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return n, fmt.Errorf("unlink from %s: %w", e.Task.ID, err)
+			}
+		}
+	}
+	return n, nil
 }
 
 // Claim atomically takes the first claimable task (pending, unowned, every
@@ -384,9 +415,9 @@ func (l *List) ClaimTask(ctx context.Context, id, agent string) (Task, error) {
 	if agent == "" {
 		return Task{}, fmt.Errorf("claim task %s: %w: empty agent name", id, ErrInvalid)
 	}
-	tasks, err := l.Tasks(ctx)
-	if err != nil && !errors.Is(err, ErrCorrupt) {
-		return Task{}, fmt.Errorf("claim task %s: %w", id, err)
+	tasks, listErr := l.Tasks(ctx)
+	if listErr != nil && !errors.Is(listErr, ErrCorrupt) {
+		return Task{}, fmt.Errorf("claim task %s: %w", id, listErr)
 	}
 	t, err := l.modify(ctx, id, func(t *Task) error {
 		switch {
@@ -398,7 +429,7 @@ func (l *List) ClaimTask(ctx context.Context, id, agent string) (Task, error) {
 		cur := *t
 		cur.BlockedBy = unionIDs(t.BlockedBy, blockersOf(tasks, id))
 		if open := OpenBlockers(cur, tasks); len(open) > 0 {
-			return &BlockedError{ID: id, Blockers: open}
+			return blockedError(id, open, tasks, listErr)
 		}
 		t.Owner, t.Status = agent, StatusInProgress
 		return nil
@@ -520,6 +551,32 @@ func findTask(tasks []Task, id string) Task {
 		}
 	}
 	return Task{}
+}
+
+// blockedError returns the *BlockedError of task id whose blockers open
+// are not known to be completed. tasks is the normalized list and listErr
+// the error that listing it returned: a *CorruptError there says why a
+// blocker absent from tasks could not be read.
+func blockedError(id string, open []string, tasks []Task, listErr error) *BlockedError {
+	open = slices.Clone(open)
+	sortIDs(open)
+	e := &BlockedError{ID: id, Blockers: open}
+	var ce *CorruptError
+	errors.As(listErr, &ce)
+	for _, b := range open {
+		if slices.ContainsFunc(tasks, func(t Task) bool { return t.ID == b }) {
+			continue
+		}
+		if e.Unreadable == nil {
+			e.Unreadable = map[string]error{}
+		}
+		if ce != nil && ce.Errors[b] != nil {
+			e.Unreadable[b] = fmt.Errorf("%w: %w", ErrCorrupt, ce.Errors[b])
+		} else {
+			e.Unreadable[b] = fmt.Errorf("task %s: %w", b, ErrNotFound)
+		}
+	}
+	return e
 }
 
 // blockersOf returns the ids that block id in a normalized list.

@@ -71,11 +71,34 @@ func (e *ClaimedError) Unwrap() error { return ErrClaimed }
 // BlockedError says a task has open blockers. It matches ErrBlocked.
 type BlockedError struct {
 	ID       string
-	Blockers []string
+	Blockers []string // every blocker not known to be completed, in id order
+	// Unreadable says why the blockers in it could not be read: an error
+	// matching ErrNotFound for a missing one, ErrCorrupt for one whose
+	// stored form does not decode. Such a blocker counts as unfinished.
+	Unreadable map[string]error
 }
 
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("task %s is blocked by open task(s) %s", e.ID, strings.Join(e.Blockers, ", "))
+	var open, parts []string
+	for _, id := range e.Blockers {
+		if _, ok := e.Unreadable[id]; !ok {
+			open = append(open, id)
+		}
+	}
+	if len(open) > 0 {
+		parts = append(parts, "open task(s) "+strings.Join(open, ", "))
+	}
+	for _, id := range e.Blockers {
+		err, ok := e.Unreadable[id]
+		switch {
+		case !ok:
+		case errors.Is(err, ErrNotFound):
+			parts = append(parts, fmt.Sprintf("#%s, which is missing (deleting #%s drops the edge)", id, id))
+		default:
+			parts = append(parts, fmt.Sprintf("#%s, whose stored form is unreadable: %v", id, err))
+		}
+	}
+	return fmt.Sprintf("task %s is blocked by %s", e.ID, strings.Join(parts, "; and by "))
 }
 
 // Unwrap returns ErrBlocked.

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/internal/jsonx"
 )
@@ -33,6 +34,30 @@ const (
 // Valid reports whether s is a status a stored task may have.
 func (s Status) Valid() bool {
 	return s == StatusPending || s == StatusInProgress || s == StatusCompleted
+}
+
+// MaxTextLen bounds a task's subject, description and active form, in
+// bytes: the same cap as a message's text (mailbox.MaxTextLen).
+const MaxTextLen = 1 << 20
+
+// CheckText refuses a task whose subject, description, active form or
+// owner is not valid UTF-8, with an error matching ErrInvalid that names
+// the field: stored as JSON, the bad bytes would be silently replaced by
+// U+FFFD. Stores call it before every write. With limit, it also refuses
+// fields longer than MaxTextLen (List does, for text it is given; a stored
+// task that is already longer can still be claimed and updated).
+func CheckText(t Task, limit bool) error {
+	for _, f := range []struct{ name, v string }{
+		{"subject", t.Subject}, {"description", t.Description}, {"activeForm", t.ActiveForm}, {"owner", t.Owner},
+	} {
+		if limit && len(f.v) > MaxTextLen {
+			return fmt.Errorf("%w: %s: %d bytes, more than the %d allowed", ErrInvalid, f.name, len(f.v), MaxTextLen)
+		}
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%w: %s: not valid UTF-8", ErrInvalid, f.name)
+		}
+	}
+	return nil
 }
 
 // Task is one task record.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Store persists team files. Implementations are safe for concurrent use by
@@ -68,6 +69,12 @@ func Create(ctx context.Context, s Store, opts CreateOptions) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	for _, f := range []struct{ name, v string }{{"description", opts.Description}, {"lead agent type", opts.LeadType},
+		{"lead model", opts.LeadModel}, {"cwd", opts.Cwd}, {"session id", opts.SessionID}} {
+		if !utf8.ValidString(f.v) {
+			return Config{}, fmt.Errorf("create team %s: %s: not valid UTF-8", name, f.name)
+		}
+	}
 	if opts.Pick == nil {
 		return Config{}, errors.New("team: create: CreateOptions.Pick is nil")
 	}
@@ -112,6 +119,9 @@ func AddMember(ctx context.Context, s Store, teamName string, m Member, now time
 	if err := ValidateAgentName(m.Name, false); err != nil {
 		return Member{}, err
 	}
+	if err := m.CheckText(); err != nil {
+		return Member{}, fmt.Errorf("add %s to team %s: %w", m.Name, teamName, err)
+	}
 	var added Member
 	_, err := s.Update(ctx, teamName, func(c *Config) error {
 		id := AgentID(m.Name, c.Name)
@@ -122,6 +132,9 @@ func AddMember(ctx context.Context, s Store, teamName string, m Member, now time
 			}
 			if strings.EqualFold(old.Name, m.Name) {
 				return fmt.Errorf("add %s to team %s: %w (as %q)", m.Name, c.Name, ErrMemberExists, old.Name)
+			}
+			if SameInbox(old.Name, m.Name) {
+				return fmt.Errorf("add %s to team %s: %w: %q already uses inbox file %s", m.Name, c.Name, ErrMemberExists, old.Name, InboxName(old.Name))
 			}
 		}
 		m.AgentID = id

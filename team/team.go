@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/internal/jsonx"
 )
@@ -141,6 +142,24 @@ type Member struct {
 var memberKeys = []string{"agentId", "name", "agentType", "model", "prompt", "color", "planModeRequired", "joinedAt", "tmuxPaneId", "cwd", "subscriptions", "backendType", "isActive", "mode"}
 
 type memberAlias Member
+
+// CheckText refuses a member whose text fields are not valid UTF-8 (stored
+// as JSON the bad bytes would be silently replaced by U+FFFD), with an error
+// naming the field.
+func (m Member) CheckText() error {
+	fields := []struct{ name, v string }{{"name", m.Name}, {"agentType", m.AgentType}, {"model", m.Model},
+		{"prompt", m.Prompt}, {"color", m.Color}, {"tmuxPaneId", m.TmuxPaneID}, {"cwd", m.Cwd},
+		{"backendType", m.BackendType}, {"mode", m.Mode}}
+	for _, s := range m.Subscriptions {
+		fields = append(fields, struct{ name, v string }{"subscriptions", s})
+	}
+	for _, f := range fields {
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("member %s: %s: not valid UTF-8", m.Name, f.name)
+		}
+	}
+	return nil
+}
 
 // MarshalJSON encodes m with its unknown keys.
 func (m Member) MarshalJSON() ([]byte, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -271,7 +272,7 @@ func (b *background) teamEvent(e swarm.Event) {
 	}
 	b.timelineMu.Lock()
 	defer b.timelineMu.Unlock()
-	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
+	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 }
 
 // systemNotification wraps a task notification so that the model tells it

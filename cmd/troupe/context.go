@@ -15,6 +15,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 )
@@ -223,11 +224,11 @@ sizes and anything cut or refused, and prints the environment block. With
 				for _, s := range files {
 					switch {
 					case s.Note != "":
-						fmt.Fprintf(w, "  %-8s %s: %s\n", s.Scope, termtextPath(s.Path), s.Note)
+						fmt.Fprintf(w, "  %-8s %s: %s\n", s.Scope, termtext.Line(s.Path), s.Note)
 					case s.Cut:
-						fmt.Fprintf(w, "  %-8s %s  %s, cut to %s\n", s.Scope, termtextPath(s.Path), byteSize(s.Size), byteSize(len(s.Content)))
+						fmt.Fprintf(w, "  %-8s %s  %s, cut to %s\n", s.Scope, termtext.Line(s.Path), byteSize(s.Size), byteSize(len(s.Content)))
 					default:
-						fmt.Fprintf(w, "  %-8s %s  %s\n", s.Scope, termtextPath(s.Path), byteSize(s.Size))
+						fmt.Fprintf(w, "  %-8s %s  %s\n", s.Scope, termtext.Line(s.Path), byteSize(s.Size))
 					}
 					total += len(s.Content)
 				}
@@ -242,9 +243,6 @@ sizes and anything cut or refused, and prints the environment block. With
 	cmd.Flags().BoolVar(&noInstr, "no-project-instructions", false, "as the flag of troupe -p: leave the instruction files out")
 	return cmd
 }
-
-// termtextPath shows a path on one line.
-func termtextPath(p string) string { return strings.ReplaceAll(p, "\n", `\n`) }
 
 // byteSize writes n bytes for a person.
 func byteSize(n int) string {

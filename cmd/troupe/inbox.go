@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -54,6 +55,9 @@ the sender. TEXT "-" reads the text from standard input.`,
 			if strings.TrimSpace(text) == "" {
 				return usagef("TEXT: empty message")
 			}
+			if err := checkColor(color); err != nil {
+				return err
+			}
 			if len(text) > mailbox.MaxTextLen {
 				return usagef("TEXT: longer than %d bytes", mailbox.MaxTextLen)
 			}
@@ -79,6 +83,12 @@ the sender. TEXT "-" reads the text from standard input.`,
 				var ure *mailbox.UnknownRecipientError
 				if errors.As(err, &ure) {
 					return describef(err, "--to: %v", ure)
+				}
+				if errors.Is(err, mailbox.ErrOutcomeUnknown) {
+					// The one send error after which the message may still
+					// land: a distinct status, so a script does not resend.
+					fmt.Fprintf(a.Stderr, "troupe: send to %s in team %s: %s\n", to, c.Name, termtext.Clean(err.Error()))
+					return &ExitError{Code: exitOutcomeUnknown, Msg: err.Error()}
 				}
 				return fmt.Errorf("send to %s in team %s: %w", to, c.Name, err)
 			}
@@ -154,7 +164,7 @@ func (a *app) inboxReadCommand() *cobra.Command {
 					lines := strings.Split(messageText(m.Text), "\n")
 					row(w, localTime(m.Timestamp), m.From, status, lines[0])
 					for _, l := range lines[1:] {
-						fmt.Fprintf(w, "\t\t\t%s\n", strings.ReplaceAll(l, "\t", " "))
+						fmt.Fprintf(w, "\t\t\t%s\n", termtext.Line(strings.ReplaceAll(l, "\t", " ")))
 					}
 				}
 				err = w.Flush()
@@ -256,7 +266,7 @@ func (a *app) watch(ctx context.Context, mail mailbox.Store, c team.Config, agen
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, mailbox.ErrCorrupt):
-			fmt.Fprintf(a.Stderr, "troupe: warning: %v\n", err)
+			fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", termtext.Clean(err.Error()))
 		case err != nil:
 			return fmt.Errorf("watch inbox of %s in team %s: %w", agent, c.Name, err)
 		}
@@ -313,11 +323,11 @@ func messageKey(m mailbox.Message) string {
 // text indented beneath.
 func (a *app) printWatched(m mailbox.Message) error {
 	lines := strings.Split(messageText(m.Text), "\n")
-	if _, err := fmt.Fprintf(a.Stdout, "%s  %s: %s\n", localTime(m.Timestamp), m.From, lines[0]); err != nil {
+	if _, err := fmt.Fprintf(a.Stdout, "%s  %s: %s\n", localTime(m.Timestamp), termtext.Line(m.From), termtext.Line(lines[0])); err != nil {
 		return err
 	}
 	for _, l := range lines[1:] {
-		if _, err := fmt.Fprintf(a.Stdout, "    %s\n", l); err != nil {
+		if _, err := fmt.Fprintf(a.Stdout, "    %s\n", termtext.Clean(l)); err != nil {
 			return err
 		}
 	}

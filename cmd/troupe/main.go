@@ -2,7 +2,8 @@
 // teams, inboxes and task lists for people and scripts.
 //
 // Exit status: 0 on success, 1 when a command fails, 2 for a malformed
-// command line.
+// command line, 3 when `inbox send` cannot tell whether its message was
+// delivered.
 package main
 
 import (
@@ -12,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/troupe-dev/troupe/internal/termtext"
 )
 
 // version is set at link time: go build -ldflags "-X main.version=v1.2.3".
@@ -32,7 +35,7 @@ func main() {
 	if errors.As(err, &ee) {
 		os.Exit(ee.Code) // the command printed its result
 	}
-	fmt.Fprintf(os.Stderr, "troupe: %v\n", err)
+	fmt.Fprintf(os.Stderr, "troupe: %s\n", termtext.Clean(err.Error())) // errors quote stored names and text
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		if ue.Cmd != "" {

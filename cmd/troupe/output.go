@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
 )
 
@@ -35,12 +36,13 @@ func row(w io.Writer, cells ...string) {
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
 }
 
-// cell makes s fit in one table cell; an empty cell reads "-".
+// cell makes s fit in one table cell, with its control characters shown
+// as escapes (stored text is untrusted); an empty cell reads "-".
 func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return termtext.Line(strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ", "\r", " ").Replace(s))
 }
 
 // localTime formats t in local time; the zero time reads "-".

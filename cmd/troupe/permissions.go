@@ -31,6 +31,10 @@ const (
 	exitAsk  = 5
 )
 
+// exitOutcomeUnknown is the status of `troupe inbox send` when the store
+// cannot tell whether the message was delivered (mailbox.ErrOutcomeUnknown).
+const exitOutcomeUnknown = 3
+
 func (a *app) permissionsCommand() *cobra.Command {
 	return group("permissions", "Inspect permission rules and decisions", a.permissionsCheckCommand())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -121,7 +122,7 @@ func (a *app) taskCreateCommand() *cobra.Command {
 			if a.jsonOut {
 				return a.printJSON(t)
 			}
-			_, err = fmt.Fprintf(a.Stdout, "created task %s: %s\n", t.ID, t.Subject)
+			_, err = fmt.Fprintf(a.Stdout, "created task %s: %s\n", t.ID, termtext.Line(t.Subject))
 			return err
 		},
 	}
@@ -192,7 +193,7 @@ func (a *app) taskGetCommand() *cobra.Command {
 				return err
 			}
 			if t.Description != "" {
-				_, err = fmt.Fprintf(a.Stdout, "\n%s\n", t.Description)
+				_, err = fmt.Fprintf(a.Stdout, "\n%s\n", termtext.Clean(t.Description))
 			}
 			return err
 		},
@@ -356,7 +357,7 @@ exist, is claimed by someone else, is completed, or is blocked.`,
 			if a.jsonOut {
 				return a.printJSON(t)
 			}
-			_, err = fmt.Fprintf(a.Stdout, "%s claimed task %s: %s\n", agent, t.ID, t.Subject)
+			_, err = fmt.Fprintf(a.Stdout, "%s claimed task %s: %s\n", agent, t.ID, termtext.Line(t.Subject))
 			return err
 		},
 	}

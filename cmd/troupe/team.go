@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,12 +93,17 @@ func (a *app) teamShowCommand() *cobra.Command {
 			fmt.Fprintln(a.Stdout)
 			w = a.table()
 			row(w, "NAME", "AGENT ID", "TYPE", "MODEL", "COLOR", "BACKEND", "ACTIVE", "JOINED", "CWD")
-			for _, m := range c.Members {
+			problems := c.CheckMembers()
+			for i, m := range c.Members {
 				active := "no"
 				if m.Active() {
 					active = "yes"
 				}
-				row(w, m.Name, m.AgentID, m.AgentType, m.Model, m.Color, m.BackendType, active, epochTime(m.JoinedAt), m.Cwd)
+				name := m.Name
+				if problems[i] != nil {
+					name = fmt.Sprintf("%s (invalid: %v)", cell(m.Name), problems[i])
+				}
+				row(w, name, m.AgentID, m.AgentType, m.Model, m.Color, m.BackendType, active, epochTime(m.JoinedAt), m.Cwd)
 			}
 			return w.Flush()
 		},
@@ -219,8 +226,13 @@ claimed by it.`,
 			if err := team.ValidateAgentName(args[1], false); err != nil {
 				return usagef("MEMBER: %w", err)
 			}
-			if m.Color != "" && !slices.Contains(team.Palette[:], m.Color) {
-				return usagef("--color %q: want one of %s", m.Color, strings.Join(team.Palette[:], ", "))
+			if err := checkColor(m.Color); err != nil {
+				return err
+			}
+			if m.Cwd == "" {
+				m.Cwd, _ = a.Getwd()
+			} else if m.Cwd, err = a.checkDir("--cwd", m.Cwd); err != nil {
+				return err
 			}
 			s, err := a.open()
 			if err != nil {
@@ -233,9 +245,6 @@ claimed by it.`,
 				return err
 			}
 			m.Name = args[1]
-			if m.Cwd == "" {
-				m.Cwd, _ = a.Getwd()
-			}
 			idle := false
 			m.IsActive = &idle
 			added, err := team.AddMember(ctx, s.Teams, c.Name, m, a.Now())
@@ -255,6 +264,32 @@ claimed by it.`,
 	f.StringVar(&m.AgentType, "agent-type", "", "agent `TYPE`, such as general-purpose")
 	f.StringVar(&m.Cwd, "cwd", "", "working `DIR` (default: the current one)")
 	return cmd
+}
+
+// checkColor refuses a --color outside the palette; "" means the default.
+func checkColor(color string) error {
+	if color != "" && !slices.Contains(team.Palette[:], color) {
+		return usagef("--color %q: want one of %s", color, strings.Join(team.Palette[:], ", "))
+	}
+	return nil
+}
+
+// checkDir returns dir made absolute (relative to the working folder), or
+// a usage error naming flag if it is not an existing folder, as the
+// headless run and the worker check their --cwd.
+func (a *app) checkDir(flag, dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		wd, err := a.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(wd, dir)
+	}
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", usagef("%s %s: not a folder", flag, dir)
+	}
+	return dir, nil
 }
 
 func (a *app) teamRemoveCommand() *cobra.Command {

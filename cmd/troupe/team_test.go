@@ -26,7 +26,8 @@ func TestTeamCommands(t *testing.T) {
 			t.Errorf("team create of an existing team: %v; want already exists", err)
 		}
 
-		out := h.ok("team", "add", "My Team", "alice", "--model", "opus", "--agent-type", "general-purpose", "--cwd", "/src")
+		src := t.TempDir() // --cwd must be an existing folder
+		out := h.ok("team", "add", "My Team", "alice", "--model", "opus", "--agent-type", "general-purpose", "--cwd", src)
 		if !strings.Contains(out, "alice@my-team") {
 			t.Errorf("team add printed %q; want the agent id", out)
 		}
@@ -42,11 +43,11 @@ func TestTeamCommands(t *testing.T) {
 			t.Errorf("team show members = %v; want %v", got, want)
 		}
 		alice, _ := shown.Member("alice")
-		if alice.Model != "opus" || alice.AgentType != "general-purpose" || alice.Cwd != "/src" || alice.Color == "" {
-			t.Errorf("alice = %+v; want model opus, type general-purpose, cwd /src, a color", *alice)
+		if alice.Model != "opus" || alice.AgentType != "general-purpose" || alice.Cwd != src || alice.Color == "" {
+			t.Errorf("alice = %+v; want model opus, type general-purpose, cwd %s, a color", *alice, src)
 		}
 		out = h.ok("team", "show", "my-team")
-		for _, want := range []string{"my-team", "builds things", "alice@my-team", "opus", "green", "/src"} {
+		for _, want := range []string{"my-team", "builds things", "alice@my-team", "opus", "green", src} {
 			if !strings.Contains(out, want) {
 				t.Errorf("team show output lacks %q:\n%s", want, out)
 			}

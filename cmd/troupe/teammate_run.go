@@ -16,6 +16,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
@@ -262,7 +263,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	logLine := func(e swarm.Event) {
 		logMu.Lock()
 		defer logMu.Unlock()
-		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), e.Agent, e.Text)
+		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 	}
 	var tm *swarm.Teammate
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)

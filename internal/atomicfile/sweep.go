@@ -20,13 +20,28 @@ func SweepTemps(dir, base string, olderThan time.Duration, now time.Time) (remov
 	if base == "" || strings.ContainsRune(base, filepath.Separator) {
 		return 0, fmt.Errorf("atomicfile: sweep %s: invalid base name %q", dir, base)
 	}
+	return sweep(dir, func(name string) bool { return isTempName(name, base) }, olderThan, now)
+}
+
+// SweepDir is SweepTemps for the temp files of every file in dir: regular
+// files named <anything>.tmp.<lowercase hex> (the temp names of WriteFile,
+// of Claude Code and of os.CreateTemp(dir, base+".tmp.")) whose mtime is
+// more than olderThan before now.
+func SweepDir(dir string, olderThan time.Duration, now time.Time) (removed int, err error) {
+	return sweep(dir, func(name string) bool {
+		i := strings.LastIndex(name, tempInfix)
+		return i > 0 && isTempName(name, name[:i])
+	}, olderThan, now)
+}
+
+func sweep(dir string, match func(name string) bool, olderThan time.Duration, now time.Time) (removed int, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, fmt.Errorf("atomicfile: sweep %s: %w", dir, err)
 	}
 	var errs []error
 	for _, e := range entries {
-		if !isTempName(e.Name(), base) || !e.Type().IsRegular() {
+		if !match(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		fi, err := e.Info()

@@ -268,6 +268,11 @@ func (m *Mail) commitLocked(lk *lockfile.Lock, in *inbox, path, spool string) er
 		if err := lk.Verify(); err != nil {
 			return err
 		}
+		if m.s.inboxCommitHook != nil {
+			if err := m.s.inboxCommitHook(path); err != nil {
+				return err
+			}
+		}
 		now, err := atomicfile.Stat(path)
 		if err != nil {
 			return err
@@ -283,6 +288,7 @@ func (m *Mail) commitLocked(lk *lockfile.Lock, in *inbox, path, spool string) er
 	if id, err := atomicfile.Stat(path); err == nil {
 		_ = os.WriteFile(filepath.Join(spool, validHint), []byte(identityKey(id)), 0o600)
 	}
+	m.s.sweepTemps(filepath.Dir(path))
 	return nil
 }
 
@@ -296,6 +302,9 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	}
 	cfg, err := m.team(ctx, teamName)
 	if err != nil {
+		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
+	}
+	if err := m.s.checkNoLinks(m.spoolDir(cfg.Name, agent)); err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
 	path := m.s.inboxPath(cfg.Name, agent)
@@ -399,6 +408,9 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 		return 0, nil
 	}
 	spool := m.spoolDir(cfg.Name, agent)
+	if err := m.s.checkNoLinks(spool); err != nil {
+		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
+	}
 	if err := os.MkdirAll(spool, 0o755); err != nil {
 		return 0, fmt.Errorf("spool: %w", err)
 	}

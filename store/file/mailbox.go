@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
@@ -38,14 +39,23 @@ var _ mailbox.Store = (*Mail)(nil)
 //
 // A sender that gives up while its entry is still .msg withdraws it
 // (removing the file succeeds only if nobody claimed it) and reports an
-// error; nothing lands later. A .claimed entry left by a holder that died is
-// merged by the next holder, skipping ids already in the inbox.
+// error; nothing lands later. A holder whose merge fails before the inbox
+// is replaced (a full disk, a lost lock) renames the entries it claimed back
+// to .msg, so that each sender withdraws its own: an error from Send means
+// "not delivered". A .claimed entry left by a holder that died is merged by
+// the next holder, skipping ids already in the inbox; a sender whose entry
+// such a holder took and did not commit within withdrawGrace gets an error
+// matching mailbox.ErrOutcomeUnknown, the one case where it cannot tell.
 const (
 	spoolDirName = ".spool"
 	sufMsg       = ".msg"
 	sufClaimed   = ".claimed"
 	validHint    = "valid-identity"
 )
+
+// withdrawGrace is how long a sender that gave up waits for a holder that
+// claimed its entry to commit it.
+const withdrawGrace = 2 * time.Second
 
 // senderTTL is how long an empty sender folder of the spool stays before a
 // lock holder removes it (its process is gone or idle).
@@ -101,6 +111,9 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 	inbox := s.inboxPath(teamName, agent)
 	spool := m.spoolDir(teamName, agent)
 	mine := filepath.Join(spool, s.sender)
+	if err := s.checkNoLinks(mine); err != nil {
+		return fmt.Errorf("not sent: %w", err)
+	}
 	if err := ensureInbox(inbox); err != nil {
 		return err
 	}
@@ -191,7 +204,7 @@ func (m *Mail) withdraw(base string, cause error, kick <-chan struct{}) error {
 	if err == nil || errors.Is(err, fs.ErrNotExist) && !exists(base+sufClaimed) && !exists(filepath.Dir(base)) {
 		return fmt.Errorf("not sent: %w", cause)
 	}
-	deadline := time.NewTimer(2 * time.Second)
+	deadline := time.NewTimer(withdrawGrace)
 	defer deadline.Stop()
 	recheck := 20 * time.Millisecond // without a watch
 	if kick != nil {
@@ -209,15 +222,19 @@ func (m *Mail) withdraw(base string, cause error, kick <-chan struct{}) error {
 		case <-t.C:
 		case <-deadline.C:
 			t.Stop()
-			return fmt.Errorf("delivery pending: message %s is claimed by an inbox writer that has not finished; it will land when the next writer takes the lock (%w)",
-				filepath.Base(base), cause)
+			return fmt.Errorf("%w: message %s is claimed by another inbox writer that has not finished, so it may still land (check the inbox before sending it again): %w",
+				mailbox.ErrOutcomeUnknown, filepath.Base(base), cause)
 		}
 		t.Stop()
 	}
 }
 
 // mergeLocked merges every spooled entry into the inbox. The caller holds lk.
-func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool string) error {
+// If it fails before the inbox is replaced, the entries it claimed are put
+// back (.claimed renamed to .msg) for their senders to withdraw or retry; if
+// the inbox was replaced and only a later step failed, the merge counts as
+// done. Orphans claimed by an earlier holder stay .claimed either way.
+func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool string) (err error) {
 	s := m.s
 	senders, err := os.ReadDir(spool)
 	if err != nil {
@@ -263,6 +280,17 @@ func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool stri
 			}
 		}
 	}
+	committed := false
+	defer func() {
+		if err == nil || committed {
+			return
+		}
+		for base := range read {
+			if rerr := os.Rename(base+sufClaimed, base+sufMsg); rerr != nil {
+				m.s.log.Warn("put back a spooled message after a failed merge", "entry", base, "err", rerr)
+			}
+		}
+	}()
 	// Merge in send order across senders (names start with the send time).
 	slices.SortFunc(claimed, func(a, b string) int { return strings.Compare(filepath.Base(a), filepath.Base(b)) })
 	for _, base := range claimed {
@@ -287,8 +315,13 @@ func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool stri
 		return err
 	}
 	if err := m.commitLocked(lk, doc, inbox, spool); err != nil {
-		return err
+		if id, serr := atomicfile.Stat(inbox); serr != nil || id == doc.id {
+			return err
+		}
+		// The new inbox is in place; only making it durable failed.
+		m.s.log.Warn("inbox written but not synced", "file", inbox, "err", err)
 	}
+	committed = true
 	for _, base := range claimed {
 		os.Remove(base + sufClaimed)
 	}

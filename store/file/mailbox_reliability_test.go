@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -314,6 +315,93 @@ func TestMailR7LockTimeoutIsAnError(t *testing.T) {
 		}
 	}
 	mbCheckAll(t, s, "w", acked)
+}
+
+// A write that fails after the inbox lock is taken (a full disk) makes
+// Send fail, and that failure means "not delivered": the message does not
+// land later, and the entries of other senders the failed writer claimed
+// are put back for them, not lost and not duplicated.
+func TestMailWriteFailureIsNotDelivered(t *testing.T) {
+	s := mbOpen(t, Options{}, "lead2", "w")
+	ctx := t.Context()
+	path := s.inboxPath("crew", "w")
+	if err := ensureInbox(path); err != nil {
+		t.Fatal(err)
+	}
+	// Another sender's entry, spooled and waiting for a lock holder.
+	other, err := mailbox.Prepare(mailbox.Message{From: "lead2", Text: "other sender"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherData, _ := json.Marshal(other)
+	otherBase := filepath.Join(s.Mail().spoolDir("crew", "w"), "4242-0123456789ab", fmt.Sprintf("%020d-%s", time.Now().UnixNano(), other.ID))
+	if err := writeSpool(filepath.Dir(otherBase), otherBase+sufMsg, otherData); err != nil {
+		t.Fatal(err)
+	}
+
+	full := fmt.Errorf("write inbox: %w", syscall.ENOSPC)
+	s.inboxCommitHook = func(string) error { return full }
+	_, err = s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "lead2", Text: "disk full"})
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "not sent") || errors.Is(err, mailbox.ErrOutcomeUnknown) {
+		t.Fatalf("Send on a full disk = %v; want a 'not sent' error wrapping ENOSPC", err)
+	}
+	if !exists(otherBase+sufMsg) || exists(otherBase+sufClaimed) {
+		t.Errorf("the other sender's entry was not put back to %s after the failed write", otherBase+sufMsg)
+	}
+
+	s.inboxCommitHook = nil
+	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "lead2", Text: "after"}); err != nil {
+		t.Fatalf("Send after the disk has room = %v", err)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range msgs {
+		texts = append(texts, m.Text)
+	}
+	if want := []string{"other sender", "after"}; !slices.Equal(texts, want) {
+		t.Errorf("inbox = %q; want %q (the failed send must not land, the other sender's must land once)", texts, want)
+	}
+}
+
+// A sender whose entry another writer claimed and never committed (it died
+// holding the lock) cannot tell whether the message will land: its error
+// says so with mailbox.ErrOutcomeUnknown, unlike every other send error.
+func TestMailClaimedByStuckHolderIsOutcomeUnknown(t *testing.T) {
+	s := mbOpen(t, Options{LockTimeout: 300 * time.Millisecond}, "lead2", "w")
+	path := s.inboxPath("crew", "w")
+	if err := ensureInbox(path); err != nil {
+		t.Fatal(err)
+	}
+	lk, err := lockfile.Acquire(t.Context(), path+".lock", s.lockOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Release()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Mail().Send(t.Context(), "crew", "w", mailbox.Message{From: "lead2", Text: "taken"})
+		errc <- err
+	}()
+	// Play the holder: claim the entry as soon as it is spooled.
+	pattern := filepath.Join(s.Mail().spoolDir("crew", "w"), "*", "*"+sufMsg)
+	for claimed := false; !claimed; {
+		ms, _ := filepath.Glob(pattern)
+		for _, m := range ms {
+			claimed = os.Rename(m, strings.TrimSuffix(m, sufMsg)+sufClaimed) == nil
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("Send returned %v before its entry could be claimed", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	err = <-errc
+	if !errors.Is(err, mailbox.ErrOutcomeUnknown) {
+		t.Errorf("Send whose entry a stuck holder claimed = %v; want ErrOutcomeUnknown", err)
+	}
 }
 
 // R12: read messages are pruned beyond the retention bound, so the cost of

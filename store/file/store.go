@@ -25,12 +25,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/team"
@@ -74,12 +77,18 @@ type Store struct {
 	watch *dirwatch.Watcher
 	// sender names this Store's own folder in inbox spools.
 	sender string
+	// inboxCommitHook, when set (by tests), runs just before an inbox is
+	// replaced; an error from it fails the write as a full disk would.
+	inboxCommitHook func(path string) error
 
 	wg   sync.WaitGroup
 	stop chan struct{} // closed by Close
 
 	pinMu sync.Mutex
 	pins  map[string]func() // guarded by pinMu; folder watches kept for the store's life
+
+	sweepMu sync.Mutex
+	swept   map[string]time.Time // guarded by sweepMu; when each folder's temp files were last swept
 
 	mu     sync.Mutex
 	closed bool // guarded by mu
@@ -213,6 +222,66 @@ func (s *Store) inboxPath(teamName, agent string) string {
 // listDir returns the folder of a task list.
 func (s *Store) listDir(list string) string {
 	return filepath.Join(s.root, "tasks", team.SanitizePath(list))
+}
+
+// Temp files (<file>.tmp.<hex>) older than staleTempAge are left by a
+// writer that died between creating and renaming them; a writer of their
+// folder removes them, at most once per sweepEvery per folder and store.
+const (
+	staleTempAge = time.Minute
+	sweepEvery   = time.Minute
+)
+
+// sweepTemps removes stale temp files from dir if it was not swept within
+// sweepEvery. Call it after writing a file in dir; failures are logged.
+func (s *Store) sweepTemps(dir string) {
+	now := s.now()
+	s.sweepMu.Lock()
+	if last, ok := s.swept[dir]; ok && now.Sub(last) < sweepEvery {
+		s.sweepMu.Unlock()
+		return
+	}
+	if s.swept == nil {
+		s.swept = map[string]time.Time{}
+	}
+	s.swept[dir] = now
+	s.sweepMu.Unlock()
+	if n, err := atomicfile.SweepDir(dir, staleTempAge, now); err != nil {
+		s.log.Warn("remove stale temp files", "dir", dir, "removed", n, "err", err)
+	} else if n > 0 {
+		s.log.Info("removed stale temp files left by a dead writer", "dir", dir, "removed", n)
+	}
+}
+
+// ErrSymlink is matched by the error of an operation on a folder below the
+// root that is a symbolic link (teams/<team>, its inboxes and spool folders,
+// tasks/<list>): the store refuses it rather than follow it, since a planted
+// link would send its reads and writes elsewhere.
+var ErrSymlink = errors.New("file store: symbolic link refused")
+
+// checkNoLinks returns an error matching ErrSymlink, naming the link, if
+// path or a folder between the root and it is a symbolic link. Parts that
+// do not exist yet are fine: the store creates them as folders.
+func (s *Store) checkNoLinks(path string) error {
+	rel, err := filepath.Rel(s.root, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s is not below the store root %s", path, s.root)
+	}
+	cur := s.root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w", cur, ErrSymlink)
+		}
+	}
+	return nil
 }
 
 // lock takes the lock directory of target (target + ".lock"), waiting at

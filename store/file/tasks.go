@@ -76,12 +76,19 @@ func checkListName(list string) error {
 	return fmt.Errorf("task list name %q %s: %w", list, reason, tasklist.ErrInvalid)
 }
 
-// begin checks the store is open and the list name valid.
+// begin checks the store is open, the list name valid and the list's
+// folder not a symbolic link.
 func (ts *Tasks) begin(list string) error {
 	if ts.s.isClosed() {
 		return tasklist.ErrClosed
 	}
-	return checkListName(list)
+	if err := checkListName(list); err != nil {
+		return err
+	}
+	if err := ts.s.checkNoLinks(ts.s.listDir(list)); err != nil {
+		return fmt.Errorf("task list %s: %w", list, err)
+	}
+	return nil
 }
 
 // checkTaskID refuses malformed ids before they reach a path. No task can
@@ -307,6 +314,9 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 	if !t.Status.Valid() {
 		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w: status %q", list, tasklist.ErrInvalid, t.Status)
 	}
+	if err := tasklist.CheckText(t, false); err != nil {
+		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w", list, err)
+	}
 	dir := ts.s.listDir(list)
 	lk, err := ts.lockList(ctx, dir)
 	if err != nil {
@@ -335,6 +345,7 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 	if err != nil {
 		return tasklist.Task{}, 0, fmt.Errorf("create task %s in list %s: %w", t.ID, list, err)
 	}
+	ts.s.sweepTemps(dir)
 	return t, taskRevision(data), nil
 }
 
@@ -412,6 +423,9 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 	if !t.Status.Valid() {
 		return 0, fmt.Errorf("put task %s in list %s: %w: status %q", t.ID, list, tasklist.ErrInvalid, t.Status)
 	}
+	if err := tasklist.CheckText(t, false); err != nil {
+		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
+	}
 	data, err := encodeTask(t)
 	if err != nil {
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
@@ -436,6 +450,7 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 	if err != nil {
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
+	ts.s.sweepTemps(filepath.Dir(path))
 	return taskRevision(data), nil
 }
 
@@ -557,6 +572,9 @@ func (ts *Tasks) release(lk *lockfile.Lock) {
 func (ts *Tasks) Watch(ctx context.Context, list string) (<-chan struct{}, error) {
 	if err := checkListName(list); err != nil {
 		return nil, err
+	}
+	if err := ts.s.checkNoLinks(ts.s.listDir(list)); err != nil {
+		return nil, fmt.Errorf("watch task list %s: %w", list, err)
 	}
 	ch, err := ts.s.watchDir(ctx, ts.s.listDir(list), func(n string) bool { return strings.HasSuffix(n, ".json") })
 	if err != nil {

@@ -611,6 +611,41 @@ func TestTaskCorruptFile(t *testing.T) {
 	}
 }
 
+// A task whose blocker's file is corrupt stays blocked: nobody can tell
+// whether the blocker is finished.
+func TestTaskCorruptBlocker(t *testing.T) {
+	root := t.TempDir()
+	s := ftOpen(t, root, file.Options{})
+	ctx := t.Context()
+	l := tasklist.New(s.Tasks(), "broken")
+	for _, d := range []tasklist.Draft{{Subject: "blocker"}, {Subject: "blocked", BlockedBy: []string{"1"}}} {
+		if _, err := l.Create(ctx, d); err != nil {
+			t.Fatalf("Create(%q) = %v", d.Subject, err)
+		}
+	}
+	path := filepath.Join(root, "tasks", "broken", "1.json")
+	if err := os.WriteFile(path, []byte(`{"id": "1", "status": "compl`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.Claim(ctx, "worker"); !errors.Is(err, tasklist.ErrNoneReady) {
+		t.Errorf("Claim = task %q, %v; want ErrNoneReady", got.ID, err)
+	}
+	var be *tasklist.BlockedError
+	_, err := l.ClaimTask(ctx, "2", "worker")
+	if !errors.As(err, &be) || !errors.Is(be.Unreadable["1"], tasklist.ErrCorrupt) {
+		t.Fatalf("ClaimTask(2) = %v; want a *BlockedError saying 1 is corrupt", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "#1, whose stored form is unreadable") || !strings.Contains(msg, path) {
+		t.Errorf("ClaimTask(2) error = %q; want it to name #1 as unreadable and its file %s", msg, path)
+	}
+	if _, err := l.Update(ctx, "2", tasklist.Update{Status: new(tasklist.StatusCompleted)}); !errors.As(err, &be) {
+		t.Errorf("completing 2 = %v; want a *BlockedError", err)
+	}
+	if got, _, err := s.Tasks().Get(ctx, "broken", "2"); err != nil || got.Status != tasklist.StatusPending || got.Owner != "" {
+		t.Errorf("task 2 = {Status %q, Owner %q}, %v; want pending and unowned", got.Status, got.Owner, err)
+	}
+}
+
 func TestTaskLockExcludes(t *testing.T) {
 	root := t.TempDir()
 	s := ftOpen(t, root, file.Options{})

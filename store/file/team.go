@@ -49,6 +49,9 @@ func (ts *Teams) begin(op, name string) error {
 	if err := checkTeamName(name); err != nil {
 		return fmt.Errorf("%s team: %w", op, err)
 	}
+	if err := ts.s.checkNoLinks(filepath.Join(ts.s.teamDir(name), "inboxes")); err != nil {
+		return fmt.Errorf("%s team %s: %w", op, name, err)
+	}
 	return nil
 }
 
@@ -211,6 +214,10 @@ func (ts *Teams) List(ctx context.Context) ([]team.Config, error) {
 		errs []error
 	)
 	for _, de := range des {
+		if de.Type()&fs.ModeSymlink != 0 && !strings.Contains(de.Name(), deletedInfix) {
+			errs = append(errs, fmt.Errorf("team folder %s: %w", filepath.Join(root, de.Name()), ErrSymlink))
+			continue
+		}
 		if !de.IsDir() || strings.Contains(de.Name(), deletedInfix) {
 			continue
 		}
@@ -283,6 +290,7 @@ func (ts *Teams) Update(ctx context.Context, name string, fn func(*team.Config) 
 		if err != nil {
 			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
 		}
+		ts.s.sweepTemps(filepath.Dir(path))
 		return c, nil
 	}
 	return team.Config{}, fmt.Errorf("update team %s: %w %d times; another program writes it without the lock", name, errTeamFileChanged, updateTries)

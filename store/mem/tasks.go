@@ -34,6 +34,9 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 	if !t.Status.Valid() {
 		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w: status %q", list, tasklist.ErrInvalid, t.Status)
 	}
+	if err := tasklist.CheckText(t, false); err != nil {
+		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w", list, err)
+	}
 	s := ts.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,6 +116,9 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 	}
 	if !t.Status.Valid() {
 		return 0, fmt.Errorf("put task %s in list %s: %w: status %q", t.ID, list, tasklist.ErrInvalid, t.Status)
+	}
+	if err := tasklist.CheckText(t, false); err != nil {
+		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
 	s := ts.s
 	s.mu.Lock()

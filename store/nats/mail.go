@@ -43,7 +43,7 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	var c team.Config
-	err = s.retry(ctx, "send: look up team "+teamName, func(ctx context.Context) error {
+	err = s.retry(ctx, "send: look up team "+teamName, attemptTimeout, func(ctx context.Context, _ int) error {
 		var err error
 		c, _, err = s.Teams().get(ctx, teamName)
 		return err
@@ -93,7 +93,7 @@ func (s *Store) publish(ctx context.Context, subject, msgID string, data []byte)
 	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	m.Data = data
 	var ack *jetstream.PubAck
-	err := s.retry(ctx, "send "+subject, func(ctx context.Context) error {
+	err := s.retry(ctx, "send "+subject, attemptTimeout, func(ctx context.Context, _ int) error {
 		var err error
 		ack, err = s.js.PublishMsg(ctx, m, jetstream.WithExpectStream(s.mailStream))
 		return err
@@ -102,51 +102,6 @@ func (s *Store) publish(ctx context.Context, subject, msgID string, data []byte)
 		return nil, fmt.Errorf("publish: %w", err)
 	}
 	return ack, nil
-}
-
-// retry runs f with attempts bounded by attemptTimeout, again after a
-// transient failure (see transient), with backoff, until ctx ends. Retries
-// are logged.
-func (s *Store) retry(ctx context.Context, what string, f func(ctx context.Context) error) error {
-	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		err := f(actx)
-		cancel()
-		if err == nil {
-			if attempt > 1 {
-				s.log.Info("nats store: succeeded after retries", "op", what, "attempts", attempt)
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%d attempts, last: %v: %w", attempt, err, context.Cause(ctx))
-		}
-		if !transient(err) {
-			return err
-		}
-		s.log.Warn("nats store: no answer from the server; retrying", "op", what, "attempt", attempt, "err", err)
-		t := time.NewTimer(backoff(attempt, time.Second))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%d attempts, last: %v: %w", attempt, err, context.Cause(ctx))
-		}
-	}
-}
-
-// transient reports whether a failed publish may succeed when retried.
-func transient(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.Code == 503 || apiErr.Code == 408
-	}
-	return errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, natsgo.ErrTimeout) ||
-		errors.Is(err, natsgo.ErrNoResponders) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, natsgo.ErrConnectionReconnecting) ||
-		errors.Is(err, natsgo.ErrDisconnected)
 }
 
 // Read returns agent's messages, oldest first; with unreadOnly, only the

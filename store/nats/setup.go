@@ -91,7 +91,7 @@ func (s *Store) bucket(ctx context.Context, name, desc string, history uint8) (j
 	if err := checkConfig(str.CachedInfo().Config, "bucket "+name, false); err != nil {
 		return nil, nil, err
 	}
-	return kv, str, nil
+	return retryKV{KeyValue: kv, s: s}, str, nil
 }
 
 // stream binds (or creates) the stream of cfg and checks it.

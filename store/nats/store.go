@@ -71,8 +71,10 @@ type Options struct {
 	LockStale time.Duration
 	// ConnectTimeout bounds the first connection. Default 5 s.
 	ConnectTimeout time.Duration
-	// RequestTimeout bounds one JetStream request when ctx has no earlier
-	// deadline. Default 10 s.
+	// RequestTimeout bounds one command (a read, a compare-and-swap
+	// write, a scan) when ctx has no earlier deadline. Within it, a request
+	// cut off by a lost connection or left unanswered is retried, so a
+	// command outlives a server restart shorter than this. Default 10 s.
 	RequestTimeout time.Duration
 	// SendTimeout bounds how long Send retries a publish whose
 	// acknowledgement did not come (server restart, network loss), on top
@@ -116,6 +118,9 @@ type Store struct {
 	ctx    context.Context // lifecycle: canceled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	connMu sync.Mutex
+	lost   chan struct{} // guarded by connMu; closed when the current connection drops
 
 	mu       sync.Mutex
 	closed   bool                  // guarded by mu
@@ -225,11 +230,13 @@ func (s *Store) natsOptions() []natsgo.Option {
 			return backoff(attempts, o.MaxReconnectWait)
 		}),
 		natsgo.DisconnectErrHandler(func(_ *natsgo.Conn, err error) {
+			s.disconnected()
 			if err != nil {
 				s.log.Warn("nats store: disconnected; reconnecting", "err", err)
 			}
 		}),
 		natsgo.ReconnectHandler(func(nc *natsgo.Conn) {
+			s.reconnected()
 			s.log.Info("nats store: reconnected", "server", nc.ConnectedUrlRedacted())
 			s.kickAll()
 		}),

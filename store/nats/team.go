@@ -144,7 +144,16 @@ func (t *Teams) List(ctx context.Context) ([]team.Config, error) {
 
 // scanKV returns the current entries of kv whose keys match filter, in one
 // pass of a watcher, without delete markers.
-func (s *Store) scanKV(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+func (s *Store) scanKV(ctx context.Context, kv jetstream.KeyValue, filter string) (out []jetstream.KeyValueEntry, err error) {
+	// A scan that the connection's loss cut short starts over (see retry).
+	err = s.retry(ctx, "scan "+kv.Bucket()+" "+filter, 0, func(ctx context.Context, _ int) error {
+		out, err = scanOnce(ctx, kv, filter)
+		return err
+	})
+	return out, err
+}
+
+func scanOnce(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
 	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, err

@@ -33,6 +33,8 @@ func runList(t *testing.T, open func(t *testing.T) tasklist.Store) {
 		{"Release", testRelease},
 		{"MetadataMerge", testMetadataMerge},
 		{"DeleteStripsEdges", testDeleteStripsEdges},
+		{"MissingBlockerBlocks", testMissingBlockerBlocks},
+		{"TextChecked", testTextChecked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -312,5 +314,95 @@ func testDeleteStripsEdges(t *testing.T, s tasklist.Store) {
 	}
 	if _, err := l.Update(ctx, "2", tasklist.Update{Status: status(tasklist.StatusDeleted)}); !errors.Is(err, tasklist.ErrNotFound) {
 		t.Errorf("deleting 2 again error = %v; want ErrNotFound", err)
+	}
+}
+
+// testMissingBlockerBlocks removes a blocker through the Store, as a delete
+// that stopped before unlinking it would leave it: a blocker that cannot be
+// read is not known to be finished, so its task stays unclaimable and
+// cannot be completed until a delete of the missing id unlinks it.
+func testMissingBlockerBlocks(t *testing.T, s tasklist.Store) {
+	ctx := t.Context()
+	l := tasklist.New(s, listName)
+	mk(t, l, tasklist.Draft{Subject: "blocker"})
+	mk(t, l, tasklist.Draft{Subject: "blocked", BlockedBy: []string{"1"}})
+	_, rev := mustGet(t, s, listName, "1")
+	if err := s.Delete(ctx, listName, "1", rev); err != nil {
+		t.Fatalf("Store.Delete(1) error: %v", err)
+	}
+
+	if got, err := l.Claim(ctx, "alice"); !errors.Is(err, tasklist.ErrNoneReady) {
+		t.Errorf("Claim(alice) = task %q, %v; want ErrNoneReady (2's blocker is missing)", got.ID, err)
+	}
+	var be *tasklist.BlockedError
+	_, err := l.ClaimTask(ctx, "2", "alice")
+	if !errors.As(err, &be) || !slices.Equal(be.Blockers, []string{"1"}) || !errors.Is(be.Unreadable["1"], tasklist.ErrNotFound) {
+		t.Fatalf("ClaimTask(2, alice) error = %v; want a *BlockedError naming 1 as missing", err)
+	}
+	if !strings.Contains(err.Error(), "#1, which is missing") {
+		t.Errorf("ClaimTask(2, alice) error = %q; want it to say #1 is missing", err)
+	}
+	if _, err := l.Update(ctx, "2", tasklist.Update{Status: status(tasklist.StatusCompleted)}); !errors.As(err, &be) {
+		t.Errorf("completing 2 error = %v; want a *BlockedError", err)
+	}
+	tasks, err := l.Tasks(ctx)
+	if err != nil || len(tasks) != 1 || !slices.Equal(tasks[0].BlockedBy, []string{"1"}) {
+		t.Errorf("Tasks() = %+v, %v; want task 2 still blocked by 1", tasks, err)
+	}
+
+	// Deleting the missing id finishes the interrupted delete.
+	if _, err := l.Update(ctx, "1", tasklist.Update{Status: status(tasklist.StatusDeleted)}); err != nil {
+		t.Fatalf("deleting missing 1 (still named by 2) error = %v; want it to unlink 1", err)
+	}
+	if got, err := l.ClaimTask(ctx, "2", "alice"); err != nil || got.Owner != "alice" {
+		t.Errorf("ClaimTask(2, alice) after unlinking = {Owner %q}, %v; want alice, nil", got.Owner, err)
+	}
+	if _, err := l.Update(ctx, "1", tasklist.Update{Status: status(tasklist.StatusDeleted)}); !errors.Is(err, tasklist.ErrNotFound) {
+		t.Errorf("deleting 1 once more error = %v; want ErrNotFound", err)
+	}
+}
+
+// testTextChecked refuses invalid UTF-8 (which JSON would silently replace)
+// in every write path, and text past MaxTextLen in List's, naming the field.
+func testTextChecked(t *testing.T, s tasklist.Store) {
+	ctx := t.Context()
+	l := tasklist.New(s, listName)
+	long := strings.Repeat("x", tasklist.MaxTextLen+1)
+	refused := []struct {
+		name  string
+		draft tasklist.Draft
+		want  []string // in the error
+	}{
+		{"bad subject", tasklist.Draft{Subject: "a\xffb"}, []string{"subject", "UTF-8"}},
+		{"bad description", tasklist.Draft{Subject: "s", Description: "\xc3"}, []string{"description", "UTF-8"}},
+		{"long subject", tasklist.Draft{Subject: long}, []string{"subject", fmt.Sprint(tasklist.MaxTextLen)}},
+		{"long description", tasklist.Draft{Subject: "s", Description: long}, []string{"description", fmt.Sprint(tasklist.MaxTextLen)}},
+	}
+	for _, tt := range refused {
+		_, err := l.Create(ctx, tt.draft)
+		if !errors.Is(err, tasklist.ErrInvalid) {
+			t.Errorf("Create(%s) error = %v; want ErrInvalid", tt.name, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Create(%s) error = %q; want it to mention %q", tt.name, err, w)
+			}
+		}
+	}
+	if tasks, _ := l.Tasks(ctx); len(tasks) != 0 {
+		t.Errorf("refused creates stored %d tasks", len(tasks))
+	}
+	mk(t, l, tasklist.Draft{Subject: "fine"})
+	if _, err := l.Update(ctx, "1", tasklist.Update{Description: ptr(long)}); !errors.Is(err, tasklist.ErrInvalid) || !strings.Contains(err.Error(), "description") {
+		t.Errorf("Update(description too long) error = %v; want ErrInvalid naming description", err)
+	}
+	task, rev := mustGet(t, s, listName, "1")
+	task.Subject = "bad \xfe"
+	if _, err := s.Put(ctx, listName, task, rev); !errors.Is(err, tasklist.ErrInvalid) || !strings.Contains(err.Error(), "subject") {
+		t.Errorf("Store.Put(invalid UTF-8 subject) error = %v; want ErrInvalid naming subject", err)
+	}
+	if _, _, err := s.Create(ctx, listName, tasklist.Task{Subject: "ok", Description: "\xff"}); !errors.Is(err, tasklist.ErrInvalid) {
+		t.Errorf("Store.Create(invalid UTF-8 description) error = %v; want ErrInvalid", err)
 	}
 }

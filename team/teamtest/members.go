@@ -215,3 +215,38 @@ func testConcurrentAddMember(t *testing.T, s stores) {
 		}
 	}
 }
+
+// testAddMemberSharedInbox refuses a member whose inbox file would be that
+// of a member already on the roster: a name another program stored that
+// sanitizes to the same file name, or differs only in case.
+func testAddMemberSharedInbox(t *testing.T, s stores) {
+	ctx := t.Context()
+	create(t, s, "crew")
+	// Written by another program: not a name troupe would accept.
+	if _, err := s.teams.Update(ctx, "crew", func(c *team.Config) error {
+		c.Members = append(c.Members, team.Member{Name: "a.b", AgentID: "a.b@crew"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a-b", "A-B", "a_b"} {
+		_, err := team.AddMember(ctx, s.teams, "crew", team.Member{Name: name}, time.Now())
+		shared := name != "a_b"
+		if refused := errors.Is(err, team.ErrMemberExists); refused != shared {
+			t.Errorf("AddMember(%s) with a.b on the roster = %v; want refused %v", name, err, shared)
+		}
+		if shared && (err == nil || !strings.Contains(err.Error(), "a-b.json")) {
+			t.Errorf("AddMember(%s) error = %v; want it to name the shared inbox file a-b.json", name, err)
+		}
+	}
+	c, err := s.teams.Get(ctx, "crew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := c.CheckMembers()
+	for i, m := range c.Members {
+		if invalid := problems[i] != nil; invalid != (m.Name == "a.b") {
+			t.Errorf("CheckMembers: %s invalid = %v (%v); want only a.b invalid", m.Name, invalid, problems[i])
+		}
+	}
+}

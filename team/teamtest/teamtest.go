@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) (team.Store, mailbox.Store, taskl
 		{"StoreErrors", testStoreErrors},
 		{"AddMember", testAddMember},
 		{"AddMemberRefused", testAddMemberRefused},
+		{"AddMemberSharedInbox", testAddMemberSharedInbox},
 		{"Colors", testColors},
 		{"UpdateMember", testUpdateMember},
 		{"SetActive", testSetActive},

@@ -1,0 +1,198 @@
+package nats
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// How a command survives a server restart.
+//
+// A request sent just before the connection drops is never answered: its
+// reply is lost with the server. Every request therefore runs as an attempt
+// that ends when the connection is lost (or after attemptTimeout, for a
+// server that stops answering without closing the connection), and a
+// transient failure is retried, with backoff, until the command's own
+// deadline (RequestTimeout, or SendTimeout for Send). A command whose server
+// is back within its deadline succeeds.
+//
+// A retried write may find that its earlier attempt did land (the request
+// reached the server; only the reply was lost): the key then exists, or is
+// past the expected revision. The KV wrapper reads the key back and counts
+// the write as done when it holds exactly the bytes written, so a retry
+// neither fails with a false conflict nor writes twice.
+
+// errConnLost ends an attempt whose connection dropped.
+var errConnLost = errors.New("nats connection lost")
+
+// connLost returns a channel closed when the current connection drops.
+func (s *Store) connLost() <-chan struct{} {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.lost == nil {
+		s.lost = make(chan struct{})
+	}
+	return s.lost
+}
+
+// disconnected closes the channel of the connection that dropped.
+func (s *Store) disconnected() {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.lost == nil {
+		s.lost = make(chan struct{})
+	}
+	select {
+	case <-s.lost:
+	default:
+		close(s.lost)
+	}
+}
+
+// reconnected starts a fresh channel for the new connection.
+func (s *Store) reconnected() {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	select {
+	case <-s.lost:
+		s.lost = make(chan struct{})
+	default:
+	}
+}
+
+// retry runs f until it succeeds, fails for good, or ctx ends. Each attempt
+// gets a ctx that ends when the connection drops or, if timeout > 0, after
+// timeout. A transient failure (see transient) is retried after a backoff;
+// retries are logged. f learns its attempt number, counted from 1.
+func (s *Store) retry(ctx context.Context, what string, timeout time.Duration, f func(ctx context.Context, attempt int) error) error {
+	for attempt := 1; ; attempt++ {
+		err, lost := s.attempt(ctx, timeout, func(actx context.Context) error { return f(actx, attempt) })
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("nats store: succeeded after retries", "op", what, "attempts", attempt)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%d attempts, last: %v: %w", attempt, err, context.Cause(ctx))
+		}
+		if !lost && !transient(err) {
+			return err
+		}
+		s.log.Warn("nats store: no answer from the server; retrying", "op", what, "attempt", attempt, "err", err)
+		t := time.NewTimer(backoff(attempt, time.Second))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%d attempts, last: %v: %w", attempt, err, context.Cause(ctx))
+		}
+	}
+}
+
+// attempt runs f once with a ctx that ends with ctx, when the connection
+// drops, or after timeout (if > 0); lost reports a dropped connection.
+func (s *Store) attempt(ctx context.Context, timeout time.Duration, f func(context.Context) error) (err error, lost bool) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if timeout > 0 {
+		var stop context.CancelFunc
+		actx, stop = context.WithTimeout(actx, timeout)
+		defer stop()
+	}
+	gone := s.connLost()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-gone:
+			cancel(errConnLost)
+		case <-done:
+		}
+	}()
+	err = f(actx)
+	return err, err != nil && errors.Is(context.Cause(actx), errConnLost)
+}
+
+// transient reports whether a failed request may succeed when retried.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 503 || apiErr.Code == 408
+	}
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, errConnLost) ||
+		errors.Is(err, natsgo.ErrTimeout) ||
+		errors.Is(err, natsgo.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, natsgo.ErrConnectionReconnecting) ||
+		errors.Is(err, natsgo.ErrDisconnected)
+}
+
+// retryKV is a KeyValue whose Get, Create, Update and Delete retry as
+// retry does, each attempt bounded by attemptTimeout.
+type retryKV struct {
+	jetstream.KeyValue
+	s *Store
+}
+
+func (kv retryKV) Get(ctx context.Context, key string) (e jetstream.KeyValueEntry, err error) {
+	err = kv.s.retry(ctx, "get "+key, attemptTimeout, func(ctx context.Context, _ int) error {
+		e, err = kv.KeyValue.Get(ctx, key)
+		return err
+	})
+	return e, err
+}
+
+func (kv retryKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (rev uint64, err error) {
+	err = kv.s.retry(ctx, "create "+key, attemptTimeout, func(ctx context.Context, attempt int) error {
+		rev, err = kv.KeyValue.Create(ctx, key, value, opts...)
+		if attempt > 1 && isConflict(err) {
+			if r, ok := kv.landed(ctx, key, value, 0); ok {
+				rev, err = r, nil
+			}
+		}
+		return err
+	})
+	return rev, err
+}
+
+func (kv retryKV) Update(ctx context.Context, key string, value []byte, last uint64) (rev uint64, err error) {
+	err = kv.s.retry(ctx, "update "+key, attemptTimeout, func(ctx context.Context, attempt int) error {
+		rev, err = kv.KeyValue.Update(ctx, key, value, last)
+		if attempt > 1 && (isConflict(err) || isWrongSequence(err)) {
+			if r, ok := kv.landed(ctx, key, value, last); ok {
+				rev, err = r, nil
+			}
+		}
+		return err
+	})
+	return rev, err
+}
+
+func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
+	return kv.s.retry(ctx, "delete "+key, attemptTimeout, func(ctx context.Context, attempt int) error {
+		err := kv.KeyValue.Delete(ctx, key, opts...)
+		if attempt > 1 && (isConflict(err) || isWrongSequence(err)) {
+			if _, gerr := kv.KeyValue.Get(ctx, key); errors.Is(gerr, jetstream.ErrKeyNotFound) {
+				return nil // the earlier attempt deleted it
+			}
+		}
+		return err
+	})
+}
+
+// landed reports whether key holds exactly value at a revision after last:
+// an earlier attempt of this write, whose reply was lost, stored it.
+func (kv retryKV) landed(ctx context.Context, key string, value []byte, last uint64) (uint64, bool) {
+	e, err := kv.KeyValue.Get(ctx, key)
+	if err != nil || e.Revision() <= last || !bytes.Equal(e.Value(), value) {
+		return 0, false
+	}
+	return e.Revision(), true
+}
