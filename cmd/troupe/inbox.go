@@ -153,6 +153,12 @@ func (a *app) inboxReadCommand() *cobra.Command {
 					msgs = []mailbox.Message{}
 				}
 				err = a.printJSON(msgs)
+			} else if len(msgs) == 0 {
+				what := "no messages"
+				if unread {
+					what = "no unread messages"
+				}
+				_, err = fmt.Fprintf(a.Stdout, "%s in the inbox of %s\n", what, cell(agent))
 			} else {
 				w := a.table()
 				row(w, "TIME", "FROM", "STATUS", "MESSAGE")

@@ -60,6 +60,8 @@ func (a *app) taskListCommand() *cobra.Command {
 					tasks = []tasklist.Task{}
 				}
 				err = a.printJSON(tasks)
+			} else if len(tasks) == 0 {
+				_, err = fmt.Fprintln(a.Stdout, "no tasks")
 			} else {
 				w := a.table()
 				row(w, "ID", "STATUS", "OWNER", "BLOCKED BY", "SUBJECT")

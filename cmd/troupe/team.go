@@ -46,6 +46,8 @@ func (a *app) teamListCommand() *cobra.Command {
 					teams = []team.Config{}
 				}
 				err = a.printJSON(teams)
+			} else if len(teams) == 0 {
+				_, err = fmt.Fprintln(a.Stdout, "no teams (create one with troupe team create NAME)")
 			} else {
 				w := a.table()
 				row(w, "NAME", "MEMBERS", "CREATED", "DESCRIPTION")
@@ -245,6 +247,9 @@ claimed by it.`,
 				return err
 			}
 			m.Name = args[1]
+			if old, ok := c.Member(m.Name); ok {
+				return a.updateMember(cmd, s.Teams, c.Name, *old, m)
+			}
 			idle := false
 			m.IsActive = &idle
 			added, err := team.AddMember(ctx, s.Teams, c.Name, m, a.Now())
@@ -264,6 +269,42 @@ claimed by it.`,
 	f.StringVar(&m.AgentType, "agent-type", "", "agent `TYPE`, such as general-purpose")
 	f.StringVar(&m.Cwd, "cwd", "", "working `DIR` (default: the current one)")
 	return cmd
+}
+
+// updateMember is team add for an existing member: the flags given change
+// it ("updated"); with none, the command refuses, naming the member, rather
+// than report an add that changed nothing.
+func (a *app) updateMember(cmd *cobra.Command, teams team.Store, teamName string, old, m team.Member) error {
+	var changes []string
+	set := func(flag string, dst *string, v string) {
+		if cmd.Flags().Changed(flag) && *dst != v {
+			*dst = v
+			changes = append(changes, flag+" "+cell(v))
+		}
+	}
+	if !slices.ContainsFunc([]string{"model", "color", "agent-type", "cwd"}, cmd.Flags().Changed) {
+		return fmt.Errorf("team add: %s is already a member of team %s (%s, color %s, model %s); give --model, --color, --agent-type or --cwd to change it",
+			cell(old.Name), cell(teamName), cell(old.AgentID), cell(old.Color), cell(old.Model))
+	}
+	updated, err := team.UpdateMember(cmd.Context(), teams, teamName, old.Name, func(mm *team.Member) error {
+		set("model", &mm.Model, m.Model)
+		set("color", &mm.Color, m.Color)
+		set("agent-type", &mm.AgentType, m.AgentType)
+		set("cwd", &mm.Cwd, m.Cwd)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return a.printJSON(updated)
+	}
+	if len(changes) == 0 {
+		_, err = fmt.Fprintf(a.Stdout, "%s in team %s already has those settings; nothing changed\n", updated.AgentID, cell(teamName))
+		return err
+	}
+	_, err = fmt.Fprintf(a.Stdout, "updated %s in team %s: %s\n", updated.AgentID, cell(teamName), strings.Join(changes, ", "))
+	return err
 }
 
 // checkColor refuses a --color outside the palette; "" means the default.

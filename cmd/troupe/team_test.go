@@ -13,8 +13,8 @@ import (
 
 func TestTeamCommands(t *testing.T) {
 	forEachStore(t, func(t *testing.T, h *harness) {
-		if out := h.ok("team", "list"); strings.Count(out, "\n") != 1 {
-			t.Errorf("team list on an empty home printed %q; want only the header", out)
+		if out := h.ok("team", "list"); !strings.HasPrefix(out, "no teams") {
+			t.Errorf("team list on an empty home printed %q; want no teams", out)
 		}
 		var created team.Config
 		h.json(&created, "team", "create", "My Team", "-d", "builds things")
@@ -30,6 +30,16 @@ func TestTeamCommands(t *testing.T) {
 		out := h.ok("team", "add", "My Team", "alice", "--model", "opus", "--agent-type", "general-purpose", "--cwd", src)
 		if !strings.Contains(out, "alice@my-team") {
 			t.Errorf("team add printed %q; want the agent id", out)
+		}
+		// Adding an existing member: refused without changes, an update with them.
+		if err := h.fail("team", "add", "my-team", "alice"); !strings.Contains(err.Error(), "alice is already a member of team my-team (alice@my-team") {
+			t.Errorf("team add of an existing member: %v", err)
+		}
+		if out := h.ok("team", "add", "my-team", "alice", "--model", "sonnet"); out != "updated alice@my-team in team my-team: model sonnet\n" {
+			t.Errorf("team add of an existing member with --model printed %q", out)
+		}
+		if out := h.ok("team", "add", "my-team", "alice", "--model", "opus"); !strings.HasPrefix(out, "updated") {
+			t.Errorf("team add back to opus printed %q", out)
 		}
 		var bob team.Member
 		h.json(&bob, "team", "add", "my-team", "bob", "--color", "green")
