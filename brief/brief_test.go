@@ -178,7 +178,9 @@ func TestEnvironment(t *testing.T) {
 	}
 	env := Environment{Cwd: "/w", Model: "m-1", Now: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC),
 		Getenv: func(k string) string { return map[string]string{"SHELL": "/bin/zsh"}[k] },
-		Git:    func(context.Context, string) (Git, error) { return Git{Repo: true, Branch: "main", Status: status}, nil }}
+		Git: func(context.Context, string) (Git, error) {
+			return Git{Repo: true, Branch: "main", Status: status}, nil
+		}}
 	text := env.Render(context.Background())
 	for _, want := range []string{"Working folder: /w\n", "Shell: /bin/zsh\n", "Today's date: 2026-12-03 (Thursday)\n", "Model: m-1\n",
 		"Git repository: yes, on branch main\n", "?? f39\n", "... and 5 more\n"} {
@@ -205,5 +207,46 @@ func TestBuild(t *testing.T) {
 	s := Build("ROLE", NewLoader(Options{Cwd: cwd}).Start(), "ENV")
 	if !strings.HasPrefix(s.Stable, "ROLE\n\n<project-instructions>") || !strings.Contains(s.Stable, "RULES") || s.Volatile != "ENV" {
 		t.Errorf("Build = %+v", s)
+	}
+}
+
+func TestSkillsPrecedence(t *testing.T) {
+	root := t.TempDir()
+	proj, home := filepath.Join(root, "p"), filepath.Join(root, "h")
+	write(t, filepath.Join(proj, ".claude", "skills", "lint", "SKILL.md"), "---\ndescription: project lint\n---\nP")
+	write(t, filepath.Join(home, ".claude", "skills", "lint", "SKILL.md"), "---\ndescription: user lint\n---\nU")
+	write(t, filepath.Join(home, ".claude", "skills", "Bad Name", "SKILL.md"), "---\ndescription: x\n---\n")
+	write(t, filepath.Join(home, ".claude", "skills", "nodesc", "SKILL.md"), "body only")
+	skills, err := LoadSkills(SkillDirs(proj, home, ""))
+	if len(skills) != 1 || skills[0].Description != "project lint" || skills[0].Body != "P" {
+		t.Errorf("skills %+v; want the project's lint only", skills)
+	}
+	if err == nil || !strings.Contains(err.Error(), `name "Bad Name"`) || !strings.Contains(err.Error(), "nodesc/SKILL.md: no description") {
+		t.Errorf("errors: %v", err)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	for _, tt := range []struct {
+		prompt, name, args string
+		ok                 bool
+	}{
+		{"/review main", "review", "main", true},
+		{"  /fix:issue 42 'two words'", "fix:issue", "42 'two words'", true},
+		{"/etc/hosts is broken", "", "", false},
+		{"fix /this", "", "", false},
+		{"/help\nmore", "help", "more", true},
+	} {
+		name, args, ok := SplitCommand(tt.prompt)
+		if name != tt.name || args != tt.args || ok != tt.ok {
+			t.Errorf("SplitCommand(%q) = %q, %q, %v", tt.prompt, name, args, ok)
+		}
+	}
+	c := Command{Body: "Fix #$1 ($2) with $ARGUMENTS; $3 is empty.\n"}
+	if got := c.Expand(`42 "two words"`); got != `Fix #42 (two words) with 42 "two words";  is empty.` {
+		t.Errorf("Expand = %q", got)
+	}
+	if got := (Command{Body: "Review the branch."}).Expand("main"); got != "Review the branch.\n\nARGUMENTS: main" {
+		t.Errorf("Expand without placeholders = %q", got)
 	}
 }

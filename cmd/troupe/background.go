@@ -314,6 +314,9 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
 	base := append(fs.All(fs.Config{Root: cwd}), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
+	if st := o.ac.skillTool(); st != nil {
+		base = append(base, st) // sub-agents get it too
+	}
 	parent, _ := tool.NewRegistry(base...) // the names are unique
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote,
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {

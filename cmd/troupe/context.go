@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +20,9 @@ import (
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/tool"
+
+	skilltool "github.com/troupe-dev/troupe/tool/skill"
 )
 
 // agentContext is what the agents of one process are told besides their
@@ -28,6 +33,7 @@ type agentContext struct {
 	model  string
 	loader *brief.Loader // nil with --no-project-instructions
 	instr  *brief.Instructions
+	skills []brief.Skill
 	now    func() time.Time
 	getenv func(string) string
 }
@@ -38,15 +44,21 @@ type agentContext struct {
 // read without asking.
 func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *agentContext {
 	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv}
+	userHome, troupeHome := a.userHomes()
+	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, userHome, troupeHome))
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "troupe: warning: %v\n", termtext.Clean(err.Error()))
+	}
+	ac.skills = skills
 	if off {
 		return ac
 	}
 	var user []string
-	if h, err := a.HomeDir(); err == nil && h != "" {
-		user = append(user, filepath.Join(h, ".claude", "CLAUDE.md"))
+	if userHome != "" {
+		user = append(user, filepath.Join(userHome, ".claude", "CLAUDE.md"))
 	}
-	if th, err := a.home(); err == nil {
-		user = append(user, filepath.Join(th, "AGENTS.md"))
+	if troupeHome != "" {
+		user = append(user, filepath.Join(troupeHome, "AGENTS.md"))
 	}
 	opts := brief.Options{Cwd: cwd, UserFiles: user}
 	if appr != nil {
@@ -72,7 +84,65 @@ func (ac *agentContext) system(role string, vars brief.Vars, custom string) (str
 			return "", err
 		}
 	}
-	return brief.Build(text, ac.instr, "").Stable, nil
+	stable := brief.Build(text, ac.instr, "").Stable
+	if list := brief.RenderSkills(ac.skills); list != "" {
+		stable += "\n\n" + list
+	}
+	return stable, nil
+}
+
+// skillTool returns the Skill tool over the context's skills, nil when
+// there are none.
+func (ac *agentContext) skillTool() tool.Tool {
+	if ac == nil || len(ac.skills) == 0 {
+		return nil
+	}
+	var ss []skilltool.Skill
+	for _, s := range ac.skills {
+		ss = append(ss, skilltool.Skill{Name: s.Name, Description: s.Description, Dir: s.Dir(), Body: s.Body, AllowedTools: s.AllowedTools})
+	}
+	return skilltool.New(ss)
+}
+
+// userHomes returns the user's home and troupe's home, "" for one that
+// cannot be found.
+func (a *app) userHomes() (user, troupe string) {
+	if h, err := a.HomeDir(); err == nil {
+		user = h
+	}
+	if th, err := a.home(); err == nil {
+		troupe = th
+	}
+	return user, troupe
+}
+
+// expandCommand turns a prompt that calls a custom slash command ("/name
+// args", from .claude/commands or .troupe/commands in the project or the
+// user's home) into the command's prompt; its model is used when --model
+// is not given. A prompt not shaped like a command is returned as is; an
+// unknown command is an error listing the known ones.
+func (a *app) expandCommand(h *headless, cwd, prompt string) (string, error) {
+	name, args, ok := brief.SplitCommand(prompt)
+	if !ok {
+		return prompt, nil
+	}
+	userHome, troupeHome := a.userHomes()
+	cmds, err := brief.LoadCommands(brief.CommandDirs(cwd, userHome, troupeHome))
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "troupe: warning: %v\n", termtext.Clean(err.Error()))
+	}
+	c, found := cmds[name]
+	if !found {
+		names := slices.Sorted(maps.Keys(cmds))
+		if len(names) == 0 {
+			return "", usagef("/%s: no such command (custom commands are .md files in .claude/commands or .troupe/commands, here or in your home; there are none)", name)
+		}
+		return "", usagef("/%s: no such command; the commands here are /%s", name, strings.Join(names, ", /"))
+	}
+	if c.Model != "" && h.model == "" {
+		h.model = c.Model
+	}
+	return c.Expand(args), nil
 }
 
 // environment is agent.Config.Environment: the environment block, read

@@ -103,3 +103,46 @@ func writeFile2(t *testing.T, path, content string) {
 	}
 	writeFile(t, path, content)
 }
+
+// Skills and custom commands: the skill list reaches the model and a
+// Skill call returns the body; "/name args" runs the command's prompt
+// with its arguments substituted.
+func TestSkillsAndCommands(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "proj")
+	writeFile2(t, filepath.Join(cwd, ".claude", "skills", "release", "SKILL.md"), "---\nname: release\ndescription: Cut a release of this project\nallowed-tools: Read, Bash(git tag:*)\n---\nRELEASE-STEPS: tag, then push.\n")
+	writeFile2(t, filepath.Join(cwd, ".claude", "skills", "broken", "SKILL.md"), "---\nname: broken\n")
+	writeFile2(t, filepath.Join(cwd, ".troupe", "commands", "fix", "issue.md"), "---\ndescription: Fix an issue\n---\nFix issue #$1 ($ARGUMENTS) and run the tests.\n")
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+		llmtest.AnthropicToolCall("toolu_s", "Skill", `{"skill": "release"}`),
+		llmtest.AnthropicText("done"),
+	))
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] },
+		HomeDir: func() (string, error) { return filepath.Join(root, "home"), nil }}
+	if err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(root, "th"), "--cwd", cwd, "/fix:issue 42 urgent"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), filepath.Join(cwd, ".claude", "skills", "broken", "SKILL.md")+":1: the front matter has no closing --- line") {
+		t.Errorf("the malformed skill is not reported with its file and line:\n%s", errOut.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	sys := reqs[0].System[0].Text
+	if !strings.Contains(sys, "<skills>") || !strings.Contains(sys, "- release: Cut a release of this project") || strings.Contains(sys, "broken") {
+		t.Errorf("the skill list in the system prompt:\n%s", sys)
+	}
+	if !strings.Contains(string(reqs[0].Body), "Fix issue #42 (42 urgent) and run the tests.") {
+		t.Errorf("the command's prompt did not reach the model: %s", reqs[0].Body)
+	}
+	if !strings.Contains(string(reqs[1].Body), "RELEASE-STEPS: tag, then push.") {
+		t.Errorf("the Skill call did not return the body")
+	}
+	err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(root, "th"), "--cwd", cwd, "/nosuch x"})
+	if err == nil || !strings.Contains(err.Error(), "/nosuch: no such command; the commands here are /fix:issue") {
+		t.Errorf("an unknown command: %v", err)
+	}
+}

@@ -147,6 +147,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return usagef("--cwd %s: not a folder", cwd)
 	}
+	if prompt, err = a.expandCommand(h, cwd, prompt); err != nil { // context.go: "/name args"
+		return err
+	}
 	if !h.coordinator && a.Getenv(coordinator.EnvMode) == "" && a.Getenv(coordinator.EnvClaudeMode) == "" { // the settings' coordinatorMode, below the flag and the variable
 		home, err := a.home()
 		if err != nil {

@@ -75,6 +75,9 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 			}
 		}
 	}
+	// Loading a skill (the Skill tool) only reads its file; a deny or ask
+	// rule for Skill still wins over this.
+	p.Allow = append(p.Allow, permission.Rule{Tool: "Skill", Source: "built-in (loading a skill only reads it)"})
 	dirs := append([]string(nil), s.Dirs...)
 	for _, d := range h.addDirs {
 		abs := d
