@@ -262,7 +262,7 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	}
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
-	base := append(fs.All(fs.Config{Root: cwd}), newBash(""),
+	base := append(fs.All(fileConfig(cwd, o.approver)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
 	parent, _ := tool.NewRegistry(base...) // the names are unique
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote,
@@ -283,4 +283,23 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}, nil
 		}})
 	return append(base, at), agenttool.NewSendMessage(at)
+}
+
+// pathJudge is the part of a permission layer the file tools consult
+// after the approval (approve.Approver and swarm.Approver have it).
+type pathJudge interface {
+	Confine(tool, abs, real string) error
+	Withholds(abs string) bool
+}
+
+// fileConfig returns the file tools' configuration for an agent rooted
+// at cwd whose calls ap approves: the tools check the real path of what
+// they open with ap and keep what its Read deny rules cover out of Glob
+// and Grep results.
+func fileConfig(cwd string, ap agent.Approver) fs.Config {
+	cfg := fs.Config{Root: cwd}
+	if j, ok := ap.(pathJudge); ok {
+		cfg.Confine, cfg.Withhold = j.Confine, j.Withholds
+	}
+	return cfg
 }
