@@ -40,6 +40,7 @@ func (p Policy) checkBash(req Request) Decision {
 	}
 	env := pathEnv{cwd: req.Cwd, home: p.Home, dirs: req.Dirs}
 	reads, writes := touched(s, env)
+	writes = append(writes, written(s, env)...)
 	if r, f := p.pathRule(p.Deny, req, reads, writes); r != nil {
 		return decide(Deny, r, "%s denied by rule %s", f, r)
 	}
@@ -62,6 +63,11 @@ func (p Policy) checkBash(req Request) Decision {
 			case "cd", "pushd", "popd":
 				changesDir = true
 			}
+		}
+	}
+	if req.Mode != ModePlan {
+		if why := p.protectedWrites(writes, changesDir); why != "" {
+			return decide(Ask, nil, "%s", why)
 		}
 	}
 	var (
@@ -98,7 +104,7 @@ func (p Policy) checkBash(req Request) Decision {
 func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir bool) Decision {
 	plan := req.Mode == ModePlan
 	show := c.String()
-	writes := false
+	var writes []string // the files its redirections write
 	for _, r := range c.Redirects {
 		if r.Dup {
 			continue
@@ -107,11 +113,14 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 			return decide(Ask, nil, "%q redirects to %s, expanded at run time", show, r.Target.Value)
 		}
 		t, ok := resolve(r.Target.Value, env.cwd, env.home)
-		if !ok || !(inside(t, env.cwd, env.dirs) || deviceFile(t)) {
+		if ok && deviceFile(t) {
+			continue
+		}
+		if !ok || !p.insideReal(p.real(t), req) {
 			return decide(Ask, nil, "%q redirects to %s outside the working directories", show, r.Target.Value)
 		}
-		if r.Write && !deviceFile(t) {
-			writes = true
+		if r.Write {
+			writes = append(writes, t)
 			if plan {
 				return decide(Ask, nil, "plan mode: %q writes %s", show, r.Target.Value)
 			}
@@ -129,8 +138,8 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 		if hazard != "" {
 			return decide(Ask, nil, "%s", hazard)
 		}
-		if writes {
-			return decide(Ask, nil, "%q writes a file", show)
+		if why := p.redirectWrites(req, writes); why != "" {
+			return decide(Ask, nil, "%q %s", show, why)
 		}
 		return decide(Allow, nil, "%q runs nothing", show)
 	}
@@ -162,6 +171,9 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 		why = "the script changes directory"
 	default:
 		ro, why = readOnly(words, env)
+		if ro {
+			ro, why = p.readsInside(c, req, env)
+		}
 	}
 	if plan {
 		if ro {
@@ -176,14 +188,20 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 		return decide(Ask, nil, "%s", hazard)
 	}
 	r, unsafe := allowRule(p.Allow, words)
-	if r != nil {
+	if r != nil || ro {
+		// The rule or the read-only judgement covers the command, not
+		// the files its redirections write.
+		if why := p.redirectWrites(req, writes); why != "" {
+			return decide(Ask, nil, "%q %s", show, why)
+		}
+	}
+	switch {
+	case r != nil:
 		return decide(Allow, r, "%q allowed by rule %s", show, r)
-	}
-	if ro && !writes {
+	case ro && len(writes) == 0:
 		return decide(Allow, nil, "%q is read-only", show)
-	}
-	if ro && req.Mode == ModeAcceptEdits {
-		return decide(Allow, nil, "acceptEdits mode: %q writes inside the working directories", show)
+	case ro:
+		return decide(Allow, nil, "%q is read-only and may write its redirections inside the working directories", show)
 	}
 	if unsafe != "" {
 		return decide(Ask, nil, "%q: option %s may write or run programs, which a prefix rule does not cover", show, unsafe)
@@ -423,19 +441,91 @@ func touched(s Script, env pathEnv) (reads, writes []string) {
 }
 
 // pathRule returns the first of rules that matches a read (as Read) or a
-// write (as Edit).
+// write (as Edit), as written or where it really points.
 func (p Policy) pathRule(rules []Rule, req Request, reads, writes []string) (*Rule, string) {
 	for i := range rules {
 		for _, f := range reads {
-			if p.matchTool(rules[i], Request{Tool: "Read", Cwd: req.Cwd}, target{path: f}, true) {
+			if p.matchTool(rules[i], Request{Tool: "Read", Cwd: req.Cwd}, target{path: f, real: p.real(f)}, true) {
 				return &rules[i], f
 			}
 		}
 		for _, f := range writes {
-			if p.matchTool(rules[i], Request{Tool: "Edit", Cwd: req.Cwd}, target{path: f}, true) {
+			if p.matchTool(rules[i], Request{Tool: "Edit", Cwd: req.Cwd}, target{path: f, real: p.real(f)}, true) {
 				return &rules[i], f
 			}
 		}
 	}
 	return nil, ""
+}
+
+// written returns the files that the commands of s visibly write through
+// their arguments (see writtenArgs), made absolute.
+func written(s Script, env pathEnv) []string {
+	var out []string
+	for _, c := range s.Commands {
+		for _, w := range writtenArgs(c) {
+			if !w.Literal || w.Value == "" {
+				continue
+			}
+			if f, ok := resolve(w.Value, env.cwd, env.home); ok && !deviceFile(f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// protectedWrites reports why a script that writes the files writes must
+// ask whatever rules and mode say, or "": one of them is protected, as
+// written or where it really points, or the script changes directory so
+// that the files cannot be judged.
+func (p Policy) protectedWrites(writes []string, changesDir bool) string {
+	for _, f := range writes {
+		if why := p.protectedWrite(f); why != "" {
+			return "writing a protected path needs approval in every mode: " + why
+		}
+	}
+	if changesDir && len(writes) > 0 {
+		return "the script changes directory, so the files it writes cannot be judged"
+	}
+	return ""
+}
+
+// redirectWrites reports why the files a command's redirections write
+// (inside the working directories, already checked) need approval, or ""
+// when acceptEdits mode or an Edit allow rule covers every one.
+func (p Policy) redirectWrites(req Request, writes []string) string {
+	if len(writes) == 0 || req.Mode == ModeAcceptEdits {
+		return ""
+	}
+	for _, f := range writes {
+		t := target{path: f, real: p.real(f)}
+		covered := false
+		for i := range p.Allow {
+			if p.matchTool(p.Allow[i], Request{Tool: "Edit", Cwd: req.Cwd}, t, false) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			return "writes " + f + ": a redirection is a write, which needs acceptEdits mode or an Edit rule"
+		}
+	}
+	return ""
+}
+
+// readsInside checks the file arguments of a read-only command c where
+// they really point: a link inside the working directories that leads
+// outside makes it need approval.
+func (p Policy) readsInside(c Command, req Request, env pathEnv) (bool, string) {
+	if p.Realpath == nil {
+		return true, ""
+	}
+	reads, _ := touched(Script{Commands: []Command{{Args: c.Args}}}, env)
+	for _, f := range reads {
+		if r := p.real(f); !p.insideReal(r, req) {
+			return false, "reads " + f + ", which leads outside the working directories (" + r + ")"
+		}
+	}
+	return true, ""
 }

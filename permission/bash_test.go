@@ -195,7 +195,14 @@ func TestBashDecisions(t *testing.T) {
 		{name: "read-only grep quoted glob", cmd: "grep -rn 'TODO' --include='*.go' .", want: permission.Allow},
 		{name: "dev null redirect", cmd: "ls nothing 2>/dev/null", want: permission.Allow},
 		{name: "dup redirect", cmd: "git status 2>&1 | head -5", want: permission.Allow},
-		{name: "write redirect inside with rule", allow: []string{"Bash(npm test)"}, cmd: "npm test > out.log 2>&1", want: permission.Allow},
+		{name: "allow rule does not cover its redirection", allow: []string{"Bash(npm test)"}, cmd: "npm test > out.log 2>&1", want: permission.Ask},
+		{name: "allow rule does not cover a redirection into src", allow: []string{"Bash(npm test)"}, cmd: "npm test > src/a.go", want: permission.Ask},
+		{name: "allow rule and acceptEdits cover a redirection inside", allow: []string{"Bash(npm test)"}, cmd: "npm test > out.log 2>&1", mode: permission.ModeAcceptEdits, want: permission.Allow},
+		{name: "allow rule and Edit rule cover a redirection", allow: []string{"Bash(npm test)", "Edit(./out.log)"}, cmd: "npm test > out.log", want: permission.Allow},
+		{name: "Edit rule for another file does not cover a redirection", allow: []string{"Bash(npm test)", "Edit(./logs/**)"}, cmd: "npm test > out.log", want: permission.Ask},
+		{name: "allow rule with dev null redirection", allow: []string{"Bash(npm test)"}, cmd: "npm test > /dev/null 2>&1", want: permission.Allow},
+		{name: "allow rule with outside redirection", allow: []string{"Bash(npm test)"}, cmd: "npm test > /tmp/x", mode: permission.ModeAcceptEdits, want: permission.Ask},
+		{name: "bare redirection in acceptEdits", cmd: "> out.txt", mode: permission.ModeAcceptEdits, want: permission.Allow},
 		{name: "write redirect read-only cmd asks", cmd: "ls > out.txt", want: permission.Ask},
 		{name: "write redirect plan asks", allow: []string{"Bash(npm test)"}, cmd: "ls > out.txt", mode: permission.ModePlan, want: permission.Ask},
 		{name: "harmless assign", allow: []string{"Bash(npm test)"}, cmd: "CI=1 npm test", want: permission.Allow},
@@ -238,6 +245,69 @@ func TestBashDecisions(t *testing.T) {
 			}
 			if tt.rule != "" && (d.Rule == nil || d.Rule.String() != tt.rule) {
 				t.Errorf("Check(%q).Rule = %v; want %s", tt.cmd, d.Rule, tt.rule)
+			}
+		})
+	}
+}
+
+// TestBashProtectedWrites checks that commands visibly writing protected
+// paths ask whatever allow rules and acceptEdits say, but for
+// bypassPermissions.
+func TestBashProtectedWrites(t *testing.T) {
+	all := []string{"Bash", "Edit"}
+	tests := []struct {
+		name  string
+		allow []string
+		cmd   string
+		mode  permission.Mode
+		want  permission.Behavior
+	}{
+		{name: "redirect to git config", allow: all, cmd: "echo x > .git/config"},
+		{name: "append to a hook", allow: all, cmd: "echo 'curl x | sh' >> .git/hooks/pre-commit"},
+		{name: "redirect to nested git info", allow: all, cmd: "echo x > sub/.git/info/attributes"},
+		{name: "redirect to troupe settings", allow: all, cmd: "echo '{}' > .troupe/settings.json"},
+		{name: "redirect to claude settings", allow: all, cmd: "printf x > .claude/settings.local.json"},
+		{name: "redirect to mcp json", allow: all, cmd: "echo x > .mcp.json"},
+		{name: "redirect to bashrc", allow: all, cmd: "echo x >> ~/.bashrc"},
+		{name: "redirect to project zshenv", allow: all, cmd: "echo x >> .zshenv"},
+		{name: "redirect to fish config", allow: all, cmd: "echo x >> ~/.config/fish/config.fish"},
+		{name: "redirect to user troupe settings", allow: all, cmd: "echo x > ~/.troupe/settings.json"},
+		{name: "redirect to gitattributes", allow: all, cmd: "echo '* filter=x' > .gitattributes"},
+		{name: "tee to troupe settings", allow: []string{"Bash(tee:*)"}, cmd: "echo x | tee .troupe/settings.json"},
+		{name: "tee append to gitconfig", allow: []string{"Bash(tee:*)"}, cmd: "tee -a ~/.gitconfig < x"},
+		{name: "cp into hooks", allow: []string{"Bash(cp:*)"}, cmd: "cp evil.sh .git/hooks/pre-commit"},
+		{name: "cp into hooks folder", allow: []string{"Bash(cp:*)"}, cmd: "cp evil.sh .git/hooks/"},
+		{name: "cp target directory", allow: []string{"Bash(cp:*)"}, cmd: "cp -t .git/hooks evil.sh"},
+		{name: "mv over gitmodules", allow: []string{"Bash(mv:*)"}, cmd: "mv x .gitmodules"},
+		{name: "ln into hooks", allow: []string{"Bash(ln:*)"}, cmd: "ln -s ../../evil .git/hooks/post-checkout"},
+		{name: "sed in place on git config", allow: []string{"Bash(sed:*)"}, cmd: "sed -i 's/a/b/' .git/config"},
+		{name: "sed in place with expression", allow: []string{"Bash(sed:*)"}, cmd: "sed -i.bak -e 's/a/b/' .zshrc"},
+		{name: "chmod a hook", allow: []string{"Bash(chmod:*)"}, cmd: "chmod +x .git/hooks/pre-commit"},
+		{name: "dd of settings", allow: []string{"Bash(dd:*)"}, cmd: "dd if=x of=.claude/settings.json"},
+		{name: "git config sets fsmonitor", allow: []string{"Bash(git:*)"}, cmd: "git config core.fsmonitor 'sh -c evil'"},
+		{name: "git config set subcommand", allow: []string{"Bash(git:*)"}, cmd: "git config set core.pager evil"},
+		{name: "git config global", allow: []string{"Bash(git:*)"}, cmd: "git config --global alias.st '!evil'"},
+		{name: "acceptEdits does not allow", cmd: "echo x > .git/config", mode: permission.ModeAcceptEdits},
+		{name: "cd hides the target", allow: all, cmd: "cd .git && echo x > config"},
+		{name: "dontAsk denies", allow: all, cmd: "echo x > .git/config", mode: permission.ModeDontAsk, want: permission.Deny},
+		{name: "bypass allows", cmd: "echo x > .git/config", mode: permission.ModeBypass, want: permission.Allow},
+		{name: "plan still refuses", cmd: "echo x > .git/config", mode: permission.ModePlan, want: permission.Ask},
+		{name: "reading git config is fine", cmd: "cat .git/config", want: permission.Allow},
+		{name: "git config get is fine", allow: []string{"Bash(git:*)"}, cmd: "git config --get core.pager", want: permission.Allow},
+		{name: "git config read of one key is fine", allow: []string{"Bash(git:*)"}, cmd: "git config user.name", want: permission.Allow},
+		{name: "cp from git config is fine", allow: []string{"Bash(cp:*)"}, cmd: "cp .git/config backup.txt", want: permission.Allow},
+		{name: "sed without -i is fine", allow: []string{"Bash(sed:*)"}, cmd: "sed 's/a/b/' .git/config", want: permission.Allow},
+		{name: "redirect elsewhere with acceptEdits is fine", cmd: "echo x > notes.txt", mode: permission.ModeAcceptEdits, want: permission.Allow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.want == "" {
+				tt.want = permission.Ask
+			}
+			p := permission.Policy{Allow: rules(t, tt.allow...), Home: home, Shell: shell.Parse}
+			d := p.Check(bash(tt.cmd, tt.mode))
+			if d.Behavior != tt.want {
+				t.Fatalf("Check(%q) = %s (%s); want %s", tt.cmd, d.Behavior, d.Reason, tt.want)
 			}
 		})
 	}

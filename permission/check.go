@@ -39,6 +39,19 @@ type Policy struct {
 	// Shell parses a Bash command (package permission/shell provides
 	// it). Without it every Bash call asks.
 	Shell func(command string) (Script, error)
+	// Realpath returns the absolute, slash-separated path abs with its
+	// symbolic links resolved; for a path that does not exist yet, its
+	// deepest existing ancestor resolved and the rest appended
+	// (troupe's internal/realpath.Resolve). Check then judges every path
+	// where it really points: allow rules and the working-directory check
+	// see the real path, deny and ask rules both the path as written and
+	// the real one. Nil compares paths lexically.
+	Realpath func(abs string) string
+	// Protected are further absolute paths (files or folders) whose
+	// writes always ask, like the built-in protected paths (see the
+	// package documentation): troupe's settings folder when it is not
+	// ~/.troupe.
+	Protected []string
 }
 
 // Check decides on req. Deny rules win over ask rules, ask rules over
@@ -71,7 +84,8 @@ func decide(b Behavior, r *Rule, format string, args ...any) Decision {
 
 // target is what a non-Bash call touches.
 type target struct {
-	path string // absolute path for file tools
+	path string // absolute path for file tools, as written
+	real string // path with its links resolved (path itself without Realpath)
 	host string // for WebFetch
 }
 
@@ -101,10 +115,15 @@ func (p Policy) checkTool(req Request) Decision {
 	if r := match(p.Ask, true); r != nil {
 		return decide(Ask, r, "rule %s asks", r)
 	}
+	if editTool {
+		if why := p.protectedWrite(t.path); why != "" {
+			return decide(Ask, nil, "%s of a protected path needs approval in every mode: %s", req.Tool, why)
+		}
+	}
 	if r := match(p.Allow, false); r != nil {
 		return decide(Allow, r, "allowed by rule %s", r)
 	}
-	in := t.path != "" && inside(t.path, req.Cwd, req.Dirs)
+	in := t.path != "" && p.insideReal(t.real, req)
 	switch {
 	case readTool && in:
 		return decide(Allow, nil, "read inside the working directories")
@@ -114,6 +133,9 @@ func (p Policy) checkTool(req Request) Decision {
 		where := "inside"
 		if !in {
 			where = "outside"
+		}
+		if t.real != t.path {
+			return decide(Ask, nil, "%s of %s (really %s, %s the working directories) needs approval", req.Tool, t.path, t.real, where)
 		}
 		return decide(Ask, nil, "%s of %s (%s the working directories) needs approval", req.Tool, t.path, where)
 	}
@@ -167,7 +189,7 @@ func (p Policy) target(req Request) (target, error) {
 	if !ok {
 		return target{}, fmt.Errorf("cannot resolve path %q", raw)
 	}
-	return target{path: abs}, nil
+	return target{path: abs, real: p.real(abs)}, nil
 }
 
 // staticPrefix returns the leading segments of a glob without wildcards.
@@ -190,7 +212,10 @@ func staticPrefix(glob string) string {
 }
 
 // matchTool reports whether r matches a non-Bash call. With failClosed
-// (deny and ask rules), a path rule that cannot be resolved matches.
+// (deny and ask rules), a path rule that cannot be resolved matches, and
+// a path rule matches the path as written or where it really points (the
+// pattern as written or resolved); otherwise (allow rules) only the real
+// path against the resolved pattern counts.
 func (p Policy) matchTool(r Rule, req Request, t target, failClosed bool) bool {
 	if !r.covers(req.Tool) {
 		return false
@@ -211,7 +236,14 @@ func (p Policy) matchTool(r Rule, req Request, t target, failClosed bool) bool {
 		if !ok {
 			return failClosed
 		}
-		return matchPath(pat, t.path)
+		real := t.real
+		if real == "" {
+			real = t.path
+		}
+		if failClosed && (matchPath(pat, t.path) || matchPath(pat, real)) {
+			return true
+		}
+		return matchPath(p.realPattern(pat), real)
 	case r.Tool == "WebFetch":
 		d := strings.ToLower(strings.TrimPrefix(r.Specifier, "domain:"))
 		if rest, ok := strings.CutPrefix(d, "*."); ok {

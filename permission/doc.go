@@ -25,8 +25,25 @@
 // permission/shell) so that this package keeps to the standard library;
 // without a parser every Bash call asks.
 //
-// Paths are compared lexically. Callers that care about symbolic links
-// resolve them before building a Request.
+// Paths are judged where they really point when Policy.Realpath is set:
+// allow rules and the working-directory check see the real path (a link
+// inside the working directory that leads outside is outside), deny and
+// ask rules both the path as written and the real one. Without Realpath
+// paths are compared lexically.
+//
+// Writes to protected paths always ask, in every mode but
+// bypassPermissions and whatever allow rules say: anything below a .git,
+// .troupe or .claude folder, .mcp.json, .gitconfig, .gitmodules,
+// .gitattributes, shell start-up files (.bashrc, .bash_profile,
+// .bash_login, .bash_logout, .profile, .zshrc, .zprofile, .zshenv,
+// .zlogin, .zlogout) wherever they sit, .config/fish and .config/git, and
+// Policy.Protected. This covers Write and Edit, redirections, and the
+// file arguments of commands that visibly write (tee, cp, mv, sed -i,
+// git config, ...), as written and through links.
+//
+// An allow rule for a command does not allow its redirections to files: a
+// redirection is a write, allowed only inside the working directories in
+// acceptEdits mode or under an Edit allow rule.
 //
 // All types are values; Policy.Check is safe for concurrent use.
 package permission

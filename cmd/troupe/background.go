@@ -312,7 +312,7 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	}
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
-	base := append(fs.All(fs.Config{Root: cwd}), newBash(""),
+	base := append(fs.All(fileConfig(cwd, o.approver)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
 	if st := o.ac.skillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
@@ -343,4 +343,23 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			return cfg, nil
 		}})
 	return append(base, at), agenttool.NewSendMessage(at)
+}
+
+// pathJudge is the part of a permission layer the file tools consult
+// after the approval (approve.Approver and swarm.Approver have it).
+type pathJudge interface {
+	Confine(tool, abs, real string) error
+	Withholds(abs string) bool
+}
+
+// fileConfig returns the file tools' configuration for an agent rooted
+// at cwd whose calls ap approves: the tools check the real path of what
+// they open with ap and keep what its Read deny rules cover out of Glob
+// and Grep results.
+func fileConfig(cwd string, ap agent.Approver) fs.Config {
+	cfg := fs.Config{Root: cwd}
+	if j, ok := ap.(pathJudge); ok {
+		cfg.Confine, cfg.Withhold = j.Confine, j.Withholds
+	}
+	return cfg
 }

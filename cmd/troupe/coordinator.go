@@ -47,6 +47,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 	}
 	workerApprover := scratchpadApprover(approver, scratch)
 	claims := newWorkerClaims(cwd, reg)
+	claims.files = fileConfig(cwd, workerApprover)
 	newBash := func(agentID string) tool.Tool {
 		return bash.New(bash.Config{Dir: cwd,
 			Background: tasktool.BashBackground(reg, tasktool.BashOptions{AgentID: agentID, Dir: cwd})})
@@ -54,7 +55,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
 	stop := tasktool.NewStop(reg, byName)
-	workerTools := append(fs.All(fs.Config{Root: cwd}), newBash(""),
+	workerTools := append(fs.All(fileConfig(cwd, workerApprover)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), stop)
 	parent, err := tool.NewRegistry(workerTools...)
 	if err != nil {
@@ -100,7 +101,8 @@ type workerClaims struct {
 	claims coordinator.Claims
 	cwd    string // the working folder with its links resolved, for messages
 	reg    *task.Registry
-	root   string // the tools' root
+	root   string    // the tools' root
+	files  fs.Config // the file tools' Confine and Withhold (set before use)
 }
 
 // newWorkerClaims returns the claims of a session whose tasks are in reg,
@@ -135,7 +137,8 @@ func (c *workerClaims) ended(id string) bool {
 
 // tool returns the Write or Edit tool of worker w, guarded by its claims.
 func (c *workerClaims) tool(name string, w coordinator.Worker) tool.Tool {
-	cfg := fs.Config{Root: c.root, Guard: func(_ context.Context, path string) error { return c.claim(w, path) }}
+	cfg := c.files
+	cfg.Root, cfg.Guard = c.root, func(_ context.Context, path string) error { return c.claim(w, path) }
 	if name == "Edit" {
 		return fs.NewEdit(cfg)
 	}

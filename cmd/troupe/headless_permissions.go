@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/realpath"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/audit"
@@ -58,7 +59,8 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 		mode = permission.ModeDefault
 	}
 	p := s.Policy()
-	p.Home, p.Shell = userHome, shell.Parse
+	p.Home, p.Shell, p.Realpath = userHome, shell.Parse, realpath.Resolve
+	p.Protected = []string{home} // troupe's settings, teams, mailboxes and task lists: a run never rewrites them
 	for _, l := range []struct {
 		flag  string
 		texts []string
@@ -147,7 +149,7 @@ func splitRules(s string) []string {
 func headlessHint(p permission.Policy, cwd string, dirs []string) func(approve.AskRequest) string {
 	return func(r approve.AskRequest) string {
 		var ways []string
-		if rules := suggestRules(p, r, cwd, dirs); len(rules) > 0 {
+		if rules := suggestRules(p, r, cwd, dirs); len(rules) > 0 && allowedWith(p, r, cwd, dirs, rules) {
 			ways = append(ways, fmt.Sprintf("--allowedTools %q (or the same in permissions.allow of .troupe/settings.json)", strings.Join(rules, " ")))
 		}
 		edit := slices.Contains([]string{"Write", "Edit", "MultiEdit", "NotebookEdit"}, r.Tool)
@@ -166,6 +168,18 @@ func headlessHint(p permission.Policy, cwd string, dirs []string) func(approve.A
 		ways = append(ways, "--permission-prompt-command CMD (to answer such questions)")
 		return "troupe -p cannot ask; to allow it, run with " + strings.Join(ways, ", or ")
 	}
+}
+
+// allowedWith reports whether the allow rules would let r run: they do
+// not for writes of protected paths, which always ask.
+func allowedWith(p permission.Policy, r approve.AskRequest, cwd string, dirs []string, rules []string) bool {
+	p.Allow = slices.Clone(p.Allow)
+	for _, text := range rules {
+		if rule, err := permission.ParseRule(text); err == nil {
+			p.Allow = append(p.Allow, rule)
+		}
+	}
+	return p.Check(permission.Request{Tool: r.Tool, Input: r.Input, Cwd: cwd, Dirs: dirs, Mode: r.Mode}).Behavior == permission.Allow
 }
 
 // outsideDir reports whether a file tool's call touches a path outside

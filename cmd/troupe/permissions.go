@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/internal/realpath"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/permission/shell"
@@ -130,7 +131,7 @@ command line).`,
 				extra = append(extra, abs)
 			}
 			p := s.Policy()
-			p.Home, p.Shell = userHome, shell.Parse
+			p.Home, p.Shell, p.Realpath = userHome, shell.Parse, realpath.Resolve
 			d := p.Check(permission.Request{Tool: tool, Input: raw, Cwd: cwd, Dirs: extra, Mode: m})
 			res := checkResult{Decision: d.Behavior, Reason: d.Reason, Mode: m, Settings: s.Loaded}
 			if res.Settings == nil {

@@ -179,3 +179,52 @@ func DenyReason(d permission.Decision) string {
 	}
 	return fmt.Sprintf("%s (rule %s from %s)", d.Reason, d.Rule, src)
 }
+
+// Confine implements the file tools' last look (tool/fs Config.Confine):
+// a tool named tool was approved to use the path abs but opened (or will
+// write) real, where abs really points now. It refuses when the policy
+// judges real more strictly (ask or deny) than abs as written: a link
+// swapped in after the check, or one leading outside the working
+// directories or to a protected path. Nothing is asked; a nil Approver
+// refuses nothing.
+func (a *Approver) Confine(tool, abs, real string) error {
+	if a == nil {
+		return nil
+	}
+	lexical := a.Policy
+	lexical.Realpath = nil
+	was := lexical.Check(a.fileRequest(tool, abs))
+	now := a.Policy.Check(a.fileRequest(tool, real))
+	if strictness(now.Behavior) > strictness(was.Behavior) {
+		return fmt.Errorf("%s", DenyReason(now))
+	}
+	return nil
+}
+
+// Withholds reports whether the policy's Read deny rules cover abs (as
+// written or where it really points), for the file tools to keep it out
+// of Glob and Grep results (tool/fs Config.Withhold). A nil Approver
+// withholds nothing.
+func (a *Approver) Withholds(abs string) bool {
+	return a != nil && a.Policy.DeniesRead(abs, a.Cwd)
+}
+
+// fileRequest is the request of tool for path p.
+func (a *Approver) fileRequest(tool, p string) permission.Request {
+	key := "file_path"
+	if tool == "Glob" || tool == "Grep" {
+		key = "path"
+	}
+	in, _ := json.Marshal(map[string]string{key: p})
+	return permission.Request{Tool: tool, Input: in, Cwd: a.Cwd, Dirs: a.Dirs, Mode: a.Mode}
+}
+
+func strictness(b permission.Behavior) int {
+	switch b {
+	case permission.Allow:
+		return 0
+	case permission.Ask:
+		return 1
+	}
+	return 2
+}

@@ -4,9 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/troupe-dev/troupe/llm"
@@ -100,9 +100,9 @@ func (e *Edit) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	case st.Size() > maxEditFile:
 		return tool.Errorf("Edit: %s is too large to edit (%s; the limit is %s)", abs, size(st.Size()), size(maxEditFile)), nil
 	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		return statErr("Edit", abs, err), nil
+	data, res, ok := readConfined(e.cfg, "Edit", abs)
+	if !ok {
+		return res, nil
 	}
 	content := string(data)
 	if looksBinary(data[:min(len(data), sniffLen)], false) {
@@ -141,10 +141,11 @@ func (e *Edit) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 // create makes a new file holding content, as an Edit with an empty
 // old_string does.
 func (e *Edit) create(abs, content string) tool.Result {
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return tool.Errorf("Edit: cannot create the directory of %s: %v", abs, unwrapPath(err))
-	}
-	if err := writeAtomic(abs, []byte(content), e.hook); err != nil {
+	if err := e.cfg.writeAtomic("Edit", abs, []byte(content), e.hook); err != nil {
+		var me *mkdirError
+		if errors.Is(err, errConfined) || errors.As(err, &me) {
+			return tool.Errorf("Edit: %v", err)
+		}
 		return tool.Errorf("Edit: cannot create %s: %v", abs, err)
 	}
 	return tool.Result{Content: fmt.Sprintf("Created %s with %s (%s).", abs,
@@ -154,7 +155,11 @@ func (e *Edit) create(abs, content string) tool.Result {
 // commit writes updated over abs and reports n replacements, showing the
 // lines around the first, whose new text repl starts at byte at.
 func (e *Edit) commit(abs, updated, repl string, n, at int) (tool.Result, error) {
-	if err := writeAtomic(abs, []byte(updated), e.hook); err != nil {
+	if err := e.cfg.writeAtomic("Edit", abs, []byte(updated), e.hook); err != nil {
+		var me *mkdirError
+		if errors.Is(err, errConfined) || errors.As(err, &me) {
+			return tool.Errorf("Edit: %v (the file is unchanged)", err), nil
+		}
 		return tool.Errorf("Edit: cannot write %s: %v (the file is unchanged)", abs, err), nil
 	}
 	var b strings.Builder

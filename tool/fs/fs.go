@@ -14,7 +14,13 @@
 // up to the repository's top, and .git/info/exclude); git's global excludes
 // file is not read. Write and Edit replace files atomically (a temp file in
 // the same directory, fsynced, then renamed), keeping an existing file's
-// mode.
+// mode; they write through symbolic links, but rename inside the folder
+// they opened, so a link swapped in meanwhile is replaced, not followed.
+//
+// Config.Confine and Config.Withhold connect the tools to the permission
+// layer: the first sees the real path of every file opened through a
+// link (and may refuse it), the second keeps denied files out of Glob and
+// Grep results.
 //
 // The tools keep no state between calls and are safe for concurrent use;
 // two concurrent writes to one file leave one of them, whole.
@@ -69,6 +75,23 @@ type Config struct {
 	// file is untouched. Read, Glob and Grep never call it. A coordinator
 	// uses it to enforce one writer per file.
 	Guard func(ctx context.Context, path string) error
+	// Confine, when set, closes the gap between the permission check and
+	// the file's use: a link may have been swapped in between. The tools
+	// call it with the tool's name, the absolute, cleaned path they were
+	// given (what the permission layer judged) and the real path of what
+	// they actually opened (Read, Edit, each file Grep reads, the folder
+	// Glob and Grep search) or will replace (Write, Edit: the file's real
+	// folder, opened, then the name in it), whenever the two differ. An
+	// error refuses the call (for Grep: skips the file) and nothing is
+	// read or written. The permission layer provides it
+	// (approve.Approver.Confine), judging real as it judged abs.
+	Confine func(tool, abs, real string) error
+	// Withhold, when set, keeps files out of Glob and Grep results: it is
+	// asked with each found file's absolute path, and a true answer drops
+	// the file (Grep does not read it); the result notes how many were
+	// withheld. The permission layer provides it from its Read deny rules
+	// (approve.Approver.Withholds).
+	Withhold func(abs string) bool
 }
 
 // guard runs the Guard, if any, for the tool name on abs; a refusal is

@@ -100,10 +100,20 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if !strings.Contains(rest, "**") && !strings.Contains(rest, "{") {
 		maxDepth = strings.Count(rest, "/") + 1
 	}
-	var files []found
+	var (
+		files    []found
+		withheld int
+	)
 	if st, err := os.Stat(start); err == nil && st.IsDir() {
+		if res, ok := confineDir(g.cfg, "Glob", start); !ok {
+			return res, nil
+		}
 		err := walkFiles(ctx, start, g.cfg.Root, maxDepth, func(abs, rel string, d iofs.DirEntry) error {
 			if !m.Match(rel) {
+				return nil
+			}
+			if g.cfg.withheld(abs) {
+				withheld++
 				return nil
 			}
 			f := found{abs: abs}
@@ -121,7 +131,7 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		}
 	}
 	if len(files) == 0 {
-		return tool.Result{Content: fmt.Sprintf("No files found matching %q in %s", in.Pattern, base)}, nil
+		return tool.Result{Content: fmt.Sprintf("No files found matching %q in %s", in.Pattern, base) + withheldNote(withheld)}, nil
 	}
 	sortByMtime(files)
 	var b strings.Builder
@@ -133,7 +143,7 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		b.WriteString(g.cfg.display(f.abs))
 		b.WriteByte('\n')
 	}
-	return tool.Result{Content: strings.TrimSuffix(b.String(), "\n")}, nil
+	return tool.Result{Content: strings.TrimSuffix(b.String(), "\n") + withheldNote(withheld)}, nil
 }
 
 // sortByMtime sorts files newest first, then by path.

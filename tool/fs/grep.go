@@ -136,6 +136,11 @@ func (g *Grep) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if !ok {
 		return res, nil
 	}
+	if st, err := os.Stat(base); err == nil && st.IsDir() {
+		if res, ok := confineDir(g.cfg, "Grep", base); !ok {
+			return res, nil
+		}
+	}
 	files, err := g.files(ctx, base, &q.filter)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -143,7 +148,15 @@ func (g *Grep) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		}
 		return tool.Errorf("Grep: cannot search %s: %v", base, unwrapPath(err)), nil
 	}
-	return g.search(ctx, q, base, files)
+	kept, withheld := files[:0], 0
+	for _, f := range files {
+		if g.cfg.withheld(f.abs) {
+			withheld++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return g.search(ctx, q, base, kept, withheld)
 }
 
 // parseGrep validates the input and compiles its pattern and filters.

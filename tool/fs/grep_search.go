@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -12,7 +13,7 @@ import (
 )
 
 // search runs q over files and formats the result.
-func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []found) (tool.Result, error) {
+func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []found, withheld int) (tool.Result, error) {
 	if q.mode == "files_with_matches" {
 		sortByMtime(files)
 	} else {
@@ -30,7 +31,7 @@ func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []fou
 		if err := ctx.Err(); err != nil {
 			return tool.Result{}, err
 		}
-		content, ok, large := readGrepFile(f.abs)
+		content, ok, large := g.cfg.readGrepFile(f.abs)
 		if large {
 			skippedLarge++
 		}
@@ -61,7 +62,7 @@ func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []fou
 	}
 	if matchedFiles == 0 {
 		msg := fmt.Sprintf("No matches found for %q in %s", q.pattern, base)
-		return tool.Result{Content: msg + largeNote(skippedLarge)}, nil
+		return tool.Result{Content: msg + largeNote(skippedLarge) + withheldNote(withheld)}, nil
 	}
 	var b strings.Builder
 	switch q.mode {
@@ -94,7 +95,7 @@ func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []fou
 	case out.more:
 		fmt.Fprintf(&b, "[Output limited by head_limit=%d; continue with offset=%d.]\n", q.headLimit, next)
 	}
-	return tool.Result{Content: strings.TrimSuffix(b.String()+largeNote(skippedLarge), "\n")}, nil
+	return tool.Result{Content: strings.TrimSuffix(b.String()+largeNote(skippedLarge)+withheldNote(withheld), "\n")}, nil
 }
 
 // largeNote notes files skipped for their size.
@@ -108,16 +109,26 @@ func largeNote(n int) string {
 // readGrepFile reads a file to search. ok is false for a file that cannot
 // be read, looks binary (a NUL byte in its first bytes), or is too large
 // (then large is true).
-func readGrepFile(abs string) (content string, ok, large bool) {
-	st, err := os.Stat(abs)
+// A file whose real path Confine refuses (a link swapped in, or one
+// leading where the search may not look) is not read either.
+func (c Config) readGrepFile(abs string) (content string, ok, large bool) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", false, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		return "", false, false
 	}
 	if st.Size() > maxGrepFile {
 		return "", false, true
 	}
-	data, err := os.ReadFile(abs)
-	if err != nil || looksBinary(data[:min(len(data), sniffLen)], false) {
+	if _, ok := c.confineFile("Grep", abs, f); !ok {
+		return "", false, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxGrepFile+1))
+	if err != nil || len(data) > maxGrepFile || looksBinary(data[:min(len(data), sniffLen)], false) {
 		return "", false, false
 	}
 	return string(data), true, false

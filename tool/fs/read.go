@@ -99,6 +99,9 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		return statErr("Read", abs, err), nil
 	}
 	defer f.Close()
+	if res, ok := r.cfg.confineFile("Read", abs, f); !ok {
+		return res, nil
+	}
 
 	head := make([]byte, sniffLen)
 	n, err := io.ReadFull(f, head)

@@ -4,9 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/tool"
@@ -78,10 +78,11 @@ func (w *Write) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	case existed && !st.Mode().IsRegular():
 		return tool.Errorf("Write: %s is not a regular file (%s)", abs, st.Mode().Type()), nil
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return tool.Errorf("Write: cannot create the directory of %s: %v", abs, unwrapPath(err)), nil
-	}
-	if err := writeAtomic(abs, []byte(*in.Content), w.hook); err != nil {
+	if err := w.cfg.writeAtomic("Write", abs, []byte(*in.Content), w.hook); err != nil {
+		var me *mkdirError
+		if errors.Is(err, errConfined) || errors.As(err, &me) {
+			return tool.Errorf("Write: %v (the file is unchanged)", err), nil
+		}
 		return tool.Errorf("Write: cannot write %s: %v (the file is unchanged)", abs, err), nil
 	}
 	verb := "Created"
