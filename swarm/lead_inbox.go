@@ -232,10 +232,7 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 	// still in the team file.
 	l.shutMu.Lock()
 	defer l.shutMu.Unlock()
-	if err := team.RemoveMember(ctx, l.cfg.Teams, teamName, name); err != nil && !errors.Is(err, team.ErrNotFound) {
-		l.cfg.Log.Warn("remove a teammate after shutdown", "agent", name, "err", err)
-	}
-	released := l.release(ctx, teamName, name)
+	released := l.removeMate(ctx, teamName, name)
 	l.mu.Lock()
 	for i, d := range l.digest {
 		if d.From == name && d.Result == "" && d.CompletedTaskID == "" {

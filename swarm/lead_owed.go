@@ -293,10 +293,7 @@ func (l *Lead) shutdownUnanswered(teamName, name, id string) {
 	}
 	l.shutMu.Lock()
 	defer l.shutMu.Unlock()
-	if err := team.RemoveMember(ctx, l.cfg.Teams, teamName, name); err != nil && !errors.Is(err, team.ErrNotFound) {
-		l.cfg.Log.Warn("remove a teammate after an unanswered shutdown request", "agent", name, "err", err)
-	}
-	released := l.release(ctx, teamName, name)
+	released := l.removeMate(ctx, teamName, name)
 	l.event(name, EventExit, name+" was removed from the team"+releasedNote(released))
 	l.deliver(fmt.Sprintf("<system-reminder>\nTeammate %s did not answer your shutdown request within %s; it was killed and removed from the team.%s\n</system-reminder>",
 		name, l.cfg.ShutdownAnswerTimeout, releasedNote(released)))

@@ -90,6 +90,15 @@ const (
 	StatusDead = "dead"
 )
 
+// removeMate removes a teammate that has ended from the team file and
+// releases its tasks; the caller holds shutMu.
+func (l *Lead) removeMate(ctx context.Context, teamName, name string) []tasklist.Task {
+	if err := team.RemoveMember(ctx, l.cfg.Teams, teamName, name); err != nil && !errors.Is(err, team.ErrNotFound) {
+		l.cfg.Log.Warn("remove a teammate that ended", "agent", name, "err", err)
+	}
+	return l.release(ctx, teamName, name)
+}
+
 func (l *Lead) release(ctx context.Context, teamName, name string) []tasklist.Task {
 	ts, err := tasklist.New(l.cfg.Tasks, teamName).Release(ctx, name)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -768,24 +767,11 @@ func TestSlowTeammatesShutDownCleanly(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(home, "teams", "slow")); !os.IsNotExist(err) {
 				t.Errorf("the team folder is still there (%v)", err)
 			}
-			if mode == "tmux" {
-				if panes, err := exec.Command("tmux", "-L", sock, "list-panes", "-a", "-F", "#{pane_dead} #{pane_pid}").Output(); err == nil {
-					for _, p := range strings.Split(strings.TrimSpace(string(panes)), "\n") {
-						if f := strings.Fields(p); len(f) == 2 && f[0] == "0" && isTeammate(must(strconv.Atoi(f[1]))) {
-							t.Errorf("a teammate still runs in a pane: %s", p)
-						}
-					}
-				}
+			if pids := liveTeammates(sock); mode == "tmux" && len(pids) > 0 {
+				t.Errorf("teammates still run in panes: pids %v", pids)
 			}
 		})
 	}
-}
-
-func must(n int, err error) int {
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 // A teammate that never answers the shutdown request is killed and

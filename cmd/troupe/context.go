@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -240,20 +239,9 @@ sizes and anything cut or refused, and prints the environment block. With
 --json, one document with the files and the environment.`,
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := cwd
-			if dir == "" {
-				wd, err := a.Getwd()
-				if err != nil {
-					return err
-				}
-				dir = wd
-			}
-			dir, err := filepath.Abs(dir)
+			dir, err := a.workDir(cwd)
 			if err != nil {
 				return err
-			}
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return usagef("--cwd %s: not a folder", dir)
 			}
 			ac := a.newAgentContext(dir, "", noInstr, nil)
 			env := ac.environment(cmd.Context())

@@ -132,20 +132,9 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 
 // runHeadless runs the lead of `troupe -p` on prompt (troupe demo too).
 func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error {
-	cwd := h.cwd
-	if cwd == "" {
-		wd, err := a.Getwd()
-		if err != nil {
-			return err
-		}
-		cwd = wd
-	}
-	cwd, err := filepath.Abs(cwd)
+	cwd, err := a.workDir(h.cwd)
 	if err != nil {
 		return err
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return usagef("--cwd %s: not a folder", cwd)
 	}
 	if prompt, err = a.expandCommand(h, cwd, prompt); err != nil { // context.go: "/name args"
 		return err
@@ -246,4 +235,24 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	}
 	bg.endTeam(h.teams.keep)
 	return out.finish(res, runErr)
+}
+
+// workDir returns the absolute working folder named by --cwd, the current
+// folder when it is empty; a --cwd that is not a folder is a usage error.
+func (a *app) workDir(dir string) (string, error) {
+	if dir == "" {
+		wd, err := a.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", usagef("--cwd %s: not a folder", dir)
+	}
+	return dir, nil
 }

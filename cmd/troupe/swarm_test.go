@@ -187,14 +187,8 @@ func TestPaneTeammateKilled(t *testing.T) {
 	var pid int
 	deadline := time.Now().Add(30 * time.Second)
 	for pid == 0 && time.Now().Before(deadline) {
-		out, _ := exec.Command("tmux", "-L", sock, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead}").Output()
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			f := strings.Fields(line)
-			if len(f) == 2 && f[1] == "0" {
-				if p, err := strconv.Atoi(f[0]); err == nil && p > 0 && isTeammate(p) {
-					pid = p
-				}
-			}
+		if pids := liveTeammates(sock); len(pids) > 0 {
+			pid = pids[0]
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -221,6 +215,22 @@ func TestPaneTeammateKilled(t *testing.T) {
 	if strings.Contains(out, `"kind":"idle","text":"sleeper is idle`) {
 		t.Error("the killed teammate was reported idle")
 	}
+}
+
+// liveTeammates returns the pids of the troupe teammates running in the
+// live panes of the tmux server sock.
+func liveTeammates(sock string) []int {
+	out, _ := exec.Command("tmux", "-L", sock, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead}").Output()
+	var pids []int
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[1] == "0" {
+			if p, err := strconv.Atoi(f[0]); err == nil && p > 0 && isTeammate(p) {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
 }
 
 // isTeammate reports whether pid runs a troupe teammate (its command line

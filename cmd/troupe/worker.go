@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -104,17 +103,9 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return err
 	}
-	cwd := f.h.cwd
-	if cwd == "" {
-		if cwd, err = a.Getwd(); err != nil {
-			return err
-		}
-	}
-	if cwd, err = filepath.Abs(cwd); err != nil {
+	cwd, err := a.workDir(f.h.cwd)
+	if err != nil {
 		return err
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return usagef("--cwd %s: not a folder", cwd)
 	}
 	approver, closeAudit, err := a.headlessApprover(&f.h, cwd)
 	if err != nil {

@@ -3,8 +3,8 @@ package tasklisttest
 import (
 	"context"
 	"testing"
-	"time"
 
+	"github.com/troupe-dev/troupe/internal/kick/kicktest"
 	"github.com/troupe-dev/troupe/tasklist"
 )
 
@@ -21,25 +21,10 @@ func testWatch(t *testing.T, s tasklist.Store) {
 	if err != nil {
 		t.Fatalf("Watch: %v", err)
 	}
-	drain := func() {
-		for {
-			select {
-			case <-kick:
-			case <-time.After(50 * time.Millisecond):
-				return
-			}
-		}
-	}
+	drain := func() { kicktest.Drain(kick) }
 	wait := func(what string) {
 		t.Helper()
-		select {
-		case _, open := <-kick:
-			if !open {
-				t.Fatalf("after %s: the watch channel closed", what)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("after %s: no kick within 10 s", what)
-		}
+		kicktest.Wait(t, kick, what)
 	}
 	task, rev := mustCreate(t, s, "watched", pending("one"))
 	wait("create")
@@ -56,15 +41,5 @@ func testWatch(t *testing.T, s tasklist.Store) {
 	}
 	wait("delete")
 	cancel()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case _, open := <-kick:
-			if !open {
-				return
-			}
-		case <-deadline:
-			t.Fatal("the watch channel stayed open 10 s after its context ended")
-		}
-	}
+	kicktest.Closes(t, kick)
 }

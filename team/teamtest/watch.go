@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
+	"github.com/troupe-dev/troupe/internal/kick/kicktest"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -28,25 +28,10 @@ func testWatch(t *testing.T, s stores) {
 	if err != nil {
 		t.Fatalf("Watch: %v", err)
 	}
-	drain := func() {
-		for {
-			select {
-			case <-kick:
-			case <-time.After(50 * time.Millisecond):
-				return
-			}
-		}
-	}
+	drain := func() { kicktest.Drain(kick) }
 	wait := func(what string) {
 		t.Helper()
-		select {
-		case _, open := <-kick:
-			if !open {
-				t.Fatalf("after %s: the watch channel closed", what)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("after %s: no kick within 10 s", what)
-		}
+		kicktest.Wait(t, kick, what)
 	}
 	add(t, s, "watched", "alice")
 	wait("a member added")
@@ -61,15 +46,5 @@ func testWatch(t *testing.T, s stores) {
 	}
 	wait("the team deleted")
 	cancel()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case _, open := <-kick:
-			if !open {
-				return
-			}
-		case <-deadline:
-			t.Fatal("the watch channel stayed open 10 s after its context ended")
-		}
-	}
+	kicktest.Closes(t, kick)
 }
