@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/troupe-dev/troupe/llm/llmtest"
@@ -144,5 +145,61 @@ func TestSkillsAndCommands(t *testing.T) {
 	err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(root, "th"), "--cwd", cwd, "/nosuch x"})
 	if err == nil || !strings.Contains(err.Error(), "/nosuch: no such command; the commands here are /fix:issue") {
 		t.Errorf("an unknown command: %v", err)
+	}
+}
+
+// A teammate's first request carries the same project instructions as
+// the lead's, with its own role prompt.
+func TestTeammateIsToldTheSame(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "proj")
+	writeFile2(t, filepath.Join(cwd, "AGENTS.md"), "SHARED-RULE: every agent reads this")
+	var mu sync.Mutex
+	systems := map[string]string{}
+	srv := llmtest.NewAnthropicServer(t, func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		sys := req.System[0].Text
+		who := "lead"
+		if strings.Contains(sys, "You are teammate helper") {
+			who = "helper"
+		}
+		mu.Lock()
+		first := systems[who] == ""
+		if first {
+			systems[who] = sys
+		}
+		mu.Unlock()
+		if who == "lead" && first {
+			return llmtest.AnthropicContent(
+				llmtest.AnthropicToolUseBlock("toolu_tc", "TeamCreate", `{"team_name": "same"}`),
+				llmtest.AnthropicToolUseBlock("toolu_ag", "Agent", `{"description": "helper", "name": "helper", "prompt": "say hi"}`))
+		}
+		return llmtest.AnthropicText("ok")
+	})
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] },
+		HomeDir: func() (string, error) { return filepath.Join(root, "home"), nil }}
+	if err := m.Run(t.Context(), []string{"-p", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(root, "th"), "--cwd", cwd, "go"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	lead, helper := systems["lead"], systems["helper"]
+	if helper == "" {
+		t.Fatalf("the teammate made no request\n%s", out.String())
+	}
+	instr := func(s string) string {
+		i := strings.Index(s, "<project-instructions>")
+		j := strings.Index(s, "</project-instructions>")
+		if i < 0 || j < i {
+			return ""
+		}
+		return s[i:j]
+	}
+	if instr(lead) == "" || instr(lead) != instr(helper) || !strings.Contains(instr(helper), "SHARED-RULE") {
+		t.Errorf("the instructions differ:\nlead:\n%s\nteammate:\n%s", instr(lead), instr(helper))
+	}
+	if !strings.Contains(lead, "# Leading a team") || !strings.HasPrefix(helper, `You are teammate helper in the agent team "same"`) {
+		t.Errorf("role prompts: lead %q..., teammate %q...", lead[:60], helper[:60])
 	}
 }
