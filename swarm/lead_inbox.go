@@ -95,7 +95,11 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 			l.event(m.From, EventPlan, fmt.Sprintf("%s asks the lead to approve its plan (%d bytes)", m.From, len(f.PlanContent)))
 			plain = append(plain, m)
 		default:
-			l.event(m.From, EventMessage, fmt.Sprintf("%s → lead: %s", m.From, firstLine(messageText(m, f), 100)))
+			to := "lead"
+			if l.broadcast(ctx, teamName, m) {
+				to = "everyone"
+			}
+			l.event(m.From, EventMessage, fmt.Sprintf("%s → %s: %s", m.From, to, firstLine(messageText(m, f), 100)))
 			plain = append(plain, m)
 		}
 	}
@@ -263,4 +267,32 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 	case last:
 		l.deliver(fmt.Sprintf("<system-reminder>\n%s has shut down. All teammates have shut down; the team is empty.\n</system-reminder>", name))
 	}
+}
+
+// broadcast reports whether m, in the lead's inbox, is the lead's copy of
+// a message its sender sent to everyone: another member's inbox holds the
+// same message (sender, time and text). It looks at one other member's
+// inbox; a member that removes what it takes (Claude Code's, which do not
+// broadcast) may make a broadcast look direct, never the other way.
+func (l *Lead) broadcast(ctx context.Context, teamName string, m mailbox.Message) bool {
+	cfg, err := l.cfg.Teams.Get(ctx, teamName)
+	if err != nil {
+		return false
+	}
+	for _, other := range cfg.Members {
+		if other.IsLead() || other.Name == m.From {
+			continue
+		}
+		msgs, err := l.cfg.Mail.Read(ctx, teamName, other.Name, false)
+		if err != nil {
+			return false
+		}
+		for _, o := range msgs {
+			if o.From == m.From && o.Timestamp.Equal(m.Timestamp) && o.Text == m.Text {
+				return true
+			}
+		}
+		return false
+	}
+	return false
 }

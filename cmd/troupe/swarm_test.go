@@ -72,7 +72,7 @@ func TestDemoInProcess(t *testing.T) {
 		t.Fatalf("troupe demo: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{"spawned alice", "asks to run Bash (go test", "allowed always (Bash(go test:*)",
-		"tasks completed        3", "shutdowns              3", demoLeadTools, "result                 ok"} {
+		"→ everyone: Sub is in calc.go", "tasks completed        3", "shutdowns              3", demoLeadTools, "result                 ok"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
 		}
