@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/permission"
@@ -36,7 +37,7 @@ const coordinatorSource = "coordinator"
 // Each worker's Write and Edit claim the files they change (see
 // claimGuard): while a worker holds a file, another worker's write of it
 // is refused naming the holder, and the claims go when the worker ends.
-func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, modelName string, approver *approve.Approver, custom string) ([]tool.Tool, string, *approve.Approver, error) {
+func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, modelName string, approver *approve.Approver, custom string, ac *agentContext) ([]tool.Tool, string, *approve.Approver, error) {
 	taskDir, err := task.OutputDir("", projectSlug(cwd), session) // the folder newBackground uses
 	if err != nil {
 		return nil, "", nil, err
@@ -82,8 +83,13 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 			if !s.Background {
 				claims.foreground(ctx, s.AgentID)
 			}
-			return agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: workerApprover,
-				System: coordinator.WorkerSystem(s.Type, scratch)}, nil
+			cfg := agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: workerApprover,
+				System: coordinator.WorkerSystem(s.Type, scratch)}
+			if ac != nil { // the project instructions and the environment, as every agent
+				cfg.System = brief.Build(cfg.System, ac.instr, "").Stable
+				cfg.Environment = ac.environment
+			}
+			return cfg, nil
 		}})
 	system := custom
 	if system == "" {

@@ -187,7 +187,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	bg.ac = ac
 	var system string
 	if coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system); err != nil {
+		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system, ac); err != nil {
 			return err
 		}
 		system = brief.Build(system, ac.instr, "").Stable
