@@ -43,6 +43,10 @@ func (p Policy) checkBash(req Request) Decision {
 	if r, f := p.pathRule(p.Deny, req, reads, writes); r != nil {
 		return decide(Deny, r, "%s denied by rule %s", f, r)
 	}
+	reach := reached(s, env)
+	if r, dir := p.reachRule(p.Deny, req, reach); r != nil {
+		return decide(Ask, r, "the command may read files below %s, where rule %s denies reading", dir, r)
+	}
 	if req.Mode == ModeBypass {
 		if p.hasCommandRules(p.Deny) && opaque(s) {
 			return decide(Ask, nil, "bypassPermissions mode, but deny rules cannot see through %s", strings.Join(append(s.Risks, "indirect execution"), ", "))
@@ -54,6 +58,9 @@ func (p Policy) checkBash(req Request) Decision {
 	}
 	if r, f := p.pathRule(p.Ask, req, reads, writes); r != nil {
 		return decide(Ask, r, "%s: rule %s asks", f, r)
+	}
+	if r, dir := p.reachRule(p.Ask, req, reach); r != nil {
+		return decide(Ask, r, "the command may read files below %s, where rule %s asks", dir, r)
 	}
 	changesDir := false
 	for _, c := range s.Commands {
@@ -160,6 +167,8 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 		why = "runs a program by path"
 	case changesDir:
 		why = "the script changes directory"
+	case !quietVars(c.Assigns):
+		why = "it sets a variable that may change what it does"
 	default:
 		ro, why = readOnly(words, env)
 	}
@@ -176,7 +185,7 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 		return decide(Ask, nil, "%s", hazard)
 	}
 	r, unsafe := allowRule(p.Allow, words)
-	if r != nil {
+	if r != nil && (!writes || req.Mode == ModeAcceptEdits) { // a rule does not cover its redirections
 		return decide(Allow, r, "%q allowed by rule %s", show, r)
 	}
 	if ro && !writes {
@@ -380,10 +389,9 @@ func extraUnsafe(r Rule, words []string) string {
 	return ""
 }
 
-// touched returns the files a script visibly reads (the literal arguments
-// of known read-only commands that take files, and input redirections)
-// and writes (output redirections), made absolute. Read and Edit rules
-// apply to them.
+// touched returns the files a script visibly reads (the file arguments
+// of its commands, see argsTouched, and input redirections) and writes
+// (output redirections), made absolute. Read and Edit rules apply to them.
 func touched(s Script, env pathEnv) (reads, writes []string) {
 	add := func(list *[]string, w Word) {
 		if !w.Literal || w.Value == "" {
@@ -403,21 +411,8 @@ func touched(s Script, env pathEnv) (reads, writes []string) {
 				add(&reads, r.Target)
 			}
 		}
-		if len(c.Args) == 0 || !c.Args[0].Literal {
-			continue
-		}
-		if files, ok := readOnlyCmds[cleanBase(c.Args[0].Value)]; !ok || !files {
-			continue
-		}
-		for _, w := range c.Args[1:] {
-			if strings.HasPrefix(w.Value, "-") {
-				if _, v, ok := strings.Cut(w.Value, "="); ok {
-					add(&reads, Word{Value: v, Literal: w.Literal})
-				}
-				continue
-			}
-			add(&reads, w)
-		}
+		files, _ := argsTouched(c, env)
+		reads = append(reads, files...)
 	}
 	return reads, writes
 }
