@@ -53,7 +53,7 @@ var gitSubs = map[string]options{
 	"log":  opts(gitDiffOpts, gitLogOpts),
 	"show": opts(gitDiffOpts, gitLogOpts),
 	"blame": opts(`-b -l -t -s -e -f -n -w -c -p -h -M? -C? -L= -S@ --root --show-stats --porcelain --line-porcelain
-		--incremental --reverse= --first-parent --encoding= --contents@ --date= --progress --no-progress --ignore-rev=
+		--incremental --reverse --first-parent --encoding= --contents@ --date= --progress --no-progress --ignore-rev=
 		--ignore-revs-file@ --color-lines --color-by-age --score-debug --show-name --show-number --show-email --abbrev?
 		--minimal`),
 	"rev-parse": opts(`-q --abbrev-ref? --all --branches? --tags? --remotes? --glob= --exclude= --disambiguate=
@@ -66,7 +66,7 @@ var gitSubs = map[string]options{
 		--stage --unmerged --killed --directory --no-empty-directory --eol --full-name --recurse-submodules --abbrev?
 		--debug --deduplicate --sparse --format= --exclude= --exclude-from@ --exclude-per-directory= --exclude-standard
 		--error-unmatch --with-tree= --resolve-undo`),
-	"describe": opts(`--all --tags --contains --abbrev= --candidates= --exact-match --debug --long --match= --exclude=
+	"describe": opts(`--all --tags --contains --abbrev? --candidates= --exact-match --debug --long --match= --exclude=
 		--always --first-parent --dirty? --broken?`),
 	"branch": nil, // gitBranch
 	"remote": nil, // gitRemote
