@@ -44,6 +44,10 @@ func (p Policy) checkBash(req Request) Decision {
 	if r, f := p.pathRule(p.Deny, req, reads, writes); r != nil {
 		return decide(Deny, r, "%s denied by rule %s", f, r)
 	}
+	reach := reached(s, env)
+	if r, dir := p.reachRule(p.Deny, req, reach); r != nil {
+		return decide(Ask, r, "the command may read files below %s, where rule %s denies reading", dir, r)
+	}
 	if req.Mode == ModeBypass {
 		if p.hasCommandRules(p.Deny) && opaque(s) {
 			return decide(Ask, nil, "bypassPermissions mode, but deny rules cannot see through %s", strings.Join(append(s.Risks, "indirect execution"), ", "))
@@ -55,6 +59,9 @@ func (p Policy) checkBash(req Request) Decision {
 	}
 	if r, f := p.pathRule(p.Ask, req, reads, writes); r != nil {
 		return decide(Ask, r, "%s: rule %s asks", f, r)
+	}
+	if r, dir := p.reachRule(p.Ask, req, reach); r != nil {
+		return decide(Ask, r, "the command may read files below %s, where rule %s asks", dir, r)
 	}
 	changesDir := false
 	for _, c := range s.Commands {
@@ -169,6 +176,8 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 		why = "runs a program by path"
 	case changesDir:
 		why = "the script changes directory"
+	case !quietVars(c.Assigns):
+		why = "it sets a variable that may change what it does"
 	default:
 		ro, why = readOnly(words, env)
 		if ro {
@@ -390,6 +399,20 @@ func extraUnsafe(r Rule, words []string) string {
 		return "" // exact words: the rule names them all
 	}
 	name := cleanBase(words[0])
+	if name == "git" {
+		// git -c and --config-env, before the subcommand, set
+		// configuration for this one command, which can name a program
+		// to run (core.fsmonitor, core.pager, core.sshCommand, diff
+		// drivers): a rule such as Bash(git:*) does not cover them.
+		for i, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") {
+				break
+			}
+			if i+1 >= n && (w == "-c" || strings.HasPrefix(w, "-c") && !strings.HasPrefix(w, "--") || strings.HasPrefix(w, "--config-env")) {
+				return w
+			}
+		}
+	}
 	for _, w := range words[max(n, 1):] {
 		if unsafeOption(name, w) {
 			return w
@@ -398,10 +421,9 @@ func extraUnsafe(r Rule, words []string) string {
 	return ""
 }
 
-// touched returns the files a script visibly reads (the literal arguments
-// of known read-only commands that take files, and input redirections)
-// and writes (output redirections), made absolute. Read and Edit rules
-// apply to them.
+// touched returns the files a script visibly reads (the file arguments
+// of its commands, see argsTouched, and input redirections) and writes
+// (output redirections), made absolute. Read and Edit rules apply to them.
 func touched(s Script, env pathEnv) (reads, writes []string) {
 	add := func(list *[]string, w Word) {
 		if !w.Literal || w.Value == "" {
@@ -421,21 +443,8 @@ func touched(s Script, env pathEnv) (reads, writes []string) {
 				add(&reads, r.Target)
 			}
 		}
-		if len(c.Args) == 0 || !c.Args[0].Literal {
-			continue
-		}
-		if files, ok := readOnlyCmds[cleanBase(c.Args[0].Value)]; !ok || !files {
-			continue
-		}
-		for _, w := range c.Args[1:] {
-			if strings.HasPrefix(w.Value, "-") {
-				if _, v, ok := strings.Cut(w.Value, "="); ok {
-					add(&reads, Word{Value: v, Literal: w.Literal})
-				}
-				continue
-			}
-			add(&reads, w)
-		}
+		files, _ := argsTouched(c, env)
+		reads = append(reads, files...)
 	}
 	return reads, writes
 }
