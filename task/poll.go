@@ -106,6 +106,7 @@ func (r *Registry) Poll(ctx context.Context) (Report, error) {
 			continue
 		}
 		delete(r.tasks, id)
+		delete(r.runs, id)
 		delete(r.kills, id)
 		delete(r.stopping, id)
 		rep.Evicted = append(rep.Evicted, id)

@@ -60,7 +60,11 @@ type Registry struct {
 	tasks    map[ID]State
 	kills    map[ID]KillFunc
 	stopping map[ID]bool // Stop is killing it: its own end must stay silent
-	subs     []*Subscription
+	// runs holds, for a task run by Go, the run that owns it now: a task
+	// that is stopped and run again (a resumed agent) keeps its id, and the
+	// stopped run's goroutine must not finish the new run.
+	runs map[ID]chan struct{}
+	subs []*Subscription
 
 	testHookPollRead func() // tests: runs between Poll's reads and its apply
 }
@@ -94,7 +98,7 @@ func New(cfg Config) *Registry {
 	ctx, stop := context.WithCancelCause(context.Background())
 	r := &Registry{
 		cfg: cfg, clock: cfg.Clock, ctx: ctx, stop: stop,
-		tasks: map[ID]State{}, kills: map[ID]KillFunc{}, stopping: map[ID]bool{},
+		tasks: map[ID]State{}, kills: map[ID]KillFunc{}, stopping: map[ID]bool{}, runs: map[ID]chan struct{}{},
 	}
 	if cfg.PollInterval > 0 {
 		r.goFunc(r.pollLoop)

@@ -35,12 +35,22 @@ func (r *Registry) Go(s State, f func(ctx context.Context, id ID) Outcome) (Stat
 		}
 	}
 	s.Status = Running
+	if s.ID != "" {
+		// This run owns the id from now on: a stopped earlier run of it
+		// whose goroutine is still finishing must leave it alone.
+		r.mu.Lock()
+		r.runs[s.ID] = done
+		r.mu.Unlock()
+	}
 	s, err := r.Register(s, kill)
 	if err != nil {
 		cancel(nil)
 		return State{}, err
 	}
 	id := s.ID
+	r.mu.Lock()
+	r.runs[id] = done
+	r.mu.Unlock()
 	ok := r.goFunc(func(context.Context) {
 		defer cancel(nil)
 		out := func() Outcome {
@@ -51,6 +61,10 @@ func (r *Registry) Go(s State, f func(ctx context.Context, id ID) Outcome) (Stat
 			out.Status = Failed
 		}
 		r.mu.Lock()
+		if cur, ok := r.runs[id]; ok && cur != done {
+			r.mu.Unlock()
+			return // stopped, then run again: the new run owns the task
+		}
 		if r.stopping[id] {
 			out.Status = Killed
 		}
