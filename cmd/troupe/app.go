@@ -282,8 +282,8 @@ func (a *app) home() (string, error) {
 	return abs, nil
 }
 
-// session is an open set of stores for one command.
-type session struct {
+// opened is an open set of stores for one command.
+type opened struct {
 	*app
 	Stores
 	home string
@@ -291,16 +291,16 @@ type session struct {
 
 // open opens the selected stores (see openStores). The caller closes the
 // session with done.
-func (a *app) open() (*session, error) {
+func (a *app) open() (*opened, error) {
 	st, where, err := a.openStores(context.Background())
 	if err != nil {
 		return nil, err
 	}
-	return &session{app: a, Stores: st, home: where}, nil
+	return &opened{app: a, Stores: st, home: where}, nil
 }
 
 // close closes the stores.
-func (s *session) close() error {
+func (s *opened) close() error {
 	if s.Close == nil {
 		return nil
 	}
@@ -309,7 +309,7 @@ func (s *session) close() error {
 
 // done closes the stores, folding a close error into *err; it is meant to
 // be deferred.
-func (s *session) done(err *error) {
+func (s *opened) done(err *error) {
 	if cerr := s.close(); cerr != nil && *err == nil {
 		*err = fmt.Errorf("close store: %w", cerr)
 	}
@@ -318,7 +318,7 @@ func (s *session) done(err *error) {
 // team canonicalises a team name the user typed (flag names the flag or
 // argument it came from) and loads the team. An unknown team is an error
 // that lists the teams there are.
-func (s *session) team(ctx context.Context, flag, name string) (team.Config, error) {
+func (s *opened) team(ctx context.Context, flag, name string) (team.Config, error) {
 	canon, err := team.CanonicalName(name)
 	if err != nil {
 		return team.Config{}, usagef("%s: %w", flag, err)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
@@ -26,37 +26,76 @@ import (
 	tasktool "github.com/troupe-dev/troupe/tool/task"
 )
 
-// background is the background work of a headless run: the task registry
-// behind background shells and sub-agents, and the delivery of their
-// notifications to the lead.
+// background is the cmd side of a headless run: the session (package
+// session: the lead's runs, its task registry and team) and what the
+// command prints of it, through one subscription to the session's events.
 type background struct {
+	sess *session.Session
 	reg  *task.Registry
 	dir  string // the registry's output folder
-	sub  *task.Subscription
+	sub  *session.Subscription
 	out  *eventWriter
 	now  func() time.Time
-	lead *agent.Agent // set before the lead's first run
+	done chan struct{} // closed when the printer has printed every event
 
 	// The agent team, when teams are on (swarm.go).
-	team   *leadTeam
-	stderr io.Writer     // the team's timeline in text output
-	wake   chan struct{} // 1-slot: the team delivered input for the lead
-	// digestQuiet holds idle notifications until the team is quiet.
-	digestQuiet  bool
+	team         *leadTeam
+	stderr       io.Writer         // the team's timeline in text output
 	onTeamEvent  func(swarm.Event) // sees every timeline event
 	leadTimeline func(agent.Event) // the lead's tool calls on the timeline
-	timelineMu   sync.Mutex        // serializes timeline lines
 	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
 	ac           *agentContext     // the lead's instructions and environment, for its sub-agents (context.go)
 }
 
-func newBackground(cwd, session string, out *eventWriter, now func() time.Time) (*background, error) {
-	dir, err := task.OutputDir("", projectSlug(cwd), session)
+func newBackground(cwd, sessionID string, out *eventWriter, now func() time.Time) (*background, error) {
+	dir, err := task.OutputDir("", projectSlug(cwd), sessionID)
 	if err != nil {
 		return nil, err
 	}
 	reg := task.New(task.Config{Dir: dir})
-	return &background{reg: reg, dir: dir, sub: reg.Subscribe(), out: out, now: now, stderr: io.Discard, wake: make(chan struct{}, 1)}, nil
+	sess, err := session.New(session.Config{Registry: reg, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	b := &background{sess: sess, reg: reg, dir: dir, out: out, now: now, stderr: io.Discard, done: make(chan struct{})}
+	b.sub = sess.Subscribe(false)
+	go b.print()
+	return b, nil
+}
+
+// print writes the session's events as they come: stream-json lines, the
+// team's timeline; it ends when the subscription is closed and drained.
+func (b *background) print() {
+	defer close(b.done)
+	for {
+		e, err := b.sub.Next(context.Background())
+		if err != nil {
+			return
+		}
+		switch {
+		case e.Agent != nil:
+			b.out.event(*e.Agent)
+			if b.team != nil {
+				if b.leadTimeline == nil {
+					b.leadTimeline = toolTimeline(team.LeadName, b.now, b.teamEvent)
+				}
+				b.leadTimeline(*e.Agent)
+			}
+		case e.Task != nil:
+			if se, ok := e.Task.StreamJSON(); ok {
+				b.out.task(se)
+			}
+		case e.Team != nil:
+			b.teamEvent(*e.Team)
+		}
+	}
+}
+
+// flush waits until every event so far is printed; nothing is printed
+// after it.
+func (b *background) flush() {
+	b.sub.Close()
+	<-b.done
 }
 
 // pruneOutputDir removes a task output folder (<tmp>/troupe-<uid>/<project>/
@@ -78,7 +117,8 @@ func (b *background) close() {
 	if b.team != nil {
 		b.team.close()
 	}
-	b.sub.Close()
+	b.flush()
+	b.sess.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b.reg.Close(ctx)
@@ -95,130 +135,6 @@ func projectSlug(cwd string) string {
 	}, cwd), "-")
 }
 
-// handle reports one task event: a stream-json line, and the task's
-// notification queued for the lead (delivered at its next tool-round
-// boundary, or as the next run's input).
-func (b *background) handle(e task.Event) {
-	if se, ok := e.StreamJSON(); ok {
-		b.out.task(se)
-	}
-	if e.Notification != "" && b.lead != nil {
-		b.lead.Send(systemNotification(e.Notification))
-	}
-}
-
-// drain handles every queued event. The lead's event hook calls it, so
-// notifications reach a working lead between its tool rounds.
-func (b *background) drain() {
-	for {
-		e, ok := b.sub.TryNext()
-		if !ok {
-			return
-		}
-		b.handle(e)
-	}
-}
-
-// active reports whether a task is still running, or has ended but not
-// yet produced its notification (the two happen in separate steps).
-func (b *background) active() bool {
-	for _, s := range b.reg.List() {
-		if s.Status.Active() || !s.Notified {
-			return true
-		}
-	}
-	return false
-}
-
-// run runs the lead on prompt and then keeps it going while background
-// work is active, its team is not quiet, or notifications and teammate
-// messages wait for it, so a headless run ends only after every task it
-// started has finished and been reported and its teammates are idle. The
-// result sums the runs; its text is the last run's.
-func (b *background) run(ctx context.Context, prompt string) (agent.Result, error) {
-	start := b.now()
-	res, err := b.lead.Run(ctx, prompt)
-	total := res
-	for err == nil && !res.Interrupted && res.StopReason != agent.StopMaxTurns {
-		// Look at the tasks before draining: a task's notification is
-		// queued when it is marked notified, so nothing slips between.
-		active := b.active()
-		b.drain()
-		quiet := true
-		if b.team != nil {
-			if quiet, err = b.team.lead.Quiet(ctx); err != nil {
-				break
-			}
-			// Idle notifications come as one digest with the lead's next
-			// input, or on their own once the whole team is quiet.
-			if (b.lead.Pending() > 0 && !b.digestQuiet) || (quiet && !active) {
-				if d := b.team.lead.TakeDigest(); d != "" {
-					b.lead.Send(d)
-				}
-			}
-		}
-		if b.lead.Pending() > 0 {
-			res, err = b.lead.Run(ctx, "")
-			total.Usage = total.Usage.Add(res.Usage)
-			total.Calls += res.Calls
-			total.ToolUses += res.ToolUses
-			total.Text, total.StopReason, total.Interrupted = res.Text, res.StopReason, res.Interrupted
-			continue
-		}
-		if !active && quiet {
-			break
-		}
-		if err = b.wait(ctx); err != nil {
-			break
-		}
-	}
-	total.Duration = b.now().Sub(start)
-	if err == nil && b.team != nil {
-		// Exit 0 means the team ended as the lead intended.
-		if ps := b.team.lead.Problems(); len(ps) > 0 {
-			err = fmt.Errorf("the team did not end cleanly: %s", strings.Join(ps, "; "))
-		}
-	}
-	return total, err
-}
-
-// wait waits for a task event, input from the team, or a change in the
-// team. The lead is woken by the stores' watches of the team file and the
-// task list (a teammate's last step, marking itself idle in the team file,
-// reaches it through no inbox); it still looks again every 30 s, for the
-// one thing no store tells (a Claude Code teammate silent past
-// swarm.DefaultReplyTimeout), and every second when the stores cannot
-// watch.
-func (b *background) wait(ctx context.Context) error {
-	if b.team == nil {
-		e, err := b.sub.Next(ctx)
-		if err == nil {
-			b.handle(e)
-		}
-		return err
-	}
-	look := 30 * time.Second
-	if !b.team.lead.Watching() {
-		look = time.Second
-	}
-	wctx, cancel := context.WithTimeout(ctx, look)
-	defer cancel()
-	go func() {
-		select {
-		case <-b.wake:
-		case <-b.team.lead.Changed():
-		case <-wctx.Done():
-		}
-		cancel()
-	}()
-	e, err := b.sub.Next(wctx)
-	if err == nil {
-		b.handle(e)
-		return nil
-	}
-	return ctx.Err()
-}
-
 // endTeam ends the lead's team with the run: its teammates are stopped
 // and, unless keep, the team is removed (swarm.Lead.EndSession). It runs
 // even when the run was interrupted, on a context of its own.
@@ -232,29 +148,8 @@ func (b *background) endTeam(keep bool) {
 	_, _ = b.team.lead.EndSession(ctx)
 }
 
-// deliver hands the lead's model input from its team.
-func (b *background) deliver(text string) {
-	if b.lead != nil {
-		b.lead.Send(text)
-	}
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
-
-// observe puts the lead's tool calls on the team's timeline.
-func (b *background) observe(e agent.Event) {
-	if b.team != nil {
-		if b.leadTimeline == nil {
-			b.leadTimeline = toolTimeline(team.LeadName, b.now, b.teamEvent)
-		}
-		b.leadTimeline(e)
-	}
-}
-
 // teamEvent reports one line of the team's timeline: a stream-json event,
-// or a line on stderr in the text formats.
+// or a line on stderr in the text formats. Only the printer calls it.
 func (b *background) teamEvent(e swarm.Event) {
 	if b.onTeamEvent != nil {
 		b.onTeamEvent(e)
@@ -270,16 +165,7 @@ func (b *background) teamEvent(e swarm.Event) {
 		}{"system", "team_event", b.out.session, e.Agent, e.Kind, e.Text})
 		return
 	}
-	b.timelineMu.Lock()
-	defer b.timelineMu.Unlock()
 	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
-}
-
-// systemNotification wraps a task notification so that the model tells it
-// from user input.
-func systemNotification(n string) string {
-	return "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT] A background task you started has changed state. This is not a message from the user; act on it as part of your own work.\n" +
-		n + "\n</system-reminder>"
 }
 
 // toolOptions configure coreTools.

@@ -203,14 +203,10 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if err != nil {
 		return err
 	}
-	nested := ac.nested(func(text string) {
-		if bg.lead != nil {
-			bg.lead.Send(text)
-		}
-	})
+	nested := ac.nested(bg.sess.Deliver)
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.environment, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver, History: sess.history,
-		OnEvent: func(e agent.Event) { out.event(e); bg.observe(e); bg.drain(); rec.event(e); nested(e) }}
+		OnEvent: func(e agent.Event) { bg.sess.Observe(e); rec.event(e); nested(e) }}
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -227,13 +223,14 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if rec != nil {
 		rec.messages = ag.Messages
 	}
-	bg.lead = ag
+	bg.sess.SetLead(ag)
 	out.init(cwd, tools.Names())
-	res, runErr := bg.run(ctx, prompt)
+	res, runErr := bg.sess.Run(ctx, prompt)
 	if hasServer {
 		runErr = ep.explain(runErr)
 	}
 	bg.endTeam(h.teams.keep)
+	bg.flush() // every event is printed before the result
 	return out.finish(res, runErr)
 }
 

@@ -373,18 +373,19 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 			return nil, nil, err
 		}
 	}
-	bg.digestQuiet = h.teams.digest == digestQuiet
+	bg.sess.SetDigestQuiet(h.teams.digest == digestQuiet)
 	// The timeline is ready before the team: newLeadTeam reports the backend.
 	bg.stderr, bg.onTeamEvent = a.Stderr, h.teams.onEvent
 	if h.teams.timeline != nil {
 		bg.stderr = h.teams.timeline
 	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, mode: mode, onEvent: bg.teamEvent, deliver: bg.deliver, paneArgv: a.paneArgv(h, home, cwd)})
+		answer: h.teams.answer, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, paneArgv: a.paneArgv(h, home, cwd)})
 	if err != nil {
 		return nil, nil, err
 	}
 	bg.team = lt
+	bg.sess.SetTeam(lt.lead)
 	opts.teammates = teammates{lt.lead}
 	tools, sub := coreTools(opts)
 	return append(tools, teamTools(lt, sub, a.Now)...), withAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil

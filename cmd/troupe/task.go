@@ -26,7 +26,7 @@ func (a *app) taskCommand() *cobra.Command {
 }
 
 // openList opens the stores and the task list of the team named by --team.
-func (a *app) openList(ctx context.Context, teamName string) (*session, team.Config, *tasklist.List, error) {
+func (a *app) openList(ctx context.Context, teamName string) (*opened, team.Config, *tasklist.List, error) {
 	s, err := a.open()
 	if err != nil {
 		return nil, team.Config{}, nil, err

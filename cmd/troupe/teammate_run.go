@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
@@ -133,7 +134,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 				return
 			}
 			if e.Notification != "" {
-				tm.Notify(systemNotification(e.Notification))
+				tm.Notify(session.SystemNotification(e.Notification))
 			}
 		}
 	}()

@@ -1,0 +1,389 @@
+// Package session is one lead's runtime under every front end: it owns the
+// lead agent's runs, the task registry behind its background work, and its
+// agent team when it has one, and it reports everything that happens as
+// one ordered stream of typed events (Subscribe) that the stream-json
+// writer, and later the terminal and web front ends, consume.
+//
+// Inputs are methods, safe from any goroutine: Run (a headless run: the
+// prompt, then everything its work brings in until the team is quiet),
+// Submit (a prompt now, or at the next tool-round boundary when the lead
+// is working), Interrupt, Stop (a background task), SendTo (a person's
+// message to a teammate).
+//
+// The lead's agent is built by the caller with its OnEvent calling
+// Session.Observe, and handed over with SetLead; the team's Deliver and
+// OnEvent go to Session.Deliver and Session.TeamEvent.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// Config sets up a Session.
+type Config struct {
+	// Registry runs the session's background tasks; the session reports
+	// their events and hands their notifications to the lead.
+	Registry *task.Registry
+	// DigestQuiet holds teammates' idle notifications until the whole
+	// team is quiet (else they come with the lead's next input).
+	DigestQuiet bool
+	Now         func() time.Time
+}
+
+// Session is one lead's runtime. It is safe for concurrent use.
+type Session struct {
+	cfg  Config
+	reg  *task.Registry
+	sub  *task.Subscription
+	bus  bus
+	wake chan struct{} // 1-slot: the team delivered input for the lead
+
+	mu      sync.Mutex
+	lead    *agent.Agent
+	team    *swarm.Lead
+	running bool // a Run or Submit is under way
+	runs    sync.WaitGroup
+}
+
+// New returns a Session over cfg.Registry.
+func New(cfg Config) (*Session, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("session: no task registry")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Session{cfg: cfg, reg: cfg.Registry, sub: cfg.Registry.Subscribe(), wake: make(chan struct{}, 1)}, nil
+}
+
+// SetLead hands the session its lead agent, before the first run.
+func (s *Session) SetLead(ag *agent.Agent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lead = ag
+}
+
+// SetDigestQuiet says whether teammates' idle notifications wait until the
+// whole team is quiet (else they come with the lead's next input).
+func (s *Session) SetDigestQuiet(quiet bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.DigestQuiet = quiet
+}
+
+// SetTeam hands the session the lead's team runtime.
+func (s *Session) SetTeam(l *swarm.Lead) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.team = l
+}
+
+// Team returns the team runtime, nil without teams.
+func (s *Session) Team() *swarm.Lead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.team
+}
+
+// Registry returns the session's task registry.
+func (s *Session) Registry() *task.Registry { return s.reg }
+
+// Subscribe returns a subscription to the session's events from now on.
+// With coalesce, a task's queued progress is replaced by its next one.
+func (s *Session) Subscribe(coalesce bool) *Subscription { return s.bus.subscribe(coalesce) }
+
+func (s *Session) publish(e Event) {
+	if e.Time.IsZero() {
+		e.Time = s.cfg.Now()
+	}
+	s.bus.publish(e)
+}
+
+// Observe is the lead agent's OnEvent: it reports the agent event and
+// hands the lead the notifications of tasks that ended meanwhile, so
+// they reach a working lead between its tool rounds.
+func (s *Session) Observe(e agent.Event) {
+	kind := KindAgent
+	switch e.Type {
+	case agent.EventAssistant:
+		kind = KindText
+	case agent.EventToolUse:
+		kind = KindToolStart
+	case agent.EventToolResult:
+		kind = KindToolResult
+	case agent.EventRetry:
+		kind = KindRetry
+	case agent.EventCompact:
+		kind = KindCompact
+	}
+	s.publish(Event{Kind: kind, Agent: &e})
+	s.drain()
+}
+
+// TeamEvent is the team's OnEvent: it reports a line of the team's
+// timeline.
+func (s *Session) TeamEvent(e swarm.Event) {
+	s.publish(Event{Time: e.Time, Kind: KindTeam, Team: &e})
+}
+
+// Deliver is the team's Deliver: it hands the lead input from its team
+// (at its next tool-round boundary, or as its next run) and wakes a
+// waiting run.
+func (s *Session) Deliver(text string) {
+	if lead := s.leadAgent(); lead != nil {
+		lead.Send(text)
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Session) leadAgent() *agent.Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lead
+}
+
+// handle reports one task event and queues its notification for the lead.
+func (s *Session) handle(e task.Event) {
+	kind := KindTaskProgress
+	switch e.Kind {
+	case task.EventStarted:
+		kind = KindTaskStarted
+	case task.EventTerminated:
+		kind = KindTaskEnded
+	case task.EventStalled:
+		kind = KindTaskStalled
+	}
+	s.publish(Event{Kind: kind, Task: &e})
+	if e.Notification != "" {
+		if lead := s.leadAgent(); lead != nil {
+			lead.Send(SystemNotification(e.Notification))
+		}
+	}
+}
+
+// drain handles every queued task event.
+func (s *Session) drain() {
+	for {
+		e, ok := s.sub.TryNext()
+		if !ok {
+			return
+		}
+		s.handle(e)
+	}
+}
+
+// active reports whether a task is still running, or has ended but not
+// yet produced its notification (the two happen in separate steps).
+func (s *Session) active() bool {
+	for _, st := range s.reg.List() {
+		if st.Status.Active() || !st.Notified {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrBusy is returned by Run while another run is under way.
+var ErrBusy = errors.New("session: the lead is already working")
+
+// Run runs the lead on prompt and then keeps it going while background
+// work is active, its team is not quiet, or notifications and teammate
+// messages wait for it, so that a headless run ends only after every task
+// it started has finished and been reported and its teammates are idle.
+// The result sums the runs; its text is the last run's. A team that did
+// not end cleanly (swarm.Lead.Problems) makes it return an error.
+func (s *Session) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	s.mu.Lock()
+	lead, tm, digestQuiet := s.lead, s.team, s.cfg.DigestQuiet
+	if lead == nil {
+		s.mu.Unlock()
+		return agent.Result{}, errors.New("session: no lead agent")
+	}
+	if s.running {
+		s.mu.Unlock()
+		return agent.Result{}, ErrBusy
+	}
+	s.running = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running = false
+		s.mu.Unlock()
+	}()
+	start := s.cfg.Now()
+	s.publish(Event{Kind: KindTurnStarted, Text: prompt})
+	res, err := lead.Run(ctx, prompt)
+	total := res
+	for err == nil && !res.Interrupted && res.StopReason != agent.StopMaxTurns {
+		// Look at the tasks before draining: a task's notification is
+		// queued when it is marked notified, so nothing slips between.
+		active := s.active()
+		s.drain()
+		quiet := true
+		if tm != nil {
+			if quiet, err = tm.Quiet(ctx); err != nil {
+				break
+			}
+			// Idle notifications come as one digest with the lead's next
+			// input, or on their own once the whole team is quiet.
+			if (lead.Pending() > 0 && !digestQuiet) || (quiet && !active) {
+				if d := tm.TakeDigest(); d != "" {
+					lead.Send(d)
+				}
+			}
+		}
+		if lead.Pending() > 0 {
+			res, err = lead.Run(ctx, "")
+			total.Usage = total.Usage.Add(res.Usage)
+			total.Calls += res.Calls
+			total.ToolUses += res.ToolUses
+			total.Text, total.StopReason, total.Interrupted = res.Text, res.StopReason, res.Interrupted
+			continue
+		}
+		if !active && quiet {
+			break
+		}
+		if err = s.wait(ctx, tm); err != nil {
+			break
+		}
+	}
+	total.Duration = s.cfg.Now().Sub(start)
+	if err == nil && tm != nil {
+		// A clean end means the team ended as the lead intended.
+		if ps := tm.Problems(); len(ps) > 0 {
+			err = fmt.Errorf("the team did not end cleanly: %s", strings.Join(ps, "; "))
+		}
+	}
+	s.publish(Event{Kind: KindTurnEnded, Result: &total, Err: err})
+	return total, err
+}
+
+// wait waits for a task event, input from the team, or a change in the
+// team. The lead is woken by the stores' watches of the team file and the
+// task list (a teammate's last step, marking itself idle in the team file,
+// reaches it through no inbox); it still looks again every 30 s, for the
+// one thing no store tells (a Claude Code teammate silent past
+// swarm.DefaultReplyTimeout), and every second when the stores cannot
+// watch.
+func (s *Session) wait(ctx context.Context, tm *swarm.Lead) error {
+	if tm == nil {
+		e, err := s.sub.Next(ctx)
+		if err == nil {
+			s.handle(e)
+		}
+		return err
+	}
+	look := 30 * time.Second
+	if !tm.Watching() {
+		look = time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, look)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.wake:
+		case <-tm.Changed():
+		case <-wctx.Done():
+		}
+		cancel()
+	}()
+	e, err := s.sub.Next(wctx)
+	if err == nil {
+		s.handle(e)
+		return nil
+	}
+	return ctx.Err()
+}
+
+// Submit gives the lead a prompt without waiting: a new run when it is
+// idle (its end is a KindTurnEnded event), or input at its next tool-round
+// boundary when it is working.
+func (s *Session) Submit(ctx context.Context, prompt string) {
+	s.mu.Lock()
+	lead, busy := s.lead, s.running
+	if busy && lead != nil {
+		s.mu.Unlock()
+		lead.Send(prompt)
+		return
+	}
+	s.runs.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.runs.Done()
+		if _, err := s.Run(ctx, prompt); errors.Is(err, ErrBusy) {
+			// Another run started in between: it takes the prompt.
+			if lead := s.leadAgent(); lead != nil {
+				lead.Send(prompt)
+			}
+		}
+	}()
+}
+
+// Interrupt aborts the lead's current turn; the session stays usable. It
+// reports whether a turn was running.
+func (s *Session) Interrupt() bool {
+	lead := s.leadAgent()
+	return lead != nil && lead.Interrupt()
+}
+
+// Stop stops a background task by id and returns its final state.
+func (s *Session) Stop(ctx context.Context, id string) (task.State, error) {
+	return s.reg.Stop(ctx, task.ID(id))
+}
+
+// SendTo sends a person's message to a teammate, from the lead's seat:
+// the teammate gets it at its next tool-round boundary, or as its next
+// prompt.
+func (s *Session) SendTo(ctx context.Context, teammate, text string) error {
+	tm := s.Team()
+	if tm == nil || tm.Team() == "" {
+		return errors.New("session: there is no team to send to")
+	}
+	if _, err := tm.Mail().Send(ctx, tm.Team(), teammate, mailbox.Message{From: team.LeadName, Text: text, Summary: "from the user"}); err != nil {
+		return err
+	}
+	s.publish(Event{Kind: KindTeam, Team: &swarm.Event{Time: s.cfg.Now(), Agent: team.LeadName, Kind: swarm.EventMessage,
+		Text: fmt.Sprintf("user → %s: %s", teammate, firstLine(text, 100))}})
+	return nil
+}
+
+// Close waits for the runs Submit started and ends every subscription.
+// It does not close the registry or the team: their owner does.
+func (s *Session) Close() {
+	s.runs.Wait()
+	s.sub.Close()
+	s.bus.close()
+}
+
+// SystemNotification wraps a task notification so that the model tells it
+// from user input.
+func SystemNotification(n string) string {
+	return "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT] A background task you started has changed state. This is not a message from the user; act on it as part of your own work.\n" +
+		n + "\n</system-reminder>"
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}

@@ -1,0 +1,175 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/llm/scripted"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// newSession returns a session whose lead runs script, and a subscription
+// to its events.
+func newSession(t *testing.T, script string) (*Session, *Subscription) {
+	t.Helper()
+	sc, err := scripted.Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := task.New(task.Config{Dir: t.TempDir()})
+	s, err := New(Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := tool.NewRegistry()
+	ag, err := agent.New(agent.Config{Model: scripted.New(sc), System: "lead", Tools: tools, OnEvent: s.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetLead(ag)
+	sub := s.Subscribe(false)
+	t.Cleanup(func() {
+		ag.Kill()
+		s.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		reg.Close(ctx)
+	})
+	return s, sub
+}
+
+// next waits for the next event of kind, failing after 10 s; the events
+// before it are returned too.
+func next(t *testing.T, sub *Subscription, kind Kind) (Event, []Event) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var seen []Event
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for a %s event: %v (seen %d events)", kind, err, len(seen))
+		}
+		if e.Kind == kind {
+			return e, seen
+		}
+		seen = append(seen, e)
+	}
+}
+
+// Submit, Interrupt and Stop, through the methods alone, with the events
+// that tell what happened.
+func TestSessionMethods(t *testing.T) {
+	s, sub := newSession(t, `{"turns":[
+ {"match":{"user":"hello"},"reply":{"text":"HI"}},
+ {"match":{"user":"slow"},"reply":{"delay_ms":60000,"text":"never"}},
+ {"match":{"user":"again"},"reply":{"text":"BACK"}}
+]}`)
+	ctx := context.Background()
+	s.Submit(ctx, "hello")
+	started, _ := next(t, sub, KindTurnStarted)
+	if started.Text != "hello" {
+		t.Errorf("turn started with %q", started.Text)
+	}
+	text, _ := next(t, sub, KindText)
+	if text.Agent == nil || text.Agent.Message == nil || !strings.Contains(text.Agent.Message.Text(), "HI") {
+		t.Errorf("text event %+v", text.Agent)
+	}
+	ended, _ := next(t, sub, KindTurnEnded)
+	if ended.Err != nil || ended.Result == nil || ended.Result.Text != "HI" {
+		t.Fatalf("turn ended %+v, %v", ended.Result, ended.Err)
+	}
+
+	// A slow turn, interrupted: the session stays usable.
+	s.Submit(ctx, "slow")
+	next(t, sub, KindTurnStarted)
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.Interrupt() {
+		if time.Now().After(deadline) {
+			t.Fatal("no turn to interrupt")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ended, _ = next(t, sub, KindTurnEnded)
+	if ended.Result == nil || !ended.Result.Interrupted {
+		t.Fatalf("interrupted turn ended %+v, %v", ended.Result, ended.Err)
+	}
+	s.Submit(ctx, "again")
+	if ended, _ = next(t, sub, KindTurnEnded); ended.Result == nil || ended.Result.Text != "BACK" {
+		t.Fatalf("the turn after the interrupt: %+v, %v", ended.Result, ended.Err)
+	}
+
+	// A background task stopped by id: started and ended events.
+	st, err := s.Registry().Go(task.State{Type: task.LocalAgent, Description: "waits"}, func(ctx context.Context, id task.ID) task.Outcome {
+		<-ctx.Done()
+		return task.Outcome{Status: task.Failed}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Observe(agent.Event{Type: agent.EventUser}) // a lead event drains the task events, as a working lead's do
+	if e, _ := next(t, sub, KindTaskStarted); e.Task.State.ID != st.ID {
+		t.Errorf("task started event for %s, want %s", e.Task.State.ID, st.ID)
+	}
+	if got, err := s.Stop(ctx, string(st.ID)); err != nil || got.Status != task.Killed {
+		t.Fatalf("Stop = %v, %v", got.Status, err)
+	}
+	if _, err := s.Stop(ctx, "anosuchid"); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("Stop of an unknown id: %v", err)
+	}
+	s.Observe(agent.Event{Type: agent.EventUser})
+	if e, _ := next(t, sub, KindTaskEnded); e.Task.State.Status != task.Killed {
+		t.Errorf("task ended %s", e.Task.State.Status)
+	}
+	if err := s.SendTo(ctx, "helper", "hi"); err == nil || !strings.Contains(err.Error(), "no team") {
+		t.Errorf("SendTo without a team: %v", err)
+	}
+}
+
+// A subscriber that does not read never blocks the session, loses
+// nothing but coalesced progress, and Close ends Next once drained.
+func TestSubscriptions(t *testing.T) {
+	var b bus
+	slow, fast := b.subscribe(false), b.subscribe(true)
+	prog := func(id string, n int) Event {
+		return Event{Kind: KindTaskProgress, Task: &task.Event{Kind: task.EventOutput, State: task.State{ID: task.ID(id)}, Offset: int64(n)}}
+	}
+	for i := range 1000 {
+		b.publish(prog("b1", i))
+	}
+	b.publish(Event{Kind: KindTaskEnded, Task: &task.Event{State: task.State{ID: "b1"}}})
+	b.publish(prog("b2", 1))
+	if n := len(slow.queue); n != 1002 {
+		t.Errorf("the uncoalesced subscriber holds %d events, want 1002", n)
+	}
+	var kinds []string
+	for {
+		e, ok := fast.TryNext()
+		if !ok {
+			break
+		}
+		kinds = append(kinds, string(e.Kind)+":"+string(e.Task.State.ID))
+		if e.Kind == KindTaskProgress && e.Task.State.ID == "b1" && e.Task.Offset != 999 {
+			t.Errorf("the coalesced progress is offset %d, want the last (999)", e.Task.Offset)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "task_progress:b1 task_ended:b1 task_progress:b2" {
+		t.Errorf("coalesced stream %q", got)
+	}
+	b.close()
+	if _, err := slow.Next(context.Background()); err != nil {
+		t.Errorf("a closed subscription lost its queue: %v", err)
+	}
+	for range 1001 {
+		slow.TryNext()
+	}
+	if _, err := slow.Next(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Next on a drained closed subscription: %v", err)
+	}
+	b.publish(prog("b3", 1)) // after close: nobody gets it, nothing blocks
+}
