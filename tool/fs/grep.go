@@ -7,7 +7,6 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -112,8 +111,7 @@ func (*Grep) ReadOnly(input json.RawMessage) bool {
 // grepQuery is a validated Grep input.
 type grepQuery struct {
 	pattern       string
-	re            *regexp.Regexp
-	multiline     bool
+	m             *matcher
 	mode          string
 	lineNums      bool
 	before, after int
@@ -164,7 +162,7 @@ func parseGrep(in grepInput) (grepQuery, tool.Result, bool) {
 	fail := func(format string, args ...any) (grepQuery, tool.Result, bool) {
 		return grepQuery{}, tool.Errorf(format, args...), false
 	}
-	q := grepQuery{pattern: in.Pattern, mode: in.OutputMode, multiline: in.Multiline, headLimit: in.HeadLimit, offset: in.Offset, lineNums: true}
+	q := grepQuery{pattern: in.Pattern, mode: in.OutputMode, headLimit: in.HeadLimit, offset: in.Offset, lineNums: true}
 	if in.Pattern == "" {
 		return fail("Grep: pattern is required")
 	}
@@ -201,16 +199,12 @@ func parseGrep(in grepInput) (grepQuery, tool.Result, bool) {
 	if in.Multiline {
 		flags += "sm"
 	}
-	expr := in.Pattern
-	if flags != "" {
-		expr = "(?" + flags + ")" + expr
-	}
-	re, err := regexp.Compile(expr)
+	m, err := newMatcher(in.Pattern, flags, in.Multiline)
 	if err != nil {
 		return fail("Grep: invalid regular expression %q: %v (Go RE2 syntax: no lookaround or backreferences; escape literal characters such as ( [ { . * + ? with a backslash)",
 			in.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
-	q.re = re
+	q.m = m
 	for _, gl := range strings.Fields(in.Glob) {
 		neg := strings.HasPrefix(gl, "!")
 		gl = strings.TrimPrefix(gl, "!")
@@ -297,11 +291,8 @@ func (g *Grep) files(ctx context.Context, base string, filter *fileFilter) ([]fo
 		if !filter.match(rel) {
 			return nil
 		}
-		f := found{abs: abs}
-		if info, err := d.Info(); err == nil {
-			f.mtime = info.ModTime()
-		}
-		files = append(files, f)
+		// The modification time is looked up for matched files only.
+		files = append(files, found{abs: abs})
 		return nil
 	})
 	return files, err
