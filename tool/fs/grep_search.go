@@ -3,11 +3,11 @@ package fs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,8 +24,12 @@ import (
 // the most recently modified first (then by path), count and content go
 // by path. In content mode the search stops once head_limit or the output
 // budget is reached.
-func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []found, withheld int) (tool.Result, error) {
-	sort.Slice(files, func(i, j int) bool { return files[i].abs < files[j].abs })
+//
+// walk lists the files to search, in path order, handing each to push; it
+// stops when push reports false. Its error, other than ctx's, is
+// walkErr: the files could not be listed. withheld is the count of files
+// walk withheld, read once it is done.
+func (g *Grep) search(ctx context.Context, q grepQuery, base string, walk func(context.Context, func(found) bool) error, withheld *int) (res tool.Result, walkErr, err error) {
 	out := &grepOutput{budget: g.cfg.MaxReadBytes, skip: q.offset, limit: q.headLimit}
 	var (
 		skippedLarge           int
@@ -34,7 +38,7 @@ func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []fou
 		counts                 []string
 		separate               = q.before > 0 || q.after > 0
 	)
-	err := g.searchFiles(ctx, &q, files, func(i int, r *fileResult) bool {
+	walkErr, err = g.searchFiles(ctx, &q, walk, func(f found, r *fileResult) bool {
 		if r.large {
 			skippedLarge++
 		}
@@ -45,9 +49,9 @@ func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []fou
 		matchSum += r.matched
 		switch q.mode {
 		case "files_with_matches":
-			matched = append(matched, files[i])
+			matched = append(matched, f)
 		case "count":
-			counts = append(counts, g.cfg.display(files[i].abs)+":"+strconv.Itoa(r.matched))
+			counts = append(counts, g.cfg.display(f.abs)+":"+strconv.Itoa(r.matched))
 		case "content":
 			for _, group := range r.groups {
 				if separate && out.started() && !out.add("--") {
@@ -62,12 +66,12 @@ func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []fou
 		}
 		return true
 	})
-	if err != nil {
-		return tool.Result{}, err
+	if err != nil || walkErr != nil {
+		return tool.Result{}, walkErr, err
 	}
 	if matchedFiles == 0 {
 		msg := fmt.Sprintf("No matches found for %q in %s", q.pattern, base)
-		return tool.Result{Content: msg + largeNote(skippedLarge) + withheldNote(withheld)}, nil
+		return tool.Result{Content: msg + largeNote(skippedLarge) + withheldNote(*withheld)}, nil, nil
 	}
 	if q.mode == "files_with_matches" {
 		for i := range matched {
@@ -113,7 +117,7 @@ func (g *Grep) search(ctx context.Context, q grepQuery, base string, files []fou
 	case out.more:
 		fmt.Fprintf(&b, "[Output limited by head_limit=%d; continue with offset=%d.]\n", q.headLimit, next)
 	}
-	return tool.Result{Content: strings.TrimSuffix(b.String()+largeNote(skippedLarge)+withheldNote(withheld), "\n")}, nil
+	return tool.Result{Content: strings.TrimSuffix(b.String()+largeNote(skippedLarge)+withheldNote(*withheld), "\n")}, nil, nil
 }
 
 // largeNote notes files skipped for their size.
@@ -135,61 +139,171 @@ type fileResult struct {
 	groups [][]string
 }
 
-// searchFiles searches files on parallel workers and calls each with the
-// result of every file in order, from the goroutine that called it, until
-// each returns false. Workers take the files in order, in chunks, and a
-// result waits until those before it are handed over. It returns ctx's
-// error if ctx ends first, after the workers have stopped.
-func (g *Grep) searchFiles(ctx context.Context, q *grepQuery, files []found, each func(i int, r *fileResult) bool) error {
-	n := len(files)
-	if n == 0 {
-		return ctx.Err()
-	}
-	workers := min(runtime.GOMAXPROCS(0), n)
-	chunk := max(1, min(64, n/(workers*16)))
-	chunks := (n + chunk - 1) / chunk
-	results := make([]fileResult, n)
-	done := make(chan int, chunks) // finished chunks; never blocks a worker
+// errSearchStopped ends a walk whose files are no longer wanted.
+var errSearchStopped = errors.New("search stopped")
+
+// searchFiles runs walk on its own goroutine and searches the files it
+// finds on parallel workers, as many as the process may run at once. It
+// calls each with the result of every file in walk's order, from the
+// goroutine that called it, until each returns false. Workers take the
+// files in that order, in chunks, and a chunk's results wait until those
+// before them are handed over. It returns once its goroutines are done:
+// with walk's error (other than ctx's) as walkErr, and ctx's error if ctx
+// ended first.
+func (g *Grep) searchFiles(parent context.Context, q *grepQuery, walk func(context.Context, func(found) bool) error, each func(f found, r *fileResult) bool) (walkErr, err error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	var (
-		next atomic.Int64
-		stop atomic.Bool
-		wg   sync.WaitGroup
+		queue   = newFileQueue()
+		done    = make(chan *fileChunk)
+		quit    = make(chan struct{})
+		stopped atomic.Bool    // the search is over
+		enough  bool           // each wanted no more
+		all     sync.WaitGroup // the walk, the workers and the closer of done
+		workers sync.WaitGroup
 	)
-	for range workers {
-		wg.Go(func() {
+	stop := func() {
+		if stopped.CompareAndSwap(false, true) {
+			cancel()
+			close(quit)
+			queue.close()
+		}
+	}
+	all.Go(func() {
+		defer queue.close()
+		const batch = 32
+		pending := make([]found, 0, batch)
+		walkErr = walk(ctx, func(f found) bool {
+			if stopped.Load() {
+				return false
+			}
+			if pending = append(pending, f); len(pending) == batch {
+				queue.push(pending)
+				pending = pending[:0]
+			}
+			return true
+		})
+		queue.push(pending)
+	})
+	for range runtime.GOMAXPROCS(0) {
+		workers.Go(func() {
 			var w grepWorker
-			for !stop.Load() && ctx.Err() == nil {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
+			for ctx.Err() == nil {
+				c, ok := queue.take(64)
+				if !ok {
 					return
 				}
-				for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
-					results[i] = w.search(g.cfg, q, files[i].abs)
+				c.results = make([]fileResult, len(c.files))
+				for i, f := range c.files {
+					c.results[i] = w.search(g.cfg, q, f.abs)
 				}
-				done <- c
+				select {
+				case done <- c:
+				case <-quit:
+					return
+				}
 			}
 		})
 	}
-	defer wg.Wait()
-	defer stop.Store(true)
-	ready := make([]bool, chunks)
-	for cursor := 0; cursor < chunks; {
-		select {
-		case c := <-done:
-			ready[c] = true
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		for ; cursor < chunks && ready[cursor]; cursor++ {
-			for i := cursor * chunk; i < min(n, (cursor+1)*chunk); i++ {
-				if !each(i, &results[i]) {
-					return nil
+	all.Go(func() {
+		workers.Wait()
+		close(done)
+	})
+	pending := map[int]*fileChunk{}
+	next := 0
+	for c := range done {
+		pending[c.seq] = c
+		for c := pending[next]; c != nil && !stopped.Load(); c = pending[next] {
+			delete(pending, next)
+			next++
+			for i := range c.files {
+				if !each(c.files[i], &c.results[i]) {
+					enough = true
+					stop()
+					break
 				}
-				results[i] = fileResult{}
 			}
 		}
+		if stopped.Load() {
+			break
+		}
 	}
-	return nil
+	stop()
+	all.Wait()
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	if enough {
+		return nil, nil // the walk was cut short on purpose
+	}
+	return walkErr, nil
+}
+
+// fileChunk is a run of consecutive files a worker searches.
+type fileChunk struct {
+	seq     int // its place among the chunks
+	files   []found
+	results []fileResult
+}
+
+// fileQueue hands the files a walk finds to the workers, in chunks.
+type fileQueue struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	// Guarded by mu:
+	files  []found // found and not yet taken
+	seq    int     // chunks taken
+	closed bool
+}
+
+func newFileQueue() *fileQueue {
+	q := &fileQueue{}
+	q.cond.L = &q.mu
+	return q
+}
+
+// push adds files (copied) to the queue.
+func (q *fileQueue) push(files []found) {
+	if len(files) == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.files = append(q.files, files...)
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// close tells the workers no more files will come.
+func (q *fileQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// take waits for files and returns the next chunk of at most max of them;
+// ok is false once the queue is closed and empty.
+func (q *fileQueue) take(max int) (c *fileChunk, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.files) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.files) == 0 {
+		return nil, false
+	}
+	n := min(len(q.files), max)
+	c = &fileChunk{seq: q.seq, files: q.files[:n:n]}
+	q.files = q.files[n:]
+	q.seq++
+	return c, true
+}
+
+// chunks returns how many chunks were taken.
+func (q *fileQueue) chunks() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.seq
 }
 
 // grepWorker is one search worker's reusable memory.
