@@ -132,3 +132,38 @@ func BenchmarkGlob100k(b *testing.B) {
 		runTool(b, gl, map[string]any{"pattern": "**/*.go"})
 	}
 }
+
+// BenchmarkReadEnd1G reads the last lines of a 1 GiB file: 1 MiB of short
+// lines at its start and at its end, and a hole between them (which reads
+// as NUL bytes, one long line) so that the file takes little disk space.
+func BenchmarkReadEnd1G(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "big.log")
+	var chunk strings.Builder
+	for i := 0; chunk.Len() < 1<<20; i++ {
+		fmt.Fprintf(&chunk, "%08d log line with some words in it\n", i)
+	}
+	const size = 1 << 30
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.WriteString(chunk.String()); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(chunk.String()), size-int64(chunk.Len())); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	lines := 2 * strings.Count(chunk.String(), "\n") // the hole starts the second half's first line
+	rd := NewRead(Config{})
+	input := map[string]any{"file_path": p, "offset": lines - 49, "limit": 50}
+	b.SetBytes(size)
+	for b.Loop() {
+		res := runTool(b, rd, input)
+		if !strings.Contains(res.Content, fmt.Sprintf("%6d\t", lines)) {
+			b.Fatalf("Read(%v) lacks line %d:\n%s", input, lines, res.Content)
+		}
+	}
+}
