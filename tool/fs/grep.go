@@ -7,7 +7,6 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -112,8 +111,7 @@ func (*Grep) ReadOnly(input json.RawMessage) bool {
 // grepQuery is a validated Grep input.
 type grepQuery struct {
 	pattern       string
-	re            *regexp.Regexp
-	multiline     bool
+	m             *matcher
 	mode          string
 	lineNums      bool
 	before, after int
@@ -141,22 +139,39 @@ func (g *Grep) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			return res, nil
 		}
 	}
-	files, err := g.files(ctx, base, &q.filter)
+	st, err := os.Stat(base)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return tool.Result{}, ctxErr
-		}
 		return tool.Errorf("Grep: cannot search %s: %v", base, unwrapPath(err)), nil
 	}
-	kept, withheld := files[:0], 0
-	for _, f := range files {
-		if g.cfg.withheld(f.abs) {
-			withheld++
-			continue
+	withheld := 0
+	walk := func(ctx context.Context, push func(found) bool) error {
+		if !st.IsDir() { // a file is searched whatever the filters say
+			if g.cfg.withheld(base) {
+				withheld++
+			} else {
+				push(found{abs: base, mtime: st.ModTime()})
+			}
+			return nil
 		}
-		kept = append(kept, f)
+		return walkFiles(ctx, base, g.cfg.Root, 0, func(abs, rel string, _ iofs.DirEntry) error {
+			switch {
+			case !q.filter.match(rel):
+			case g.cfg.withheld(abs):
+				withheld++
+			case !push(found{abs: abs}): // the modification time is looked up for matched files only
+				return errSearchStopped
+			}
+			return nil
+		})
 	}
-	return g.search(ctx, q, base, kept, withheld)
+	res, walkErr, err := g.search(ctx, q, base, walk, &withheld)
+	switch {
+	case err != nil:
+		return tool.Result{}, err
+	case walkErr != nil:
+		return tool.Errorf("Grep: cannot search %s: %v", base, unwrapPath(walkErr)), nil
+	}
+	return res, nil
 }
 
 // parseGrep validates the input and compiles its pattern and filters.
@@ -164,7 +179,7 @@ func parseGrep(in grepInput) (grepQuery, tool.Result, bool) {
 	fail := func(format string, args ...any) (grepQuery, tool.Result, bool) {
 		return grepQuery{}, tool.Errorf(format, args...), false
 	}
-	q := grepQuery{pattern: in.Pattern, mode: in.OutputMode, multiline: in.Multiline, headLimit: in.HeadLimit, offset: in.Offset, lineNums: true}
+	q := grepQuery{pattern: in.Pattern, mode: in.OutputMode, headLimit: in.HeadLimit, offset: in.Offset, lineNums: true}
 	if in.Pattern == "" {
 		return fail("Grep: pattern is required")
 	}
@@ -201,16 +216,12 @@ func parseGrep(in grepInput) (grepQuery, tool.Result, bool) {
 	if in.Multiline {
 		flags += "sm"
 	}
-	expr := in.Pattern
-	if flags != "" {
-		expr = "(?" + flags + ")" + expr
-	}
-	re, err := regexp.Compile(expr)
+	m, err := newMatcher(in.Pattern, flags, in.Multiline)
 	if err != nil {
 		return fail("Grep: invalid regular expression %q: %v (Go RE2 syntax: no lookaround or backreferences; escape literal characters such as ( [ { . * + ? with a backslash)",
 			in.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
-	q.re = re
+	q.m = m
 	for _, gl := range strings.Fields(in.Glob) {
 		neg := strings.HasPrefix(gl, "!")
 		gl = strings.TrimPrefix(gl, "!")
@@ -280,31 +291,6 @@ func (f *fileFilter) match(rel string) bool {
 		}
 	}
 	return false
-}
-
-// files lists the files to search below base (or base itself, a file,
-// which is searched whatever the filters say).
-func (g *Grep) files(ctx context.Context, base string, filter *fileFilter) ([]found, error) {
-	st, err := os.Stat(base)
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
-		return []found{{abs: base, mtime: st.ModTime()}}, nil
-	}
-	var files []found
-	err = walkFiles(ctx, base, g.cfg.Root, 0, func(abs, rel string, d iofs.DirEntry) error {
-		if !filter.match(rel) {
-			return nil
-		}
-		f := found{abs: abs}
-		if info, err := d.Info(); err == nil {
-			f.mtime = info.ModTime()
-		}
-		files = append(files, f)
-		return nil
-	})
-	return files, err
 }
 
 // typeNames returns the type filter names, sorted and comma separated.

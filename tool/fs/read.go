@@ -119,22 +119,24 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 }
 
 // lines formats lines first..first+limit-1 of src, stopping early at the
-// byte budget, and counts the lines of the whole file for the notes.
+// byte budget, and counts the lines of the whole file for the notes. The
+// lines before and after the ones shown are only counted, with
+// bytes.Count over large buffers, so that reading near the end of a large
+// file costs little more than reading through it once.
 func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limit int) (tool.Result, error) {
-	br := bufio.NewReaderSize(src, 64<<10)
+	br := bufio.NewReaderSize(src, 1<<20)
+	lineNo, err := skipLines(ctx, br, first-1)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, err
+		}
+		return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+	}
 	var out strings.Builder
 	var buf []byte
-	lineNo, last, stopped := 0, 0, false
-	for {
-		if lineNo%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return tool.Result{}, err
-			}
-		}
-		var (
-			full int
-			err  error
-		)
+	last, stopped := 0, false
+	for lineNo < first-1+limit && !stopped {
+		var full int
 		buf, full, err = readLine(br, buf[:0], maxLineLen)
 		if full == 0 && errors.Is(err, io.EOF) {
 			break
@@ -143,8 +145,8 @@ func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limi
 			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
 		}
 		lineNo++
-		if lineNo < first || stopped || lineNo-first >= limit {
-			continue
+		if lineNo < first {
+			continue // the partial last line skipLines counted
 		}
 		text := string(buf)
 		if full > len(buf) {
@@ -158,7 +160,14 @@ func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limi
 		out.WriteString(line)
 		last = lineNo
 	}
-	total := lineNo
+	rest, err := skipLines(ctx, br, -1)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, err
+		}
+		return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+	}
+	total := lineNo + rest
 	if first > total {
 		return tool.Errorf("Read: offset %d is past the end of %s, which has %s", first, abs, plural(total, "line")), nil
 	}
@@ -170,6 +179,44 @@ func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limi
 		fmt.Fprintf(&out, "\n[Showing lines %d-%d of %d. Continue with offset=%d.]", first, last, total, last+1)
 	}
 	return tool.Result{Content: out.String()}, nil
+}
+
+// skipLines reads past n lines of br (all of them when n < 0) and returns
+// how many it passed: a last line without a newline counts, and is then
+// read whole. It counts newlines with bytes.Count on the reader's whole
+// buffer at a time, checking ctx between buffers.
+func skipLines(ctx context.Context, br *bufio.Reader, n int) (int, error) {
+	count, partial := 0, false
+	for n < 0 || count < n {
+		if err := ctx.Err(); err != nil {
+			return count, err
+		}
+		if br.Buffered() == 0 {
+			if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return count, err
+			}
+		}
+		chunk, _ := br.Peek(br.Buffered())
+		c := bytes.Count(chunk, []byte("\n"))
+		if n < 0 || count+c < n {
+			count += c
+			partial = chunk[len(chunk)-1] != '\n'
+			br.Discard(len(chunk))
+			continue
+		}
+		pos := 0
+		for ; count < n; count++ {
+			pos += bytes.IndexByte(chunk[pos:], '\n') + 1
+		}
+		br.Discard(pos)
+		return count, nil
+	}
+	if partial {
+		count++
+	}
+	return count, nil
 }
 
 // readLine reads one line from br into buf (without its "\n" or "\r\n"),

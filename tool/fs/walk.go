@@ -6,6 +6,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +16,9 @@ import (
 type walkFunc func(abs, rel string, d iofs.DirEntry) error
 
 // walkFiles calls fn for the regular files below start (an absolute
-// directory), directory by directory in lexical order. It never descends
+// directory), in the lexical order of their paths (a folder's files come
+// where its name followed by '/' sorts among its siblings, so that a
+// folder "a" comes after a file "a.go"). It never descends
 // into .git or into symbolic links to directories, and skips what the
 // .gitignore files in force exclude: those of start and its subdirectories,
 // and those of start's ancestors up to the ignore top (see ignoreTop), plus
@@ -69,7 +72,7 @@ func (w *walk) dir(abs, topRel, rel string, depth int, stack ignoreStack, isStar
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := readDirSorted(abs)
 	if err != nil {
 		if isStart {
 			return err
@@ -118,6 +121,46 @@ func (w *walk) dir(abs, topRel, rel string, depth int, stack ignoreStack, isStar
 		}
 	}
 	return nil
+}
+
+// readDirSorted returns the entries of the directory abs sorted by name,
+// a folder's name with a '/' after it, so that walking them in order
+// yields paths in lexical order.
+func readDirSorted(abs string) ([]iofs.DirEntry, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b iofs.DirEntry) int {
+		return compareEntryNames(a.Name(), a.IsDir(), b.Name(), b.IsDir())
+	})
+	return entries, nil
+}
+
+// compareEntryNames compares two names of one folder as if each folder's
+// name had a '/' after it.
+func compareEntryNames(a string, aDir bool, b string, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	// One is a prefix of the other; the next byte of each is its own,
+	// or '/' for a folder's end, or none.
+	next := func(s string, dir bool) int {
+		switch {
+		case len(s) > n:
+			return int(s[n])
+		case dir:
+			return '/'
+		}
+		return -1
+	}
+	return next(a, aDir) - next(b, bDir)
 }
 
 // loadIgnore reads and parses an ignore file, or returns nil if there is

@@ -1,0 +1,178 @@
+package fs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rgPath returns ripgrep's path, or skips the test when it is absent.
+func rgPath(tb testing.TB) string {
+	tb.Helper()
+	p, err := exec.LookPath("rg")
+	if err != nil {
+		tb.Skip("rg (ripgrep) is not installed; install it (apt-get install ripgrep) to compare Grep with it")
+	}
+	return p
+}
+
+// rgArgs are the ripgrep options that search the files Grep searches:
+// hidden files too, .gitignore files outside a git repository too.
+var rgArgs = []string{"--hidden", "--no-require-git", "--no-config"}
+
+// rgCounts runs rg -c in root and returns its counts, path to matched
+// lines.
+func rgCounts(t *testing.T, rg, root string, args ...string) map[string]string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), rg, append(append(append([]string{}, rgArgs...), "-c"), args...)...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+		return map[string]string{} // no matches
+	} else if err != nil {
+		t.Fatalf("rg %v: %v", args, err)
+	}
+	counts := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		i := strings.LastIndexByte(line, ':')
+		counts[strings.TrimPrefix(line[:i], "./")] = line[i+1:]
+	}
+	return counts
+}
+
+// grepCounts runs the Grep tool in count mode and returns its counts.
+func grepCounts(t *testing.T, root string, input map[string]any) map[string]string {
+	t.Helper()
+	input["output_mode"] = "count"
+	res := runTool(t, NewGrep(Config{Root: root, MaxReadBytes: 64 << 20}), input)
+	counts := map[string]string{}
+	if strings.HasPrefix(res.Content, "No matches found") {
+		return counts
+	}
+	body, _, _ := strings.Cut(res.Content, "\n\nFound ")
+	for line := range strings.SplitSeq(body, "\n") {
+		i := strings.LastIndexByte(line, ':')
+		counts[line[:i]] = line[i+1:]
+	}
+	return counts
+}
+
+func TestGrepMatchesRipgrep(t *testing.T) {
+	rg := rgPath(t)
+	gen := t.TempDir()
+	genTree(t, gen, 3000)
+	type rgCase struct {
+		input map[string]any
+		rg    []string
+	}
+	type rgTree struct {
+		name, root string
+		cases      []rgCase
+	}
+	trees := []rgTree{{"generated", gen, []rgCase{
+		{map[string]any{"pattern": "needleword"}, []string{"needleword"}},
+		{map[string]any{"pattern": "NEEDLEWORD", "-i": true}, []string{"-i", "NEEDLEWORD"}},
+		{map[string]any{"pattern": `func needle[A-Za-z]+\(`}, []string{`func needle[A-Za-z]+\(`}},
+		{map[string]any{"pattern": `^lazy dog`}, []string{`^lazy dog`}},
+		{map[string]any{"pattern": `struct $`}, []string{`struct $`}},
+	}}}
+	if _, err := os.Stat(goSrc); err == nil {
+		trees = append(trees, rgTree{"go", goSrc, []rgCase{
+			{map[string]any{"pattern": "ErrShortWrite", "glob": "*.go"}, []string{"-g", "*.go", "ErrShortWrite"}},
+			{map[string]any{"pattern": "deadline exceeded", "-i": true, "glob": "*.go"}, []string{"-g", "*.go", "-i", "deadline exceeded"}},
+			{map[string]any{"pattern": `func \([a-z]+ \*[A-Za-z]+\) SetDeadline\(`, "glob": "*.go"}, []string{"-g", "*.go", `func \([a-z]+ \*[A-Za-z]+\) SetDeadline\(`}},
+			{map[string]any{"pattern": `^package main$`, "type": "go"}, []string{"-t", "go", `^package main$`}},
+		}})
+	} else {
+		t.Logf("no Go source tree at %s; comparing on the generated tree only", goSrc)
+	}
+	for _, tr := range trees {
+		for _, c := range tr.cases {
+			t.Run(tr.name+"/"+c.input["pattern"].(string), func(t *testing.T) {
+				want := rgCounts(t, rg, tr.root, c.rg...)
+				got := grepCounts(t, tr.root, c.input)
+				if len(want) == 0 {
+					t.Fatalf("rg found nothing; the case tests nothing")
+				}
+				for p, n := range want {
+					if got[p] != n {
+						t.Errorf("%s: Grep count %q; rg %q", p, got[p], n)
+					}
+				}
+				for p, n := range got {
+					if _, ok := want[p]; !ok {
+						t.Errorf("%s: Grep count %q; rg found nothing", p, n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRipgrepSideBySide times Grep's and Glob's code and ripgrep on the
+// same trees and prints the ratios. It runs only when
+// TROUPE_BENCH_RIPGREP is set (to the number of runs to take the best of;
+// default 5), as it takes a while: it is a measurement, not a test.
+//
+//	TROUPE_BENCH_RIPGREP=5 go test -run TestRipgrepSideBySide -v ./tool/fs/
+func TestRipgrepSideBySide(t *testing.T) {
+	runs := 0
+	if v := os.Getenv("TROUPE_BENCH_RIPGREP"); v == "" {
+		t.Skip("set TROUPE_BENCH_RIPGREP=N to time Grep against ripgrep (best of N runs)")
+	} else if _, err := fmt.Sscan(v, &runs); err != nil || runs < 1 {
+		runs = 5
+	}
+	rg := rgPath(t)
+	best := func(fn func()) time.Duration {
+		var b time.Duration
+		for i := range runs {
+			start := time.Now()
+			fn()
+			if d := time.Since(start); i == 0 || d < b {
+				b = d
+			}
+		}
+		return b
+	}
+	runRG := func(root string, args ...string) {
+		cmd := exec.Command(rg, append(append([]string{}, rgArgs...), args...)...)
+		cmd.Dir = root
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Fatalf("rg %v: %v", args, err)
+			}
+		}
+	}
+	gen := t.TempDir()
+	genTree(t, gen, 100_000)
+	var rows []string
+	add := func(tree, name string, troupe, ripgrep time.Duration) {
+		rows = append(rows, fmt.Sprintf("| %s | %s | %.1f | %.1f | %.2f |", tree, name,
+			float64(troupe.Microseconds())/1000, float64(ripgrep.Microseconds())/1000, float64(troupe)/float64(ripgrep)))
+	}
+	for _, tr := range []struct {
+		name, root string
+		cases      []benchCase
+	}{{"go src", goSrc, goSrcCases()}, {"100k files", gen, genCases()}} {
+		if _, err := os.Stat(tr.root); err != nil {
+			t.Logf("skipping %s: %v", tr.root, err)
+			continue
+		}
+		gr := NewGrep(Config{Root: tr.root})
+		for _, c := range tr.cases {
+			add(tr.name, "Grep "+c.name, best(func() { runTool(t, gr, c.input) }), best(func() { runRG(tr.root, c.rg...) }))
+		}
+	}
+	gl := NewGlob(Config{Root: gen})
+	add("100k files", "Glob **/*.go", best(func() { runTool(t, gl, map[string]any{"pattern": "**/*.go"}) }),
+		best(func() { runRG(gen, "--files", "-g", "*.go") }))
+	sort.Strings(rows)
+	t.Logf("best of %d runs, ms; ripgrep's time includes its process start\n| tree | case | troupe | rg | ratio |\n|---|---|---|---|---|\n%s", runs, strings.Join(rows, "\n"))
+}
