@@ -188,8 +188,13 @@ func (s *Session) drain() {
 
 // active reports whether a task is still running, or has ended but not
 // yet produced its notification (the two happen in separate steps).
+// Teammates are tasks too, but whether the team still works is the
+// team's to say (swarm.Lead.Quiet).
 func (s *Session) active() bool {
 	for _, st := range s.reg.List() {
+		if st.Type == task.InProcessTeammate {
+			continue
+		}
 		if st.Status.Active() || !st.Notified {
 			return true
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -108,6 +109,10 @@ type LeadConfig struct {
 	// PersistRule stores an "allow always" rule (in a settings file).
 	PersistRule func(rule string) error
 
+	// Registry, when set, holds every teammate as an in_process_teammate
+	// task (lead_task.go).
+	Registry *task.Registry
+
 	MaxTeammates    int           // fan-out cap (default DefaultMaxTeammates)
 	ShutdownTimeout time.Duration // wait after an approved shutdown before killing
 	// ShutdownAnswerTimeout is how long a shutdown request waits for its
@@ -164,6 +169,7 @@ type mate struct {
 	shutdownID    string      // an unanswered shutdown request
 	shutdownTimer *time.Timer // ends it after ShutdownAnswerTimeout
 	turns         *turns      // queuing pane teammates only
+	task          task.ID     // its task, with LeadConfig.Registry
 }
 
 // NewLead returns a Lead with no team.
@@ -462,6 +468,7 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	l.mu.Lock()
 	res.info, res.h = info, h
 	l.mu.Unlock()
+	l.registerMate(teamName, res, r.Prompt)
 	l.wg.Go(func() { l.supervise(teamName, res) })
 	if res.turns != nil {
 		l.wg.Go(func() { l.watchMate(l.watchCtx, teamName, res) })

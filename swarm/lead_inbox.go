@@ -68,6 +68,7 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 		}
 		_, isIdle := f.(mailbox.IdleNotification)
 		l.heard(m.From, isIdle)
+		l.mateIdle(m.From, isIdle)
 		switch f := f.(type) {
 		case mailbox.IdleNotification:
 			l.idle(m, f)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -21,6 +22,16 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	l.mu.Lock()
 	m.clearShutdown() // an ended teammate owes nothing
 	expected := m.expected
+	l.mu.Unlock()
+	switch {
+	case m.h.Err() == nil:
+		l.endMateTask(m, task.Completed)
+	case expected:
+		l.endMateTask(m, task.Killed)
+	default:
+		l.endMateTask(m, task.Failed)
+	}
+	l.mu.Lock()
 	if l.mates[m.info.Name] == m {
 		delete(l.mates, m.info.Name)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/backend/inprocess"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -221,4 +222,52 @@ func TestCreateTeamResetsLeftoverTasks(t *testing.T) {
 	if !h.hasEvent(team.LeadName, EventWarning, "deleted 2 task(s) left over from an earlier team") {
 		t.Error("the reset is not on the timeline")
 	}
+}
+
+// Teammates are tasks: registered running with their identity, idle when
+// their idle notification comes, stopped by id (TaskStop), which ends
+// them as the lead intends: removed from the team, no death reported, the
+// task killed without a notification for the model.
+func TestTeammatesAreTasks(t *testing.T) {
+	reg := task.New(task.Config{Dir: t.TempDir()})
+	t.Cleanup(func() { reg.Close(context.Background()) })
+	sub := reg.Subscribe()
+	defer sub.Close()
+	h, tn := queuingHarness(t, func(c *LeadConfig) { c.Registry = reg })
+	var st task.State
+	for _, s := range reg.List() {
+		if s.Type == task.InProcessTeammate {
+			st = s
+		}
+	}
+	d, ok := st.Detail.(*task.Teammate)
+	if !ok || st.Status != task.Running || !strings.HasPrefix(string(st.ID), "t") || d.AgentName != "helper" || d.TeamName != tn || d.Prompt != "do the work" {
+		t.Fatalf("teammate task %+v (detail %+v)", st, st.Detail)
+	}
+	h.take(tn, "helper")
+	h.idleFrom(tn, "helper", 1)
+	if s, _ := reg.Get(st.ID); !s.Detail.(*task.Teammate).Idle {
+		t.Error("the task does not say the teammate is idle")
+	}
+	got, err := reg.Stop(context.Background(), st.ID)
+	if err != nil || got.Status != task.Killed {
+		t.Fatalf("Stop = %v, %v", got.Status, err)
+	}
+	h.waitFor("helper removed", func() bool { _, ok := h.member(tn, "helper"); return !ok })
+	if h.hasEvent("helper", EventDead, "") {
+		t.Error("a stopped teammate was reported dead")
+	}
+	if !h.hasEvent("helper", EventExit, "helper was stopped") {
+		t.Error("the stop is not on the timeline")
+	}
+	for {
+		e, ok := sub.TryNext()
+		if !ok {
+			break
+		}
+		if e.Kind == task.EventTerminated && e.State.ID == st.ID && e.Notification != "" {
+			t.Errorf("the teammate's end carries a notification for the model: %q", e.Notification)
+		}
+	}
+	h.waitFor("quiet", h.isQuiet)
 }

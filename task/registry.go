@@ -326,6 +326,13 @@ func (r *Registry) Finish(id ID, to Status, f func(State) State) (State, error) 
 	return r.finish(id, to, f, false)
 }
 
+// FinishQuietly is Finish for a task whose owner tells the model about
+// its end itself (a teammate's end reaches the lead through its team): the
+// terminal event is emitted without a notification for the model.
+func (r *Registry) FinishQuietly(id ID, to Status, f func(State) State) (State, error) {
+	return r.finish(id, to, f, true)
+}
+
 // finish is Finish; silent suppresses the model's notification (a stop).
 func (r *Registry) finish(id ID, to Status, f func(State) State, silent bool) (State, error) {
 	if !to.Terminal() {

@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 
@@ -61,6 +62,7 @@ type leadTeamOptions struct {
 	answer  swarm.Answerer
 	onEvent func(swarm.Event)
 	deliver func(string)
+	reg     *task.Registry // holds the teammates as tasks
 	// paneArgv returns the command line of a pane teammate.
 	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
 }
@@ -115,7 +117,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
 		Session: o.session, Cwd: o.cwd, Model: o.h.model, Mode: string(o.approver.Mode),
 		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "", QueuingPanes: teammateCommand(a, o.h) != "",
-		ShutdownAnswerTimeout: o.h.teams.shut,
+		ShutdownAnswerTimeout: o.h.teams.shut, Registry: o.reg,
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},
@@ -380,7 +382,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		bg.stderr = h.teams.timeline
 	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, paneArgv: a.paneArgv(h, home, cwd)})
+		answer: h.teams.answer, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, reg: bg.reg, paneArgv: a.paneArgv(h, home, cwd)})
 	if err != nil {
 		return nil, nil, err
 	}
