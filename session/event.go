@@ -49,7 +49,11 @@ type Event struct {
 	Team   *swarm.Event  // a team event
 	Text   string        // KindTurnStarted: the prompt
 	Result *agent.Result // KindTurnEnded
-	Err    error         // KindTurnEnded, KindError
+	Err    error         // KindTurnEnded, KindError; KindPermissionAnswer when withdrawn
+
+	Question *Question // KindPermission, KindPermissionAnswer
+	Verdict  *Verdict  // KindPermissionAnswer
+	Queued   int       // KindPermission, KindPermissionAnswer: questions waiting now
 }
 
 // coalescable reports events a subscriber may replace by a later one of

@@ -48,6 +48,7 @@ type Session struct {
 	sub  *task.Subscription
 	bus  bus
 	wake chan struct{} // 1-slot: the team delivered input for the lead
+	asks asks          // permission questions waiting for a person (ask.go)
 
 	mu      sync.Mutex
 	lead    *agent.Agent

@@ -9,6 +9,8 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm/scripted"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 )
@@ -172,4 +174,70 @@ func TestSubscriptions(t *testing.T) {
 		t.Errorf("Next on a drained closed subscription: %v", err)
 	}
 	b.publish(prog("b3", 1)) // after close: nobody gets it, nothing blocks
+}
+
+// Permission questions wait in one queue, reported with their place in
+// it, until Answer (or until the asker gives up); the lead's and the
+// team's adapters carry the verdict through.
+func TestAskAnswer(t *testing.T) {
+	s, sub := newSession(t, `{"turns":[{"match":{},"reply":{"text":"x"},"repeat":true}]}`)
+	ctx := context.Background()
+	type result struct {
+		ans approve.Answer
+		err error
+	}
+	lead := make(chan result, 1)
+	go func() {
+		a, err := s.LeadAsker().Ask(ctx, approve.AskRequest{Tool: "Bash", Input: []byte(`{"command":"make"}`), Reason: "make needs approval"})
+		lead <- result{a, err}
+	}()
+	q1, _ := next(t, sub, KindPermission)
+	if q1.Question.Agent != "team-lead" || q1.Question.Tool != "Bash" || q1.Queued != 1 {
+		t.Fatalf("first question %+v, queued %d", q1.Question, q1.Queued)
+	}
+	mate := make(chan swarm.PermissionAnswer, 1)
+	go func() {
+		a, _ := s.TeamAnswerer()(ctx, swarm.PermissionAsk{Worker: "ann", Color: "blue", Tool: "Edit", Description: "edit outside"})
+		mate <- a
+	}()
+	q2, _ := next(t, sub, KindPermission)
+	if q2.Question.Agent != "ann" || !q2.Question.Teammate || q2.Queued != 2 {
+		t.Fatalf("second question %+v, queued %d", q2.Question, q2.Queued)
+	}
+	if qs := s.Questions(); len(qs) != 2 || qs[0].ID != q1.Question.ID {
+		t.Errorf("Questions = %+v", qs)
+	}
+	if err := s.Answer(q2.Question.ID, Verdict{Allow: true, Always: true, Rule: "Edit(./docs/**)"}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-mate; !a.Allow || !a.Always || a.Rule != "Edit(./docs/**)" {
+		t.Errorf("the teammate got %+v", a)
+	}
+	if e, _ := next(t, sub, KindPermissionAnswer); e.Verdict == nil || !e.Verdict.Allow || e.Queued != 1 {
+		t.Errorf("answer event %+v", e)
+	}
+	if err := s.Answer(q1.Question.ID, Verdict{Message: "not now"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-lead; r.err != nil || r.ans.Allow || r.ans.Message != "not now" {
+		t.Errorf("the lead got %+v, %v", r.ans, r.err)
+	}
+	if err := s.Answer(q1.Question.ID, Verdict{Allow: true}); err == nil {
+		t.Error("a question was answered twice")
+	}
+	// A question whose asker gives up is withdrawn.
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := s.Ask(cctx, Question{Agent: "bob", Tool: "Bash"}); done <- err }()
+	q3, _ := next(t, sub, KindPermission)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("a withdrawn question returned %v", err)
+	}
+	if e, _ := next(t, sub, KindPermissionAnswer); e.Err == nil || e.Question.ID != q3.Question.ID || e.Queued != 0 {
+		t.Errorf("withdrawal event %+v", e)
+	}
+	if len(s.Questions()) != 0 {
+		t.Error("a withdrawn question is still queued")
+	}
 }

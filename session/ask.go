@@ -1,0 +1,155 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// Question is a permission question waiting for a person: the lead's own
+// call, or a teammate's that bubbled up to the lead.
+type Question struct {
+	ID     string // what Answer names
+	Agent  string // who asks: team-lead or a teammate's name
+	Color  string // a teammate's color
+	Tool   string
+	Input  json.RawMessage
+	Reason string // why the rules ask
+	// Teammate says the question is a teammate's: an Always answer then
+	// allows the call for the whole team.
+	Teammate bool
+}
+
+// Verdict is a person's answer to a Question.
+type Verdict struct {
+	Allow bool
+	// Always allows calls like this one from now on (for a teammate's
+	// question, for the whole team, with Rule or the call's exact rule).
+	Always bool
+	Rule   string
+	// Message is what the asking agent's model sees with a denial.
+	Message string
+}
+
+// Kinds of the permission events; Event.Question is set on both,
+// Event.Verdict on the answer, and Event.Queued says how many questions
+// wait.
+const (
+	KindPermission       Kind = "permission"        // a question waits for Answer
+	KindPermissionAnswer Kind = "permission_answer" // it was answered (or withdrawn: Err)
+)
+
+// asks is the session's permission queue.
+type asks struct {
+	mu      sync.Mutex
+	pending map[string]*pendingAsk
+	order   []string
+}
+
+type pendingAsk struct {
+	q    Question
+	done chan Verdict // 1 slot
+}
+
+// Ask puts q in the queue, reports it (KindPermission) and waits for its
+// Answer or ctx's end (then the question is withdrawn).
+func (s *Session) Ask(ctx context.Context, q Question) (Verdict, error) {
+	q.ID = mailbox.NewID()
+	p := &pendingAsk{q: q, done: make(chan Verdict, 1)}
+	s.asks.mu.Lock()
+	if s.asks.pending == nil {
+		s.asks.pending = map[string]*pendingAsk{}
+	}
+	s.asks.pending[q.ID] = p
+	s.asks.order = append(s.asks.order, q.ID)
+	queued := len(s.asks.order)
+	s.asks.mu.Unlock()
+	s.publish(Event{Kind: KindPermission, Question: &q, Queued: queued})
+	select {
+	case v := <-p.done:
+		return v, nil
+	case <-ctx.Done():
+		if s.withdraw(q.ID) {
+			s.publish(Event{Kind: KindPermissionAnswer, Question: &q, Err: context.Cause(ctx), Queued: s.queued()})
+		}
+		return Verdict{}, context.Cause(ctx)
+	}
+}
+
+// Answer answers the waiting question id.
+func (s *Session) Answer(id string, v Verdict) error {
+	s.asks.mu.Lock()
+	p, ok := s.asks.pending[id]
+	s.asks.mu.Unlock()
+	if !ok || !s.withdraw(id) {
+		return fmt.Errorf("session: no question %q waits for an answer (answered already, or withdrawn)", id)
+	}
+	p.done <- v
+	s.publish(Event{Kind: KindPermissionAnswer, Question: &p.q, Verdict: &v, Queued: s.queued()})
+	return nil
+}
+
+// Questions returns the waiting questions, oldest first.
+func (s *Session) Questions() []Question {
+	s.asks.mu.Lock()
+	defer s.asks.mu.Unlock()
+	out := make([]Question, 0, len(s.asks.order))
+	for _, id := range s.asks.order {
+		out = append(out, s.asks.pending[id].q)
+	}
+	return out
+}
+
+// withdraw takes id out of the queue; it reports whether it was there.
+func (s *Session) withdraw(id string) bool {
+	s.asks.mu.Lock()
+	defer s.asks.mu.Unlock()
+	if _, ok := s.asks.pending[id]; !ok {
+		return false
+	}
+	delete(s.asks.pending, id)
+	for i, x := range s.asks.order {
+		if x == id {
+			s.asks.order = append(s.asks.order[:i], s.asks.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+func (s *Session) queued() int {
+	s.asks.mu.Lock()
+	defer s.asks.mu.Unlock()
+	return len(s.asks.order)
+}
+
+// LeadAsker returns an approve.Asker that puts the lead's own questions
+// in the queue. An Always verdict allows this call; the lead's rules are
+// the settings files'.
+func (s *Session) LeadAsker() approve.Asker {
+	return approve.AskerFunc(func(ctx context.Context, r approve.AskRequest) (approve.Answer, error) {
+		v, err := s.Ask(ctx, Question{Agent: team.LeadName, Tool: r.Tool, Input: r.Input, Reason: r.Reason})
+		if err != nil {
+			return approve.Answer{}, err
+		}
+		return approve.Answer{Allow: v.Allow, Message: v.Message}, nil
+	})
+}
+
+// TeamAnswerer returns the swarm.Answerer that puts teammates' questions
+// in the queue, for swarm.LeadConfig.Answer.
+func (s *Session) TeamAnswerer() swarm.Answerer {
+	return func(ctx context.Context, a swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
+		v, err := s.Ask(ctx, Question{Agent: a.Worker, Color: a.Color, Tool: a.Tool, Input: a.Input, Reason: a.Description, Teammate: true})
+		if err != nil {
+			return swarm.PermissionAnswer{}, err
+		}
+		return swarm.PermissionAnswer{Allow: v.Allow, Always: v.Always, Rule: v.Rule, Message: v.Message}, nil
+	}
+}
