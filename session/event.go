@@ -37,6 +37,7 @@ const (
 	KindTurnStarted Kind = "turn_started" // the lead starts a run (Text: its prompt)
 	KindTurnEnded   Kind = "turn_ended"   // a run ended (Result, Err)
 	KindError       Kind = "error"        // something failed outside a turn (Err)
+	KindMode        Kind = "mode"         // the lead's permission mode changed (Text: the mode)
 )
 
 // Event is one thing that happened in a session. Time and Kind are always

@@ -50,11 +50,12 @@ type Session struct {
 	wake chan struct{} // 1-slot: the team delivered input for the lead
 	asks asks          // permission questions waiting for a person (ask.go)
 
-	mu      sync.Mutex
-	lead    *agent.Agent
-	team    *swarm.Lead
-	running bool // a Run or Submit is under way
-	runs    sync.WaitGroup
+	mu       sync.Mutex
+	lead     *agent.Agent
+	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
+	team     *swarm.Lead
+	running  bool // a Run or Submit is under way
+	runs     sync.WaitGroup
 }
 
 // New returns a Session over cfg.Registry.
@@ -73,6 +74,30 @@ func (s *Session) SetLead(ag *agent.Agent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lead = ag
+}
+
+// SetApprover hands the session the lead's approver, whose permission
+// mode SetMode changes.
+func (s *Session) SetApprover(a *swarm.Approver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.approver = a
+}
+
+// SetMode changes the lead's permission mode from its next tool call on
+// (a KindMode event says so); teammates keep theirs.
+func (s *Session) SetMode(mode string) error {
+	s.mu.Lock()
+	a := s.approver
+	s.mu.Unlock()
+	if a == nil {
+		return errors.New("session: the lead's permission mode cannot change (no approver handed over)")
+	}
+	if err := a.SetMode(mode); err != nil {
+		return err
+	}
+	s.publish(Event{Kind: KindMode, Text: string(a.Mode())})
+	return nil
 }
 
 // SetDigestQuiet says whether teammates' idle notifications wait until the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm/scripted"
+	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -239,5 +240,23 @@ func TestAskAnswer(t *testing.T) {
 	}
 	if len(s.Questions()) != 0 {
 		t.Error("a withdrawn question is still queued")
+	}
+}
+
+func TestSetMode(t *testing.T) {
+	s, sub := newSession(t, `{"turns":[{"match":{},"reply":{"text":"x"},"repeat":true}]}`)
+	if err := s.SetMode("plan"); err == nil {
+		t.Error("SetMode without an approver")
+	}
+	a := swarm.NewApprover(&approve.Approver{Mode: permission.ModeDefault})
+	s.SetApprover(a)
+	if err := s.SetMode("acceptEdits"); err != nil || a.Mode() != permission.ModeAcceptEdits {
+		t.Fatalf("SetMode: %v, mode %s", err, a.Mode())
+	}
+	if e, _ := next(t, sub, KindMode); e.Text != "acceptEdits" {
+		t.Errorf("mode event %q", e.Text)
+	}
+	if err := s.SetMode("sideways"); err == nil || a.Mode() != permission.ModeAcceptEdits {
+		t.Errorf("a bad mode: %v, mode %s", err, a.Mode())
 	}
 }

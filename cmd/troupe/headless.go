@@ -18,6 +18,7 @@ import (
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -204,8 +205,10 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 		return err
 	}
 	nested := ac.nested(bg.sess.Deliver)
+	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
+	bg.sess.SetApprover(leadApprover)
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.environment, Tools: tools,
-		MaxTurns: h.maxTurns, Now: a.Now, Approver: approver, History: sess.history,
+		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, History: sess.history,
 		OnEvent: func(e agent.Event) { bg.sess.Observe(e); rec.event(e); nested(e) }}
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
