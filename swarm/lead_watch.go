@@ -22,7 +22,15 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	l.mu.Lock()
 	m.clearShutdown() // an ended teammate owes nothing
 	expected := m.expected
+	if l.mates[m.info.Name] == m {
+		delete(l.mates, m.info.Name)
+	}
+	if !expected {
+		l.ending++ // the team is busy until the lead has been told
+	}
 	l.mu.Unlock()
+	// After the count above: the task's end wakes a waiting lead, which
+	// must not find the team quiet before the death is reported.
 	switch {
 	case m.h.Err() == nil:
 		l.endMateTask(m, task.Completed)
@@ -31,14 +39,6 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	default:
 		l.endMateTask(m, task.Failed)
 	}
-	l.mu.Lock()
-	if l.mates[m.info.Name] == m {
-		delete(l.mates, m.info.Name)
-	}
-	if !expected {
-		l.ending++ // the team is busy until the lead has been told
-	}
-	l.mu.Unlock()
 	if expected {
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
 	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/transcript"
 
 	agenttool "github.com/troupe-dev/troupe/tool/agent"
 	tasktool "github.com/troupe-dev/troupe/tool/task"
@@ -45,6 +46,7 @@ type background struct {
 	leadTimeline func(agent.Event) // the lead's tool calls on the timeline
 	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
 	ac           *agentContext     // the lead's instructions and environment, for its sub-agents (context.go)
+	tx           *transcripts      // the session's transcripts (transcript.go)
 }
 
 func newBackground(cwd, sessionID string, out *eventWriter, now func() time.Time) (*background, error) {
@@ -183,6 +185,10 @@ type toolOptions struct {
 	// ac, when set, gives sub-agents the project instructions and the
 	// environment (context.go).
 	ac *agentContext
+	// tx, when set, keeps each sub-agent's transcript, a sidechain of
+	// parent (transcript.go).
+	tx     *transcripts
+	parent string
 }
 
 // coreTools returns the tools of an agent rooted at cwd: the file tools,
@@ -225,6 +231,9 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 					return agent.Config{}, err
 				}
 				cfg.Environment = o.ac.environment
+			}
+			if w := o.tx.writer(string(s.AgentID), transcript.KindSubAgent, o.parent); w != nil {
+				cfg.Transcript = w
 			}
 			return cfg, nil
 		}})

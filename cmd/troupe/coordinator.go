@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
 	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/transcript"
 
 	agenttool "github.com/troupe-dev/troupe/tool/agent"
 	tasktool "github.com/troupe-dev/troupe/tool/task"
@@ -37,7 +38,7 @@ const coordinatorSource = "coordinator"
 // Each worker's Write and Edit claim the files they change (see
 // claimGuard): while a worker holds a file, another worker's write of it
 // is refused naming the holder, and the claims go when the worker ends.
-func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, modelName string, approver *approve.Approver, custom string, ac *agentContext) ([]tool.Tool, string, *approve.Approver, error) {
+func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, modelName string, approver *approve.Approver, custom string, ac *agentContext, tx *transcripts) ([]tool.Tool, string, *approve.Approver, error) {
 	taskDir, err := task.OutputDir("", projectSlug(cwd), session) // the folder newBackground uses
 	if err != nil {
 		return nil, "", nil, err
@@ -88,6 +89,9 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 			if ac != nil { // the project instructions and the environment, as every agent
 				cfg.System = brief.Build(cfg.System, ac.instr, "").Stable
 				cfg.Environment = ac.environment
+			}
+			if w := tx.writer(string(s.AgentID), transcript.KindWorker, transcript.KindLead); w != nil {
+				cfg.Transcript = w
 			}
 			return cfg, nil
 		}})

@@ -20,6 +20,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/transcript"
 )
 
 // headless holds the flags of `troupe -p`.
@@ -186,9 +187,10 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	var toolList []tool.Tool
 	ac := a.newAgentContext(cwd, cmp.Or(h.model, model.Info().Model), h.noInstr, approver) // context.go
 	bg.ac = ac
+	bg.tx = a.transcriptsFor(session)
 	var system string
 	if coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system, ac); err != nil {
+		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system, ac, bg.tx); err != nil {
 			return err
 		}
 		system = brief.Build(system, ac.instr, "").Stable
@@ -210,13 +212,22 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.environment, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, History: sess.history,
 		OnEvent: func(e agent.Event) { bg.sess.Observe(e); rec.event(e); nested(e) }}
+	// The session's transcript of the lead (troupe transcript), and the
+	// --transcript file when given.
+	var tws []io.Writer
+	if w := bg.tx.writer(transcript.KindLead, transcript.KindLead, ""); w != nil {
+		tws = append(tws, w)
+	}
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return fmt.Errorf("--transcript: %w", err)
 		}
 		defer f.Close()
-		cfg.Transcript = f
+		tws = append(tws, f)
+	}
+	if len(tws) > 0 {
+		cfg.Transcript = io.MultiWriter(tws...)
 	}
 	ag, err := agent.New(cfg)
 	if err != nil {

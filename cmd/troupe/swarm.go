@@ -22,6 +22,7 @@ import (
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/transcript"
 
 	agenttool "github.com/troupe-dev/troupe/tool/agent"
 	teamtool "github.com/troupe-dev/troupe/tool/team"
@@ -63,6 +64,7 @@ type leadTeamOptions struct {
 	onEvent func(swarm.Event)
 	deliver func(string)
 	reg     *task.Registry // holds the teammates as tasks
+	tx      *transcripts   // the session's transcripts
 	// paneArgv returns the command line of a pane teammate.
 	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
 }
@@ -130,7 +132,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
 			return backend.Spec{Run: func(ctx context.Context) error {
 				ac := a.newAgentContext(o.cwd, cmp.Or(m.Model, o.model.Info().Model), o.h.noInstr, o.approver)
-				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model, ac: ac,
+				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model, ac: ac, tx: o.tx,
 					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: mateEvents(o.onEvent), askTimeout: o.h.teams.ask,
 					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
 						return l.AskInProcess(ctx, m.Name, m.Color, req)
@@ -350,7 +352,8 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 // A lead may use the team tools and spawn teammates without asking: they
 // only coordinate, and every teammate's own calls pass its permissions.
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
-	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac}
+	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac,
+		tx: bg.tx, parent: transcript.KindLead}
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil
@@ -382,7 +385,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		bg.stderr = h.teams.timeline
 	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, reg: bg.reg, paneArgv: a.paneArgv(h, home, cwd)})
+		answer: h.teams.answer, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd)})
 	if err != nil {
 		return nil, nil, err
 	}

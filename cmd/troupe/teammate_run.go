@@ -26,6 +26,7 @@ import (
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/transcript"
 
 	teamtool "github.com/troupe-dev/troupe/tool/team"
 )
@@ -54,6 +55,8 @@ type memberBuild struct {
 	onAgentEvent func(agent.Event)
 	// ac gives it the project instructions and the environment.
 	ac *agentContext
+	// tx keeps its transcript and its sub-agents'.
+	tx *transcripts
 }
 
 // buildTeammate returns a teammate ready to Run, and the cleanup to call
@@ -97,7 +100,8 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
-			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr, ac: p.ac})
+			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr, ac: p.ac,
+				tx: p.tx, parent: p.member.Name})
 			tt := teamtool.Tools(teamtool.Config{Teams: p.stores.Teams, Mail: p.stores.Mail, Tasks: p.stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.now,
 				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted}})
@@ -111,7 +115,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 			}
 			nested := p.ac.nested(tm.Notify)
 			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now,
-				System: system, Environment: p.ac.environment,
+				System: system, Environment: p.ac.environment, Transcript: p.tx.writer(p.member.Name, transcript.KindTeammate, ""),
 				OnEvent: func(e agent.Event) {
 					nested(e)
 					if p.onAgentEvent != nil {
@@ -268,7 +272,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	var tm *swarm.Teammate
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
-	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model, ac: ac,
+	var tx *transcripts
+	if tf.parentSessionID != "" {
+		tx = a.transcriptsFor(tf.parentSessionID) // beside the lead's
+	}
+	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model, ac: ac, tx: tx,
 		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust, askTimeout: h.teams.ask,
 		asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
 		onEvent: logLine, onAgentEvent: toolTimeline(member.Name, a.Now, logLine)})

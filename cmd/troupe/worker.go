@@ -18,6 +18,7 @@ import (
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/transcript"
 )
 
 // workerFlags are the flags of troupe worker; h carries the model and
@@ -159,7 +160,8 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		nested := ac.nested(func(text string) { ag.Send(text) })
 		var u remote.Usage
 		var latestInput, output int64
-		ag, err = agent.New(agent.Config{Model: model, ModelName: f.h.model, System: system, Environment: ac.environment, Tools: treg,
+		tw := a.transcriptsFor("worker-"+f.name).writer(j.ID, transcript.KindRemote, "")
+		ag, err = agent.New(agent.Config{Model: model, ModelName: f.h.model, System: system, Environment: ac.environment, Tools: treg, Transcript: tw,
 			MaxTurns: f.h.maxTurns, Now: a.Now, Approver: approver,
 			OnEvent: func(e agent.Event) {
 				nested(e)

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/transcript"
+)
+
+// transcripts opens the transcripts of one session's agents
+// (<home>/sessions/<session>/<agent>.jsonl).
+type transcripts struct {
+	dir, session string
+	now          func() time.Time
+	warn         io.Writer
+}
+
+func (a *app) transcriptsFor(session string) *transcripts {
+	home, err := a.home()
+	if err != nil {
+		return nil
+	}
+	return &transcripts{dir: transcript.Dir(home, session), session: session, now: a.Now, warn: a.Stderr}
+}
+
+// writer returns agent's transcript writer, nil when it cannot be
+// created (said on stderr: the run goes on without it).
+func (t *transcripts) writer(agent, kind, parent string) io.Writer {
+	if t == nil {
+		return nil
+	}
+	w, err := transcript.Appender(t.dir, transcript.Header{Agent: agent, Kind: kind, Parent: parent, Session: t.session}, t.now())
+	if err != nil {
+		fmt.Fprintf(t.warn, "troupe: warning: no transcript for %s: %v\n", termtext.Line(agent), err)
+		return nil
+	}
+	return w
+}
+
+// transcriptCommand is `troupe transcript`.
+func (a *app) transcriptCommand() *cobra.Command {
+	var agent string
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "transcript SESSION-ID|AGENT",
+		Short: "Print what an agent did: the transcript of a session's lead, teammate, sub-agent or worker",
+		Long: `troupe transcript prints an agent's transcript from <home>/sessions: with a
+session id, the lead's (and the names of the others, for --agent); with an
+agent's name, that agent's in the newest session that has one. --json prints
+the lines as they are stored; --follow keeps printing as the agent works.`,
+		Args: positional("SESSION-ID|AGENT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := a.home()
+			if err != nil {
+				return err
+			}
+			paths, err := transcript.Find(home, args[0])
+			if err != nil {
+				return err
+			}
+			path := paths[0]
+			if agent != "" {
+				path = ""
+				for _, p := range paths {
+					if t, err := transcript.Read(p); err == nil && t.Header.Agent == agent {
+						path = p
+					}
+				}
+				if path == "" {
+					return fmt.Errorf("session %s has no transcript of %q", termtext.Line(args[0]), termtext.Line(agent))
+				}
+			}
+			t, err := transcript.Read(path)
+			if err != nil {
+				return err
+			}
+			if err := a.printTranscript(t, 0); err != nil {
+				return err
+			}
+			if !a.jsonOut && agent == "" && len(paths) > 1 {
+				fmt.Fprintf(a.Stdout, "(%d other agent(s) in this session; pick one with --agent:", len(paths)-1)
+				for _, p := range paths[1:] {
+					if o, err := transcript.Read(p); err == nil {
+						fmt.Fprintf(a.Stdout, " %s", termtext.Line(o.Header.Agent))
+					}
+				}
+				fmt.Fprintln(a.Stdout, ")")
+			}
+			if follow {
+				return a.followTranscript(cmd.Context(), path, t)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the `NAME` of the agent of the session to print")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing lines as they are appended, until interrupted")
+	return cmd
+}
+
+// printTranscript prints t's lines from the from-th on.
+func (a *app) printTranscript(t transcript.Transcript, from int) error {
+	if a.jsonOut {
+		for _, l := range t.Lines[from:] {
+			if err := a.printJSON(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if from > 0 {
+		t.Lines = t.Lines[from:]
+		var buf = &skipFirstLine{w: a.Stdout}
+		return transcript.Render(buf, t, termtext.Clean)
+	}
+	return transcript.Render(a.Stdout, t, termtext.Clean)
+}
+
+// skipFirstLine drops the heading Render writes first.
+type skipFirstLine struct {
+	w       io.Writer
+	skipped bool
+}
+
+func (s *skipFirstLine) Write(p []byte) (int, error) {
+	if !s.skipped {
+		for i, c := range p {
+			if c == '\n' {
+				s.skipped = true
+				_, err := s.w.Write(p[i+1:])
+				return len(p), err
+			}
+		}
+		return len(p), nil
+	}
+	return s.w.Write(p)
+}
+
+// followTranscript prints the lines appended to path until ctx ends.
+func (a *app) followTranscript(ctx context.Context, path string, seen transcript.Transcript) error {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		st, err := os.Stat(path)
+		if err != nil || st.Size() == seen.Size {
+			continue
+		}
+		cur, err := transcript.Read(path)
+		if err != nil {
+			return err
+		}
+		if len(cur.Lines) > len(seen.Lines) {
+			if err := a.printTranscript(cur, len(seen.Lines)); err != nil {
+				return err
+			}
+		}
+		seen = cur
+	}
+}

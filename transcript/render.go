@@ -1,0 +1,90 @@
+package transcript
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Render writes t for a person: a heading, then one line per event
+// (messages, tool calls with their input, results with how long they
+// took, retries, compactions, the end of each run), each cut to one
+// line. clean makes stored text safe for a terminal.
+func Render(w io.Writer, t Transcript, clean func(string) string) error {
+	h := t.Header
+	parent := ""
+	if h.Parent != "" {
+		parent = ", a sidechain of " + clean(h.Parent)
+	}
+	if _, err := fmt.Fprintf(w, "== %s (%s%s), session %s, started %s\n", clean(h.Agent), clean(h.Kind), parent, clean(h.Session), clock(h.Time)); err != nil {
+		return err
+	}
+	for _, l := range t.Lines {
+		var text string
+		switch l.Type {
+		case "user":
+			if l.Message != nil {
+				text = "user: " + oneLine(l.Message.Text(), 300)
+			}
+		case "assistant":
+			if l.Message != nil {
+				text = "assistant: " + oneLine(l.Message.Text(), 300)
+				if l.Usage != nil {
+					text += fmt.Sprintf("  [%d in, %d out]", l.Usage.TotalInput(), l.Usage.OutputTokens)
+				}
+			}
+		case "tool_use":
+			if l.Call != nil {
+				text = "  → " + l.Call.Name + " " + oneLine(string(l.Call.Input), 200)
+			}
+		case "tool_result":
+			if l.ToolResult != nil {
+				mark := "←"
+				if l.ToolResult.IsError {
+					mark = "✗"
+				}
+				text = fmt.Sprintf("  %s %s (%d ms)", mark, oneLine(l.ToolResult.Text, 200), l.ElapsedMS)
+			}
+		case "retry":
+			text = "retry: " + oneLine(l.Error, 200)
+		case "compact":
+			text = "compacted: " + oneLine(l.Text, 200)
+		case "result":
+			text = "run ended"
+			if l.Result != nil && l.Result.Text != "" {
+				text += ": " + oneLine(l.Result.Text, 200)
+			}
+			if l.Error != "" {
+				text += " (error: " + oneLine(l.Error, 200) + ")"
+			}
+		}
+		if text == "" {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s %s\n", clock(l.Time), clean(text)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func clock(rfc string) string {
+	t, err := time.Parse(time.RFC3339Nano, rfc)
+	if err != nil {
+		return "--:--:--"
+	}
+	return t.Local().Format("15:04:05")
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

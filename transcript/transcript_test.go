@@ -1,0 +1,108 @@
+package transcript
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+
+func TestAppendReadRender(t *testing.T) {
+	home := t.TempDir()
+	dir := Dir(home, "s-1")
+	w, err := Appender(dir, Header{Agent: "lead", Kind: KindLead, Session: "s-1"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{
+		`{"type":"user","time":"2026-12-03T09:00:01Z","message":{"role":"user","content":[{"type":"text","text":"fix the bug"}]}}`,
+		`{"type":"tool_use","time":"2026-12-03T09:00:02Z","tool_use":{"type":"tool_use","name":"Read","input":{"file_path":"a.go"}}}`,
+		`{"type":"tool_result","time":"2026-12-03T09:00:02Z","tool_result":{"type":"tool_result","text":"package a\n\u001b[31m","is_error":false},"elapsed_ms":3}`,
+		`{"type":"result","time":"2026-12-03T09:00:03Z","result":{"Text":"fixed"}}`,
+	} {
+		if _, err := w.Write([]byte(l + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "lead.jsonl")
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("transcript file %v, %v; want mode 0600", st.Mode(), err)
+	}
+	// A torn last line (a crash mid-write) is ignored.
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"type":"assis`)
+	f.Close()
+	tr, err := Read(path)
+	if err != nil || tr.Header.Agent != "lead" || len(tr.Lines) != 4 {
+		t.Fatalf("Read = %+v, %v", tr, err)
+	}
+	var out bytes.Buffer
+	if err := Render(&out, tr, func(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"== lead (lead), session s-1", "user: fix the bug", `→ Read {"file_path":"a.go"}`, `← package a \x1b[31m (3 ms)`, "run ended: fixed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("render lacks %q:\n%s", want, out.String())
+		}
+	}
+	// Reopening a transcript (a resumed session) keeps one header.
+	if _, err := Appender(dir, Header{Agent: "lead", Kind: KindLead, Session: "s-1"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); strings.Count(string(b), `"type":"transcript"`) != 1 {
+		t.Error("a second header was written")
+	}
+}
+
+func TestFind(t *testing.T) {
+	home := t.TempDir()
+	for _, s := range []struct{ session, agent string }{{"s-1", "lead"}, {"s-1", "helper"}, {"s-1", "a1b2c3"}, {"s-2", "lead"}, {"s-2", "helper"}} {
+		if _, err := Appender(Dir(home, s.session), Header{Agent: s.agent, Session: s.session}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	os.Chtimes(filepath.Join(Dir(home, "s-1"), "helper.jsonl"), now, now.Add(time.Hour)) // s-1's helper is the newest
+	paths, err := Find(home, "s-1")
+	if err != nil || len(paths) != 3 || filepath.Base(paths[0]) != "lead.jsonl" {
+		t.Errorf("Find(s-1) = %v, %v; want the lead first of 3", paths, err)
+	}
+	paths, err = Find(home, "helper")
+	if err != nil || len(paths) != 1 || !strings.Contains(paths[0], "s-1") {
+		t.Errorf("Find(helper) = %v, %v; want s-1's", paths, err)
+	}
+	if _, err := Find(home, "nobody"); err == nil || !strings.Contains(err.Error(), "neither a session id") {
+		t.Errorf("Find(nobody) = %v", err)
+	}
+	if _, err := Find(t.TempDir(), "x"); err == nil {
+		t.Error("Find in a home without sessions")
+	}
+	if got := FileName("../../etc/passwd"); got != "_.._etc_passwd.jsonl" {
+		t.Errorf("FileName = %q", got)
+	}
+}
+
+// FuzzParse: any bytes parse or fail with an error; never a panic, and
+// the size read covers complete lines only.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"{\"type\":\"transcript\",\"agent\":\"lead\"}\n{\"type\":\"user\"}\n",
+		"{\"type\":\"transcript\"}\n{\"type\":\"assis",
+		"not json\n", "", "\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, err := Parse(bytes.NewReader(b))
+		if err == nil && tr.Size > int64(len(b)) {
+			t.Fatalf("size %d over %d bytes", tr.Size, len(b))
+		}
+		if err == nil && tr.Size > 0 && b[tr.Size-1] != '\n' {
+			t.Fatalf("size %d does not end a line", tr.Size)
+		}
+	})
+}
