@@ -87,8 +87,9 @@ func newTranscript(w io.Writer, now func() time.Time) *transcript {
 	return &transcript{w: w, now: now}
 }
 
-// transcriptLine is the JSON form of an event.
-type transcriptLine struct {
+// TranscriptLine is the JSON form of an event in a transcript
+// (Config.Transcript), one a line.
+type TranscriptLine struct {
 	Type       EventType    `json:"type"`
 	Time       string       `json:"time"`
 	Message    *llm.Message `json:"message,omitempty"`
@@ -105,7 +106,7 @@ func (t *transcript) write(e Event) {
 	if t == nil || t.w == nil || e.Type == EventDelta {
 		return
 	}
-	line := transcriptLine{Type: e.Type, Time: e.At.UTC().Format(time.RFC3339Nano), Message: e.Message, Usage: e.Usage,
+	line := TranscriptLine{Type: e.Type, Time: e.At.UTC().Format(time.RFC3339Nano), Message: e.Message, Usage: e.Usage,
 		Call: e.Call, ToolResult: e.ToolResult, ElapsedMS: e.Elapsed.Milliseconds(), Result: e.Result}
 	if e.Type == EventCompact {
 		line.Text = e.Text

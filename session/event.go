@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/internal/fifo"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -74,86 +75,30 @@ var ErrClosed = errors.New("session: closed")
 // nothing else is ever dropped.
 type Subscription struct {
 	coalesce bool
-	kick     chan struct{} // 1 slot
-
-	mu     sync.Mutex
-	queue  []Event
-	closed bool
-	done   func(*Subscription)
+	q        *fifo.Queue[Event]
+	done     func(*Subscription)
 }
 
 func (s *Subscription) push(e Event) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
+	var replace func(Event) bool
+	if s.coalesce && e.coalescable() {
+		replace = func(last Event) bool { return last.coalescable() && last.Task.State.ID == e.Task.State.ID }
 	}
-	if s.coalesce && e.coalescable() && len(s.queue) > 0 {
-		if last := s.queue[len(s.queue)-1]; last.coalescable() && last.Task.State.ID == e.Task.State.ID {
-			s.queue[len(s.queue)-1] = e
-			s.mu.Unlock()
-			return
-		}
-	}
-	s.queue = append(s.queue, e)
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	s.q.PushOr(e, replace)
 }
 
 // TryNext returns the next queued event without waiting.
-func (s *Subscription) TryNext() (Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
-		return Event{}, false
-	}
-	e := s.queue[0]
-	s.queue[0] = Event{}
-	s.queue = s.queue[1:]
-	return e, true
-}
+func (s *Subscription) TryNext() (Event, bool) { return s.q.TryNext() }
 
 // Next waits for the next event. It returns ErrClosed once the
-// subscription is closed and drained, or ctx's error.
-func (s *Subscription) Next(ctx context.Context) (Event, error) {
-	for {
-		if e, ok := s.TryNext(); ok {
-			return e, nil
-		}
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
-			return Event{}, ErrClosed
-		}
-		select {
-		case <-s.kick:
-		case <-ctx.Done():
-			return Event{}, ctx.Err()
-		}
-	}
-}
+// subscription is closed and drained, or ctx's cause.
+func (s *Subscription) Next(ctx context.Context) (Event, error) { return s.q.Next(ctx, ErrClosed) }
 
 // Close ends the subscription: no more events are queued; those queued
 // can still be read.
 func (s *Subscription) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	done := s.done
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-	if done != nil {
-		done(s)
+	if s.q.Close() && s.done != nil {
+		s.done(s)
 	}
 }
 
@@ -164,7 +109,7 @@ type bus struct {
 }
 
 func (b *bus) subscribe(coalesce bool) *Subscription {
-	s := &Subscription{coalesce: coalesce, kick: make(chan struct{}, 1)}
+	s := &Subscription{coalesce: coalesce, q: fifo.New[Event]()}
 	s.done = func(s *Subscription) {
 		b.mu.Lock()
 		delete(b.subs, s)

@@ -147,7 +147,7 @@ func TestSubscriptions(t *testing.T) {
 	}
 	b.publish(Event{Kind: KindTaskEnded, Task: &task.Event{State: task.State{ID: "b1"}}})
 	b.publish(prog("b2", 1))
-	if n := len(slow.queue); n != 1002 {
+	if n := slow.q.Len(); n != 1002 {
 		t.Errorf("the uncoalesced subscriber holds %d events, want 1002", n)
 	}
 	var kinds []string

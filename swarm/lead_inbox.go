@@ -18,14 +18,7 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 	l.mu.Lock()
 	l.ending++
 	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.ending--
-		l.mu.Unlock()
-		// After the count drops, even when nothing was read: a lead that
-		// saw this pump in flight waits for this kick.
-		l.bump()
-	}()
+	defer l.endWork()
 	msgs, err := l.cfg.Mail.Read(ctx, teamName, team.LeadName, true)
 	if err != nil {
 		var ce *mailbox.CorruptError
@@ -210,12 +203,7 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 		m.expected = true
 	}
 	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.ending--
-		l.mu.Unlock()
-		l.bump()
-	}()
+	defer l.endWork()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.ShutdownTimeout+30*time.Second)
 	defer cancel()
 	if m != nil && m.h != nil {

@@ -275,12 +275,7 @@ func (l *Lead) shutdownUnanswered(teamName, name, id string) {
 	m.expected = true
 	l.ending++
 	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.ending--
-		l.mu.Unlock()
-		l.bump()
-	}()
+	defer l.endWork()
 	why := fmt.Sprintf("%s did not answer the shutdown request within %s; killed it", name, l.cfg.ShutdownAnswerTimeout)
 	l.event(name, EventWarning, why)
 	l.problem(why)

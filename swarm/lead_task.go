@@ -43,12 +43,7 @@ func (l *Lead) stopMate(ctx context.Context, teamName string, m *mate) error {
 	m.clearShutdown()
 	l.ending++
 	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.ending--
-		l.mu.Unlock()
-		l.bump()
-	}()
+	defer l.endWork()
 	if m.h != nil {
 		if err := m.h.Kill(ctx); err != nil {
 			return fmt.Errorf("stop teammate %s: %w", m.info.Name, err)

@@ -42,12 +42,7 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	if expected {
 		return
 	}
-	defer func() {
-		l.mu.Lock()
-		l.ending--
-		l.mu.Unlock()
-		l.bump()
-	}()
+	defer l.endWork()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := m.h.Err()
@@ -100,6 +95,16 @@ const (
 	StatusKey  = "troupeStatus"
 	StatusDead = "dead"
 )
+
+// endWork ends one piece of work counted in ending (mail being handed to
+// the lead's model, a shutdown or death being handled) and wakes a
+// waiting lead: a lead that saw it in flight waits for this kick.
+func (l *Lead) endWork() {
+	l.mu.Lock()
+	l.ending--
+	l.mu.Unlock()
+	l.bump()
+}
 
 // removeMate removes a teammate that has ended from the team file and
 // releases its tasks; the caller holds shutMu.

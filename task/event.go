@@ -2,7 +2,7 @@ package task
 
 import (
 	"context"
-	"sync"
+	"github.com/troupe-dev/troupe/internal/fifo"
 )
 
 // EventKind says what happened to a task.
@@ -38,60 +38,19 @@ type Event struct {
 // Subscription receives the registry's events in order. Its queue is
 // unbounded, so a slow reader never blocks the registry.
 type Subscription struct {
-	r    *Registry
-	kick chan struct{} // 1 slot; a send never blocks
-
-	mu     sync.Mutex
-	queue  []Event // guarded by mu
-	closed bool    // guarded by mu
+	r *Registry
+	q *fifo.Queue[Event]
 }
 
 // push queues e; it never blocks.
-func (s *Subscription) push(e Event) {
-	s.mu.Lock()
-	if !s.closed {
-		s.queue = append(s.queue, e)
-	}
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
+func (s *Subscription) push(e Event) { s.q.Push(e) }
 
 // TryNext returns the next event, if one is queued.
-func (s *Subscription) TryNext() (Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
-		return Event{}, false
-	}
-	e := s.queue[0]
-	s.queue[0] = Event{}
-	s.queue = s.queue[1:]
-	return e, true
-}
+func (s *Subscription) TryNext() (Event, bool) { return s.q.TryNext() }
 
 // Next waits for the next event. It fails with ctx's cause, or ErrClosed
 // once the subscription or registry is closed and the queue is empty.
-func (s *Subscription) Next(ctx context.Context) (Event, error) {
-	for {
-		if e, ok := s.TryNext(); ok {
-			return e, nil
-		}
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
-			return Event{}, ErrClosed
-		}
-		select {
-		case <-s.kick:
-		case <-ctx.Done():
-			return Event{}, context.Cause(ctx)
-		}
-	}
-}
+func (s *Subscription) Next(ctx context.Context) (Event, error) { return s.q.Next(ctx, ErrClosed) }
 
 // Close ends the subscription; queued events can still be read.
 func (s *Subscription) Close() {
@@ -99,12 +58,4 @@ func (s *Subscription) Close() {
 	s.closeQueue()
 }
 
-func (s *Subscription) closeQueue() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
+func (s *Subscription) closeQueue() { s.q.Close() }

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"github.com/troupe-dev/troupe/internal/fifo"
 	"slices"
 	"sync"
 	"time"
@@ -156,11 +157,11 @@ func (r *Registry) Close(ctx context.Context) error {
 
 // Subscribe returns a subscription to every later event.
 func (r *Registry) Subscribe() *Subscription {
-	s := &Subscription{r: r, kick: make(chan struct{}, 1)}
+	s := &Subscription{r: r, q: fifo.New[Event]()}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		s.closed = true
+		s.q.Close()
 		return s
 	}
 	r.subs = append(r.subs, s)

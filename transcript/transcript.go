@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/agent"
 )
 
 // Kinds of agents.
@@ -51,21 +51,8 @@ type Header struct {
 	Time    string `json:"time"`
 }
 
-// Line is one event line of a transcript (agent's transcript format).
-type Line struct {
-	Type       string       `json:"type"`
-	Time       string       `json:"time"`
-	Message    *llm.Message `json:"message,omitempty"`
-	Usage      *llm.Usage   `json:"usage,omitempty"`
-	Call       *llm.Block   `json:"tool_use,omitempty"`
-	ToolResult *llm.Block   `json:"tool_result,omitempty"`
-	ElapsedMS  int64        `json:"elapsed_ms,omitempty"`
-	Text       string       `json:"text,omitempty"`
-	Error      string       `json:"error,omitempty"`
-	Result     *struct {
-		Text string `json:"Text"`
-	} `json:"result,omitempty"`
-}
+// Line is one event line of a transcript, as package agent writes it.
+type Line = agent.TranscriptLine
 
 // Dir is the folder of a session's transcripts.
 func Dir(home, session string) string { return filepath.Join(home, "sessions", session) }
