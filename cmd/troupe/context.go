@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,11 @@ type agentContext struct {
 	skills []brief.Skill
 	now    func() time.Time
 	getenv func(string) string
+
+	gitMu   sync.Mutex // the last git state read, reused for gitFresh
+	gitAt   time.Time
+	gitLast brief.Git
+	gitErr  error
 }
 
 // newAgentContext loads the project instructions for cwd: the user's
@@ -145,9 +151,25 @@ func (a *app) expandCommand(h *headless, cwd, prompt string) (string, error) {
 }
 
 // environment is agent.Config.Environment: the environment block, read
-// again at each run.
+// again at each run; the git state is read at most every gitFresh (a
+// teammate's many short runs do not each run git status on a large tree).
 func (ac *agentContext) environment(ctx context.Context) string {
-	return brief.Environment{Cwd: ac.cwd, Model: ac.model, Now: ac.now(), Git: gitState, Getenv: ac.getenv}.Render(ctx)
+	return brief.Environment{Cwd: ac.cwd, Model: ac.model, Now: ac.now(), Git: ac.git, Getenv: ac.getenv}.Render(ctx)
+}
+
+// gitFresh is how long a read git state is reused.
+const gitFresh = 30 * time.Second
+
+func (ac *agentContext) git(ctx context.Context, dir string) (brief.Git, error) {
+	ac.gitMu.Lock()
+	defer ac.gitMu.Unlock()
+	now := ac.now()
+	if !ac.gitAt.IsZero() && now.Sub(ac.gitAt) < gitFresh && ac.gitErr == nil {
+		return ac.gitLast, nil
+	}
+	ac.gitLast, ac.gitErr = gitState(ctx, dir)
+	ac.gitAt = now
+	return ac.gitLast, ac.gitErr
 }
 
 // nested returns an agent event hook that hands the agent the
