@@ -31,8 +31,15 @@ const (
 	KindTaskEnded    Kind = "task_ended"    // terminal: completed, failed or killed
 	KindTaskStalled  Kind = "task_stalled"
 
-	// From the team (Team holds the swarm event).
-	KindTeam Kind = "team"
+	// From the team (Team holds the swarm event): a line of the team's
+	// timeline, of one of these kinds.
+	KindTeam           Kind = "team"            // anything else (a backend chosen, a claim, a warning)
+	KindTeamCreated    Kind = "team_created"    // the lead created its team
+	KindTeamDeleted    Kind = "team_deleted"    // deleted (TeamDelete) or removed with the session
+	KindTeammateJoined Kind = "teammate_joined" // a teammate started (or fell back to in-process)
+	KindTeammateState  Kind = "teammate_state"  // idle, shutting down, shut down, stopped, dead
+	KindMessage        Kind = "message"         // a teammate's message reached the lead (or a person's went out)
+	KindTeamPermission Kind = "team_permission" // a teammate's permission request or its answer, a plan step
 
 	// The session's own.
 	KindTurnStarted Kind = "turn_started" // the lead starts a run (Text: its prompt)

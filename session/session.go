@@ -158,9 +158,28 @@ func (s *Session) Observe(e agent.Event) {
 }
 
 // TeamEvent is the team's OnEvent: it reports a line of the team's
-// timeline.
+// timeline, with the kind of what happened.
 func (s *Session) TeamEvent(e swarm.Event) {
-	s.publish(Event{Time: e.Time, Kind: KindTeam, Team: &e})
+	s.publish(Event{Time: e.Time, Kind: teamKind(e.Kind), Team: &e})
+}
+
+// teamKind maps a swarm event's kind to the session's.
+func teamKind(k string) Kind {
+	switch k {
+	case swarm.EventCreated:
+		return KindTeamCreated
+	case swarm.EventDeleted, swarm.EventRemoved:
+		return KindTeamDeleted
+	case swarm.EventSpawned, swarm.EventFallback:
+		return KindTeammateJoined
+	case swarm.EventIdle, swarm.EventShutdown, swarm.EventExit, swarm.EventDead:
+		return KindTeammateState
+	case swarm.EventMessage:
+		return KindMessage
+	case swarm.EventPermission, swarm.EventPlan:
+		return KindTeamPermission
+	}
+	return KindTeam
 }
 
 // Deliver is the team's Deliver: it hands the lead input from its team
@@ -387,7 +406,7 @@ func (s *Session) SendTo(ctx context.Context, teammate, text string) error {
 	if _, err := tm.Mail().Send(ctx, tm.Team(), teammate, mailbox.Message{From: team.LeadName, Text: text, Summary: "from the user"}); err != nil {
 		return err
 	}
-	s.publish(Event{Kind: KindTeam, Team: &swarm.Event{Time: s.cfg.Now(), Agent: team.LeadName, Kind: swarm.EventMessage,
+	s.publish(Event{Kind: KindMessage, Team: &swarm.Event{Time: s.cfg.Now(), Agent: team.LeadName, Kind: swarm.EventMessage,
 		Text: fmt.Sprintf("user → %s: %s", teammate, firstLine(text, 100))}})
 	return nil
 }

@@ -260,3 +260,18 @@ func TestSetMode(t *testing.T) {
 		t.Errorf("a bad mode: %v, mode %s", err, a.Mode())
 	}
 }
+
+func TestTeamKinds(t *testing.T) {
+	s, sub := newSession(t, `{"turns":[{"match":{},"reply":{"text":"x"},"repeat":true}]}`)
+	for k, want := range map[string]Kind{
+		swarm.EventCreated: KindTeamCreated, swarm.EventRemoved: KindTeamDeleted, swarm.EventSpawned: KindTeammateJoined,
+		swarm.EventIdle: KindTeammateState, swarm.EventDead: KindTeammateState, swarm.EventMessage: KindMessage,
+		swarm.EventPermission: KindTeamPermission, swarm.EventWarning: KindTeam,
+	} {
+		s.TeamEvent(swarm.Event{Time: time.Now(), Agent: "ann", Kind: k, Text: k})
+		e, _ := next(t, sub, want)
+		if e.Team == nil || e.Team.Kind != k {
+			t.Errorf("%s: event %+v", k, e)
+		}
+	}
+}
