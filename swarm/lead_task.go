@@ -91,3 +91,42 @@ func (l *Lead) endMateTask(m *mate, to task.Status) {
 		l.cfg.Log.Warn("end a teammate's task", "agent", m.info.Name, "err", err)
 	}
 }
+
+// MateProgress records what an in-process teammate has done in its task:
+// tokens and tool uses, and its last activities in plain words.
+func (l *Lead) MateProgress(name string, u task.Usage, recent []string) {
+	l.mu.Lock()
+	m := l.mates[name]
+	var id task.ID
+	if m != nil {
+		id = m.task
+	}
+	l.mu.Unlock()
+	if id == "" || l.cfg.Registry == nil {
+		return
+	}
+	_, _ = l.cfg.Registry.Update(id, func(s task.State) task.State {
+		if d, ok := s.Detail.(*task.Teammate); ok {
+			c := *d
+			c.Usage, c.Recent = u, recent
+			s.Detail = &c
+		}
+		return s
+	})
+}
+
+// Activity says in plain words what a tool call does: "Reading a.go",
+// "Running go test ./...".
+func Activity(tool, input string) string {
+	verb := map[string]string{"Read": "Reading", "Write": "Writing", "Edit": "Editing", "MultiEdit": "Editing", "NotebookEdit": "Editing",
+		"Bash": "Running", "Grep": "Searching for", "Glob": "Listing", "WebFetch": "Fetching", "WebSearch": "Searching the web for",
+		"SendMessage": "Messaging", "TaskUpdate": "Updating task", "TaskCreate": "Creating a task:", "TaskList": "Listing the tasks",
+		"Agent": "Starting a sub-agent:", "Skill": "Loading the skill"}[tool]
+	if verb == "" {
+		verb = "Using " + tool
+	}
+	if input == "" {
+		return verb
+	}
+	return verb + " " + firstLine(input, 80)
+}

@@ -249,6 +249,10 @@ func TestTeammatesAreTasks(t *testing.T) {
 	if s, _ := reg.Get(st.ID); !s.Detail.(*task.Teammate).Idle {
 		t.Error("the task does not say the teammate is idle")
 	}
+	h.lead.MateProgress("helper", task.Usage{TotalTokens: 1200, ToolUses: 3}, []string{Activity("Read", "a.go"), Activity("Bash", "go test ./...")})
+	if s, _ := reg.Get(st.ID); s.Detail.(*task.Teammate).Usage.ToolUses != 3 || strings.Join(s.Detail.(*task.Teammate).Recent, "|") != "Reading a.go|Running go test ./..." {
+		t.Errorf("progress in the task: %+v", s.Detail)
+	}
 	got, err := reg.Stop(context.Background(), st.ID)
 	if err != nil || got.Status != task.Killed {
 		t.Fatalf("Stop = %v, %v", got.Status, err)

@@ -130,6 +130,9 @@ type Teammate struct {
 	ShutdownRequested bool
 	AwaitingApproval  bool
 	Usage             Usage
+	// Recent are its last few activities in plain words ("Reading a.go",
+	// "Running go test ./..."), oldest first; in-process teammates only.
+	Recent []string
 	// UI-side state, kept across a resume.
 	Messages        []llm.Message
 	PendingMessages []string

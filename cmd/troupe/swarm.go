@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
@@ -132,13 +133,28 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
 			return backend.Spec{Run: func(ctx context.Context) error {
 				ac := a.newAgentContext(o.cwd, cmp.Or(m.Model, o.model.Info().Model), o.h.noInstr, o.approver)
+				var tm *swarm.Teammate
+				timeline := toolTimeline(m.Name, a.Now, o.onEvent)
+				onAgentEvent := func(e agent.Event) { // the timeline, and the teammate's progress in its task
+					if timeline != nil {
+						timeline(e)
+					}
+					if tm != nil && (e.Type == agent.EventToolUse || e.Type == agent.EventAssistant) {
+						p := tm.Agent().Progress()
+						recent := make([]string, len(p.Recent))
+						for i, act := range p.Recent {
+							recent[i] = swarm.Activity(act.Tool, act.Input)
+						}
+						l.MateProgress(m.Name, task.Usage{TotalTokens: p.LatestInputTokens + p.OutputTokens, ToolUses: p.ToolUses}, recent)
+					}
+				}
 				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model, ac: ac, tx: o.tx,
 					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: mateEvents(o.onEvent), askTimeout: o.h.teams.ask,
 					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
 						return l.AskInProcess(ctx, m.Name, m.Color, req)
 					}),
 					rules:        func(add func([]string)) { l.RegisterRules(m.Name, add) },
-					onAgentEvent: toolTimeline(m.Name, a.Now, o.onEvent)})
+					onAgentEvent: onAgentEvent})
 				if err != nil {
 					return err
 				}
