@@ -58,6 +58,11 @@ func (l *Lead) stopMate(ctx context.Context, teamName string, m *mate) error {
 
 // mateIdle records in the teammate's task whether it is idle.
 func (l *Lead) mateIdle(name string, idle bool) {
+	l.updateMate(name, func(d *task.Teammate) { d.Idle = idle })
+}
+
+// updateMate changes the detail of teammate name's task, if it has one.
+func (l *Lead) updateMate(name string, f func(*task.Teammate)) {
 	l.mu.Lock()
 	m := l.mates[name]
 	var id task.ID
@@ -69,9 +74,9 @@ func (l *Lead) mateIdle(name string, idle bool) {
 		return
 	}
 	_, _ = l.cfg.Registry.Update(id, func(s task.State) task.State {
-		if d, ok := s.Detail.(*task.Teammate); ok && d.Idle != idle {
+		if d, ok := s.Detail.(*task.Teammate); ok {
 			c := *d
-			c.Idle = idle
+			f(&c)
 			s.Detail = &c
 		}
 		return s
@@ -95,24 +100,7 @@ func (l *Lead) endMateTask(m *mate, to task.Status) {
 // MateProgress records what an in-process teammate has done in its task:
 // tokens and tool uses, and its last activities in plain words.
 func (l *Lead) MateProgress(name string, u task.Usage, recent []string) {
-	l.mu.Lock()
-	m := l.mates[name]
-	var id task.ID
-	if m != nil {
-		id = m.task
-	}
-	l.mu.Unlock()
-	if id == "" || l.cfg.Registry == nil {
-		return
-	}
-	_, _ = l.cfg.Registry.Update(id, func(s task.State) task.State {
-		if d, ok := s.Detail.(*task.Teammate); ok {
-			c := *d
-			c.Usage, c.Recent = u, recent
-			s.Detail = &c
-		}
-		return s
-	})
+	l.updateMate(name, func(d *task.Teammate) { d.Usage, d.Recent = u, recent })
 }
 
 // Activity says in plain words what a tool call does: "Reading a.go",
