@@ -151,11 +151,13 @@ func (l *Lead) Running() int {
 // teammate's message, spawn, exit or death), for a lead that waits.
 func (l *Lead) Changed() <-chan struct{} { return l.changed }
 
-// Quiet reports whether the team has nothing in flight: no running
-// teammate is working (isActive in the team file), none has unread mail,
-// and no task is waiting for an idle teammate to claim it. A headless
-// lead ends its session only when the team is quiet and its own model has
-// nothing pending.
+// Quiet reports whether the team has nothing in flight: no mail, shutdown
+// or death being handled, no shutdown request unanswered, no message of
+// the lead's that a queuing (Claude Code) teammate has not handled yet
+// (lead_owed.go), no running teammate working (isActive in the team file)
+// or with unread mail, and no task waiting for an idle teammate to claim
+// it. A headless lead ends its session only when the team is quiet and its
+// own model has nothing pending (docs/teams.md).
 func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 	teamName := l.Team()
 	if teamName == "" || strings.HasPrefix(teamName, "\x00") {
