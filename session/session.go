@@ -257,6 +257,13 @@ var ErrBusy = errors.New("session: the lead is already working")
 // The result sums the runs; its text is the last run's. A team that did
 // not end cleanly (swarm.Lead.Problems) makes it return an error.
 func (s *Session) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	return s.run(ctx, prompt, false)
+}
+
+// run is Run; with resubmit (runs Submit started), input that reached the
+// lead as the run ended (a prompt submitted while it was being
+// interrupted) starts another run instead of waiting for the next Submit.
+func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.Result, error) {
 	s.mu.Lock()
 	lead, tm, digestQuiet := s.lead, s.team, s.cfg.DigestQuiet
 	if lead == nil {
@@ -269,11 +276,6 @@ func (s *Session) Run(ctx context.Context, prompt string) (agent.Result, error) 
 	}
 	s.running = true
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.running = false
-		s.mu.Unlock()
-	}()
 	start := s.cfg.Now()
 	s.publish(Event{Kind: KindTurnStarted, Text: prompt})
 	res, err := lead.Run(ctx, prompt)
@@ -305,6 +307,16 @@ func (s *Session) Run(ctx context.Context, prompt string) (agent.Result, error) 
 			continue
 		}
 		if !active && quiet {
+			// Done, unless a prompt came in (Submit) since the look at
+			// Pending above: the check and the end are one step for
+			// Submit, which sends to a running lead under the same lock.
+			s.mu.Lock()
+			if lead.Pending() > 0 {
+				s.mu.Unlock()
+				continue
+			}
+			s.running = false
+			s.mu.Unlock()
 			break
 		}
 		if err = s.wait(ctx, tm); err != nil {
@@ -318,7 +330,23 @@ func (s *Session) Run(ctx context.Context, prompt string) (agent.Result, error) 
 			err = fmt.Errorf("the team did not end cleanly: %s", strings.Join(ps, "; "))
 		}
 	}
+	// Not running from here: a Submit now starts a run of its own, and
+	// what was sent meanwhile is run again (Submit's runs) or left
+	// pending for the next run.
+	s.mu.Lock()
+	s.running = false
+	again := resubmit && lead.Pending() > 0
+	if again {
+		s.runs.Add(1)
+	}
+	s.mu.Unlock()
 	s.publish(Event{Kind: KindTurnEnded, Result: &total, Err: err})
+	if again {
+		go func() {
+			defer s.runs.Done()
+			_, _ = s.run(ctx, "", true)
+		}()
+	}
 	return total, err
 }
 
@@ -366,15 +394,15 @@ func (s *Session) Submit(ctx context.Context, prompt string) {
 	s.mu.Lock()
 	lead, busy := s.lead, s.running
 	if busy && lead != nil {
+		lead.Send(prompt) // under s.mu: a run cannot end between the look and the send
 		s.mu.Unlock()
-		lead.Send(prompt)
 		return
 	}
 	s.runs.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.runs.Done()
-		if _, err := s.Run(ctx, prompt); errors.Is(err, ErrBusy) {
+		if _, err := s.run(ctx, prompt, true); errors.Is(err, ErrBusy) {
 			// Another run started in between: it takes the prompt.
 			if lead := s.leadAgent(); lead != nil {
 				lead.Send(prompt)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -273,5 +274,28 @@ func TestTeamKinds(t *testing.T) {
 		if e.Team == nil || e.Team.Kind != k {
 			t.Errorf("%s: event %+v", k, e)
 		}
+	}
+}
+
+// A prompt submitted right as a run ends is never lost: it runs, in that
+// run or in the next.
+func TestSubmitAtRunEnd(t *testing.T) {
+	s, sub := newSession(t, `{"turns":[{"match":{},"reply":{"text":"pong"},"repeat":true}]}`)
+	ctx := context.Background()
+	const n = 40
+	s.Submit(ctx, "ping 0")
+	for i := 1; i < n; i++ {
+		next(t, sub, KindTurnEnded)
+		s.Submit(ctx, fmt.Sprintf("ping %d", i)) // at once, while the run may still be ending
+	}
+	next(t, sub, KindTurnEnded)
+	users := 0
+	for _, m := range s.leadAgent().Messages() {
+		if m.Role == "user" && strings.HasPrefix(m.Text(), "ping") {
+			users++
+		}
+	}
+	if users != n {
+		t.Errorf("the lead saw %d of the %d prompts", users, n)
 	}
 }
