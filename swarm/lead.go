@@ -529,16 +529,22 @@ func (l *Lead) deleteTeam(ctx context.Context, teamName string) (string, error) 
 	if err := team.Delete(ctx, l.cfg.Teams, teamName); err != nil {
 		return "", err
 	}
+	l.forgetTeam()
+	l.event(team.LeadName, EventDeleted, fmt.Sprintf("deleted team %q", teamName))
+	return teamName, nil
+}
+
+// forgetTeam leaves the lead without a team once its team is gone: it
+// stops reading the lead's inbox and the team's watches.
+func (l *Lead) forgetTeam() {
 	l.mu.Lock()
 	stop := l.stopInbox
-	l.team, l.stopInbox, l.digest, l.rules = "", nil, nil, nil
+	l.team, l.stopInbox, l.digest, l.rules, l.deleteErr = "", nil, nil, nil, nil
 	l.watching.Store(false)
 	l.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
-	l.event(team.LeadName, EventDeleted, fmt.Sprintf("deleted team %q", teamName))
-	return teamName, nil
 }
 
 // EndSession ends the lead's team with its session: the teammates it
@@ -552,13 +558,14 @@ func (l *Lead) EndSession(ctx context.Context) (string, error) {
 	if teamName == "" || strings.HasPrefix(teamName, "\x00") {
 		return "", nil
 	}
-	l.killAll(ctx)
+	// Who is ours before the kills: an ended teammate leaves l.mates.
 	l.mu.Lock()
 	ours := map[string]bool{}
 	for name := range l.mates {
 		ours[name] = true
 	}
 	l.mu.Unlock()
+	l.killAll(ctx)
 	err := l.cfg.Teams.Delete(ctx, teamName, func(c team.Config) error {
 		var active []string
 		for _, m := range c.Members {
@@ -578,14 +585,7 @@ func (l *Lead) EndSession(ctx context.Context) (string, error) {
 		l.event(team.LeadName, EventWarning, fmt.Sprintf("team %q was left in place at the end of the session: %v", teamName, err))
 		return "", err
 	}
-	l.mu.Lock()
-	stop := l.stopInbox
-	l.team, l.stopInbox, l.digest, l.rules, l.deleteErr = "", nil, nil, nil, nil
-	l.watching.Store(false)
-	l.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
+	l.forgetTeam()
 	l.event(team.LeadName, EventRemoved, fmt.Sprintf("removed team %q at the end of the session", teamName))
 	return teamName, nil
 }
