@@ -48,7 +48,7 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 	for _, m := range msgs {
 		if !looked[m.From] {
 			looked[m.From] = true
-			if err := l.look(ctx, teamName, m.From); err != nil {
+			if _, err := l.look(ctx, teamName, m.From); err != nil {
 				l.cfg.Log.Warn("look at a teammate's inbox", "agent", m.From, "err", err)
 			}
 		}

@@ -58,7 +58,7 @@ func (m leadMail) Send(ctx context.Context, teamName, to string, msg mailbox.Mes
 	if msg.From == team.LeadName {
 		// What the teammates took before this message counts before it.
 		for _, name := range m.l.counted(to) {
-			if err := m.l.look(ctx, teamName, name); err != nil {
+			if _, err := m.l.look(ctx, teamName, name); err != nil {
 				m.l.cfg.Log.Warn("look at a teammate's inbox", "agent", name, "err", err)
 			}
 		}
@@ -139,21 +139,22 @@ func (m *mate) clearShutdown() {
 }
 
 // look reads the inbox of a teammate whose turns the lead counts and
-// notes the mail it took since the last look. Mail it took while idle
+// notes the mail it took since the last look; it returns how much mail is
+// unread there. Mail it took while idle
 // starts a turn; mail it took during a turn is handled by the next one.
-func (l *Lead) look(ctx context.Context, teamName, name string) error {
+func (l *Lead) look(ctx context.Context, teamName, name string) (unread int, err error) {
 	l.mu.Lock()
 	m := l.mates[name]
 	counted := m != nil && m.turns != nil
 	l.mu.Unlock()
 	if !counted {
-		return nil
+		return 0, nil
 	}
 	msgs, err := l.cfg.Mail.Read(ctx, teamName, name, true)
 	if err != nil {
 		var ce *mailbox.CorruptError
 		if !errors.As(err, &ce) {
-			return err
+			return 0, err
 		}
 	}
 	now := make(map[string]bool, len(msgs))
@@ -166,7 +167,7 @@ func (l *Lead) look(ctx context.Context, teamName, name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mates[name] != m || m.turns == nil {
-		return nil
+		return len(msgs), nil
 	}
 	t := m.turns
 	taken := false
@@ -193,7 +194,7 @@ func (l *Lead) look(ctx context.Context, teamName, name string) error {
 		t.last = l.cfg.Now()
 	}
 	t.unread = now
-	return nil
+	return len(msgs), nil
 }
 
 // heard notes mail from a teammate whose turns the lead counts: an idle
@@ -333,7 +334,7 @@ func (l *Lead) watchMate(ctx context.Context, teamName string, m *mate) {
 		return
 	}
 	for {
-		if err := l.look(ctx, teamName, m.info.Name); err != nil && ctx.Err() == nil {
+		if _, err := l.look(ctx, teamName, m.info.Name); err != nil && ctx.Err() == nil {
 			l.cfg.Log.Warn("look at a teammate's inbox", "agent", m.info.Name, "err", err)
 		}
 		l.bump()

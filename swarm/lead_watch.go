@@ -172,10 +172,16 @@ func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 	// A shutdown request not answered, or a message a queuing teammate
 	// has not handled yet, is work (lead_owed.go). A look at their
 	// inboxes first: the watch may not have run since they last took mail.
+	looked := map[string]bool{} // their unread mail is counted here, not read again below
 	for _, name := range l.counted(mailbox.Broadcast) {
-		if err := l.look(ctx, teamName, name); err != nil {
+		unread, err := l.look(ctx, teamName, name)
+		if err != nil {
 			return false, err
 		}
+		if unread > 0 {
+			return false, nil
+		}
+		looked[name] = true
 	}
 	if len(l.owing()) > 0 {
 		return false, nil
@@ -210,12 +216,14 @@ func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 		if m.Active() {
 			return false, nil
 		}
-		msgs, err := l.cfg.Mail.Read(ctx, teamName, name, true)
-		if err != nil {
-			return false, err
-		}
-		if len(msgs) > 0 {
-			return false, nil
+		if !looked[name] {
+			msgs, err := l.cfg.Mail.Read(ctx, teamName, name, true)
+			if err != nil {
+				return false, err
+			}
+			if len(msgs) > 0 {
+				return false, nil
+			}
 		}
 		if !m.PlanModeRequired && (!l.cfg.NoAutoClaim || m.BackendType == backend.InProcess) {
 			idle++
