@@ -20,7 +20,13 @@ func Render(w io.Writer, t Transcript, clean func(string) string) error {
 	if _, err := fmt.Fprintf(w, "== %s (%s%s), session %s, started %s\n", clean(h.Agent), clean(h.Kind), parent, clean(h.Session), clock(h.Time)); err != nil {
 		return err
 	}
-	for _, l := range t.Lines {
+	return RenderLines(w, t.Lines, clean)
+}
+
+// RenderLines writes lines as Render does, without the heading (for a
+// follower printing what was appended).
+func RenderLines(w io.Writer, lines []Line, clean func(string) string) error {
+	for _, l := range lines {
 		var text string
 		switch l.Type {
 		case "user":

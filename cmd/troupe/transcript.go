@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/transcript"
 )
@@ -80,7 +82,7 @@ the lines as they are stored; --follow keeps printing as the agent works.`,
 			if err != nil {
 				return err
 			}
-			if err := a.printTranscript(t, 0); err != nil {
+			if err := a.printTranscript(t, 0, true); err != nil {
 				return err
 			}
 			if !a.jsonOut && agent == "" && len(paths) > 1 {
@@ -103,8 +105,9 @@ the lines as they are stored; --follow keeps printing as the agent works.`,
 	return cmd
 }
 
-// printTranscript prints t's lines from the from-th on.
-func (a *app) printTranscript(t transcript.Transcript, from int) error {
+// printTranscript prints t's lines from the from-th on, after its
+// heading when heading is set.
+func (a *app) printTranscript(t transcript.Transcript, from int, heading bool) error {
 	if a.jsonOut {
 		for _, l := range t.Lines[from:] {
 			if err := a.printJSON(l); err != nil {
@@ -113,57 +116,46 @@ func (a *app) printTranscript(t transcript.Transcript, from int) error {
 		}
 		return nil
 	}
-	if from > 0 {
-		t.Lines = t.Lines[from:]
-		var buf = &skipFirstLine{w: a.Stdout}
-		return transcript.Render(buf, t, termtext.Clean)
+	if !heading {
+		return transcript.RenderLines(a.Stdout, t.Lines[from:], termtext.Clean)
 	}
 	return transcript.Render(a.Stdout, t, termtext.Clean)
 }
 
-// skipFirstLine drops the heading Render writes first.
-type skipFirstLine struct {
-	w       io.Writer
-	skipped bool
-}
-
-func (s *skipFirstLine) Write(p []byte) (int, error) {
-	if !s.skipped {
-		for i, c := range p {
-			if c == '\n' {
-				s.skipped = true
-				_, err := s.w.Write(p[i+1:])
-				return len(p), err
-			}
-		}
-		return len(p), nil
-	}
-	return s.w.Write(p)
-}
-
-// followTranscript prints the lines appended to path until ctx ends.
+// followTranscript prints the lines appended to path until ctx ends,
+// woken by a watch of its folder (fsnotify, or polling where that is not
+// available).
 func (a *app) followTranscript(ctx context.Context, path string, seen transcript.Transcript) error {
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
+	w, err := dirwatch.New(dirwatch.Options{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	name := filepath.Base(path)
+	kick, cancel, err := w.Subscribe(filepath.Dir(path), func(n string) bool { return n == name })
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	for {
+		// A look first: lines appended between the first read and the
+		// watch are printed too.
+		if st, err := os.Stat(path); err == nil && st.Size() != seen.Size {
+			cur, err := transcript.Read(path)
+			if err != nil {
+				return err
+			}
+			if len(cur.Lines) > len(seen.Lines) {
+				if err := a.printTranscript(cur, len(seen.Lines), false); err != nil {
+					return err
+				}
+			}
+			seen = cur
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-kick:
 		}
-		st, err := os.Stat(path)
-		if err != nil || st.Size() == seen.Size {
-			continue
-		}
-		cur, err := transcript.Read(path)
-		if err != nil {
-			return err
-		}
-		if len(cur.Lines) > len(seen.Lines) {
-			if err := a.printTranscript(cur, len(seen.Lines)); err != nil {
-				return err
-			}
-		}
-		seen = cur
 	}
 }

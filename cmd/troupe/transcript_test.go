@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/transcript"
 )
 
 // Every agent of a run leaves a transcript: the lead and an in-process
@@ -70,5 +74,45 @@ func TestTranscripts(t *testing.T) {
 	}
 	if _, err := run("transcript", "nosuch"); err == nil || !strings.Contains(err.Error(), "neither a session id") {
 		t.Errorf("an unknown transcript: %v", err)
+	}
+}
+
+// --follow prints the lines an agent appends, as they come.
+func TestTranscriptFollow(t *testing.T) {
+	home := t.TempDir()
+	w, err := transcript.Appender(transcript.Dir(home, "s-f"), transcript.Header{Agent: "lead", Kind: transcript.KindLead, Session: "s-f"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out := &cancelOn{w: &bytes.Buffer{}, marker: "LATE-LINE", cancel: cancel}
+	done := make(chan error, 1)
+	go func() {
+		m := &Main{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }}
+		done <- m.Run(ctx, []string{"--home", home, "transcript", "s-f", "--follow"})
+	}()
+	// Once the heading is out, the follower is at work: append a line.
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(out.text(), "== lead") {
+		select {
+		case <-deadline:
+			t.Fatalf("no heading:\n%s", out.text())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if _, err := w.Write([]byte(`{"type":"user","time":"2026-12-03T09:00:01Z","message":{"role":"user","content":[{"type":"text","text":"LATE-LINE"}]}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("transcript --follow: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the appended line was not printed:\n%s", out.text())
+	}
+	if got := out.text(); strings.Count(got, "== lead") != 1 || !strings.Contains(got, "user: LATE-LINE") {
+		t.Errorf("follow output:\n%s", got)
 	}
 }
