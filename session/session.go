@@ -24,10 +24,8 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
-	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
-	"github.com/troupe-dev/troupe/team"
 )
 
 // Config sets up a Session.
@@ -425,18 +423,13 @@ func (s *Session) Stop(ctx context.Context, id string) (task.State, error) {
 
 // SendTo sends a person's message to a teammate, from the lead's seat:
 // the teammate gets it at its next tool-round boundary, or as its next
-// prompt.
+// prompt (swarm.Lead.Tell, which puts it on the timeline).
 func (s *Session) SendTo(ctx context.Context, teammate, text string) error {
 	tm := s.Team()
-	if tm == nil || tm.Team() == "" {
+	if tm == nil {
 		return errors.New("session: there is no team to send to")
 	}
-	if _, err := tm.Mail().Send(ctx, tm.Team(), teammate, mailbox.Message{From: team.LeadName, Text: text, Summary: "from the user"}); err != nil {
-		return err
-	}
-	s.publish(Event{Kind: KindMessage, Team: &swarm.Event{Time: s.cfg.Now(), Agent: team.LeadName, Kind: swarm.EventMessage,
-		Text: fmt.Sprintf("user → %s: %s", teammate, firstLine(text, 100))}})
-	return nil
+	return tm.Tell(ctx, teammate, text)
 }
 
 // Close waits for the runs Submit started and ends every subscription.
@@ -452,16 +445,4 @@ func (s *Session) Close() {
 func SystemNotification(n string) string {
 	return "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT] A background task you started has changed state. This is not a message from the user; act on it as part of your own work.\n" +
 		n + "\n</system-reminder>"
-}
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
 }

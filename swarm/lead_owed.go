@@ -47,6 +47,21 @@ const (
 // above). The lead's tools send through it.
 func (l *Lead) Mail() mailbox.Store { return leadMail{Store: l.cfg.Mail, l: l} }
 
+// Tell sends a person's message to a teammate from the lead's seat (it
+// gets it at its next tool-round boundary, or as its next prompt) and puts
+// it on the timeline.
+func (l *Lead) Tell(ctx context.Context, teammate, text string) error {
+	teamName := l.Team()
+	if teamName == "" || strings.HasPrefix(teamName, "\x00") {
+		return errors.New("the lead has no team to send to")
+	}
+	if _, err := l.Mail().Send(ctx, teamName, teammate, mailbox.Message{From: team.LeadName, Text: text, Summary: "from the user"}); err != nil {
+		return err
+	}
+	l.event(team.LeadName, EventMessage, fmt.Sprintf("user → %s: %s", teammate, firstLine(text, 100)))
+	return nil
+}
+
 // leadMail records what the lead sends.
 type leadMail struct {
 	mailbox.Store

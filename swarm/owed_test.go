@@ -275,3 +275,26 @@ func TestTeammatesAreTasks(t *testing.T) {
 	}
 	h.waitFor("quiet", h.isQuiet)
 }
+
+// Tell: a person's message reaches the teammate's inbox from the lead, on
+// the timeline; without a team it is an error.
+func TestTell(t *testing.T) {
+	h, tn := queuingHarness(t, nil)
+	if err := h.lead.Tell(context.Background(), "helper", "please also update the docs\nthanks"); err != nil {
+		t.Fatal(err)
+	}
+	got := h.take(tn, "helper")
+	if len(got) != 2 || got[1] != "please also update the docs\nthanks" {
+		t.Errorf("helper's inbox: %q", got)
+	}
+	if !h.hasEvent(team.LeadName, EventMessage, "user → helper: please also update the docs") {
+		t.Error("not on the timeline")
+	}
+	l2, err := NewLead(LeadConfig{Teams: h.store.Teams(), Mail: h.store.Mail(), Tasks: h.store.Tasks(), Backend: inprocess.New(), Launch: h.launch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Tell(context.Background(), "helper", "hi"); err == nil {
+		t.Error("Tell without a team")
+	}
+}
