@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
@@ -167,6 +169,15 @@ type app struct {
 	started  bool
 	joined   bool       // a teammate process started working (teammate_fail.go)
 	storeSel storeFlags // --store and the NATS options (store.go)
+	warned   sync.Map   // warnings already printed (warnOnce)
+}
+
+// warnOnce prints a warning on stderr, once per process however many
+// agents run into it (a malformed skill file is found by each).
+func (a *app) warnOnce(msg string) {
+	if _, dup := a.warned.LoadOrStore(msg, true); !dup {
+		fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", termtext.Clean(msg))
+	}
 }
 
 func (a *app) rootCommand() *cobra.Command {

@@ -25,9 +25,10 @@ import (
 	skilltool "github.com/troupe-dev/troupe/tool/skill"
 )
 
-// agentContext is what the agents of one process are told besides their
-// task: the project instructions of their working folder and the
-// environment (prompt package). One per working folder and process.
+// agentContext is what one agent is told besides its task: the project
+// instructions of its working folder, its skills and its environment
+// (package brief). One per agent: it remembers which subfolders' files
+// that agent has been given.
 type agentContext struct {
 	cwd    string
 	model  string
@@ -52,7 +53,7 @@ func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approve
 	userHome, troupeHome := a.userHomes()
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, userHome, troupeHome))
 	if err != nil {
-		fmt.Fprintf(a.Stderr, "troupe: warning: %v\n", termtext.Clean(err.Error()))
+		a.warnOnce(err.Error())
 	}
 	ac.skills = skills
 	if off {
@@ -134,7 +135,7 @@ func (a *app) expandCommand(h *headless, cwd, prompt string) (string, error) {
 	userHome, troupeHome := a.userHomes()
 	cmds, err := brief.LoadCommands(brief.CommandDirs(cwd, userHome, troupeHome))
 	if err != nil {
-		fmt.Fprintf(a.Stderr, "troupe: warning: %v\n", termtext.Clean(err.Error()))
+		a.warnOnce(err.Error())
 	}
 	c, found := cmds[name]
 	if !found {
