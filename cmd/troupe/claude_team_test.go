@@ -523,10 +523,7 @@ func TestTeammateCommandNoAutoClaim(t *testing.T) {
 	needTmux(t)
 	sock := tmuxSocket(t)
 	dir := t.TempDir()
-	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
-	if err := os.MkdirAll(cwd, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	home, cwd := homeAndWork(t, dir)
 	idle := `{"type":"idle_notification","from":"helper","timestamp":"2026-12-02T13:13:36.880Z","idleReason":"available","result":"STAND-IN-IDLE"}`
 	fake := filepath.Join(dir, "fake-claude")
 	writeFile(t, fake, fmt.Sprintf(`#!/bin/sh
@@ -718,10 +715,7 @@ func TestSlowTeammatesShutDownCleanly(t *testing.T) {
 				needTmux(t)
 			}
 			dir := t.TempDir()
-			home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
-			if err := os.MkdirAll(cwd, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			home, cwd := homeAndWork(t, dir)
 			script := filepath.Join(dir, "script.json")
 			writeFile(t, script, `{"turns":[
  {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[

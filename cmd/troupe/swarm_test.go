@@ -160,10 +160,7 @@ func TestPaneTeammateKilled(t *testing.T) {
 	needTmux(t)
 	sock := tmuxSocket(t)
 	dir := t.TempDir()
-	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
-	if err := os.MkdirAll(cwd, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	home, cwd := homeAndWork(t, dir)
 	script := filepath.Join(dir, "script.json")
 	writeFile(t, script, `{"turns":[
  {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
@@ -217,6 +214,17 @@ func TestPaneTeammateKilled(t *testing.T) {
 	}
 }
 
+// homeAndWork returns dir's home and work folders for a run, the work
+// folder made.
+func homeAndWork(t *testing.T, dir string) (home, work string) {
+	t.Helper()
+	home, work = filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return home, work
+}
+
 // liveTeammates returns the pids of the troupe teammates running in the
 // live panes of the tmux server sock.
 func liveTeammates(sock string) []int {
@@ -254,10 +262,7 @@ func writeFile(t *testing.T, path, content string) {
 // with feedback that the teammate's model sees.
 func TestPermissionBubblingEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
-	if err := os.MkdirAll(cwd, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	home, cwd := homeAndWork(t, dir)
 	script := filepath.Join(dir, "script.json")
 	writeFile(t, script, `{"turns":[
  {"match":{"system":"teammate inny","turn":0},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch inny.txt"}}]}},
