@@ -44,7 +44,6 @@ const (
 	// The session's own.
 	KindTurnStarted Kind = "turn_started" // the lead starts a run (Text: its prompt)
 	KindTurnEnded   Kind = "turn_ended"   // a run ended (Result, Err)
-	KindError       Kind = "error"        // something failed outside a turn (Err)
 	KindMode        Kind = "mode"         // the lead's permission mode changed (Text: the mode)
 )
 
@@ -58,7 +57,7 @@ type Event struct {
 	Team   *swarm.Event  // a team event
 	Text   string        // KindTurnStarted: the prompt
 	Result *agent.Result // KindTurnEnded
-	Err    error         // KindTurnEnded, KindError; KindPermissionAnswer when withdrawn
+	Err    error         // KindTurnEnded; KindPermissionAnswer when withdrawn
 
 	Question *Question // KindPermission, KindPermissionAnswer
 	Verdict  *Verdict  // KindPermissionAnswer
