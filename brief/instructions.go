@@ -301,12 +301,23 @@ func (l *Loader) read(file string) (text string, size int, cut bool, err error) 
 		return "", 0, false, fmt.Errorf("not a regular file")
 	}
 	size = int(st.Size())
+	// Reserve the room first (loads may run at once, from parallel tool
+	// calls), and give back what the file did not use.
 	l.mu.Lock()
 	room := min(l.opts.MaxFileBytes, l.opts.MaxTotal-l.total)
+	if room > 0 {
+		l.total += room
+	}
 	l.mu.Unlock()
 	if room <= 0 {
 		return "", size, true, nil
 	}
+	used := 0
+	defer func() {
+		l.mu.Lock()
+		l.total -= room - used
+		l.mu.Unlock()
+	}()
 	b, err := io.ReadAll(io.LimitReader(f, int64(room)+1))
 	if err != nil {
 		return "", 0, false, err
@@ -320,9 +331,7 @@ func (l *Loader) read(file string) (text string, size int, cut bool, err error) 
 	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
 		return "", 0, false, fmt.Errorf("not UTF-8 text")
 	}
-	l.mu.Lock()
-	l.total += len(b)
-	l.mu.Unlock()
+	used = len(b)
 	return string(b), size, cut, nil
 }
 
