@@ -45,6 +45,11 @@ const (
 	KindTurnStarted Kind = "turn_started" // the lead starts a run (Text: its prompt)
 	KindTurnEnded   Kind = "turn_ended"   // a run ended (Result, Err)
 	KindMode        Kind = "mode"         // the lead's permission mode changed (Text: the mode)
+	// The running turn moved into a task (TaskID; Text: its prompt), and a
+	// fresh lead took the foreground; what the backgrounded agent does
+	// comes as agent events with TaskID set.
+	KindBackgrounded Kind = "backgrounded"
+	KindForegrounded Kind = "foregrounded" // the lead held by TaskID is the foreground's again
 )
 
 // Event is one thing that happened in a session. Time and Kind are always
@@ -52,7 +57,8 @@ const (
 type Event struct {
 	Time   time.Time
 	Kind   Kind
-	Agent  *agent.Event  // the lead's agent event
+	Agent  *agent.Event  // the lead's agent event (TaskID set: a backgrounded turn's)
+	TaskID string        // KindBackgrounded, KindForegrounded; an agent event of a backgrounded turn
 	Task   *task.Event   // a task event
 	Team   *swarm.Event  // a team event
 	Text   string        // KindTurnStarted: the prompt

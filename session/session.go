@@ -36,6 +36,10 @@ type Config struct {
 	// DigestQuiet holds teammates' idle notifications until the whole
 	// team is quiet (else they come with the lead's next input).
 	DigestQuiet bool
+	// Interactive ends a run when the lead's model is done, instead of
+	// when its background work and team are too (Run's headless way):
+	// what comes in later starts a run of its own (Serve).
+	Interactive bool
 	Now         func() time.Time
 }
 
@@ -49,7 +53,10 @@ type Session struct {
 	asks asks          // permission questions waiting for a person (ask.go)
 
 	mu       sync.Mutex
-	lead     *agent.Agent
+	lead     *agent.Agent // seat.ag
+	seat     *seat        // the foreground lead's (background.go)
+	away     map[task.ID]*seat
+	factory  LeadFactory
 	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
 	team     *swarm.Lead
 	running  bool // a Run or Submit is under way
@@ -64,14 +71,16 @@ func New(cfg Config) (*Session, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Session{cfg: cfg, reg: cfg.Registry, sub: cfg.Registry.Subscribe(), wake: make(chan struct{}, 1)}, nil
+	return &Session{cfg: cfg, reg: cfg.Registry, sub: cfg.Registry.Subscribe(), wake: make(chan struct{}, 1), away: map[task.ID]*seat{}}, nil
 }
 
-// SetLead hands the session its lead agent, before the first run.
+// SetLead hands the session its lead agent, before the first run; its
+// OnEvent calls Observe. A lead handed over this way cannot be
+// backgrounded (see StartLead).
 func (s *Session) SetLead(ag *agent.Agent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lead = ag
+	s.lead, s.seat = ag, &seat{s: s, ag: ag}
 }
 
 // SetApprover hands the session the lead's approver, whose permission
@@ -138,20 +147,7 @@ func (s *Session) publish(e Event) {
 // hands the lead the notifications of tasks that ended meanwhile, so
 // they reach a working lead between its tool rounds.
 func (s *Session) Observe(e agent.Event) {
-	kind := KindAgent
-	switch e.Type {
-	case agent.EventAssistant:
-		kind = KindText
-	case agent.EventToolUse:
-		kind = KindToolStart
-	case agent.EventToolResult:
-		kind = KindToolResult
-	case agent.EventRetry:
-		kind = KindRetry
-	case agent.EventCompact:
-		kind = KindCompact
-	}
-	s.publish(Event{Kind: kind, Agent: &e})
+	s.publish(Event{Kind: agentKind(e.Type), Agent: &e})
 	s.drain()
 }
 
@@ -263,8 +259,8 @@ func (s *Session) Run(ctx context.Context, prompt string) (agent.Result, error) 
 // interrupted) starts another run instead of waiting for the next Submit.
 func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.Result, error) {
 	s.mu.Lock()
-	lead, tm, digestQuiet := s.lead, s.team, s.cfg.DigestQuiet
-	if lead == nil {
+	st, tm, digestQuiet := s.seat, s.team, s.cfg.DigestQuiet
+	if st == nil {
 		s.mu.Unlock()
 		return agent.Result{}, errors.New("session: no lead agent")
 	}
@@ -272,13 +268,41 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 		s.mu.Unlock()
 		return agent.Result{}, ErrBusy
 	}
+	if prompt == "" && st.ag.Pending() == 0 {
+		// A run for input that another run took meanwhile: nothing to do.
+		s.mu.Unlock()
+		return agent.Result{}, nil
+	}
 	s.running = true
 	s.mu.Unlock()
 	start := s.cfg.Now()
 	s.publish(Event{Kind: KindTurnStarted, Text: prompt})
-	res, err := lead.Run(ctx, prompt)
+	res, err := s.turn(ctx, st, prompt)
 	total := res
-	for err == nil && !res.Interrupted && res.StopReason != agent.StopMaxTurns {
+	again := func() {
+		res, err = s.turn(ctx, st, "")
+		total.Usage = total.Usage.Add(res.Usage)
+		total.Calls += res.Calls
+		total.ToolUses += res.ToolUses
+		total.Text, total.StopReason, total.Interrupted = res.Text, res.StopReason, res.Interrupted
+	}
+	lead := st.ag
+	for {
+		ok := err == nil && !res.Interrupted && res.StopReason != agent.StopMaxTurns
+		if !s.foreground(st) { // backgrounded: its own input only, then its task ends
+			if ok && ctx.Err() == nil && lead.Pending() > 0 {
+				again()
+				continue
+			}
+			total.Duration = s.cfg.Now().Sub(start)
+			if s.endBackground(st, total, err) {
+				return total, err
+			}
+			continue // brought back meanwhile: on as the foreground's run
+		}
+		if !ok {
+			break
+		}
 		// Look at the tasks before draining: a task's notification is
 		// queued when it is marked notified, so nothing slips between.
 		active := s.active()
@@ -297,14 +321,10 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 			}
 		}
 		if lead.Pending() > 0 {
-			res, err = lead.Run(ctx, "")
-			total.Usage = total.Usage.Add(res.Usage)
-			total.Calls += res.Calls
-			total.ToolUses += res.ToolUses
-			total.Text, total.StopReason, total.Interrupted = res.Text, res.StopReason, res.Interrupted
+			again()
 			continue
 		}
-		if !active && quiet {
+		if (!active && quiet) || s.cfg.Interactive {
 			// Done, unless a prompt came in (Submit) since the look at
 			// Pending above: the check and the end are one step for
 			// Submit, which sends to a running lead under the same lock.
@@ -321,8 +341,27 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 			break
 		}
 	}
+	return s.endRun(ctx, st, total, err, start, resubmit)
+}
+
+// turn runs one model turn of st's agent, recording what Background needs.
+func (s *Session) turn(ctx context.Context, st *seat, prompt string) (agent.Result, error) {
+	base := st.ag.Messages()
+	s.mu.Lock()
+	st.inTurn, st.base, st.prompt = true, base, prompt
+	s.mu.Unlock()
+	res, err := st.ag.Run(ctx, prompt)
+	s.mu.Lock()
+	st.inTurn, st.base = false, nil
+	s.mu.Unlock()
+	return res, err
+}
+
+// endRun ends a foreground run: the team's problems, the end event, and
+// another run for input that came as this one ended.
+func (s *Session) endRun(ctx context.Context, st *seat, total agent.Result, err error, start time.Time, resubmit bool) (agent.Result, error) {
 	total.Duration = s.cfg.Now().Sub(start)
-	if err == nil && tm != nil {
+	if tm := s.Team(); err == nil && tm != nil {
 		// A clean end means the team ended as the lead intended.
 		if ps := tm.Problems(); len(ps) > 0 {
 			err = fmt.Errorf("the team did not end cleanly: %s", strings.Join(ps, "; "))
@@ -333,7 +372,7 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 	// pending for the next run.
 	s.mu.Lock()
 	s.running = false
-	again := resubmit && lead.Pending() > 0
+	again := resubmit && s.seat.ag.Pending() > 0
 	if again {
 		s.runs.Add(1)
 	}
@@ -394,6 +433,10 @@ func (s *Session) Submit(ctx context.Context, prompt string) {
 	if busy && lead != nil {
 		lead.Send(prompt) // under s.mu: a run cannot end between the look and the send
 		s.mu.Unlock()
+		select { // a run waiting on background work takes it now
+		case s.wake <- struct{}{}:
+		default:
+		}
 		return
 	}
 	s.runs.Add(1)
