@@ -189,6 +189,9 @@ func (s *Session) Deliver(text string) {
 	}
 }
 
+// Lead returns the foreground lead agent.
+func (s *Session) Lead() *agent.Agent { return s.leadAgent() }
+
 func (s *Session) leadAgent() *agent.Agent {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -24,7 +24,7 @@ func (l *Lead) registerMate(teamName string, m *mate, prompt string) {
 	}
 	st, err := reg.Register(task.State{Type: task.InProcessTeammate, Status: task.Running,
 		Description: "teammate " + m.info.Name,
-		Detail:      &task.Teammate{AgentID: m.info.AgentID, AgentName: m.info.Name, TeamName: teamName, Prompt: prompt, Model: m.info.Model}},
+		Detail:      &task.Teammate{AgentID: m.info.AgentID, AgentName: m.info.Name, TeamName: teamName, Prompt: prompt, Model: m.info.Model, Color: m.info.Color}},
 		func(ctx context.Context, _ task.State) error { return l.stopMate(ctx, teamName, m) })
 	if err != nil {
 		l.cfg.Log.Warn("register a teammate as a task", "agent", m.info.Name, "err", err)

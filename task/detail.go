@@ -124,6 +124,7 @@ type Teammate struct {
 	AgentID           string // name@team
 	AgentName         string
 	TeamName          string
+	Color             string // the teammate's color in the team file
 	Prompt            string
 	Model             string
 	Idle              bool

@@ -49,13 +49,13 @@ type background struct {
 	tx           *transcripts      // the session's transcripts (transcript.go)
 }
 
-func newBackground(cwd, sessionID string, out *eventWriter, now func() time.Time) (*background, error) {
+func newBackground(cwd, sessionID string, out *eventWriter, now func() time.Time, interactive bool) (*background, error) {
 	dir, err := task.OutputDir("", projectSlug(cwd), sessionID)
 	if err != nil {
 		return nil, err
 	}
 	reg := task.New(task.Config{Dir: dir})
-	sess, err := session.New(session.Config{Registry: reg, Now: now})
+	sess, err := session.New(session.Config{Registry: reg, Now: now, Interactive: interactive})
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +75,7 @@ func (b *background) print() {
 			return
 		}
 		switch {
+		case e.Agent != nil && e.TaskID != "": // a backgrounded turn's: its task reports it
 		case e.Agent != nil:
 			b.out.event(*e.Agent)
 			if b.team != nil {

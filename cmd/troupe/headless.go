@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,8 +18,10 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/coordinator"
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/transcript"
@@ -77,8 +81,8 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1 or "+coordinator.EnvClaudeMode+"=1")
 }
 
-// runRoot is the root command's action: the headless mode with -p, help
-// otherwise (the interactive lead is not built yet).
+// runRoot is the root command's action: the headless mode with -p, the
+// interactive lead otherwise.
 func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	if err := h.teams.mate.validate(); err != nil {
 		return err
@@ -99,7 +103,7 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 			}
 			return &UsageError{Cmd: "troupe", Err: errors.New(msg)}
 		}
-		return cmd.Help()
+		return a.runInteractive(cmd.Context(), h)
 	}
 	switch h.outputFormat {
 	case "text", "json", "stream-json":
@@ -141,111 +145,205 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if prompt, err = a.expandCommand(h, cwd, prompt); err != nil { // context.go: "/name args"
 		return err
 	}
+	lr, err := a.openLead(ctx, h, cwd, false)
+	if lr != nil {
+		defer lr.close()
+	}
+	if err != nil {
+		return err
+	}
+	lr.out.init(cwd, lr.tools)
+	res, runErr := lr.bg.sess.Run(ctx, prompt)
+	if lr.explain != nil {
+		runErr = lr.explain(runErr)
+	}
+	lr.bg.endTeam(h.teams.keep)
+	lr.bg.flush() // every event is printed before the result
+	return lr.out.finish(res, runErr)
+}
+
+// leadRun is a lead's session made ready to run, for `troupe -p` and the
+// interactive lead alike.
+type leadRun struct {
+	bg      *background
+	out     *eventWriter
+	rec     *sessionLog
+	id      string   // the session's id
+	tools   []string // the lead's tool names
+	model   string   // the model's name, for the record and the header
+	mode    string   // the lead's permission mode at the start
+	coord   bool
+	explain func(error) error // a model server's explanation of a failed run
+
+	mu      sync.Mutex
+	closers []func() // run by close, last first
+}
+
+func (lr *leadRun) defer_(f func()) {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	lr.closers = append(lr.closers, f)
+}
+
+func (lr *leadRun) close() {
+	lr.mu.Lock()
+	cs := lr.closers
+	lr.closers = nil
+	lr.mu.Unlock()
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
+
+// openLead builds the lead of a session in cwd: settings, permissions,
+// model, record, tasks, tools, team and the lead agent itself (through a
+// factory, so that the session can build a fresh lead when a turn is
+// backgrounded). Interactive leads ask the person (session.LeadAsker and
+// TeamAnswerer) and print nothing on the terminal; the returned leadRun
+// is closed by the caller, also when err is not nil.
+func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive bool) (*leadRun, error) {
+	lr := &leadRun{}
 	if !h.coordinator && a.Getenv(coordinator.EnvMode) == "" && a.Getenv(coordinator.EnvClaudeMode) == "" { // the settings' coordinatorMode, below the flag and the variable
 		home, err := a.home()
 		if err != nil {
-			return err
+			return lr, err
 		}
 		on, _, err := settingsKey[bool](settings.Files(home, cwd), "coordinatorMode")
 		if err != nil {
-			return err
+			return lr, err
 		}
 		h.coordinator = on
 	}
 	sess, err := a.openSessions(h, cwd) // session.go: --resume, --continue and the record of the run
 	if err != nil {
-		return err
+		return lr, err
 	}
-	coord := sess.coordinatorMode(h)
+	lr.coord = sess.coordinatorMode(h)
 	approver, closeAudit, err := a.headlessApprover(h, cwd)
 	if err != nil {
-		return err
+		return lr, err
 	}
-	defer closeAudit()
+	lr.defer_(closeAudit)
 	model, err := a.openModel(h)
 	if err != nil {
-		return err
+		return lr, err
 	}
-	session := sess.id(a.NewID)
-	rec := sess.record(session, cwd, coord, model.Info(), h.model)
-	defer rec.close()
-	out := newEventWriter(a.Stdout, h.outputFormat, session, model.Info())
-	ep, hasServer := a.endpointOf(model.Info().Provider)
-	if hasServer {
-		out.progress, out.ep = a.Stderr, ep
+	lr.id = sess.id(a.NewID)
+	lr.model = cmp.Or(h.model, model.Info().Model)
+	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model)
+	lr.defer_(lr.rec.close)
+	stdout := a.Stdout
+	if interactive {
+		stdout = io.Discard // the screen is the interactive lead's
 	}
-	bg, err := newBackground(cwd, session, out, a.Now)
+	lr.out = newEventWriter(stdout, h.outputFormat, lr.id, model.Info())
+	if ep, hasServer := a.endpointOf(model.Info().Provider); hasServer {
+		lr.out.ep, lr.explain = ep, ep.explain
+		if !interactive {
+			lr.out.progress = a.Stderr
+		}
+	}
+	bg, err := newBackground(cwd, lr.id, lr.out, a.Now, interactive)
 	if err != nil {
-		return err
+		return lr, err
 	}
-	defer bg.close()
+	lr.bg = bg
+	lr.defer_(bg.close)
+	if interactive {
+		if approver.Asker == nil {
+			approver.Asker = bg.sess.LeadAsker()
+		}
+		if h.teams.answer == nil {
+			h.teams.answer = bg.sess.TeamAnswerer()
+		}
+		h.teams.timeline = io.Discard
+	}
 	closeRemote, err := a.openRemote(ctx, bg) // remote.go: remote agents when the store is NATS
 	if err != nil {
-		return err
+		return lr, err
 	}
-	defer closeRemote()
+	lr.defer_(closeRemote)
 	var toolList []tool.Tool
-	ac := a.newAgentContext(cwd, cmp.Or(h.model, model.Info().Model), h.noInstr, approver) // context.go
+	ac := a.newAgentContext(cwd, lr.model, h.noInstr, approver) // context.go
 	bg.ac = ac
-	bg.tx = a.transcriptsFor(session)
+	bg.tx = a.transcriptsFor(lr.id)
 	var system string
-	if coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = coordinatorSetup(cwd, session, bg.reg, model, h.model, approver, h.system, ac, bg.tx); err != nil {
-			return err
+	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
+		if toolList, system, approver, err = coordinatorSetup(cwd, lr.id, bg.reg, model, h.model, approver, h.system, ac, bg.tx); err != nil {
+			return lr, err
 		}
 		system = brief.Build(system, ac.instr, "").Stable
 	} else {
-		if toolList, approver, err = a.leadTools(h, cwd, session, model, approver, bg); err != nil { // swarm.go: teams when enabled
-			return err
+		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg); err != nil { // swarm.go: teams when enabled
+			return lr, err
 		}
 		if system, err = ac.system(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
-			return err
+			return lr, err
 		}
 	}
 	tools, err := tool.NewRegistry(toolList...)
 	if err != nil {
-		return err
+		return lr, err
 	}
-	nested := ac.nested(bg.sess.Deliver)
+	lr.tools = tools.Names()
 	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
 	bg.sess.SetApprover(leadApprover)
+	lr.mode = string(leadApprover.Mode())
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.environment, Tools: tools,
-		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, History: sess.history,
-		OnEvent: func(e agent.Event) { bg.sess.Observe(e); rec.event(e); nested(e) }}
-	// The session's transcript of the lead (troupe transcript), and the
-	// --transcript file when given.
-	var tws []io.Writer
-	if w := bg.tx.writer(transcript.KindLead, transcript.KindLead, ""); w != nil {
-		tws = append(tws, w)
-	}
+		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover}
+	var extra io.Writer // the --transcript file
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return fmt.Errorf("--transcript: %w", err)
+			return lr, fmt.Errorf("--transcript: %w", err)
 		}
-		defer f.Close()
-		tws = append(tws, f)
+		lr.defer_(func() { f.Close() })
+		extra = f
 	}
-	if len(tws) > 0 {
-		cfg.Transcript = io.MultiWriter(tws...)
+	if _, err := bg.sess.StartLead(a.leadFactory(lr, cfg, ac.nested(bg.sess.Deliver), extra), sess.history); err != nil {
+		return lr, err
 	}
-	ag, err := agent.New(cfg)
-	if err != nil {
-		return err
+	if lr.rec != nil {
+		lr.rec.messages = func() []llm.Message { return bg.sess.Lead().Messages() }
 	}
-	defer ag.Kill()
-	if rec != nil {
-		rec.messages = ag.Messages
+	return lr, nil
+}
+
+// leadFactory returns the session's LeadFactory: lead agents on cfg, each
+// with its own transcript (lead, then lead-2, lead-3 for the fresh leads
+// of backgrounded turns), recording the foreground lead's conversation.
+func (a *app) leadFactory(lr *leadRun, cfg agent.Config, nested func(agent.Event), extra io.Writer) session.LeadFactory {
+	var made atomic.Int32
+	return func(history []llm.Message, observe func(agent.Event) bool) (*agent.Agent, error) {
+		c := cfg
+		c.History = history
+		c.OnEvent = func(e agent.Event) {
+			if observe(e) {
+				lr.rec.event(e)
+			}
+			nested(e)
+		}
+		name := transcript.KindLead
+		if n := made.Add(1); n > 1 {
+			name = fmt.Sprintf("%s-%d", transcript.KindLead, n)
+		}
+		var tws []io.Writer
+		if w := lr.bg.tx.writer(name, transcript.KindLead, ""); w != nil {
+			tws = append(tws, w)
+		}
+		if extra != nil {
+			tws = append(tws, extra)
+		}
+		if len(tws) > 0 {
+			c.Transcript = io.MultiWriter(tws...)
+		}
+		ag, err := agent.New(c)
+		if err != nil {
+			return nil, err
+		}
+		lr.defer_(ag.Kill)
+		return ag, nil
 	}
-	bg.sess.SetLead(ag)
-	out.init(cwd, tools.Names())
-	res, runErr := bg.sess.Run(ctx, prompt)
-	if hasServer {
-		runErr = ep.explain(runErr)
-	}
-	bg.endTeam(h.teams.keep)
-	bg.flush() // every event is printed before the result
-	return out.finish(res, runErr)
 }
 
 // workDir returns the absolute working folder named by --cwd, the current

@@ -424,6 +424,15 @@ func (l *sessionLog) event(e agent.Event) {
 	}
 }
 
+// reset records the lead's whole conversation, replacing what was
+// recorded before it.
+func (l *sessionLog) reset(ms []llm.Message) {
+	if l == nil {
+		return
+	}
+	l.write(sessionLine{Type: "reset", Messages: ms})
+}
+
 // write appends one line in one write, so a crash cuts at most that line.
 func (l *sessionLog) write(v sessionLine) {
 	b, err := json.Marshal(v) // escapes every newline: one line

@@ -1,0 +1,169 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// builtins are the slash commands the interactive lead knows itself.
+var builtins = map[string]string{
+	"help":        "the keys and commands",
+	"team":        "the teammates and what they do",
+	"agents":      "the teammates (as /team)",
+	"tasks":       "every background task",
+	"permissions": "the permission mode (Shift+Tab cycles it)",
+	"model":       "the model in use",
+	"clear":       "clear the screen (the conversation goes on)",
+	"resume":      "how to resume an earlier session",
+	"exit":        "leave (the team is shut down first)",
+	"expand":      "show or fold the last tool call's result",
+}
+
+// commandNames returns every command name, sorted.
+func (m *model) commandNames() []string {
+	var out []string
+	for n := range builtins {
+		out = append(out, n)
+	}
+	for n := range m.opts.Commands {
+		if _, ok := builtins[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completions returns the commands that complete the prompt's "/word".
+func (m *model) completions() []string {
+	v := m.input.Value()
+	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
+		return nil
+	}
+	var out []string
+	for _, n := range m.commandNames() {
+		if strings.HasPrefix(n, v[1:]) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// complete returns the prompt completed to the longest common prefix of
+// its completions ("" when there is nothing to add).
+func (m *model) complete() string {
+	c := m.completions()
+	if len(c) == 0 {
+		return ""
+	}
+	p := c[0]
+	for _, n := range c[1:] {
+		for !strings.HasPrefix(n, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	if len(c) == 1 {
+		p += " "
+	}
+	if "/"+p == m.input.Value() {
+		return ""
+	}
+	return "/" + p
+}
+
+// slash runs a slash command typed at the prompt.
+func (m *model) slash(text string) tea.Cmd {
+	name, args, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	args = strings.TrimSpace(args)
+	switch name {
+	case "exit", "quit":
+		m.quitting = true
+		return tea.Quit
+	case "help":
+		m.convo.add(entry{kind: entryNotice, text: m.help()})
+	case "team", "agents":
+		m.convo.add(entry{kind: entryNotice, text: m.roster()})
+	case "tasks":
+		m.screen, m.selTask = screenTasks, 0
+	case "clear":
+		m.convo.entries = nil
+		m.convo.offset = 0
+	case "expand":
+		m.convo.toggleLast()
+	case "permissions":
+		if args != "" {
+			mode := args
+			return m.do(func(context.Context) error { return m.drv.SetMode(mode) })
+		}
+		m.convo.add(entry{kind: entryNotice, text: "Permission mode: " + m.mode + " (Shift+Tab cycles default, acceptEdits, plan; /permissions MODE sets one). Rules come from the settings files; answering 2 to a question adds one."})
+	case "resume":
+		m.convo.add(entry{kind: entryNotice, text: "To resume an earlier session: troupe --continue (the latest here) or troupe --resume ID; troupe sessions lists them."})
+	default:
+		if _, ok := m.opts.Commands[name]; ok || m.opts.Slash != nil {
+			return m.custom(name, args, text)
+		}
+		m.convo.add(entry{kind: entryError, text: fmt.Sprintf("/%s: no such command (/help lists them)", name)})
+	}
+	m.convo.follow()
+	return nil
+}
+
+// custom runs a command the model does not know through Options.Slash:
+// a prompt to send, or a note to show.
+func (m *model) custom(name, args, text string) tea.Cmd {
+	slashFn, drv, ctx, working := m.opts.Slash, m.drv, m.ctx, m.working
+	if slashFn == nil {
+		m.convo.add(entry{kind: entryError, text: "/" + name + ": not available here"})
+		return nil
+	}
+	m.convo.add(entry{kind: entryUser, text: text, queued: working})
+	return func() tea.Msg {
+		prompt, note, err := slashFn(ctx, name, args)
+		if err != nil {
+			return noticeMsg("⚠ /" + name + ": " + err.Error())
+		}
+		if prompt != "" {
+			drv.Submit(ctx, prompt)
+		}
+		return noticeMsg(note)
+	}
+}
+
+func (m *model) help() string {
+	var b strings.Builder
+	b.WriteString("Keys: Enter sends · Ctrl+J new line · Up/Down history · Esc interrupts the lead · Ctrl+B moves its turn to the background · Shift+Tab cycles the permission mode · PgUp/PgDn scroll · Shift+Down/Up pick a teammate, Enter opens it · Down on an empty prompt opens the tasks · Ctrl+C clears, twice exits.\nCommands:")
+	names := m.commandNames()
+	for _, n := range names {
+		d := builtins[n]
+		if d == "" {
+			d = m.opts.Commands[n]
+		}
+		fmt.Fprintf(&b, "\n  /%s  %s", n, d)
+	}
+	return b.String()
+}
+
+func (m *model) roster() string {
+	if len(m.mates) == 0 {
+		return "No teammates yet: ask the lead to create a team."
+	}
+	var b strings.Builder
+	b.WriteString("Teammates:")
+	for _, n := range m.mates {
+		mv := m.mateInfo[n]
+		cur := ""
+		if tv := m.tasks[mv.task]; tv != nil && tv.tail != "" {
+			cur = " · " + tv.tail
+		}
+		model := ""
+		if mv.model != "" {
+			model = " (" + mv.model + ")"
+		}
+		fmt.Fprintf(&b, "\n  %s %s%s: %s%s", m.st.dot(mv.state), n, model, mv.state, cur)
+	}
+	return b.String()
+}

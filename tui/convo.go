@@ -1,0 +1,320 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// entryKind says what a conversation entry shows.
+type entryKind int
+
+const (
+	entryUser      entryKind = iota // the person's prompt
+	entryAssistant                  // the lead's answer (streaming while stream is set)
+	entryTool                       // one tool call
+	entryMessage                    // a teammate's message to the lead
+	entryQuiet                      // a quiet line (idle, joined, an answer given)
+	entryNotice                     // a line for the person
+	entryError                      // an error in plain words
+)
+
+// entry is one item of the conversation.
+type entry struct {
+	kind      entryKind
+	text      string
+	who       string // entryMessage, entryQuiet: the teammate
+	color     string
+	queued    bool // entryUser: typed while the lead worked, not yet taken
+	streaming bool // entryAssistant: still arriving
+
+	// entryTool
+	id       string
+	input    json.RawMessage
+	start    time.Time
+	done     bool
+	failed   bool
+	result   string
+	elapsed  time.Duration
+	expanded bool
+
+	// rendered lines at width w (valid while w matches and the entry has
+	// not changed: every change sets lines to nil)
+	lines []string
+	w     int
+}
+
+// convo is the lead's conversation: entries and a scroll position
+// counted in lines from the bottom. Only the entries on screen are
+// rendered, each once per change and width.
+type convo struct {
+	entries []entry
+	width   int
+	offset  int // lines scrolled up from the bottom; 0 follows the end
+}
+
+func (c *convo) add(e entry) {
+	if n := len(c.entries); e.kind == entryQuiet && n > 0 && c.entries[n-1].kind == entryQuiet && c.entries[n-1].who == e.who && e.who != "" && c.entries[n-1].text == e.text {
+		return // the same quiet line again (an idle teammate idle again)
+	}
+	c.entries = append(c.entries, e)
+	if c.offset > 0 {
+		c.offset += 1 // keep the view still while the person reads back
+	}
+}
+
+func (c *convo) follow() { c.offset = 0 }
+
+func (c *convo) scroll(n int) {
+	c.offset = max(0, c.offset+n)
+}
+
+// stream appends a delta to the streaming answer, starting one.
+func (c *convo) stream(delta string) {
+	if n := len(c.entries); n > 0 && c.entries[n-1].kind == entryAssistant && c.entries[n-1].streaming {
+		e := &c.entries[n-1]
+		e.text += delta
+		e.lines = nil
+		return
+	}
+	c.add(entry{kind: entryAssistant, text: delta, streaming: true})
+}
+
+// finish ends the streaming answer with its complete text.
+func (c *convo) finish(text string) {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		e := &c.entries[i]
+		if e.kind == entryAssistant && e.streaming {
+			e.streaming, e.lines = false, nil
+			if strings.TrimSpace(text) != "" {
+				e.text = text
+			}
+			if strings.TrimSpace(e.text) == "" {
+				c.entries = append(c.entries[:i], c.entries[i+1:]...)
+			}
+			return
+		}
+	}
+	if strings.TrimSpace(text) != "" {
+		c.add(entry{kind: entryAssistant, text: text})
+	}
+}
+
+// endStream closes a streaming answer cut short.
+func (c *convo) endStream() { c.finish("") }
+
+// delivered marks the queued prompt the lead has now taken.
+func (c *convo) delivered(text string) {
+	for i := range c.entries {
+		e := &c.entries[i]
+		if e.kind == entryUser && e.queued && strings.Contains(text, e.text) {
+			e.queued, e.lines = false, nil
+		}
+	}
+}
+
+// toolDone records a tool call's end.
+func (c *convo) toolDone(id string, failed bool, result string, elapsed time.Duration) {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		e := &c.entries[i]
+		if e.kind == entryTool && e.id == id {
+			e.done, e.failed, e.result, e.elapsed, e.lines = true, failed, result, elapsed, nil
+			return
+		}
+	}
+}
+
+// toggleLast expands or folds the last tool call.
+func (c *convo) toggleLast() {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		if c.entries[i].kind == entryTool {
+			c.entries[i].expanded = !c.entries[i].expanded
+			c.entries[i].lines = nil
+			return
+		}
+	}
+}
+
+// view returns the height lines ending offset lines above the bottom,
+// rendering only the entries it needs.
+func (c *convo) view(st styles, height int, now time.Time) []string {
+	if height <= 0 {
+		return nil
+	}
+	need := height + c.offset
+	var rev [][]string // rendered entries, newest first
+	got := 0
+	for i := len(c.entries) - 1; i >= 0 && got < need; i-- {
+		ls := c.render(st, i, now)
+		rev = append(rev, ls)
+		got += len(ls)
+	}
+	all := make([]string, 0, got)
+	for i := len(rev) - 1; i >= 0; i-- {
+		all = append(all, rev[i]...)
+	}
+	if c.offset > max(0, len(all)-height) && len(rev) == len(c.entries) {
+		c.offset = max(0, len(all)-height) // scrolled past the top
+	}
+	end := len(all) - c.offset
+	start := max(0, end-height)
+	out := all[start:max(start, end)]
+	for len(out) < height {
+		out = append([]string{""}, out...)
+	}
+	return out
+}
+
+// render returns entry i's lines, from the cache when it holds.
+func (c *convo) render(st styles, i int, now time.Time) []string {
+	e := &c.entries[i]
+	running := e.kind == entryTool && !e.done
+	if e.lines != nil && e.w == c.width && !running {
+		return e.lines
+	}
+	w := max(10, c.width)
+	var ls []string
+	wrap := func(prefix, text string, style func(string) string) {
+		body := ansi.Wrap(text, w-ansi.StringWidth(prefix), " ")
+		for j, l := range strings.Split(body, "\n") {
+			p := prefix
+			if j > 0 {
+				p = strings.Repeat(" ", ansi.StringWidth(prefix))
+			}
+			ls = append(ls, p+style(l))
+		}
+	}
+	switch e.kind {
+	case entryUser:
+		prefix := "> "
+		if e.queued {
+			prefix = "> (queued) "
+		}
+		wrap(st.userPrefix(prefix), e.text, st.user)
+		ls = append(ls, "")
+	case entryAssistant:
+		ls = append(ls, markdown(st, e.text, w)...)
+		ls = append(ls, "")
+	case entryTool:
+		mark, dur := st.dim("⋯"), ""
+		switch {
+		case e.done && e.failed:
+			mark = st.bad("✗")
+		case e.done:
+			mark = st.good("✓")
+		}
+		if e.done {
+			dur = " " + st.dim(fmtDur(e.elapsed))
+		} else if !e.start.IsZero() {
+			dur = " " + st.dim(fmtDur(now.Sub(e.start)))
+		}
+		line := mark + " " + ansi.Truncate(e.text, w-4-ansi.StringWidth(dur), "…") + dur
+		ls = append(ls, line)
+		if e.done && e.result != "" && (e.expanded || e.failed) {
+			wrap("  ⎿ ", e.result, st.dim)
+		}
+		if e.expanded && len(e.input) > 0 {
+			wrap("  ", string(e.input), st.dim)
+		}
+	case entryMessage:
+		wrap(st.name(e.who, e.color)+": ", e.text, func(s string) string { return s })
+		ls = append(ls, "")
+	case entryQuiet:
+		text := e.text
+		if e.who != "" {
+			text = e.who + " " + text
+		}
+		wrap("· ", text, st.dim)
+	case entryNotice:
+		wrap("※ ", e.text, st.warn)
+	case entryError:
+		text := e.text
+		if e.who != "" {
+			text = e.who + ": " + text
+		}
+		wrap("⚠ ", text, st.bad)
+	}
+	if !running {
+		e.lines, e.w = ls, c.width
+	}
+	return ls
+}
+
+// markdown renders the lead's answer: headings bold, code blocks
+// indented and dim, bullets kept, long lines wrapped.
+func markdown(st styles, text string, w int) []string {
+	var out []string
+	code := false
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "```"):
+			code = !code
+			continue
+		case code:
+			out = append(out, st.code("  "+ansi.Truncate(l, w-2, "…")))
+			continue
+		case strings.HasPrefix(t, "#"):
+			out = append(out, st.bold(strings.TrimSpace(strings.TrimLeft(t, "#"))))
+			continue
+		}
+		indent := ""
+		if strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") {
+			l, indent = "• "+t[2:], "  "
+		}
+		l = inlineMarkdown(st, l)
+		for j, wl := range strings.Split(ansi.Wrap(l, w-len(indent), " "), "\n") {
+			if j > 0 {
+				wl = indent + wl
+			}
+			out = append(out, wl)
+		}
+	}
+	return out
+}
+
+// inlineMarkdown styles **bold** and `code` spans.
+func inlineMarkdown(st styles, l string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexAny(l, "*`")
+		if i < 0 {
+			b.WriteString(l)
+			return b.String()
+		}
+		delim := "`"
+		if l[i] == '*' {
+			if !strings.HasPrefix(l[i:], "**") {
+				b.WriteString(l[:i+1])
+				l = l[i+1:]
+				continue
+			}
+			delim = "**"
+		}
+		j := strings.Index(l[i+len(delim):], delim)
+		if j < 0 {
+			b.WriteString(l)
+			return b.String()
+		}
+		inner := l[i+len(delim) : i+len(delim)+j]
+		b.WriteString(l[:i])
+		if delim == "`" {
+			b.WriteString(st.code(inner))
+		} else {
+			b.WriteString(st.bold(inner))
+		}
+		l = l[i+2*len(delim)+j:]
+	}
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

@@ -1,0 +1,752 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
+)
+
+// screen is what fills the window above the prompt.
+type screen int
+
+const (
+	screenMain     screen = iota // the conversation
+	screenTeammate               // one teammate's view
+	screenTasks                  // the task list
+	screenTask                   // one task's detail
+)
+
+// Grace is how long a finished task stays in the list (the seed's 30 s).
+const Grace = 30 * time.Second
+
+// model is the interactive lead's state. Update never does I/O.
+type model struct {
+	ctx  context.Context
+	drv  Driver
+	opts Options
+	st   styles
+	now  time.Time
+
+	width, height int
+	screen        screen
+
+	convo  convo  // the lead's conversation
+	input  textarea.Model
+	hist   []string // submitted prompts, oldest first
+	histAt int      // position while browsing history; len(hist) when not
+
+	working   bool
+	turnStart time.Time
+	activity  string // the lead's current activity in words
+	spin      int
+	tokensIn  int64
+	tokensOut int64
+	mode      string
+
+	tasks map[task.ID]*taskView // every task seen
+	order []task.ID             // in the order they came
+
+	mates     []string             // teammate names in joining order
+	mateInfo  map[string]*mateView // by name
+	selMate   int                  // selected teammate in the strip; -1 none
+	viewMate  string               // the teammate whose view is open
+	selTask   int                  // selected row of the task list
+	viewTask  task.ID              // the task whose detail is open
+	confirmed string               // "stop" while asking to confirm a stop
+
+	questions []session.Question // permission questions, oldest first
+	feedback  bool               // typing the deny feedback of questions[0]
+
+	lastCtrlC time.Time
+	notice    string // a transient line above the prompt
+	quitting  bool
+}
+
+// taskView is what the model knows of one task.
+type taskView struct {
+	state task.State
+	ended time.Time // when it reached a terminal state
+	tail  string    // the latest output or progress line
+}
+
+// mateView is what the model knows of one teammate.
+type mateView struct {
+	name, color, model string
+	state              string // working, idle, waiting, dead, shut down
+	task               task.ID
+	lines              []string // its timeline, newest last (capped)
+	lastAt             time.Time
+}
+
+const maxMateLines = 200
+
+func newModel(ctx context.Context, drv Driver, opts Options) *model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ta := textarea.New()
+	ta.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
+	ta.ShowLineNumbers = false
+	ta.Prompt = "> "
+	ta.SetHeight(1)
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
+	ta.Focus()
+	m := &model{ctx: ctx, drv: drv, opts: opts, st: newStyles(opts.NoColor), now: opts.Now(), width: 80, height: 24,
+		input: ta, tasks: map[task.ID]*taskView{}, mateInfo: map[string]*mateView{}, selMate: -1, mode: opts.Mode}
+	if m.mode == "" {
+		m.mode = "default"
+	}
+	for _, st := range opts.Tasks {
+		m.track(st)
+	}
+	m.resize(m.width, m.height)
+	return m
+}
+
+func (m *model) Init() tea.Cmd { return nil }
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, nil
+	case tickMsg:
+		m.now = time.Time(msg)
+		m.spin++
+		m.evict()
+		return m, nil
+	case eventMsg:
+		m.event(msg.e)
+		return m, nil
+	case noticeMsg:
+		m.notice = string(msg)
+		return m, nil
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.convo.scroll(3)
+		case tea.MouseWheelDown:
+			m.convo.scroll(-3)
+		}
+		return m, nil
+	case tea.PasteMsg:
+		m.input.InsertString(msg.Content)
+		m.fitInput()
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+// noticeMsg is a line for the person (a command's result or failure).
+type noticeMsg string
+
+func (m *model) resize(w, h int) {
+	m.width, m.height = max(w, 20), max(h, 8)
+	m.input.SetWidth(m.width - 2)
+	m.fitInput()
+	m.convo.width = m.width
+}
+
+// fitInput grows the prompt with its lines, up to a third of the window.
+func (m *model) fitInput() {
+	m.input.SetHeight(min(max(1, m.input.LineCount()), max(1, m.height/3)))
+}
+
+// do returns a command that runs f against the session and shows its
+// error, if any, as a notice.
+func (m *model) do(f func(ctx context.Context) error) tea.Cmd {
+	ctx := m.ctx
+	return func() tea.Msg {
+		if err := f(ctx); err != nil {
+			return noticeMsg("⚠ " + err.Error())
+		}
+		return nil
+	}
+}
+
+// key handles a key press on the current screen.
+func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	if s == "ctrl+c" {
+		return m.ctrlC()
+	}
+	if len(m.questions) > 0 {
+		return m.questionKey(k)
+	}
+	switch m.screen {
+	case screenTeammate:
+		return m.mateKey(k)
+	case screenTasks:
+		return m.tasksKey(k)
+	case screenTask:
+		return m.taskKey(k)
+	}
+	return m.mainKey(k)
+}
+
+func (m *model) ctrlC() tea.Cmd {
+	if m.input.Value() != "" {
+		m.input.Reset()
+		m.fitInput()
+		m.lastCtrlC = time.Time{}
+		return nil
+	}
+	if !m.lastCtrlC.IsZero() && m.now.Sub(m.lastCtrlC) < 2*time.Second {
+		m.quitting = true
+		return tea.Quit
+	}
+	m.lastCtrlC = m.now
+	m.notice = "Press Ctrl+C again to exit"
+	return nil
+}
+
+func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
+	m.notice = ""
+	switch k.String() {
+	case "enter":
+		if m.input.Value() == "" && m.selMate >= 0 && m.selMate < len(m.mates) {
+			m.viewMate, m.screen = m.mates[m.selMate], screenTeammate
+			return nil
+		}
+		return m.submit()
+	case "esc":
+		if m.selMate >= 0 {
+			m.selMate = -1
+			return nil
+		}
+		if m.working {
+			drv := m.drv
+			return func() tea.Msg { drv.Interrupt(); return nil }
+		}
+		return nil
+	case "ctrl+b":
+		if !m.working {
+			m.notice = "Nothing to background: the lead is not working"
+			return nil
+		}
+		return m.do(func(ctx context.Context) error { _, err := m.drv.Background(ctx); return err })
+	case "shift+tab":
+		next := nextMode(m.mode)
+		return m.do(func(context.Context) error { return m.drv.SetMode(next) })
+	case "pgup":
+		m.convo.scroll(m.convoHeight() - 1)
+		return nil
+	case "pgdown":
+		m.convo.scroll(-(m.convoHeight() - 1))
+		return nil
+	case "shift+down":
+		if len(m.mates) > 0 {
+			m.selMate = min(m.selMate+1, len(m.mates)-1)
+		}
+		return nil
+	case "shift+up":
+		if m.selMate >= 0 {
+			m.selMate--
+		}
+		return nil
+	case "up":
+		if m.input.LineCount() <= 1 && len(m.hist) > 0 && m.histAt > 0 {
+			m.histAt--
+			m.input.SetValue(m.hist[m.histAt])
+			return nil
+		}
+	case "down":
+		if m.input.Value() == "" && m.histAt >= len(m.hist) {
+			m.screen, m.selTask = screenTasks, 0
+			return nil
+		}
+		if m.input.LineCount() <= 1 && m.histAt < len(m.hist) {
+			m.histAt++
+			if m.histAt == len(m.hist) {
+				m.input.SetValue("")
+			} else {
+				m.input.SetValue(m.hist[m.histAt])
+			}
+			return nil
+		}
+	case "tab":
+		if c := m.complete(); c != "" {
+			m.input.SetValue(c)
+			m.input.CursorEnd()
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	m.fitInput()
+	return cmd
+}
+
+// submit sends the prompt (or runs a slash command).
+func (m *model) submit() tea.Cmd {
+	text := strings.TrimSpace(m.input.Value())
+	if text == "" {
+		return nil
+	}
+	m.input.Reset()
+	m.fitInput()
+	if len(m.hist) == 0 || m.hist[len(m.hist)-1] != text {
+		m.hist = append(m.hist, text)
+	}
+	m.histAt = len(m.hist)
+	if strings.HasPrefix(text, "/") {
+		return m.slash(text)
+	}
+	m.convo.add(entry{kind: entryUser, text: text, queued: m.working})
+	m.convo.follow()
+	drv := m.drv
+	ctx := m.ctx
+	return func() tea.Msg { drv.Submit(ctx, text); return nil }
+}
+
+var modes = []string{"default", "acceptEdits", "plan"}
+
+// nextMode is the mode Shift+Tab moves to.
+func nextMode(cur string) string {
+	i := slices.Index(modes, cur)
+	return modes[(i+1)%len(modes)]
+}
+
+// questionKey answers the first permission question.
+func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
+	q := m.questions[0]
+	answer := func(v session.Verdict) tea.Cmd {
+		m.feedback = false
+		m.input.Reset()
+		m.questions = m.questions[1:] // the answer event confirms it
+		return m.do(func(context.Context) error { return m.drv.Answer(q.ID, v) })
+	}
+	if m.feedback {
+		switch k.String() {
+		case "enter":
+			return answer(session.Verdict{Message: strings.TrimSpace(m.input.Value())})
+		case "esc":
+			m.feedback = false
+			m.input.Reset()
+			return nil
+		}
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(k)
+		return cmd
+	}
+	switch k.String() {
+	case "1", "y":
+		return answer(session.Verdict{Allow: true})
+	case "2":
+		return answer(session.Verdict{Allow: true, Always: true, Rule: swarm.ExactRule(q.Tool, q.Input)})
+	case "3":
+		m.feedback = true
+		m.input.Reset()
+		return nil
+	case "esc", "n":
+		return answer(session.Verdict{Message: "The person declined this call."})
+	}
+	return nil
+}
+
+func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
+	name := m.viewMate
+	mv := m.mateInfo[name]
+	if m.confirmed == "stop" {
+		m.confirmed = ""
+		if k.String() == "y" && mv != nil && mv.task != "" {
+			id := mv.task
+			return m.do(func(ctx context.Context) error { _, err := m.drv.Stop(ctx, string(id)); return err })
+		}
+		return nil
+	}
+	switch k.String() {
+	case "esc":
+		m.screen, m.viewMate = screenMain, ""
+		return nil
+	case "enter":
+		text := strings.TrimSpace(m.input.Value())
+		if text == "" {
+			return nil
+		}
+		m.input.Reset()
+		if mv != nil {
+			mv.add(m.now, "you → "+name+": "+text)
+		}
+		return m.do(func(ctx context.Context) error { return m.drv.SendTo(ctx, name, text) })
+	case "x":
+		if m.input.Value() == "" {
+			m.confirmed = "stop"
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	return cmd
+}
+
+// visibleTasks are the tasks the list shows: active ones, and ended ones
+// within their grace.
+func (m *model) visibleTasks() []*taskView {
+	var out []*taskView
+	for _, id := range m.order {
+		tv := m.tasks[id]
+		if tv.state.Status.Active() || m.now.Sub(tv.ended) < Grace {
+			out = append(out, tv)
+		}
+	}
+	return out
+}
+
+func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
+	list := m.visibleTasks()
+	switch k.String() {
+	case "esc", "left":
+		m.screen = screenMain
+	case "up":
+		if m.selTask > 0 {
+			m.selTask--
+		} else {
+			m.screen = screenMain
+		}
+	case "down":
+		m.selTask = min(m.selTask+1, max(0, len(list)-1))
+	case "enter":
+		if m.selTask < len(list) {
+			tv := list[m.selTask]
+			if d, ok := tv.state.Detail.(*task.Teammate); ok {
+				m.viewMate, m.screen = d.AgentName, screenTeammate
+				return nil
+			}
+			m.viewTask, m.screen = tv.state.ID, screenTask
+		}
+	case "x":
+		if m.selTask < len(list) && list[m.selTask].state.Status.Active() {
+			id := list[m.selTask].state.ID
+			return m.do(func(ctx context.Context) error { _, err := m.drv.Stop(ctx, string(id)); return err })
+		}
+	case "f":
+		if m.selTask < len(list) {
+			id := list[m.selTask].state.ID
+			m.screen = screenMain
+			return m.do(func(ctx context.Context) error { return m.drv.Foreground(ctx, id) })
+		}
+	}
+	return nil
+}
+
+func (m *model) taskKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc", "left":
+		m.screen = screenTasks
+	case "x":
+		if tv := m.tasks[m.viewTask]; tv != nil && tv.state.Status.Active() {
+			id := tv.state.ID
+			return m.do(func(ctx context.Context) error { _, err := m.drv.Stop(ctx, string(id)); return err })
+		}
+	case "f":
+		id := m.viewTask
+		m.screen = screenMain
+		return m.do(func(ctx context.Context) error { return m.drv.Foreground(ctx, id) })
+	}
+	return nil
+}
+
+// evict forgets ended tasks past their grace (the list hides them at
+// once; the map keeps 500 at most).
+func (m *model) evict() {
+	if len(m.order) <= 500 {
+		return
+	}
+	keep := m.order[:0]
+	for _, id := range m.order {
+		tv := m.tasks[id]
+		if tv.state.Status.Active() || m.now.Sub(tv.ended) < Grace {
+			keep = append(keep, id)
+		} else {
+			delete(m.tasks, id)
+		}
+	}
+	m.order = keep
+}
+
+// track records a task's state.
+func (m *model) track(st task.State) *taskView {
+	tv := m.tasks[st.ID]
+	if tv == nil {
+		tv = &taskView{}
+		m.tasks[st.ID] = tv
+		m.order = append(m.order, st.ID)
+	}
+	tv.state = st
+	if st.Status.Terminal() && tv.ended.IsZero() {
+		tv.ended = m.now
+		if !st.End.IsZero() {
+			tv.ended = st.End
+		}
+	}
+	if d, ok := st.Detail.(*task.Teammate); ok {
+		mv := m.mate(d.AgentName)
+		mv.task, mv.model = st.ID, d.Model
+		if d.Color != "" {
+			mv.color = d.Color
+		}
+		switch {
+		case st.Status.Terminal():
+			mv.state = "dead"
+			if st.Status == task.Completed {
+				mv.state = "shut down"
+			}
+		case d.AwaitingApproval:
+			mv.state = "waiting"
+		case d.Idle:
+			mv.state = "idle"
+		default:
+			mv.state = "working"
+		}
+		if n := len(d.Recent); n > 0 {
+			tv.tail = d.Recent[n-1]
+		}
+	}
+	return tv
+}
+
+// mate returns the teammate named name, adding it to the strip.
+func (m *model) mate(name string) *mateView {
+	mv := m.mateInfo[name]
+	if mv == nil {
+		mv = &mateView{name: name, state: "working"}
+		m.mateInfo[name] = mv
+		m.mates = append(m.mates, name)
+	}
+	return mv
+}
+
+func (mv *mateView) add(at time.Time, line string) {
+	mv.lines = append(mv.lines, line)
+	if len(mv.lines) > maxMateLines {
+		mv.lines = slices.Delete(mv.lines, 0, len(mv.lines)-maxMateLines)
+	}
+	mv.lastAt = at
+}
+
+// event applies one session event.
+func (m *model) event(e session.Event) {
+	if !e.Time.IsZero() && e.Time.After(m.now) {
+		m.now = e.Time
+	}
+	switch e.Kind {
+	case session.KindTurnStarted:
+		m.working, m.turnStart, m.activity = true, e.Time, "Thinking"
+	case session.KindTurnEnded:
+		m.working, m.activity = false, ""
+		m.convo.endStream()
+		if e.Err != nil {
+			m.convo.add(entry{kind: entryError, text: plainError(e.Err)})
+		} else if e.Result != nil && e.Result.Interrupted {
+			m.convo.add(entry{kind: entryNotice, text: "Interrupted. What should the lead do instead?"})
+		}
+	case session.KindBackgrounded:
+		m.working, m.activity = false, ""
+		m.convo.endStream()
+		m.convo.add(entry{kind: entryNotice, text: "The turn went on in the background as task " + e.TaskID + " (/tasks to see it; f in the list brings it back)"})
+	case session.KindForegrounded:
+		m.convo.add(entry{kind: entryNotice, text: "Task " + e.TaskID + " is the lead's conversation again"})
+	case session.KindMode:
+		m.mode = e.Text
+	case session.KindPermission:
+		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
+			m.questions = append(m.questions, *e.Question)
+		}
+	case session.KindPermissionAnswer:
+		if e.Question != nil {
+			m.questions = slices.DeleteFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID })
+			if e.Verdict != nil {
+				m.convo.add(entry{kind: entryQuiet, text: answered(*e.Question, *e.Verdict)})
+			}
+		}
+	case session.KindTaskStarted, session.KindTaskProgress, session.KindTaskEnded, session.KindTaskStalled:
+		if e.Task != nil {
+			tv := m.track(e.Task.State)
+			if len(e.Task.Output) > 0 {
+				tv.tail = lastLine(string(e.Task.Output))
+			}
+			if e.Kind == session.KindTaskStalled {
+				tv.tail = "stalled: waiting for input?"
+			}
+		}
+	default:
+		if e.Team != nil {
+			m.team(*e.Team, e.Kind)
+			return
+		}
+		if e.Agent != nil {
+			if e.TaskID != "" {
+				m.taskAgent(task.ID(e.TaskID), *e.Agent)
+				return
+			}
+			m.agent(*e.Agent)
+		}
+	}
+}
+
+// taskAgent notes what a backgrounded turn does, on its task.
+func (m *model) taskAgent(id task.ID, e agent.Event) {
+	tv := m.tasks[id]
+	if tv == nil {
+		return
+	}
+	if e.Type == agent.EventToolUse && e.Call != nil {
+		tv.tail = toolSummary(e.Call.Name, e.Call.Input)
+	}
+}
+
+// agent applies the lead's own agent event.
+func (m *model) agent(e agent.Event) {
+	switch e.Type {
+	case agent.EventDelta:
+		if !e.Thinking {
+			m.convo.stream(e.Text)
+			m.activity = "Writing"
+		} else {
+			m.activity = "Thinking"
+		}
+	case agent.EventAssistant:
+		text := ""
+		if e.Message != nil {
+			text = e.Message.Text()
+		}
+		m.convo.finish(text)
+		if e.Usage != nil {
+			m.tokensIn += e.Usage.InputTokens + e.Usage.CacheReadTokens + e.Usage.CacheWriteTokens
+			m.tokensOut += e.Usage.OutputTokens
+		}
+	case agent.EventUser:
+		if e.Message != nil {
+			m.convo.delivered(e.Message.Text())
+		}
+	case agent.EventToolUse:
+		if e.Call != nil {
+			sum := toolSummary(e.Call.Name, e.Call.Input)
+			m.activity = sum
+			m.convo.add(entry{kind: entryTool, id: e.Call.ToolUseID, text: sum, start: e.At, input: e.Call.Input})
+		}
+	case agent.EventToolResult:
+		if e.ToolResult != nil {
+			m.convo.toolDone(e.ToolResult.ToolUseID, e.ToolResult.IsError, firstLineOf(e.ToolResult.Text), e.Elapsed)
+			m.activity = "Thinking"
+		}
+	case agent.EventRetry:
+		if e.Err != nil {
+			m.convo.add(entry{kind: entryQuiet, text: "Retrying the model call: " + plainError(e.Err)})
+		}
+	case agent.EventCompact:
+		m.convo.add(entry{kind: entryQuiet, text: "The conversation was compacted to fit the model's context"})
+	}
+}
+
+// team applies a line of the team's timeline.
+func (m *model) team(e swarm.Event, kind session.Kind) {
+	if e.Agent == "" || e.Agent == "team-lead" {
+		if kind == session.KindTeamCreated || kind == session.KindTeamDeleted {
+			m.convo.add(entry{kind: entryQuiet, text: e.Text})
+		}
+		return
+	}
+	mv := m.mate(e.Agent)
+	mv.add(e.Time, e.Text)
+	switch e.Kind {
+	case swarm.EventIdle:
+		mv.state = "idle"
+		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "is idle"})
+	case swarm.EventMessage:
+		m.convo.add(entry{kind: entryMessage, who: e.Agent, color: mv.color, text: e.Text})
+		mv.state = "working"
+	case swarm.EventDead:
+		mv.state = "dead"
+		m.convo.add(entry{kind: entryError, who: e.Agent, text: e.Text})
+	case swarm.EventExit, swarm.EventShutdown:
+		if kind == session.KindTeammateState && strings.Contains(e.Text, "shut") {
+			mv.state = "shut down"
+		}
+	case swarm.EventSpawned, swarm.EventFallback:
+		mv.state = "working"
+		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "joined: " + e.Text})
+	case swarm.EventPermission:
+		if strings.Contains(e.Text, "asks") {
+			mv.state = "waiting"
+		} else {
+			mv.state = "working"
+		}
+	default:
+		if mv.state != "dead" && mv.state != "shut down" && mv.state != "idle" {
+			mv.state = "working"
+		}
+	}
+}
+
+func answered(q session.Question, v session.Verdict) string {
+	who := q.Agent
+	call := toolSummary(q.Tool, q.Input)
+	switch {
+	case v.Allow && v.Always:
+		return fmt.Sprintf("%s: %s allowed always (%s)", who, call, v.Rule)
+	case v.Allow:
+		return fmt.Sprintf("%s: %s allowed once", who, call)
+	case v.Message != "":
+		return fmt.Sprintf("%s: %s denied: %s", who, call, v.Message)
+	}
+	return fmt.Sprintf("%s: %s denied", who, call)
+}
+
+// toolSummary is a tool call in one line: "Bash go test ./...".
+func toolSummary(name string, input json.RawMessage) string {
+	var in map[string]any
+	_ = json.Unmarshal(input, &in)
+	for _, k := range []string{"command", "file_path", "pattern", "path", "url", "description", "prompt", "subject", "name", "to", "skill"} {
+		if v, ok := in[k].(string); ok && v != "" {
+			return name + " " + firstLineOf(v)
+		}
+	}
+	return name
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return firstLineOf(s)
+}
+
+// plainError says an error in plain words: the first line, without the
+// package prefixes that mean nothing to a person.
+func plainError(err error) string {
+	s := err.Error()
+	for _, p := range []string{"session: ", "agent: ", "llm: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return firstLineOf(s)
+}

@@ -1,0 +1,107 @@
+// Package tui is the interactive lead: a Bubble Tea program over a
+// session.Session. The model is a pure Elm loop: session events arrive
+// as messages (Run forwards a subscription), Update changes only the
+// model, and every input to the session (a prompt, an answer, a stop)
+// leaves as a command that calls the session's methods.
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/task"
+)
+
+// Driver is what the interactive lead asks of its session; a
+// *session.Session is one.
+type Driver interface {
+	Submit(ctx context.Context, prompt string)
+	Interrupt() bool
+	Background(ctx context.Context) (task.ID, error)
+	Foreground(ctx context.Context, id task.ID) error
+	Answer(id string, v session.Verdict) error
+	SendTo(ctx context.Context, teammate, text string) error
+	Stop(ctx context.Context, id string) (task.State, error)
+	SetMode(mode string) error
+}
+
+// Options set up the interactive lead.
+type Options struct {
+	Title   string // shown in the header: the session and model
+	Mode    string // the lead's permission mode at the start
+	NoColor bool   // NO_COLOR: plain text only
+	// Commands are the custom slash commands (name: description) beside
+	// the built-in ones, for completion.
+	Commands map[string]string
+	// Tasks are the tasks known at the start (a resumed session's).
+	Tasks []task.State
+	// Input and Output default to the terminal (stdin and stdout).
+	Input  io.Reader
+	Output io.Writer
+	Now    func() time.Time
+	// Slash handles a slash command the model does not know itself
+	// (a custom command, /model, /compact): it returns the text to show.
+	Slash func(ctx context.Context, name, args string) (prompt string, note string, err error)
+}
+
+// eventMsg carries a session event into Update.
+type eventMsg struct{ e session.Event }
+
+// ErrExit is returned by Run when the person quit.
+var ErrExit = errors.New("tui: the person quit")
+
+// Run runs the interactive lead on sess until the person quits or ctx
+// ends. It returns nil on a normal exit.
+func Run(ctx context.Context, sess *session.Session, opts Options) error {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := newModel(ctx, sess, opts)
+	var popts []tea.ProgramOption
+	popts = append(popts, tea.WithContext(ctx))
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		popts = append(popts, tea.WithOutput(opts.Output))
+	}
+	p := tea.NewProgram(m, popts...)
+	sub := sess.Subscribe(true)
+	defer sub.Close()
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for {
+			e, err := sub.Next(fctx)
+			if err != nil {
+				return
+			}
+			p.Send(eventMsg{e})
+		}
+	}()
+	go func() {
+		t := time.NewTicker(time.Second / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-fctx.Done():
+				return
+			case now := <-t.C:
+				p.Send(tickMsg(now))
+			}
+		}
+	}()
+	_, err := p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// tickMsg moves the spinner and the clocks.
+type tickMsg time.Time

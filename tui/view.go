@@ -1,0 +1,436 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/troupe-dev/troupe/task"
+)
+
+var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func (m *model) View() tea.View {
+	v := tea.NewView(m.frame())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "troupe"
+	if m.quitting {
+		v.Content = ""
+	}
+	return v
+}
+
+// frame renders the whole screen: exactly m.height lines of at most
+// m.width cells.
+func (m *model) frame() string {
+	bottom := m.bottom()
+	h := m.height - len(bottom)
+	var top []string
+	switch m.screen {
+	case screenTeammate:
+		top = m.mateScreen(h)
+	case screenTasks:
+		top = m.tasksScreen(h)
+	case screenTask:
+		top = m.taskScreen(h)
+	default:
+		top = m.convo.view(m.st, h, m.now)
+	}
+	lines := append(fit(top, h), bottom...)
+	for i, l := range lines {
+		if ansi.StringWidth(l) > m.width {
+			lines[i] = ansi.Truncate(l, m.width, "")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fit pads or cuts lines to exactly h.
+func fit(lines []string, h int) []string {
+	if len(lines) > h {
+		return lines[len(lines)-h:]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
+// convoHeight is how many lines the conversation gets.
+func (m *model) convoHeight() int { return max(1, m.height-len(m.bottom())) }
+
+// bottom renders what is below the conversation: the status line, the
+// prompt or the open dialog, and the footer.
+func (m *model) bottom() []string {
+	var out []string
+	if len(m.questions) > 0 {
+		out = append(out, m.questionDialog()...)
+	} else {
+		out = append(out, m.status())
+		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
+		out = append(out, strings.Split(m.inputView(), "\n")...)
+	}
+	out = append(out, m.footer()...)
+	// Keep at least a few lines for the conversation.
+	if max := m.height - 3; len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+func (m *model) inputView() string {
+	switch m.screen {
+	case screenTeammate:
+		if m.confirmed == "stop" {
+			return m.st.warn(fmt.Sprintf("Stop %s? y to stop, any other key to keep it", m.viewMate))
+		}
+		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends; Esc back; x stops it)"
+	case screenTasks, screenTask:
+		return m.st.dim("↑/↓ select · Enter opens · x stops · f brings a backgrounded turn back · Esc back")
+	default:
+		m.input.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
+	}
+	v := m.input.View()
+	if c := m.completions(); len(c) > 0 && m.screen == screenMain {
+		var names []string
+		for _, n := range c {
+			names = append(names, "/"+n)
+		}
+		v += "\n" + m.st.dim(ansi.Truncate(strings.Join(names, "  "), m.width, "…"))
+	}
+	return v
+}
+
+// status is the line above the prompt: the spinner while the lead works,
+// else the latest notice.
+func (m *model) status() string {
+	if m.working {
+		el := m.now.Sub(m.turnStart).Round(time.Second)
+		if m.turnStart.IsZero() || el < 0 {
+			el = 0
+		}
+		act := m.activity
+		if act == "" {
+			act = "Working"
+		}
+		return fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), act,
+			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.tokensIn+m.tokensOut))))
+	}
+	if m.notice != "" {
+		return m.st.warn(m.notice)
+	}
+	return ""
+}
+
+// footer is the pills line and the teammate strip.
+func (m *model) footer() []string {
+	var parts []string
+	for _, p := range m.pills() {
+		parts = append(parts, m.st.accent(p))
+	}
+	parts = append(parts, "mode: "+m.mode, tokens(m.tokensIn+m.tokensOut)+" tokens")
+	out := []string{strings.Join(parts, m.st.dim(" · "))}
+	if len(m.mates) > 0 {
+		out = append(out, m.strip())
+	}
+	return out
+}
+
+// pills counts the active background work by kind, as the seed's footer
+// does: "2 shells", "1 agent", "1 remote agent", "3 teammates", "dreaming".
+func (m *model) pills() []string {
+	counts := map[task.Type]int{}
+	for _, tv := range m.tasks {
+		if tv.state.Status.Active() {
+			counts[tv.state.Type]++
+		}
+	}
+	var out []string
+	add := func(t task.Type, one, many string) {
+		if n := counts[t]; n == 1 {
+			out = append(out, "1 "+one)
+		} else if n > 1 {
+			out = append(out, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	add(task.LocalBash, "shell", "shells")
+	add(task.LocalAgent, "agent", "agents")
+	add(task.RemoteAgent, "remote agent", "remote agents")
+	add(task.InProcessTeammate, "teammate", "teammates")
+	add(task.LocalWorkflow, "workflow", "workflows")
+	add(task.MonitorMCP, "monitor", "monitors")
+	if counts[task.Dream] > 0 {
+		out = append(out, "dreaming")
+	}
+	return out
+}
+
+// strip is the teammate strip: a colored name, a status dot and the
+// current activity for each, scrolled to keep the selected one visible.
+func (m *model) strip() string {
+	var cells []string
+	for i, n := range m.mates {
+		mv := m.mateInfo[n]
+		act := mv.state
+		if tv := m.tasks[mv.task]; tv != nil && tv.tail != "" && mv.state == "working" {
+			act = tv.tail
+		}
+		cell := m.st.dot(mv.state) + " " + m.st.name(n, mv.color) + " " + m.st.dim(ansi.Truncate(act, 24, "…"))
+		if i == m.selMate {
+			cell = m.st.sel(ansi.Strip(cell))
+		}
+		cells = append(cells, cell)
+	}
+	first := 0
+	for first < m.selMate && ansi.StringWidth(strings.Join(cells[first:m.selMate+1], "  ")) > m.width {
+		first++
+	}
+	line := strings.Join(cells[first:], "  ")
+	if first > 0 {
+		line = "‹ " + line
+	}
+	return line
+}
+
+// questionDialog is the permission dialog for the first question.
+func (m *model) questionDialog() []string {
+	q := m.questions[0]
+	who := m.st.name(q.Agent, q.Color)
+	badge := who + " asks"
+	if len(m.questions) > 1 {
+		badge += m.st.dim(fmt.Sprintf(" (%d more waiting)", len(m.questions)-1))
+	}
+	out := []string{m.st.dim(strings.Repeat("─", m.width)), badge + ": " + m.st.bold(q.Tool)}
+	out = append(out, m.callLines(q.Tool, q.Input, 10)...)
+	if q.Reason != "" {
+		out = append(out, m.st.dim(ansi.Truncate("why: "+q.Reason, m.width, "…")))
+	}
+	if m.feedback {
+		out = append(out, "Deny, and tell "+q.Agent+" what to do instead (Enter sends, Esc back):")
+		out = append(out, strings.Split(m.input.View(), "\n")...)
+		return out
+	}
+	always := "allow always"
+	if q.Teammate {
+		always += " (for the whole team)"
+	}
+	out = append(out, fmt.Sprintf("%s allow once · %s %s · %s deny with feedback · %s deny",
+		m.st.accent("1"), m.st.accent("2"), always, m.st.accent("3"), m.st.accent("Esc")))
+	return out
+}
+
+// callLines shows a tool call's input: the command, or for Edit and
+// Write a colored diff, at most limit lines.
+func (m *model) callLines(tool string, input json.RawMessage, limit int) []string {
+	var in map[string]any
+	_ = json.Unmarshal(input, &in)
+	str := func(k string) string { s, _ := in[k].(string); return s }
+	var out []string
+	switch tool {
+	case "Bash":
+		out = append(out, "  $ "+str("command"))
+	case "Edit":
+		out = append(out, "  "+str("file_path"))
+		for _, l := range strings.Split(str("old_string"), "\n") {
+			out = append(out, m.st.bad("  - "+l))
+		}
+		for _, l := range strings.Split(str("new_string"), "\n") {
+			out = append(out, m.st.good("  + "+l))
+		}
+	case "Write":
+		out = append(out, "  "+str("file_path")+" (new content)")
+		for _, l := range strings.Split(str("content"), "\n") {
+			out = append(out, m.st.good("  + "+l))
+		}
+	default:
+		s := toolSummary(tool, input)
+		if s == tool {
+			s = tool + " " + string(input)
+		}
+		out = append(out, "  "+s)
+	}
+	if len(out) > limit {
+		n := len(out) - limit + 1
+		out = append(out[:limit-1], m.st.dim(fmt.Sprintf("  … %d more lines", n)))
+	}
+	for i, l := range out {
+		out[i] = ansi.Truncate(l, m.width, "…")
+	}
+	return out
+}
+
+// mateScreen is one teammate's view: who, what it does, its timeline.
+func (m *model) mateScreen(h int) []string {
+	mv := m.mateInfo[m.viewMate]
+	if mv == nil {
+		return []string{"No teammate " + m.viewMate}
+	}
+	head := []string{m.st.dot(mv.state) + " " + m.st.name(mv.name, mv.color) + " · " + mv.state + modelNote(mv.model) + " · mode " + m.mode}
+	if tv := m.tasks[mv.task]; tv != nil {
+		if d, ok := tv.state.Detail.(*task.Teammate); ok {
+			head = append(head, m.st.dim(fmt.Sprintf("task %s · %d tool uses · %s tokens · %s", tv.state.ID, d.Usage.ToolUses, tokens(d.Usage.TotalTokens), fmtDur(m.now.Sub(tv.state.Start)))))
+			if d.Prompt != "" {
+				head = append(head, ansi.Truncate("prompt: "+firstLineOf(d.Prompt), m.width, "…"))
+			}
+			if len(d.Recent) > 0 {
+				head = append(head, "recent:")
+				for _, r := range d.Recent {
+					head = append(head, "  "+ansi.Truncate(r, m.width-2, "…"))
+				}
+			}
+		}
+	}
+	head = append(head, m.st.dim(strings.Repeat("─", m.width)))
+	var body []string
+	for _, l := range mv.lines {
+		for _, wl := range strings.Split(ansi.Wrap(l, m.width, " "), "\n") {
+			body = append(body, wl)
+		}
+	}
+	room := h - len(head)
+	if room < 0 {
+		return head[:h]
+	}
+	return append(head, fit(body, room)...)
+}
+
+func modelNote(model string) string {
+	if model == "" {
+		return ""
+	}
+	return " · " + model
+}
+
+// tasksScreen lists the tasks: type, state, elapsed, what it does.
+func (m *model) tasksScreen(h int) []string {
+	list := m.visibleTasks()
+	out := []string{m.st.bold(fmt.Sprintf("Tasks (%d)", len(list)))}
+	if len(list) == 0 {
+		out = append(out, m.st.dim("No background tasks."))
+	}
+	m.selTask = min(m.selTask, max(0, len(list)-1))
+	first := max(0, m.selTask-(h-2))
+	for i := first; i < len(list); i++ {
+		tv := list[i]
+		st := tv.state
+		end := m.now
+		if !tv.ended.IsZero() {
+			end = tv.ended
+		}
+		line := fmt.Sprintf("%s %-9s %-19s %-9s %6s  %s", statusIcon(st.Status), st.ID, st.Type, st.Status, fmtAge(end.Sub(st.Start)), st.Description)
+		if tv.tail != "" {
+			line += m.st.dim(" · " + tv.tail)
+		}
+		line = ansi.Truncate(line, m.width-2, "…")
+		if i == m.selTask {
+			line = m.st.sel(ansi.Strip(line))
+		} else {
+			line = "  " + line
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// taskScreen is one task's detail, by type.
+func (m *model) taskScreen(h int) []string {
+	tv := m.tasks[m.viewTask]
+	if tv == nil {
+		return []string{"The task is gone."}
+	}
+	st := tv.state
+	out := []string{m.st.bold(fmt.Sprintf("%s %s · %s · %s", statusIcon(st.Status), st.ID, st.Type, st.Status)), st.Description}
+	switch d := st.Detail.(type) {
+	case *task.Shell:
+		out = append(out, "$ "+d.Command)
+		if st.Status.Terminal() {
+			out = append(out, fmt.Sprintf("exit code %d", d.ExitCode))
+		}
+		if tv.tail != "" {
+			out = append(out, m.st.dim("latest output:"), tv.tail)
+		}
+		if st.OutputFile != "" {
+			out = append(out, m.st.dim("output file: "+st.OutputFile))
+		}
+	case *task.Agent:
+		if d.AgentType != "" {
+			out = append(out, "type: "+d.AgentType)
+		}
+		out = append(out, "prompt: "+firstLineOf(d.Prompt))
+		out = append(out, fmt.Sprintf("%d tool uses · %s tokens", d.Usage.ToolUses, tokens(d.Usage.TotalTokens)))
+		if tv.tail != "" {
+			out = append(out, "now: "+tv.tail)
+		}
+		if d.Result != "" {
+			out = append(out, m.st.dim("result:"))
+			out = append(out, strings.Split(ansi.Wrap(d.Result, m.width, " "), "\n")...)
+		}
+		if d.Error != "" {
+			out = append(out, m.st.bad("error: "+d.Error))
+		}
+	case *task.Remote:
+		out = append(out, fmt.Sprintf("worker: %s · attempt %d", d.Worker, d.Attempt))
+		if d.Progress != "" {
+			out = append(out, "now: "+d.Progress)
+		}
+		if d.Result != "" {
+			out = append(out, strings.Split(ansi.Wrap(d.Result, m.width, " "), "\n")...)
+		}
+		if d.Error != "" {
+			out = append(out, m.st.bad("error: "+d.Error))
+		}
+	case *task.DreamDetail:
+		out = append(out, "consolidating memory")
+		if tv.tail != "" {
+			out = append(out, tv.tail)
+		}
+	default:
+		if tv.tail != "" {
+			out = append(out, tv.tail)
+		}
+	}
+	for i, l := range out {
+		out[i] = ansi.Truncate(l, m.width, "…")
+	}
+	return out
+}
+
+func statusIcon(s task.Status) string {
+	switch s {
+	case task.Running, task.Pending:
+		return "▶"
+	case task.Completed:
+		return "✓"
+	}
+	return "✗"
+}
+
+func fmtAge(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	if d < time.Hour {
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// tokens shows a token count briefly: 950, 12.3k, 1.2M.
+func tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
