@@ -42,7 +42,7 @@ type model struct {
 	width, height int
 	screen        screen
 
-	convo  convo  // the lead's conversation
+	convo  convo // the lead's conversation
 	input  textarea.Model
 	hist   []string // submitted prompts, oldest first
 	histAt int      // position while browsing history; len(hist) when not

@@ -433,4 +433,3 @@ func tokens(n int64) string {
 	}
 	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }
-
