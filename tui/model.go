@@ -72,6 +72,7 @@ type model struct {
 	lastCtrlC time.Time
 	notice    string // a transient line above the prompt
 	quitting  bool
+	inputRow  int // the frame line where the prompt starts (for the cursor)
 }
 
 // taskView is what the model knows of one task.
@@ -102,6 +103,8 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 	ta.Prompt = "> "
 	ta.SetHeight(1)
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
+	ta.SetVirtualCursor(false) // the terminal's own cursor: no blink timer, no redraws
+	ta.SetStyles(inputStyles(opts.NoColor))
 	ta.Focus()
 	m := &model{ctx: ctx, drv: drv, opts: opts, st: newStyles(opts.NoColor), now: opts.Now(), width: 80, height: 24,
 		input: ta, tasks: map[task.ID]*taskView{}, mateInfo: map[string]*mateView{}, selMate: -1, mode: opts.Mode}

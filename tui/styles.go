@@ -1,8 +1,20 @@
 package tui
 
 import (
+	"charm.land/bubbles/v2/textarea"
 	"charm.land/lipgloss/v2"
 )
+
+// inputStyles are the prompt's: plain with NO_COLOR, else quiet (no
+// background, the placeholder dim).
+func inputStyles(plain bool) textarea.Styles {
+	var st textarea.StyleState
+	if !plain {
+		st.Placeholder = styleDim
+		st.Prompt = styleAccent
+	}
+	return textarea.Styles{Focused: st, Blurred: st}
+}
 
 // styles renders text in the lead's colors, or plain with NO_COLOR.
 type styles struct {

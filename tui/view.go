@@ -19,8 +19,13 @@ func (m *model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "troupe"
+	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask {
+		c.Position.Y += m.inputRow
+		v.Cursor = c
+	}
 	if m.quitting {
 		v.Content = ""
+		v.Cursor = nil
 	}
 	return v
 }
@@ -28,7 +33,7 @@ func (m *model) View() tea.View {
 // frame renders the whole screen: exactly m.height lines of at most
 // m.width cells.
 func (m *model) frame() string {
-	bottom := m.bottom()
+	bottom, at := m.bottom()
 	h := m.height - len(bottom)
 	var top []string
 	switch m.screen {
@@ -39,9 +44,17 @@ func (m *model) frame() string {
 	case screenTask:
 		top = m.taskScreen(h)
 	default:
-		top = m.convo.view(m.st, h, m.now)
+		if len(m.convo.entries) == 0 {
+			top = m.welcome()
+		} else {
+			top = m.convo.view(m.st, h, m.now)
+		}
 	}
 	lines := append(fit(top, h), bottom...)
+	m.inputRow = -1
+	if at >= 0 {
+		m.inputRow = h + at
+	}
 	for i, l := range lines {
 		if ansi.StringWidth(l) > m.width {
 			lines[i] = ansi.Truncate(l, m.width, "")
@@ -62,25 +75,39 @@ func fit(lines []string, h int) []string {
 }
 
 // convoHeight is how many lines the conversation gets.
-func (m *model) convoHeight() int { return max(1, m.height-len(m.bottom())) }
+func (m *model) convoHeight() int {
+	b, _ := m.bottom()
+	return max(1, m.height-len(b))
+}
 
 // bottom renders what is below the conversation: the status line, the
-// prompt or the open dialog, and the footer.
-func (m *model) bottom() []string {
-	var out []string
+// prompt or the open dialog, and the footer. at is the line where the
+// prompt's text starts, -1 when no prompt shows.
+func (m *model) bottom() (out []string, at int) {
+	at = -1
 	if len(m.questions) > 0 {
-		out = append(out, m.questionDialog()...)
+		var dialog []string
+		dialog, at = m.questionDialog()
+		out = append(out, dialog...)
 	} else {
 		out = append(out, m.status())
 		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
-		out = append(out, strings.Split(m.inputView(), "\n")...)
+		in := m.inputView()
+		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask) && m.confirmed == "" {
+			at = len(out)
+		}
+		out = append(out, strings.Split(in, "\n")...)
 	}
 	out = append(out, m.footer()...)
 	// Keep at least a few lines for the conversation.
-	if max := m.height - 3; len(out) > max {
-		out = out[len(out)-max:]
+	if keep := m.height - 3; len(out) > keep {
+		cut := len(out) - keep
+		out = out[cut:]
+		if at -= cut; at < 0 {
+			at = -1
+		}
 	}
-	return out
+	return out, at
 }
 
 func (m *model) inputView() string {
@@ -91,7 +118,7 @@ func (m *model) inputView() string {
 		}
 		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends; Esc back; x stops it)"
 	case screenTasks, screenTask:
-		return m.st.dim("↑/↓ select · Enter opens · x stops · f brings a backgrounded turn back · Esc back")
+		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
 	default:
 		m.input.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
 	}
@@ -197,8 +224,9 @@ func (m *model) strip() string {
 	return line
 }
 
-// questionDialog is the permission dialog for the first question.
-func (m *model) questionDialog() []string {
+// questionDialog is the permission dialog for the first question, and
+// the line of its feedback prompt (-1 when it shows none).
+func (m *model) questionDialog() ([]string, int) {
 	q := m.questions[0]
 	who := m.st.name(q.Agent, q.Color)
 	badge := who + " asks"
@@ -212,16 +240,17 @@ func (m *model) questionDialog() []string {
 	}
 	if m.feedback {
 		out = append(out, "Deny, and tell "+q.Agent+" what to do instead (Enter sends, Esc back):")
+		at := len(out)
 		out = append(out, strings.Split(m.input.View(), "\n")...)
-		return out
+		return out, at
 	}
-	always := "allow always"
+	always := "always"
 	if q.Teammate {
-		always += " (for the whole team)"
+		always += " (whole team)"
 	}
-	out = append(out, fmt.Sprintf("%s allow once · %s %s · %s deny with feedback · %s deny",
+	out = append(out, fmt.Sprintf("%s once · %s %s · %s deny, say why · %s deny",
 		m.st.accent("1"), m.st.accent("2"), always, m.st.accent("3"), m.st.accent("Esc")))
-	return out
+	return out, -1
 }
 
 // callLines shows a tool call's input: the command, or for Edit and
@@ -259,7 +288,7 @@ func (m *model) callLines(tool string, input json.RawMessage, limit int) []strin
 		out = append(out[:limit-1], m.st.dim(fmt.Sprintf("  … %d more lines", n)))
 	}
 	for i, l := range out {
-		out[i] = ansi.Truncate(l, m.width, "…")
+		out[i] = ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), m.width, "…")
 	}
 	return out
 }
@@ -270,7 +299,7 @@ func (m *model) mateScreen(h int) []string {
 	if mv == nil {
 		return []string{"No teammate " + m.viewMate}
 	}
-	head := []string{m.st.dot(mv.state) + " " + m.st.name(mv.name, mv.color) + " · " + mv.state + modelNote(mv.model) + " · mode " + m.mode}
+	head := []string{m.st.dot(mv.state) + " " + m.st.name(mv.name, mv.color) + " · " + mv.state + modelNote(mv.model)}
 	if tv := m.tasks[mv.task]; tv != nil {
 		if d, ok := tv.state.Detail.(*task.Teammate); ok {
 			head = append(head, m.st.dim(fmt.Sprintf("task %s · %d tool uses · %s tokens · %s", tv.state.ID, d.Usage.ToolUses, tokens(d.Usage.TotalTokens), fmtDur(m.now.Sub(tv.state.Start)))))
@@ -432,4 +461,17 @@ func tokens(n int64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1000)
 	}
 	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+// welcome is the empty conversation's screen.
+func (m *model) welcome() []string {
+	title := m.opts.Title
+	if title == "" {
+		title = "troupe"
+	}
+	return []string{
+		m.st.accent(title),
+		m.st.dim("Ask for work: the lead plans it, makes teammates and reports back."),
+		m.st.dim("/help lists the keys and commands; Ctrl+C twice leaves."),
+	}
 }

@@ -1,0 +1,373 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden frames")
+
+// recorder is a Driver that records what the model asks of the session.
+type recorder struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *recorder) add(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Submit(_ context.Context, p string) { r.add("submit %s", p) }
+func (r *recorder) Interrupt() bool                    { r.add("interrupt"); return true }
+func (r *recorder) Background(context.Context) (task.ID, error) {
+	r.add("background")
+	return "a00000001", nil
+}
+func (r *recorder) Foreground(_ context.Context, id task.ID) error { r.add("foreground %s", id); return nil }
+func (r *recorder) Answer(id string, v session.Verdict) error {
+	r.add("answer %s allow=%v always=%v rule=%q msg=%q", id, v.Allow, v.Always, v.Rule, v.Message)
+	return nil
+}
+func (r *recorder) SendTo(_ context.Context, to, text string) error {
+	r.add("send %s %s", to, text)
+	return nil
+}
+func (r *recorder) Stop(_ context.Context, id string) (task.State, error) {
+	r.add("stop %s", id)
+	return task.State{}, nil
+}
+func (r *recorder) SetMode(mode string) error { r.add("mode %s", mode); return nil }
+
+var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+
+func newTest(t *testing.T) (*model, *recorder) {
+	t.Helper()
+	r := &recorder{}
+	m := newModel(context.Background(), r, Options{NoColor: true, Now: func() time.Time { return t0 },
+		Commands: map[string]string{"review": "review the diff"}})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	return m, r
+}
+
+// run executes a command and the commands it returns (a batch is not
+// used by the model), as the program would.
+func run(cmd tea.Cmd) tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	return cmd()
+}
+
+func press(m *model, keys ...string) []tea.Msg {
+	var msgs []tea.Msg
+	for _, k := range keys {
+		var km tea.KeyPressMsg
+		switch k {
+		case "enter":
+			km = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "esc":
+			km = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "up":
+			km = tea.KeyPressMsg{Code: tea.KeyUp}
+		case "down":
+			km = tea.KeyPressMsg{Code: tea.KeyDown}
+		case "tab":
+			km = tea.KeyPressMsg{Code: tea.KeyTab}
+		case "shift+tab":
+			km = tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+		case "shift+down":
+			km = tea.KeyPressMsg{Code: tea.KeyDown, Mod: tea.ModShift}
+		case "shift+up":
+			km = tea.KeyPressMsg{Code: tea.KeyUp, Mod: tea.ModShift}
+		case "ctrl+c":
+			km = tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+		case "ctrl+b":
+			km = tea.KeyPressMsg{Code: 'b', Mod: tea.ModCtrl}
+		case "ctrl+j":
+			km = tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl}
+		case "pgup":
+			km = tea.KeyPressMsg{Code: tea.KeyPgUp}
+		default:
+			for _, r := range k {
+				_, cmd := m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+				if msg := run(cmd); msg != nil {
+					msgs = append(msgs, msg)
+					m.Update(msg)
+				}
+			}
+			continue
+		}
+		_, cmd := m.Update(km)
+		if msg := run(cmd); msg != nil {
+			msgs = append(msgs, msg)
+			m.Update(msg)
+		}
+	}
+	return msgs
+}
+
+func ev(m *model, e session.Event) {
+	if e.Time.IsZero() {
+		e.Time = t0
+	}
+	m.Update(eventMsg{e})
+}
+
+func agentEv(m *model, e agent.Event) { ev(m, session.Event{Kind: session.KindAgent, Agent: &e}) }
+
+// golden compares the frame with testdata/NAME.golden (-update rewrites).
+func golden(t *testing.T, m *model, name string) {
+	t.Helper()
+	got := m.frame()
+	lines := strings.Split(got, "\n")
+	if len(lines) != m.height {
+		t.Errorf("%s: %d lines, want the window's %d", name, len(lines), m.height)
+	}
+	for i, l := range lines {
+		if w := ansi.StringWidth(l); w > m.width {
+			t.Errorf("%s: line %d is %d cells wide, more than %d: %q", name, i, w, m.width, l)
+		}
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./tui -update writes it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s frame differs (-want +got):\n%s", name, diff)
+	}
+}
+
+// conversation plays a turn: a prompt, a streamed answer, tool calls.
+func conversation(m *model) {
+	press(m, "hello there", "enter")
+	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "hello there"})
+	for _, d := range []string{"Here is **the plan**:\n", "- read `main.go`\n", "- run the tests\n"} {
+		agentEv(m, agent.Event{Type: agent.EventDelta, Text: d})
+	}
+	msg := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Here is **the plan**:\n- read `main.go`\n- run the tests\n")}}
+	ev(m, session.Event{Kind: session.KindText, Agent: &agent.Event{Type: agent.EventAssistant, Message: &msg, Usage: &llm.Usage{InputTokens: 1200, OutputTokens: 34}}})
+	call := llm.ToolUse("c1", "Read", json.RawMessage(`{"file_path":"/w/main.go"}`))
+	ev(m, session.Event{Kind: session.KindToolStart, Agent: &agent.Event{Type: agent.EventToolUse, Call: &call, At: t0}})
+	res := llm.Block{Type: llm.BlockToolResult, ToolUseID: "c1", Text: "package main"}
+	ev(m, session.Event{Kind: session.KindToolResult, Agent: &agent.Event{Type: agent.EventToolResult, ToolResult: &res, Elapsed: 12 * time.Millisecond}})
+	call2 := llm.ToolUse("c2", "Bash", json.RawMessage(`{"command":"go test ./..."}`))
+	ev(m, session.Event{Kind: session.KindToolStart, Agent: &agent.Event{Type: agent.EventToolUse, Call: &call2, At: t0}})
+	res2 := llm.Block{Type: llm.BlockToolResult, ToolUseID: "c2", Text: "FAIL: TestX\nmore", IsError: true}
+	ev(m, session.Event{Kind: session.KindToolResult, Agent: &agent.Event{Type: agent.EventToolResult, ToolResult: &res2, Elapsed: 2300 * time.Millisecond}})
+}
+
+func teammates(m *model) {
+	for i, n := range []string{"alice", "bob", "carol"} {
+		st := task.State{ID: task.ID(fmt.Sprintf("t0000000%d", i)), Type: task.InProcessTeammate, Status: task.Running, Start: t0, Description: "teammate " + n,
+			Detail: &task.Teammate{AgentName: n, TeamName: "web", Model: "opus", Color: []string{"blue", "green", "red"}[i], Idle: i == 2,
+				Recent: []string{"Reading a.go", "Running go test ./..."}, Usage: task.Usage{ToolUses: 4 + i, TotalTokens: 12000}, Prompt: "fix the " + n + " bug"}}
+		ev(m, session.Event{Kind: session.KindTaskStarted, Task: &task.Event{Kind: task.EventStarted, State: st}})
+	}
+	ev(m, session.Event{Kind: session.KindMessage, Team: &swarm.Event{Time: t0, Agent: "alice", Kind: swarm.EventMessage, Text: "The login bug is in auth.go:42; fixed and tested."}})
+	ev(m, session.Event{Kind: session.KindTeammateState, Team: &swarm.Event{Time: t0, Agent: "carol", Kind: swarm.EventIdle, Text: "idle"}})
+}
+
+func TestFrames(t *testing.T) {
+	t.Run("empty", func(t *testing.T) {
+		m, _ := newTest(t)
+		golden(t, m, "empty")
+	})
+	t.Run("conversation", func(t *testing.T) {
+		m, _ := newTest(t)
+		conversation(m)
+		ev(m, session.Event{Kind: session.KindTurnEnded, Result: &agent.Result{Text: "done"}})
+		golden(t, m, "conversation")
+	})
+	t.Run("working", func(t *testing.T) {
+		m, _ := newTest(t)
+		conversation(m)
+		m.Update(tickMsg(t0.Add(7 * time.Second)))
+		press(m, "and then?", "enter") // typed while the lead works: queued
+		golden(t, m, "working")
+	})
+	t.Run("team", func(t *testing.T) {
+		m, _ := newTest(t)
+		conversation(m)
+		teammates(m)
+		sh := task.State{ID: "b00000001", Type: task.LocalBash, Status: task.Running, Start: t0, Description: "npm run dev", Detail: &task.Shell{Command: "npm run dev"}}
+		ev(m, session.Event{Kind: session.KindTaskStarted, Task: &task.Event{Kind: task.EventStarted, State: sh}})
+		press(m, "shift+down", "shift+down")
+		golden(t, m, "team")
+	})
+	t.Run("permission", func(t *testing.T) {
+		m, _ := newTest(t)
+		conversation(m)
+		teammates(m)
+		q1 := session.Question{ID: "q1", Agent: "bob", Color: "green", Tool: "Edit", Teammate: true, Reason: "edits need approval in default mode",
+			Input: json.RawMessage(`{"file_path":"/w/auth.go","old_string":"if u == nil {\n\treturn nil\n}","new_string":"if u == nil {\n\treturn ErrNoUser\n}"}`)}
+		q2 := session.Question{ID: "q2", Agent: "team-lead", Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build"}`)}
+		ev(m, session.Event{Kind: session.KindPermission, Question: &q1, Queued: 1})
+		ev(m, session.Event{Kind: session.KindPermission, Question: &q2, Queued: 2})
+		golden(t, m, "permission")
+		press(m, "3", "use the error")
+		golden(t, m, "permission-feedback")
+	})
+	t.Run("teammate", func(t *testing.T) {
+		m, _ := newTest(t)
+		teammates(m)
+		press(m, "shift+down", "enter")
+		golden(t, m, "teammate")
+	})
+	t.Run("tasks", func(t *testing.T) {
+		m, _ := newTest(t)
+		teammates(m)
+		sh := task.State{ID: "b00000001", Type: task.LocalBash, Status: task.Completed, Start: t0, End: t0.Add(3 * time.Second), Description: "go build ./...", OutputFile: "/tmp/out/b00000001.output",
+			Detail: &task.Shell{Command: "go build ./...", Exited: true}}
+		ev(m, session.Event{Kind: session.KindTaskEnded, Task: &task.Event{Kind: task.EventTerminated, State: sh}})
+		ag := task.State{ID: "a00000001", Type: task.LocalAgent, Status: task.Running, Start: t0, Description: "explore the auth code", Detail: &task.Agent{Prompt: "find where sessions expire", AgentType: "Explore"}}
+		ev(m, session.Event{Kind: session.KindTaskStarted, Task: &task.Event{Kind: task.EventStarted, State: ag}})
+		m.Update(tickMsg(t0.Add(12 * time.Second)))
+		press(m, "down")
+		if m.screen != screenTasks {
+			t.Fatalf("Down on an empty prompt: screen %d, want the task list", m.screen)
+		}
+		press(m, "down", "down", "down")
+		golden(t, m, "tasks")
+		press(m, "enter")
+		golden(t, m, "task-shell")
+	})
+	t.Run("completion", func(t *testing.T) {
+		m, _ := newTest(t)
+		press(m, "/re")
+		golden(t, m, "completion")
+	})
+}
+
+// Keys reach the session as the right calls.
+func TestKeys(t *testing.T) {
+	m, r := newTest(t)
+	press(m, "hello", "enter")
+	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "hello"})
+	press(m, "esc", "ctrl+b", "shift+tab")
+	teammates(m)
+	press(m, "shift+down", "enter", "please rebase", "enter", "x", "y")
+	if m.screen != screenTeammate {
+		t.Errorf("screen %d after opening a teammate, want its view", m.screen)
+	}
+	press(m, "esc")
+	q := session.Question{ID: "q1", Agent: "alice", Tool: "Bash", Input: json.RawMessage(`{"command":"go test ./..."}`), Teammate: true}
+	ev(m, session.Event{Kind: session.KindPermission, Question: &q, Queued: 1})
+	press(m, "2")
+	q2 := session.Question{ID: "q2", Agent: "team-lead", Tool: "Bash", Input: json.RawMessage(`{"command":"rm x"}`)}
+	ev(m, session.Event{Kind: session.KindPermission, Question: &q2, Queued: 1})
+	press(m, "3", "delete y instead", "enter")
+	q3 := session.Question{ID: "q3", Agent: "team-lead", Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}
+	ev(m, session.Event{Kind: session.KindPermission, Question: &q3, Queued: 1})
+	press(m, "1")
+	want := []string{
+		"submit hello",
+		"interrupt",
+		"background",
+		"mode acceptEdits",
+		"send alice please rebase",
+		"stop t00000000",
+		`answer q1 allow=true always=true rule="Bash(go test ./...)" msg=""`,
+		`answer q2 allow=false always=false rule="" msg="delete y instead"`,
+		`answer q3 allow=true always=false rule="" msg=""`,
+	}
+	if diff := cmp.Diff(want, r.calls); diff != "" {
+		t.Errorf("session calls (-want +got):\n%s", diff)
+	}
+}
+
+// History, Ctrl+C and a queued prompt.
+func TestPromptKeys(t *testing.T) {
+	m, r := newTest(t)
+	press(m, "one", "enter", "two", "enter", "up", "up")
+	if v := m.input.Value(); v != "one" {
+		t.Errorf("Up twice: prompt %q, want the first one", v)
+	}
+	press(m, "down")
+	if v := m.input.Value(); v != "two" {
+		t.Errorf("Down: prompt %q", v)
+	}
+	press(m, "ctrl+c")
+	if m.input.Value() != "" || m.quitting {
+		t.Errorf("Ctrl+C with text: prompt %q, quitting %v; want it cleared", m.input.Value(), m.quitting)
+	}
+	press(m, "a", "ctrl+j", "b")
+	if v := m.input.Value(); v != "a\nb" {
+		t.Errorf("Ctrl+J: prompt %q, want two lines", v)
+	}
+	press(m, "ctrl+c", "ctrl+c")
+	if m.quitting {
+		t.Error("Ctrl+C on an empty prompt quit at once; the second one within 2 s quits")
+	}
+	m.Update(tickMsg(t0.Add(5 * time.Second)))
+	press(m, "ctrl+c")
+	if m.quitting {
+		t.Error("a Ctrl+C 5 s after the first quit")
+	}
+	press(m, "ctrl+c")
+	if !m.quitting {
+		t.Error("two Ctrl+C within 2 s did not quit")
+	}
+	if len(r.calls) != 2 {
+		t.Errorf("calls %v", r.calls)
+	}
+	// A prompt typed while the lead works is shown queued until the lead
+	// takes it.
+	m2, _ := newTest(t)
+	ev(m2, session.Event{Kind: session.KindTurnStarted, Text: "x"})
+	press(m2, "later", "enter")
+	if e := m2.convo.entries[len(m2.convo.entries)-1]; !e.queued {
+		t.Fatal("a prompt typed while working is not marked queued")
+	}
+	u := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("later")}}
+	agentEv(m2, agent.Event{Type: agent.EventUser, Message: &u})
+	if e := m2.convo.entries[len(m2.convo.entries)-1]; e.queued {
+		t.Error("the queued prompt is still marked queued after the lead took it")
+	}
+}
+
+// The window is filled exactly at any size, and resizing re-wraps.
+func TestResize(t *testing.T) {
+	m, _ := newTest(t)
+	conversation(m)
+	teammates(m)
+	for _, sz := range [][2]int{{80, 24}, {40, 12}, {200, 50}, {20, 8}} {
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		lines := strings.Split(m.frame(), "\n")
+		if len(lines) != m.height {
+			t.Errorf("%dx%d: %d lines", sz[0], sz[1], len(lines))
+		}
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > m.width {
+				t.Errorf("%dx%d: a line of %d cells: %q", sz[0], sz[1], w, l)
+			}
+		}
+	}
+}
