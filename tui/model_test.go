@@ -43,7 +43,10 @@ func (r *recorder) Background(context.Context) (task.ID, error) {
 	r.add("background")
 	return "a00000001", nil
 }
-func (r *recorder) Foreground(_ context.Context, id task.ID) error { r.add("foreground %s", id); return nil }
+func (r *recorder) Foreground(_ context.Context, id task.ID) error {
+	r.add("foreground %s", id)
+	return nil
+}
 func (r *recorder) Answer(id string, v session.Verdict) error {
 	r.add("answer %s allow=%v always=%v rule=%q msg=%q", id, v.Allow, v.Always, v.Rule, v.Message)
 	return nil
