@@ -90,6 +90,10 @@ func (s *Session) Background(ctx context.Context) (task.ID, error) {
 	}
 	base, prompt := old.base, old.prompt
 	s.mu.Unlock()
+	// A turn cut short earlier (interrupted) leaves a prompt without an
+	// answer: the fresh lead continues from the last complete exchange.
+	n, _ := agent.CheckHistory(base)
+	base = base[:n]
 
 	fresh := &seat{s: s}
 	ag, err := s.factory(base, fresh.observe)

@@ -9,6 +9,9 @@ type Event struct {
 	Agent string // who: a member name
 	Kind  string // one of the Event* kinds
 	Text  string
+	// Body is a message's whole text (EventMessage), where Text has its
+	// summary or first line.
+	Body string
 }
 
 // Kinds of Event.

@@ -210,9 +210,12 @@ func (l *Lead) Team() string {
 	return l.team
 }
 
-func (l *Lead) event(who, kind, text string) {
+func (l *Lead) event(who, kind, text string) { l.eventBody(who, kind, text, "") }
+
+// eventBody reports an event with a message's whole text.
+func (l *Lead) eventBody(who, kind, text, body string) {
 	if l.cfg.OnEvent != nil {
-		l.cfg.OnEvent(Event{Time: l.cfg.Now(), Agent: who, Kind: kind, Text: text})
+		l.cfg.OnEvent(Event{Time: l.cfg.Now(), Agent: who, Kind: kind, Text: text, Body: body})
 	}
 }
 

@@ -93,7 +93,11 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 			if l.broadcast(ctx, teamName, m) {
 				to = "everyone"
 			}
-			l.event(m.From, EventMessage, fmt.Sprintf("%s → %s: %s", m.From, to, firstLine(messageText(m, f), 100)))
+			body := m.Text
+			if t, ok := f.(mailbox.Text); ok {
+				body = string(t)
+			}
+			l.eventBody(m.From, EventMessage, fmt.Sprintf("%s → %s: %s", m.From, to, firstLine(messageText(m, f), 100)), body)
 			plain = append(plain, m)
 		}
 	}

@@ -58,7 +58,7 @@ func (l *Lead) Tell(ctx context.Context, teammate, text string) error {
 	if _, err := l.Mail().Send(ctx, teamName, teammate, mailbox.Message{From: team.LeadName, Text: text, Summary: "from the user"}); err != nil {
 		return err
 	}
-	l.event(team.LeadName, EventMessage, fmt.Sprintf("user → %s: %s", teammate, firstLine(text, 100)))
+	l.eventBody(team.LeadName, EventMessage, fmt.Sprintf("user → %s: %s", teammate, firstLine(text, 100)), text)
 	return nil
 }
 

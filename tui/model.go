@@ -668,13 +668,17 @@ func (m *model) team(e swarm.Event, kind session.Kind) {
 		return
 	}
 	mv := m.mate(e.Agent)
-	mv.add(e.Time, e.Text)
+	text := e.Text
+	if e.Body != "" {
+		text = e.Body
+	}
+	mv.add(e.Time, text)
 	switch e.Kind {
 	case swarm.EventIdle:
 		mv.state = "idle"
 		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "is idle"})
 	case swarm.EventMessage:
-		m.convo.add(entry{kind: entryMessage, who: e.Agent, color: mv.color, text: e.Text})
+		m.convo.add(entry{kind: entryMessage, who: e.Agent, color: mv.color, text: text})
 		mv.state = "working"
 	case swarm.EventDead:
 		mv.state = "dead"

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tuiPane is the interactive lead running in a pane of a private tmux
+// server, driven with send-keys and read with capture-pane.
+type tuiPane struct {
+	t    *testing.T
+	sock string
+	dir  string
+}
+
+// startTUI runs the test binary as `troupe ARGS` (the interactive lead)
+// in a 100x30 pane, in dir, with env added; the pane prints EXITED and
+// the exit status when troupe ends.
+func startTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
+	t.Helper()
+	needTmux(t)
+	p := &tuiPane{t: t, sock: tmuxSocket(t), dir: dir}
+	var cmd strings.Builder
+	fmt.Fprintf(&cmd, "cd %q && env", dir)
+	for _, kv := range append([]string{asTroupeEnv + "=1", "TERM=xterm-256color", "NO_COLOR=1"}, env...) {
+		fmt.Fprintf(&cmd, " %q", kv)
+	}
+	fmt.Fprintf(&cmd, " %q", os.Args[0])
+	for _, a := range args {
+		fmt.Fprintf(&cmd, " %q", a)
+	}
+	cmd.WriteString(" 2>troupe.err; echo EXITED $?; sleep 60")
+	p.tmux("new-session", "-d", "-x", "100", "-y", "30", cmd.String())
+	p.wait("Ask the lead", 20*time.Second)
+	return p
+}
+
+func (p *tuiPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", p.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// keys sends tmux key names (Enter, Escape, C-b, S-Down) or text.
+func (p *tuiPane) keys(keys ...string) { p.tmux(append([]string{"send-keys", "-t", "0"}, keys...)...) }
+
+// text types text literally.
+func (p *tuiPane) text(s string) { p.tmux("send-keys", "-t", "0", "-l", s) }
+
+func (p *tuiPane) screen() string { return p.tmux("capture-pane", "-p", "-t", "0") }
+
+// wait waits for want on the screen and returns the screen.
+func (p *tuiPane) wait(want string, d time.Duration) string {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		s := p.screen()
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			errText, _ := os.ReadFile(filepath.Join(p.dir, "troupe.err"))
+			p.t.Fatalf("%q did not appear within %s; the screen:\n%s\nstderr:\n%s", want, d, s, errText)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// quit presses Ctrl+C twice and waits for troupe to exit 0.
+func (p *tuiPane) quit() {
+	p.t.Helper()
+	p.keys("C-c")
+	p.wait("Press Ctrl+C again", 5*time.Second)
+	p.keys("C-c")
+	p.wait("EXITED 0", 40*time.Second)
+}
+
+// processesWith returns the pids of processes whose command line has
+// every part in args.
+func processesWith(args ...string) []string {
+	var pids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if bytes.Equal(bytes.TrimRight(b, "\x00"), []byte(strings.Join(args, "\x00"))) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// The lead alone: a streamed answer, a Bash question answered with 1,
+// Esc interrupting, Ctrl+B backgrounding a long turn (its pill appears,
+// the prompt is free, its end reaches the lead), /tasks listing a
+// background shell, and Ctrl+C twice leaving nothing running.
+func TestTUILead(t *testing.T) {
+	dir := t.TempDir()
+	script := `{"turns":[
+ {"match":{"user":"hello"},"reply":{"text":"STREAMED **ANSWER** from the lead"}},
+ {"match":{"user":"make a file"},"reply":{"text":"Making it.","tool_calls":[{"name":"Bash","input":{"command":"touch lead-made-this && echo MADE-IT"}}]}},
+ {"match":{"tool_result":"Bash","user":"MADE-IT"},"reply":{"text":"LEAD-RAN-IT"}},
+ {"match":{"user":"slow"},"reply":{"delay_ms":60000,"text":"never"}},
+ {"match":{"user":"long"},"reply":{"delay_ms":2500,"text":"LONG-FINISHED"}},
+ {"match":{"user":"quick"},"reply":{"text":"QUICK-ANSWER"}},
+ {"match":{"user":"SYSTEM NOTIFICATION"},"reply":{"text":"NOTED-THE-TASK"},"repeat":true},
+ {"match":{"user":"start a server"},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"sleep 37","run_in_background":true}}]}},
+ {"match":{"tool_result":"Bash"},"reply":{"text":"SERVER-STARTED"}}
+]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	writeFile(t, scriptFile, script)
+	home := filepath.Join(dir, "home")
+	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir}, "--provider", "scripted", "--script", scriptFile)
+
+	p.text("hello")
+	p.keys("Enter")
+	p.wait("STREAMED ANSWER from the lead", 10*time.Second)
+
+	p.text("make a file")
+	p.keys("Enter")
+	s := p.wait("team-lead asks: Bash", 10*time.Second)
+	if !strings.Contains(s, "$ touch lead-made-this && echo MADE-IT") {
+		t.Errorf("the dialog does not show the command:\n%s", s)
+	}
+	p.keys("1")
+	p.wait("LEAD-RAN-IT", 10*time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "lead-made-this")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+
+	p.text("slow")
+	p.keys("Enter")
+	p.wait("Esc to interrupt", 10*time.Second)
+	p.keys("Escape")
+	p.wait("Interrupted", 10*time.Second)
+
+	p.text("long")
+	p.keys("Enter")
+	p.wait("Ctrl+B to background", 10*time.Second)
+	p.keys("C-b")
+	s = p.wait("1 agent", 10*time.Second)
+	if !strings.Contains(s, "went on in the background") {
+		t.Errorf("no word of the backgrounded turn:\n%s", s)
+	}
+	p.text("quick")
+	p.keys("Enter")
+	p.wait("QUICK-ANSWER", 10*time.Second)
+	p.wait("NOTED-THE-TASK", 15*time.Second) // the long turn ended and the lead was told
+
+	p.text("start a server")
+	p.keys("Enter")
+	p.wait("team-lead asks: Bash", 10*time.Second)
+	p.keys("1")
+	p.wait("SERVER-STARTED", 10*time.Second)
+	p.text("/tasks")
+	p.keys("Enter")
+	s = p.wait("local_bash", 10*time.Second)
+	if !strings.Contains(s, "sleep 37") || !strings.Contains(s, "running") {
+		t.Errorf("/tasks does not list the running shell:\n%s", s)
+	}
+	p.keys("Escape")
+	p.wait("Ask the lead", 5*time.Second)
+	p.quit()
+	if pids := processesWith("sleep", "37"); len(pids) > 0 {
+		t.Errorf("the background shell outlived the session: pids %v", pids)
+	}
+}
+
+// A team: a teammate's question answered with 2 (allow always) is not
+// asked again of another teammate; Shift+Down and Enter open a teammate's
+// view, where a typed line reaches it; Ctrl+C twice shuts the team down.
+func TestTUITeam(t *testing.T) {
+	dir := t.TempDir()
+	script := `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"text":"Forming the team.","tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"tui-team","description":"test the lead's screen"}},
+   {"name":"Agent","input":{"description":"first","name":"alice","prompt":"make the team file"}}]}},
+ {"match":{"system":"You are troupe,","user":"ALICE-DONE"},"reply":{"tool_calls":[
+   {"name":"Agent","input":{"description":"second","name":"bob","prompt":"make the team file too"}}]}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"Noted."},"repeat":true},
+ {"match":{"system":"You are teammate","user":"shutdown_request"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"{{capture:\"request_id\": \"(shutdown-[^\"]+)\"}}","approve":true}}}]},"repeat":true},
+ {"match":{"system":"You are teammate","turn":0},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch team-file"}}]},"repeat":true},
+ {"match":{"system":"You are teammate alice","tool_result":"Bash"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","summary":"done","message":"ALICE-DONE"}}]}},
+ {"match":{"system":"You are teammate bob","tool_result":"Bash"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","summary":"done","message":"BOB-DONE"}}]}},
+ {"match":{"system":"You are teammate alice","user":"ping-from-person"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","summary":"pong","message":"PONG-FROM-ALICE"}}]}},
+ {"match":{"system":"You are teammate"},"reply":{"text":"Waiting."},"repeat":true}
+]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	writeFile(t, scriptFile, script)
+	home := filepath.Join(dir, "home")
+	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir, EnvAgentTeams + "=1"},
+		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--shutdown-answer-timeout", "10s")
+
+	p.text("form a team")
+	p.keys("Enter")
+	s := p.wait("alice asks: Bash", 20*time.Second)
+	if !strings.Contains(s, "2 always (whole team)") {
+		t.Errorf("the teammate's dialog does not offer allowing for the team:\n%s", s)
+	}
+	p.keys("2")
+	p.wait("alice: ALICE-DONE", 15*time.Second)
+	s = p.wait("bob: BOB-DONE", 20*time.Second)
+	if strings.Contains(s, "bob asks") {
+		t.Errorf("bob was asked again after allow always:\n%s", s)
+	}
+	if !strings.Contains(s, "allowed always (Bash(touch team-file))") {
+		t.Errorf("the answer is not on the screen:\n%s", s)
+	}
+	if !strings.Contains(s, "○ alice idle") {
+		t.Errorf("the strip does not show alice idle:\n%s", s)
+	}
+
+	p.keys("S-Down")
+	p.keys("Enter")
+	p.wait("Message alice", 5*time.Second)
+	p.text("ping-from-person")
+	p.keys("Enter")
+	p.keys("Escape")
+	p.wait("alice: PONG-FROM-ALICE", 15*time.Second)
+
+	p.quit()
+	if _, err := os.Stat(filepath.Join(home, "teams", "tui-team")); !os.IsNotExist(err) {
+		t.Errorf("the team is left behind after exit: %v", err)
+	}
+}
