@@ -18,7 +18,7 @@ var builtins = map[string]string{
 	"permissions": "the permission mode (Shift+Tab cycles it)",
 	"model":       "the model in use",
 	"clear":       "clear the screen (the conversation goes on)",
-	"resume":      "how to resume an earlier session",
+	"resume":      "pick an earlier session of this folder to continue",
 	"exit":        "leave (the team is shut down first)",
 	"expand":      "show or fold the last tool call's result",
 }
@@ -101,7 +101,12 @@ func (m *model) slash(text string) tea.Cmd {
 		}
 		m.convo.add(entry{kind: entryNotice, text: "Permission mode: " + m.mode + " (Shift+Tab cycles default, acceptEdits, plan; /permissions MODE sets one). Rules come from the settings files; answering 2 to a question adds one."})
 	case "resume":
-		m.convo.add(entry{kind: entryNotice, text: "To resume an earlier session: troupe --continue (the latest here) or troupe --resume ID; troupe sessions lists them."})
+		if m.opts.Sessions == nil {
+			m.convo.add(entry{kind: entryNotice, text: "To resume an earlier session: troupe --continue (the latest here) or troupe --resume ID."})
+			break
+		}
+		list := m.opts.Sessions
+		return func() tea.Msg { return sessionsMsg(list()) }
 	default:
 		if _, ok := m.opts.Commands[name]; ok || m.opts.Slash != nil {
 			return m.custom(name, args, text)

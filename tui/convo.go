@@ -205,7 +205,7 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 		case e.done:
 			mark = st.good("✓")
 		}
-		if e.done {
+		if e.done && (e.elapsed > 0 || !e.start.IsZero()) {
 			dur = " " + st.dim(fmtDur(e.elapsed))
 		} else if !e.start.IsZero() {
 			dur = " " + st.dim(fmtDur(now.Sub(e.start)))

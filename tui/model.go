@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -26,6 +27,7 @@ const (
 	screenTeammate               // one teammate's view
 	screenTasks                  // the task list
 	screenTask                   // one task's detail
+	screenResume                 // /resume: the recent sessions
 )
 
 // Grace is how long a finished task stays in the list (the seed's 30 s).
@@ -73,6 +75,10 @@ type model struct {
 	notice    string // a transient line above the prompt
 	quitting  bool
 	inputRow  int // the frame line where the prompt starts (for the cursor)
+
+	sessions []SessionInfo // /resume's list
+	selSess  int
+	resume   string // the session picked: Run's Outcome
 }
 
 // taskView is what the model knows of one task.
@@ -114,6 +120,7 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 	for _, st := range opts.Tasks {
 		m.track(st)
 	}
+	m.replay(opts.History)
 	m.resize(m.width, m.height)
 	return m
 }
@@ -135,6 +142,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case noticeMsg:
 		m.notice = string(msg)
+		return m, nil
+	case sessionsMsg:
+		m.sessions, m.selSess, m.screen = msg, 0, screenResume
 		return m, nil
 	case tea.MouseWheelMsg:
 		switch msg.Button {
@@ -199,6 +209,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.tasksKey(k)
 	case screenTask:
 		return m.taskKey(k)
+	case screenResume:
+		return m.resumeKey(k)
 	}
 	return m.mainKey(k)
 }
@@ -756,4 +768,46 @@ func plainError(err error) string {
 		s = strings.ReplaceAll(s, p, "")
 	}
 	return firstLineOf(s)
+}
+
+// sessionsMsg carries /resume's list into Update.
+type sessionsMsg []SessionInfo
+
+func (m *model) resumeKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc":
+		m.screen = screenMain
+	case "up":
+		m.selSess = max(0, m.selSess-1)
+	case "down":
+		m.selSess = min(m.selSess+1, max(0, len(m.sessions)-1))
+	case "enter":
+		if m.selSess < len(m.sessions) {
+			m.resume, m.quitting = m.sessions[m.selSess].ID, true
+			return tea.Quit
+		}
+	}
+	return nil
+}
+
+// replay shows a resumed conversation: prompts, answers and tool calls.
+func (m *model) replay(history []llm.Message) {
+	for _, msg := range history {
+		switch msg.Role {
+		case llm.RoleUser:
+			if t := strings.TrimSpace(msg.Text()); t != "" && !strings.HasPrefix(t, "<") {
+				m.convo.add(entry{kind: entryUser, text: t})
+			}
+		case llm.RoleAssistant:
+			if t := strings.TrimSpace(msg.Text()); t != "" {
+				m.convo.add(entry{kind: entryAssistant, text: t})
+			}
+			for _, u := range msg.ToolUses() {
+				m.convo.add(entry{kind: entryTool, id: u.ToolUseID, text: toolSummary(u.Name, u.Input), input: u.Input, done: true})
+			}
+		}
+	}
+	if len(history) > 0 {
+		m.convo.add(entry{kind: entryQuiet, text: "resumed: the conversation above goes on"})
+	}
 }

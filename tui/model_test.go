@@ -262,6 +262,27 @@ func TestFrames(t *testing.T) {
 		press(m, "enter")
 		golden(t, m, "task-shell")
 	})
+	t.Run("resumed", func(t *testing.T) {
+		r := &recorder{}
+		hist := []llm.Message{
+			{Role: llm.RoleUser, Content: []llm.Block{llm.Text("fix the build")}},
+			{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Looking."), llm.ToolUse("u1", "Bash", json.RawMessage(`{"command":"go build ./..."}`))}},
+			{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "u1", Text: "ok"}}},
+			{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("It builds now.")}},
+		}
+		m := newModel(context.Background(), r, Options{NoColor: true, Now: func() time.Time { return t0 }, History: hist,
+			Sessions: func() []SessionInfo {
+				return []SessionInfo{{ID: "s-older", When: t0.Add(-time.Hour), Prompt: "add a flag"}, {ID: "s-oldest", When: t0.Add(-48 * time.Hour), Prompt: "write docs\nand more"}}
+			}})
+		m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+		golden(t, m, "resumed")
+		press(m, "/resume", "enter")
+		golden(t, m, "resume-list")
+		press(m, "down", "enter")
+		if m.resume != "s-oldest" || !m.quitting {
+			t.Errorf("picking the second session: resume %q, quitting %v", m.resume, m.quitting)
+		}
+	})
 	t.Run("completion", func(t *testing.T) {
 		m, _ := newTest(t)
 		press(m, "/re")

@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -44,20 +45,36 @@ type Options struct {
 	Input  io.Reader
 	Output io.Writer
 	Now    func() time.Time
+	// History is the resumed conversation, shown before the first prompt.
+	History []llm.Message
+	// Sessions lists the recent sessions of the working folder, newest
+	// first, for /resume (called from a command: it may read files).
+	Sessions func() []SessionInfo
 	// Slash handles a slash command the model does not know itself
 	// (a custom command, /model, /compact): it returns the text to show.
 	Slash func(ctx context.Context, name, args string) (prompt string, note string, err error)
 }
 
+// SessionInfo is a recorded session /resume offers.
+type SessionInfo struct {
+	ID     string
+	When   time.Time
+	Prompt string // its first prompt
+}
+
+// Outcome is how the interactive lead ended.
+type Outcome struct {
+	// Resume is the session the person picked with /resume: the caller
+	// opens it in place of this one.
+	Resume string
+}
+
 // eventMsg carries a session event into Update.
 type eventMsg struct{ e session.Event }
 
-// ErrExit is returned by Run when the person quit.
-var ErrExit = errors.New("tui: the person quit")
-
 // Run runs the interactive lead on sess until the person quits or ctx
-// ends. It returns nil on a normal exit.
-func Run(ctx context.Context, sess *session.Session, opts Options) error {
+// ends. The error is nil on a normal exit.
+func Run(ctx context.Context, sess *session.Session, opts Options) (Outcome, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -98,9 +115,9 @@ func Run(ctx context.Context, sess *session.Session, opts Options) error {
 	}()
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return context.Cause(ctx)
+		err = context.Cause(ctx)
 	}
-	return err
+	return Outcome{Resume: m.resume}, err
 }
 
 // tickMsg moves the spinner and the clocks.

@@ -19,7 +19,7 @@ func (m *model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "troupe"
-	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask {
+	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume {
 		c.Position.Y += m.inputRow
 		v.Cursor = c
 	}
@@ -43,6 +43,8 @@ func (m *model) frame() string {
 		top = m.tasksScreen(h)
 	case screenTask:
 		top = m.taskScreen(h)
+	case screenResume:
+		top = m.resumeScreen(h)
 	default:
 		if len(m.convo.entries) == 0 {
 			top = m.welcome()
@@ -93,7 +95,7 @@ func (m *model) bottom() (out []string, at int) {
 		out = append(out, m.status())
 		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
 		in := m.inputView()
-		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask) && m.confirmed == "" {
+		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume) && m.confirmed == "" {
 			at = len(out)
 		}
 		out = append(out, strings.Split(in, "\n")...)
@@ -119,6 +121,8 @@ func (m *model) inputView() string {
 		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends; Esc back; x stops it)"
 	case screenTasks, screenTask:
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
+	case screenResume:
+		return m.st.dim("↑↓ select · Enter continues that session (this one is kept) · Esc back")
 	default:
 		m.input.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
 	}
@@ -474,4 +478,25 @@ func (m *model) welcome() []string {
 		m.st.dim("Ask for work: the lead plans it, makes teammates and reports back."),
 		m.st.dim("/help lists the keys and commands; Ctrl+C twice leaves."),
 	}
+}
+
+// resumeScreen lists the recent sessions for /resume.
+func (m *model) resumeScreen(h int) []string {
+	out := []string{m.st.bold("Resume a session of this folder")}
+	if len(m.sessions) == 0 {
+		return append(out, m.st.dim("No earlier session was recorded here."))
+	}
+	first := max(0, m.selSess-(h-2))
+	for i := first; i < len(m.sessions); i++ {
+		si := m.sessions[i]
+		line := fmt.Sprintf("%s  %s  %s", si.When.Format("Jan 02 15:04"), si.ID, firstLineOf(si.Prompt))
+		line = ansi.Truncate(line, m.width-2, "…")
+		if i == m.selSess {
+			line = m.st.sel(line)
+		} else {
+			line = "  " + line
+		}
+		out = append(out, line)
+	}
+	return out
 }

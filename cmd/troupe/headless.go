@@ -168,10 +168,11 @@ type leadRun struct {
 	bg      *background
 	out     *eventWriter
 	rec     *sessionLog
-	id      string   // the session's id
-	tools   []string // the lead's tool names
-	model   string   // the model's name, for the record and the header
-	mode    string   // the lead's permission mode at the start
+	id      string        // the session's id
+	tools   []string      // the lead's tool names
+	model   string        // the model's name, for the record and the header
+	history []llm.Message // the resumed conversation
+	mode    string        // the lead's permission mode at the start
 	coord   bool
 	explain func(error) error // a model server's explanation of a failed run
 
@@ -219,6 +220,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.coord = sess.coordinatorMode(h)
+	lr.history = sess.history
 	approver, closeAudit, err := a.headlessApprover(h, cwd)
 	if err != nil {
 		return lr, err

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/tui"
 )
@@ -23,7 +25,8 @@ func isTerminal(f any) bool {
 }
 
 // runInteractive opens the interactive lead (package tui) on a session
-// in the working folder, and shuts its team down when the person quits.
+// in the working folder, and shuts its team down when the person quits;
+// a session picked with /resume is opened next.
 func (a *app) runInteractive(ctx context.Context, h *headless) error {
 	if !isTerminal(a.Stdin) || !isTerminal(a.Stdout) {
 		return usagef("the interactive lead needs a terminal (stdin and stdout); to run without one: troupe -p \"your prompt\"")
@@ -32,12 +35,24 @@ func (a *app) runInteractive(ctx context.Context, h *headless) error {
 	if err != nil {
 		return err
 	}
+	for {
+		next, err := a.interactiveSession(ctx, h, cwd)
+		if err != nil || next == "" {
+			return err
+		}
+		h.session = sessionFlags{resume: next}
+	}
+}
+
+// interactiveSession runs one session of the interactive lead and returns
+// the session to open next ("" to stop).
+func (a *app) interactiveSession(ctx context.Context, h *headless, cwd string) (string, error) {
 	lr, err := a.openLead(ctx, h, cwd, true)
 	if lr != nil {
 		defer lr.close()
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	sess := lr.bg.sess
 	sctx, stopServe := context.WithCancel(ctx)
@@ -50,10 +65,11 @@ func (a *app) runInteractive(ctx context.Context, h *headless) error {
 	for n, c := range cmds {
 		names[n] = c.Description
 	}
-	runErr := tui.Run(ctx, sess, tui.Options{
+	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
-		Input: a.Stdin, Output: a.Stdout, Now: a.Now,
+		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history,
+		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
 			if name == "model" {
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
@@ -70,9 +86,38 @@ func (a *app) runInteractive(ctx context.Context, h *headless) error {
 	fmt.Fprintf(a.Stderr, "troupe: ending the session; resume it with: troupe --resume %s\n", lr.id)
 	lr.bg.endTeam(h.teams.keep)
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return runErr
+		return "", runErr
 	}
-	return nil
+	return out.Resume, nil
+}
+
+// recentSessions lists the 20 latest sessions recorded in cwd but the
+// current one, with their first prompts, for /resume.
+func (a *app) recentSessions(cwd, current string) []tui.SessionInfo {
+	home, err := a.home()
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Join(home, "sessions")
+	var out []tui.SessionInfo
+	for _, si := range listSessions(dir, cwd) {
+		if si.id == current {
+			continue
+		}
+		info := tui.SessionInfo{ID: si.id, When: si.mod}
+		if rs, err := loadSession(filepath.Join(dir, si.id+".jsonl")); err == nil {
+			for _, m := range rs.messages {
+				if t := strings.TrimSpace(m.Text()); m.Role == llm.RoleUser && t != "" {
+					info.Prompt = t
+					break
+				}
+			}
+		}
+		if out = append(out, info); len(out) == 20 {
+			break
+		}
+	}
+	return out
 }
 
 // recordSwaps writes the foreground lead's whole conversation to the

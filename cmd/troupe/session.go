@@ -47,8 +47,8 @@ type sessionFlags struct {
 
 // addSessionFlags puts --resume and --continue on f.
 func addSessionFlags(f *pflag.FlagSet, s *sessionFlags) {
-	f.StringVar(&s.resume, "resume", "", "with -p: continue the recorded session `ID` (its conversation and its coordinator mode; ids are the session_id of the json and stream-json output, and the file names in <home>/sessions)")
-	f.BoolVar(&s.continueLast, "continue", false, "with -p: continue the latest session recorded in the working folder")
+	f.StringVar(&s.resume, "resume", "", "continue the recorded session `ID` (its conversation and its coordinator mode; ids are the session_id of the json and stream-json output, and the file names in <home>/sessions)")
+	f.BoolVar(&s.continueLast, "continue", false, "continue the latest session recorded in the working folder")
 }
 
 // sessionLine is one line of a session file; which fields are set depends

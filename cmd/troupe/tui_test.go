@@ -234,3 +234,48 @@ func TestTUITeam(t *testing.T) {
 		t.Errorf("the team is left behind after exit: %v", err)
 	}
 }
+
+// --continue shows the conversation it continues, and /resume picks an
+// earlier session from a list and opens it in place of the current one.
+func TestTUIResume(t *testing.T) {
+	dir := t.TempDir()
+	script := `{"turns":[
+ {"match":{"user":"first session"},"reply":{"text":"FIRST-ANSWER"}},
+ {"match":{"user":"second session"},"reply":{"text":"SECOND-ANSWER"}},
+ {"match":{"user":"after resume"},"reply":{"text":"RESUMED-ANSWER"}}
+]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	writeFile(t, scriptFile, script)
+	env := []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir}
+	args := []string{"--provider", "scripted", "--script", scriptFile}
+
+	p := startTUI(t, dir, env, args...)
+	p.text("first session")
+	p.keys("Enter")
+	p.wait("FIRST-ANSWER", 10*time.Second)
+	p.quit()
+
+	p = startTUI(t, dir, env, append(args, "--continue")...)
+	s := p.wait("resumed", 5*time.Second)
+	if !strings.Contains(s, "> first session") || !strings.Contains(s, "FIRST-ANSWER") {
+		t.Errorf("--continue does not show the conversation:\n%s", s)
+	}
+	p.quit()
+
+	p = startTUI(t, dir, env, args...)
+	p.text("second session")
+	p.keys("Enter")
+	p.wait("SECOND-ANSWER", 10*time.Second)
+	p.text("/resume")
+	p.keys("Enter")
+	s = p.wait("Resume a session", 5*time.Second)
+	if !strings.Contains(s, "first session") || strings.Contains(s, "second session") {
+		t.Errorf("/resume lists:\n%s", s)
+	}
+	p.keys("Enter")
+	p.wait("FIRST-ANSWER", 10*time.Second)
+	p.text("after resume")
+	p.keys("Enter")
+	p.wait("RESUMED-ANSWER", 10*time.Second)
+	p.quit()
+}
