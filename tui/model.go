@@ -125,7 +125,13 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 	return m
 }
 
-func (m *model) Init() tea.Cmd { return nil }
+func (m *model) Init() tea.Cmd {
+	if m.opts.Prompt == "" {
+		return nil
+	}
+	m.input.SetValue(m.opts.Prompt)
+	return m.submit()
+}
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -733,8 +739,11 @@ func answered(q session.Question, v session.Verdict) string {
 func toolSummary(name string, input json.RawMessage) string {
 	var in map[string]any
 	_ = json.Unmarshal(input, &in)
-	for _, k := range []string{"command", "file_path", "pattern", "path", "url", "description", "prompt", "subject", "name", "to", "skill"} {
+	for _, k := range []string{"command", "file_path", "pattern", "path", "url", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId"} {
 		if v, ok := in[k].(string); ok && v != "" {
+			if k == "taskId" {
+				v = "#" + v
+			}
 			return name + " " + firstLineOf(v)
 		}
 	}

@@ -45,6 +45,8 @@ type Options struct {
 	Input  io.Reader
 	Output io.Writer
 	Now    func() time.Time
+	// Prompt, when set, is submitted at the start.
+	Prompt string
 	// History is the resumed conversation, shown before the first prompt.
 	History []llm.Message
 	// Sessions lists the recent sessions of the working folder, newest

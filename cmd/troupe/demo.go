@@ -33,7 +33,7 @@ const demoPrompt = "Add a Sub function to the calc package, with a test and docu
 // demoCommand is `troupe demo`: an offline agent team on a scripted model.
 func (a *app) demoCommand() *cobra.Command {
 	var mode string
-	var keep, slow bool
+	var keep, slow, ui bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run an offline agent team: a lead and three teammates add a function to a small Go project",
@@ -51,11 +51,15 @@ and a summary, checks the result, and leaves no process or pane behind.`,
 			default:
 				return usagef("--teammate-mode %q: want in-process, tmux, iterm2 or auto", mode)
 			}
-			return a.runDemo(cmd.Context(), mode, keep, slow)
+			if ui && (!isTerminal(a.Stdin) || !isTerminal(a.Stdout)) {
+				return usagef("--ui needs a terminal (stdin and stdout); without --ui the demo prints its timeline")
+			}
+			return a.runDemo(cmd.Context(), mode, keep, slow || ui, ui)
 		},
 	}
 	cmd.Flags().StringVar(&mode, "teammate-mode", backend.ModeInProcess, "where the teammates run: in-process, tmux (panes of a private tmux server, or of this window inside tmux), iterm2 or auto")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary project and store (their folder is printed)")
+	cmd.Flags().BoolVar(&ui, "ui", false, "run the demo in the interactive lead, at --slow speed: watch the team work, look into teammates and tasks (no key needed; Ctrl+C twice leaves)")
 	cmd.Flags().BoolVar(&slow, "slow", false, fmt.Sprintf("every model reply takes %s, so that a person can follow the team (with --teammate-mode tmux, attach with the command printed at the start)", slowReply))
 	return cmd
 }
@@ -88,7 +92,7 @@ func (s *demoStats) add(e swarm.Event) {
 	}
 }
 
-func (a *app) runDemo(ctx context.Context, mode string, keep, slow bool) error {
+func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) error {
 	start := a.Now()
 	dir, err := os.MkdirTemp("", "troupe-demo-")
 	if err != nil {
@@ -132,10 +136,17 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow bool) error {
 		permissionMode: "acceptEdits", promptTimeout: time.Minute,
 		teams: teamFlags{enabled: true, digest: digestQuiet, mate: mate, answer: answer, timeline: out, onEvent: stats.add}}
 	var result bytes.Buffer
-	saved := a.Stdout
-	a.Stdout = &result // the lead's final answer, printed in the summary
-	runErr := a.runHeadless(ctx, h, demoPrompt)
-	a.Stdout = saved
+	var runErr error
+	if ui {
+		h.print, h.noResumeHint = false, true
+		runErr = a.runInteractivePrompt(ctx, h, demoPrompt)
+		result.WriteString("(shown in the interactive lead)")
+	} else {
+		saved := a.Stdout
+		a.Stdout = &result // the lead's final answer, printed in the summary
+		runErr = a.runHeadless(ctx, h, demoPrompt)
+		a.Stdout = saved
+	}
 	elapsed := a.Now().Sub(start)
 	if ctx.Err() != nil {
 		// The run stopped its teammates and removed the team on its way
@@ -147,6 +158,10 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow bool) error {
 	stats.mu.Lock()
 	deleted := stats.counts[swarm.EventDeleted] > 0
 	stats.mu.Unlock()
+	if ui && !deleted && runErr == nil {
+		fmt.Fprintf(out, "\nyou left the demo after %s, before the team finished; its teammates were stopped and the team removed\n", elapsed.Round(10*time.Millisecond))
+		return nil
+	}
 	problems := a.checkDemo(ctx, project, deleted)
 	if runErr != nil {
 		problems = append([]string{"the lead's run failed: " + runErr.Error()}, problems...)

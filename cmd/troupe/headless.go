@@ -54,6 +54,9 @@ type headless struct {
 	teams teamFlags // agent teams (swarm.go)
 
 	session sessionFlags // --resume, --continue (session.go)
+	// noResumeHint: the session cannot be resumed (the demo's home goes
+	// with it), so the interactive lead does not say how.
+	noResumeHint bool
 }
 
 // addHeadlessFlags puts the flags of the headless mode on the root.

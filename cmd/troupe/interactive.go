@@ -28,6 +28,12 @@ func isTerminal(f any) bool {
 // in the working folder, and shuts its team down when the person quits;
 // a session picked with /resume is opened next.
 func (a *app) runInteractive(ctx context.Context, h *headless) error {
+	return a.runInteractivePrompt(ctx, h, "")
+}
+
+// runInteractivePrompt is runInteractive with a first prompt submitted
+// at the start (troupe demo --ui).
+func (a *app) runInteractivePrompt(ctx context.Context, h *headless, prompt string) error {
 	if !isTerminal(a.Stdin) || !isTerminal(a.Stdout) {
 		return usagef("the interactive lead needs a terminal (stdin and stdout); to run without one: troupe -p \"your prompt\"")
 	}
@@ -36,17 +42,17 @@ func (a *app) runInteractive(ctx context.Context, h *headless) error {
 		return err
 	}
 	for {
-		next, err := a.interactiveSession(ctx, h, cwd)
+		next, err := a.interactiveSession(ctx, h, cwd, prompt)
 		if err != nil || next == "" {
 			return err
 		}
-		h.session = sessionFlags{resume: next}
+		h.session, prompt = sessionFlags{resume: next}, ""
 	}
 }
 
 // interactiveSession runs one session of the interactive lead and returns
 // the session to open next ("" to stop).
-func (a *app) interactiveSession(ctx context.Context, h *headless, cwd string) (string, error) {
+func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt string) (string, error) {
 	lr, err := a.openLead(ctx, h, cwd, true)
 	if lr != nil {
 		defer lr.close()
@@ -68,7 +74,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd string) (
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
-		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history,
+		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
 			if name == "model" {
@@ -83,7 +89,9 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd string) (
 	sess.Interrupt()
 	stopServe()
 	<-served
-	fmt.Fprintf(a.Stderr, "troupe: ending the session; resume it with: troupe --resume %s\n", lr.id)
+	if !h.noResumeHint {
+		fmt.Fprintf(a.Stderr, "troupe: ending the session; resume it with: troupe --resume %s\n", lr.id)
+	}
 	lr.bg.endTeam(h.teams.keep)
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return "", runErr
