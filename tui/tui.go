@@ -82,7 +82,9 @@ func Run(ctx context.Context, sess *session.Session, opts Options) (Outcome, err
 	}
 	m := newModel(ctx, sess, opts)
 	var popts []tea.ProgramOption
-	popts = append(popts, tea.WithContext(ctx))
+	// 120 frames a second (Bubble Tea's most): a keystroke is on screen within
+	// one frame interval of 8.3 ms plus the model's own time.
+	popts = append(popts, tea.WithContext(ctx), tea.WithFPS(120))
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
 	}
