@@ -478,6 +478,17 @@ func (s *Session) SendTo(ctx context.Context, teammate, text string) error {
 	return tm.Tell(ctx, teammate, text)
 }
 
+// InterruptTeammate aborts a teammate's current turn; it stays in the
+// team and takes its next message or task. It reports whether a turn was
+// running.
+func (s *Session) InterruptTeammate(teammate string) (bool, error) {
+	tm := s.Team()
+	if tm == nil {
+		return false, errors.New("session: there is no team")
+	}
+	return tm.InterruptMate(teammate)
+}
+
 // Close waits for the runs Submit started and ends every subscription.
 // It does not close the registry or the team: their owner does.
 func (s *Session) Close() {

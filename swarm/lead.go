@@ -164,6 +164,8 @@ type mate struct {
 	h        backend.Handle
 	expected bool // its end is expected (shutdown approved, killed by us)
 	addRules func([]string)
+	// interrupt aborts an in-process teammate's current turn.
+	interrupt func() bool
 
 	// What the lead waits to hear back from it (lead_owed.go).
 	shutdownID    string      // an unanswered shutdown request

@@ -25,6 +25,32 @@ func (l *Lead) RegisterRules(name string, add func([]string)) {
 	}
 }
 
+// RegisterInterrupt lets the lead abort an in-process teammate's current
+// turn (InterruptMate).
+func (l *Lead) RegisterInterrupt(name string, interrupt func() bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m := l.mates[name]; m != nil {
+		m.interrupt = interrupt
+	}
+}
+
+// InterruptMate aborts teammate name's current turn, leaving it running:
+// it takes its next message or task as usual. It reports whether a turn
+// was running. A teammate in a pane of its own is interrupted there.
+func (l *Lead) InterruptMate(name string) (bool, error) {
+	l.mu.Lock()
+	m := l.mates[name]
+	l.mu.Unlock()
+	switch {
+	case m == nil:
+		return false, fmt.Errorf("no teammate %q in the lead's team", name)
+	case m.interrupt == nil:
+		return false, fmt.Errorf("%s runs in a pane of its own (%s): interrupt it there, or stop it", name, m.info.Backend)
+	}
+	return m.interrupt(), nil
+}
+
 // AskInProcess answers an in-process teammate's permission question
 // through the lead's approval queue (approve.Asker for that teammate).
 func (l *Lead) AskInProcess(ctx context.Context, worker, color string, req approve.AskRequest) (approve.Answer, error) {

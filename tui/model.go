@@ -411,6 +411,18 @@ func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
 			m.confirmed = "stop"
 			return nil
 		}
+	case "i":
+		if m.input.Value() == "" {
+			return func() tea.Msg {
+				switch ran, err := m.drv.InterruptTeammate(name); {
+				case err != nil:
+					return noticeMsg("⚠ " + err.Error())
+				case !ran:
+					return noticeMsg(name + " was not in a turn")
+				}
+				return noticeMsg("Interrupted " + name + "'s turn")
+			}
+		}
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)

@@ -60,6 +60,10 @@ func (r *recorder) Stop(_ context.Context, id string) (task.State, error) {
 	return task.State{}, nil
 }
 func (r *recorder) SetMode(mode string) error { r.add("mode %s", mode); return nil }
+func (r *recorder) InterruptTeammate(name string) (bool, error) {
+	r.add("interrupt %s", name)
+	return true, nil
+}
 
 var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 
@@ -297,7 +301,7 @@ func TestKeys(t *testing.T) {
 	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "hello"})
 	press(m, "esc", "ctrl+b", "shift+tab")
 	teammates(m)
-	press(m, "shift+down", "enter", "please rebase", "enter", "x", "y")
+	press(m, "shift+down", "enter", "please rebase", "enter", "i", "x", "y")
 	if m.screen != screenTeammate {
 		t.Errorf("screen %d after opening a teammate, want its view", m.screen)
 	}
@@ -317,6 +321,7 @@ func TestKeys(t *testing.T) {
 		"background",
 		"mode acceptEdits",
 		"send alice please rebase",
+		"interrupt alice",
 		"stop t00000000",
 		`answer q1 allow=true always=true rule="Bash(go test ./...)" msg=""`,
 		`answer q2 allow=false always=false rule="" msg="delete y instead"`,

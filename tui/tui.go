@@ -27,6 +27,7 @@ type Driver interface {
 	Foreground(ctx context.Context, id task.ID) error
 	Answer(id string, v session.Verdict) error
 	SendTo(ctx context.Context, teammate, text string) error
+	InterruptTeammate(teammate string) (bool, error)
 	Stop(ctx context.Context, id string) (task.State, error)
 	SetMode(mode string) error
 }

@@ -118,7 +118,7 @@ func (m *model) inputView() string {
 		if m.confirmed == "stop" {
 			return m.st.warn(fmt.Sprintf("Stop %s? y to stop, any other key to keep it", m.viewMate))
 		}
-		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends; Esc back; x stops it)"
+		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends · Esc back · i interrupts · x stops)"
 	case screenTasks, screenTask:
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
 	case screenResume:

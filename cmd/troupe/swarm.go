@@ -159,6 +159,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 					return err
 				}
 				defer cleanup()
+				l.RegisterInterrupt(m.Name, func() bool { return tm.Agent().Interrupt() })
 				return tm.Run(ctx)
 			}}, nil
 		},

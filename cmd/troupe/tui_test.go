@@ -193,6 +193,7 @@ func TestTUITeam(t *testing.T) {
  {"match":{"system":"You are teammate","turn":0},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch team-file"}}]},"repeat":true},
  {"match":{"system":"You are teammate alice","tool_result":"Bash"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","summary":"done","message":"ALICE-DONE"}}]}},
  {"match":{"system":"You are teammate bob","tool_result":"Bash"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","summary":"done","message":"BOB-DONE"}}]}},
+ {"match":{"system":"You are teammate alice","user":"long-job"},"reply":{"delay_ms":60000,"text":"never"}},
  {"match":{"system":"You are teammate alice","user":"ping-from-person"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","summary":"pong","message":"PONG-FROM-ALICE"}}]}},
  {"match":{"system":"You are teammate"},"reply":{"text":"Waiting."},"repeat":true}
 ]}`
@@ -224,6 +225,17 @@ func TestTUITeam(t *testing.T) {
 	p.keys("S-Down")
 	p.keys("Enter")
 	p.wait("Message alice", 5*time.Second)
+	// i interrupts the turn alice is in; she stays and takes the next line.
+	p.text("long-job")
+	p.keys("Enter")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.screen(), "Interrupted alice's turn") {
+		if time.Now().After(deadline) {
+			t.Fatalf("i did not interrupt alice's turn:\n%s", p.screen())
+		}
+		p.keys("i")
+		time.Sleep(200 * time.Millisecond)
+	}
 	p.text("ping-from-person")
 	p.keys("Enter")
 	p.keys("Escape")
