@@ -1,12 +1,17 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
@@ -130,16 +135,95 @@ func (s *Session) queued() int {
 }
 
 // LeadAsker returns an approve.Asker that puts the lead's own questions
-// in the queue. An Always verdict allows this call; the lead's rules are
-// the settings files'.
+// in the queue. An Always verdict also adds its rule (the call's exact
+// rule when it names none) to the lead's rules (AddRule).
 func (s *Session) LeadAsker() approve.Asker {
 	return approve.AskerFunc(func(ctx context.Context, r approve.AskRequest) (approve.Answer, error) {
 		v, err := s.Ask(ctx, Question{Agent: team.LeadName, Tool: r.Tool, Input: r.Input, Reason: r.Reason})
 		if err != nil {
 			return approve.Answer{}, err
 		}
+		if v.Allow && v.Always {
+			rule := v.Rule
+			if rule == "" {
+				rule = swarm.ExactRule(r.Tool, r.Input)
+			}
+			if err := s.AddRule(permission.Allow, rule); err != nil {
+				s.publish(Event{Kind: KindNotice, Text: "allow always: " + err.Error()})
+			}
+		}
 		return approve.Answer{Allow: v.Allow, Message: v.Message}, nil
 	})
+}
+
+// Rules returns the lead's rules in force: allow, ask and deny.
+func (s *Session) Rules() (allow, ask, deny []permission.Rule) {
+	a := s.leadApprover()
+	if a == nil {
+		return nil, nil, nil
+	}
+	return a.Rules()
+}
+
+func (s *Session) leadApprover() *swarm.Approver {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.approver
+}
+
+// AddRule adds a rule of behavior b to the lead's rules from its next
+// tool call on, and keeps it (Config.SaveRule). A rule that does not
+// parse changes nothing.
+func (s *Session) AddRule(b permission.Behavior, rule string) error {
+	a := s.leadApprover()
+	if a == nil {
+		return errors.New("session: the lead's rules cannot change (no approver handed over)")
+	}
+	source := cmp.Or(s.cfg.RuleSource, "session")
+	if err := a.AddRule(b, rule, source); err != nil {
+		return err
+	}
+	s.publish(Event{Kind: KindRules, Text: fmt.Sprintf("added %s rule %s", b, rule)})
+	if s.cfg.SaveRule != nil {
+		if err := s.cfg.SaveRule(b, rule, true); err != nil {
+			return fmt.Errorf("the rule is in force for this session, but was not saved: %w", err)
+		}
+	}
+	return nil
+}
+
+// RemoveRule takes a rule of behavior b out of the lead's rules, and out
+// of Config.RuleSource when it came from there. A rule from another
+// settings file is out of force for this session only: the returned note
+// says which file still lists it.
+func (s *Session) RemoveRule(b permission.Behavior, rule string) (note string, err error) {
+	a := s.leadApprover()
+	if a == nil {
+		return "", errors.New("session: the lead's rules cannot change (no approver handed over)")
+	}
+	sources, err := a.RemoveRule(b, rule)
+	if err != nil {
+		return "", err
+	}
+	if len(sources) == 0 {
+		return "", fmt.Errorf("no %s rule %s is in force (/permissions lists them)", b, rule)
+	}
+	s.publish(Event{Kind: KindRules, Text: fmt.Sprintf("removed %s rule %s", b, rule)})
+	var elsewhere []string
+	for _, src := range slices.Compact(slices.Sorted(slices.Values(sources))) {
+		switch {
+		case src == s.cfg.RuleSource && s.cfg.SaveRule != nil:
+			if err := s.cfg.SaveRule(b, rule, false); err != nil {
+				return "", fmt.Errorf("the rule is out of force for this session, but still in %s: %w", src, err)
+			}
+		case src != "" && src != "session":
+			elsewhere = append(elsewhere, src)
+		}
+	}
+	if len(elsewhere) > 0 {
+		note = fmt.Sprintf("out of force for this session; %s still lists it", strings.Join(elsewhere, " and "))
+	}
+	return note, nil
 }
 
 // TeamAnswerer returns the swarm.Answerer that puts teammates' questions

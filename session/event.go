@@ -45,6 +45,8 @@ const (
 	KindTurnStarted Kind = "turn_started" // the lead starts a run (Text: its prompt)
 	KindTurnEnded   Kind = "turn_ended"   // a run ended (Result, Err)
 	KindMode        Kind = "mode"         // the lead's permission mode changed (Text: the mode)
+	KindRules       Kind = "rules"        // a person changed the lead's rules (Text says how)
+	KindNotice      Kind = "notice"       // something a person should know (Text)
 	// The running turn moved into a task (TaskID; Text: its prompt), and a
 	// fresh lead took the foreground; what the backgrounded agent does
 	// comes as agent events with TaskID set.

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -40,7 +41,12 @@ type Config struct {
 	// when its background work and team are too (Run's headless way):
 	// what comes in later starts a run of its own (Serve).
 	Interactive bool
-	Now         func() time.Time
+	// SaveRule, when set, keeps a person's rule change (AddRule,
+	// RemoveRule, an "allow always" answer to the lead) beyond the
+	// session, in the file named RuleSource.
+	SaveRule   func(b permission.Behavior, rule string, add bool) error
+	RuleSource string
+	Now        func() time.Time
 }
 
 // Session is one lead's runtime. It is safe for concurrent use.

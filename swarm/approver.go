@@ -83,6 +83,68 @@ func (a *Approver) AddAllowRules(rules []string) error {
 	return bad
 }
 
+// Rules returns the rules in force: allow, ask and deny.
+func (a *Approver) Rules() (allow, ask, deny []permission.Rule) {
+	c := a.cur.Load()
+	return slices.Clone(c.Policy.Allow), slices.Clone(c.Policy.Ask), slices.Clone(c.Policy.Deny)
+}
+
+// AddRule adds one rule of behavior b, recorded as coming from source.
+func (a *Approver) AddRule(b permission.Behavior, rule, source string) error {
+	r, err := permission.ParseRule(rule)
+	if err != nil {
+		return fmt.Errorf("rule %q: %w", rule, err)
+	}
+	r.Source = source
+	var bad error
+	a.update(func(c *approve.Approver) {
+		switch b {
+		case permission.Allow:
+			c.Policy.Allow = append(slices.Clone(c.Policy.Allow), r)
+		case permission.Ask:
+			c.Policy.Ask = append(slices.Clone(c.Policy.Ask), r)
+		case permission.Deny:
+			c.Policy.Deny = append(slices.Clone(c.Policy.Deny), r)
+		default:
+			bad = fmt.Errorf("unknown behavior %q: want allow, ask or deny", b)
+		}
+	})
+	return bad
+}
+
+// RemoveRule takes every rule of behavior b written as rule out of force
+// and returns the sources they came from (none: no such rule).
+func (a *Approver) RemoveRule(b permission.Behavior, rule string) ([]string, error) {
+	r, err := permission.ParseRule(rule)
+	if err != nil {
+		return nil, fmt.Errorf("rule %q: %w", rule, err)
+	}
+	var sources []string
+	drop := func(list []permission.Rule) []permission.Rule {
+		return slices.DeleteFunc(slices.Clone(list), func(x permission.Rule) bool {
+			if x.String() == r.String() {
+				sources = append(sources, x.Source)
+				return true
+			}
+			return false
+		})
+	}
+	var bad error
+	a.update(func(c *approve.Approver) {
+		switch b {
+		case permission.Allow:
+			c.Policy.Allow = drop(c.Policy.Allow)
+		case permission.Ask:
+			c.Policy.Ask = drop(c.Policy.Ask)
+		case permission.Deny:
+			c.Policy.Deny = drop(c.Policy.Deny)
+		default:
+			bad = fmt.Errorf("unknown behavior %q: want allow, ask or deny", b)
+		}
+	})
+	return sources, bad
+}
+
 func (a *Approver) update(fn func(*approve.Approver)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/troupe-dev/troupe/permission"
 )
 
 // builtins are the slash commands the interactive lead knows itself.
@@ -15,7 +17,7 @@ var builtins = map[string]string{
 	"team":        "the teammates and what they do",
 	"agents":      "the teammates (as /team)",
 	"tasks":       "every background task",
-	"permissions": "the permission mode (Shift+Tab cycles it)",
+	"permissions": "the permission mode and rules; add or remove a rule",
 	"model":       "the model in use",
 	"clear":       "clear the screen (the conversation goes on)",
 	"resume":      "pick an earlier session of this folder to continue",
@@ -95,11 +97,7 @@ func (m *model) slash(text string) tea.Cmd {
 	case "expand":
 		m.convo.toggleLast()
 	case "permissions":
-		if args != "" {
-			mode := args
-			return m.do(func(context.Context) error { return m.drv.SetMode(mode) })
-		}
-		m.convo.add(entry{kind: entryNotice, text: "Permission mode: " + m.mode + " (Shift+Tab cycles default, acceptEdits, plan; /permissions MODE sets one). Rules come from the settings files; answering 2 to a question adds one."})
+		return m.permissions(args)
 	case "resume":
 		if m.opts.Sessions == nil {
 			m.convo.add(entry{kind: entryNotice, text: "To resume an earlier session: troupe --continue (the latest here) or troupe --resume ID."})
@@ -172,3 +170,66 @@ func (m *model) roster() string {
 	}
 	return b.String()
 }
+
+// permissions is /permissions: with no arguments, the mode and the rules
+// in force; "allow|ask|deny RULE" adds one; "remove [allow|ask|deny]
+// RULE" takes one out; a mode name sets the mode.
+func (m *model) permissions(args string) tea.Cmd {
+	drv := m.drv
+	word, rest, _ := strings.Cut(args, " ")
+	rest = strings.TrimSpace(rest)
+	switch word {
+	case "":
+		mode := m.mode
+		return func() tea.Msg {
+			allow, ask, deny := drv.Rules()
+			var b strings.Builder
+			fmt.Fprintf(&b, "Permission mode: %s (Shift+Tab cycles default, acceptEdits, plan).", mode)
+			for _, l := range []struct {
+				name  string
+				rules []permission.Rule
+			}{{"deny", deny}, {"ask", ask}, {"allow", allow}} {
+				for _, r := range l.rules {
+					src := r.Source
+					if src == "" {
+						src = "built in"
+					}
+					fmt.Fprintf(&b, "\n  %-5s  %s  (%s)", l.name, r, src)
+				}
+			}
+			b.WriteString("\n/permissions allow|ask|deny RULE adds a rule (kept in .troupe/settings.local.json); /permissions remove [allow|ask|deny] RULE takes one out.")
+			return noteMsg(b.String())
+		}
+	case "allow", "ask", "deny":
+		if rest == "" {
+			m.convo.add(entry{kind: entryError, text: "/permissions " + word + ": which rule? For example /permissions " + word + " Bash(npm test)"})
+			return nil
+		}
+		b := permission.Behavior(word)
+		return m.do(func(context.Context) error { return drv.AddRule(b, rest) })
+	case "remove":
+		b := permission.Allow
+		if w, r, ok := strings.Cut(rest, " "); ok && (w == "allow" || w == "ask" || w == "deny") {
+			b, rest = permission.Behavior(w), strings.TrimSpace(r)
+		}
+		if rest == "" {
+			m.convo.add(entry{kind: entryError, text: "/permissions remove: which rule? For example /permissions remove allow Bash(npm test)"})
+			return nil
+		}
+		return func() tea.Msg {
+			note, err := drv.RemoveRule(b, rest)
+			if err != nil {
+				return noticeMsg("⚠ " + err.Error())
+			}
+			if note != "" {
+				return noteMsg(rest + ": " + note)
+			}
+			return nil
+		}
+	}
+	mode := word
+	return m.do(func(context.Context) error { return drv.SetMode(mode) })
+}
+
+// noteMsg is a longer text for the conversation (a listing).
+type noteMsg string

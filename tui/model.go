@@ -149,6 +149,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case noticeMsg:
 		m.notice = string(msg)
 		return m, nil
+	case noteMsg:
+		m.convo.add(entry{kind: entryNotice, text: string(msg)})
+		m.convo.follow()
+		return m, nil
 	case sessionsMsg:
 		m.sessions, m.selSess, m.screen = msg, 0, screenResume
 		return m, nil
@@ -598,6 +602,10 @@ func (m *model) event(e session.Event) {
 		m.convo.add(entry{kind: entryNotice, text: "Task " + e.TaskID + " is the lead's conversation again"})
 	case session.KindMode:
 		m.mode = e.Text
+	case session.KindRules:
+		m.convo.add(entry{kind: entryQuiet, text: "permissions: " + e.Text})
+	case session.KindNotice:
+		m.convo.add(entry{kind: entryNotice, text: e.Text})
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -60,6 +61,18 @@ func (r *recorder) Stop(_ context.Context, id string) (task.State, error) {
 	return task.State{}, nil
 }
 func (r *recorder) SetMode(mode string) error { r.add("mode %s", mode); return nil }
+func (r *recorder) Rules() (allow, ask, deny []permission.Rule) {
+	return []permission.Rule{{Tool: "Bash", Specifier: "npm test", Source: "/w/.troupe/settings.local.json"}}, nil,
+		[]permission.Rule{{Tool: "Read", Specifier: "./.env", Source: "/home/u/.troupe/settings.json"}}
+}
+func (r *recorder) AddRule(b permission.Behavior, rule string) error {
+	r.add("add %s %s", b, rule)
+	return nil
+}
+func (r *recorder) RemoveRule(b permission.Behavior, rule string) (string, error) {
+	r.add("remove %s %s", b, rule)
+	return "", nil
+}
 func (r *recorder) InterruptTeammate(name string) (bool, error) {
 	r.add("interrupt %s", name)
 	return true, nil
@@ -285,6 +298,15 @@ func TestFrames(t *testing.T) {
 		press(m, "down", "enter")
 		if m.resume != "s-oldest" || !m.quitting {
 			t.Errorf("picking the second session: resume %q, quitting %v", m.resume, m.quitting)
+		}
+	})
+	t.Run("permissions", func(t *testing.T) {
+		m, r := newTest(t)
+		press(m, "/permissions", "enter", "/permissions deny Bash(rm:*)", "enter", "/permissions remove ask Bash(git push)", "enter", "/permissions plan", "enter")
+		golden(t, m, "permissions")
+		want := []string{"add deny Bash(rm:*)", "remove ask Bash(git push)", "mode plan"}
+		if diff := cmp.Diff(want, r.calls); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("completion", func(t *testing.T) {

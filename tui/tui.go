@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -28,6 +29,9 @@ type Driver interface {
 	Answer(id string, v session.Verdict) error
 	SendTo(ctx context.Context, teammate, text string) error
 	InterruptTeammate(teammate string) (bool, error)
+	Rules() (allow, ask, deny []permission.Rule)
+	AddRule(b permission.Behavior, rule string) error
+	RemoveRule(b permission.Behavior, rule string) (note string, err error)
 	Stop(ctx context.Context, id string) (task.State, error)
 	SetMode(mode string) error
 }

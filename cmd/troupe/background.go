@@ -14,6 +14,8 @@ import (
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -55,7 +57,16 @@ func newBackground(cwd, sessionID string, out *eventWriter, now func() time.Time
 		return nil, err
 	}
 	reg := task.New(task.Config{Dir: dir})
-	sess, err := session.New(session.Config{Registry: reg, Now: now, Interactive: interactive})
+	local := filepath.Join(cwd, ".troupe", "settings.local.json") // where a person's rule changes are kept
+	sess, err := session.New(session.Config{Registry: reg, Now: now, Interactive: interactive, RuleSource: local,
+		SaveRule: func(b permission.Behavior, rule string, add bool) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if add {
+				return settings.AddRule(ctx, local, b, rule)
+			}
+			return settings.RemoveRule(ctx, local, b, rule)
+		}})
 	if err != nil {
 		return nil, err
 	}

@@ -23,13 +23,36 @@ import (
 // under a lock directory (<path>.lock), so that concurrent "allow always"
 // answers do not lose each other. A malformed existing file is an error
 // and is left untouched.
-func AddRule(ctx context.Context, path string, b permission.Behavior, rule string) (err error) {
+func AddRule(ctx context.Context, path string, b permission.Behavior, rule string) error {
+	return editRule(ctx, path, b, rule, true)
+}
+
+// RemoveRule takes rule out of the behavior's list of the settings file
+// at path, as AddRule puts it in; it reports ErrNoRule when the file does
+// not list it.
+func RemoveRule(ctx context.Context, path string, b permission.Behavior, rule string) error {
+	return editRule(ctx, path, b, rule, false)
+}
+
+// ErrNoRule is RemoveRule's error for a rule the file does not list.
+var ErrNoRule = errors.New("the file does not list this rule")
+
+func editRule(ctx context.Context, path string, b permission.Behavior, rule string, add bool) (err error) {
+	verb := "add rule to"
+	if !add {
+		verb = "remove rule from"
+	}
 	if b != permission.Allow && b != permission.Ask && b != permission.Deny {
-		return fmt.Errorf("add rule to %s: unknown behavior %q", path, b)
+		return fmt.Errorf("%s %s: unknown behavior %q", verb, path, b)
 	}
 	r, err := permission.ParseRule(rule)
 	if err != nil {
-		return fmt.Errorf("add rule to %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", verb, path, err)
+	}
+	if !add {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s %s: %w", verb, path, ErrNoRule)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("add rule to %s: %w", path, err)
@@ -47,11 +70,14 @@ func AddRule(ctx context.Context, path string, b permission.Behavior, rule strin
 	if err != nil {
 		return err
 	}
-	out, err := withRule(path, data, string(b), r.String())
+	out, err := withRule(path, data, string(b), r.String(), add)
 	if err != nil {
 		return err
 	}
 	if out == nil {
+		if !add {
+			return fmt.Errorf("%s %s: %s %w", verb, path, r, ErrNoRule)
+		}
 		return nil // already there
 	}
 	if err := atomicfile.WriteFile(path, out, perm, atomicfile.Options{BeforeCommit: lock.Verify}); err != nil {
@@ -75,9 +101,10 @@ func readForEdit(path string) ([]byte, fs.FileMode, error) {
 	return data, perm, nil
 }
 
-// withRule returns the file content with rule added to permissions.<key>,
-// or nil when it is already there. It is pure.
-func withRule(path string, data []byte, key, rule string) ([]byte, error) {
+// withRule returns the file content with rule added to permissions.<key>
+// (or, without add, taken out of it), or nil when there is nothing to
+// change. It is pure.
+func withRule(path string, data []byte, key, rule string, add bool) ([]byte, error) {
 	top := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(data)) > 0 {
 		// Validate the whole file the way Load does first.
@@ -101,10 +128,14 @@ func withRule(path string, data []byte, key, rule string) ([]byte, error) {
 			return nil, &FileError{Path: path, Key: "permissions." + key, Err: err}
 		}
 	}
-	if slices.Contains(list, rule) {
+	switch {
+	case add && slices.Contains(list, rule), !add && !slices.Contains(list, rule):
 		return nil, nil
+	case add:
+		list = append(list, rule)
+	default:
+		list = slices.DeleteFunc(list, func(s string) bool { return s == rule })
 	}
-	list = append(list, rule)
 	var err error
 	if perms[key], err = json.Marshal(list); err != nil {
 		return nil, err

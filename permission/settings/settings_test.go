@@ -146,6 +146,33 @@ func TestAddRule(t *testing.T) {
 	}
 }
 
+func TestRemoveRule(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "settings.local.json")
+	if err := settings.RemoveRule(ctx, path, permission.Allow, "Bash(ls)"); !errors.Is(err, settings.ErrNoRule) {
+		t.Errorf("RemoveRule from no file = %v; want ErrNoRule", err)
+	}
+	write(t, path, `{"model":"x","permissions":{"allow":["Bash(ls)","Bash(npm test)"],"deny":["Read(./.env)"]}}`)
+	if err := settings.RemoveRule(ctx, path, permission.Allow, "Bash(ls)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := settings.RemoveRule(ctx, path, permission.Allow, "Bash(ls)"); !errors.Is(err, settings.ErrNoRule) {
+		t.Errorf("removing a rule twice = %v; want ErrNoRule", err)
+	}
+	if err := settings.RemoveRule(ctx, path, permission.Allow, "Read(./.env)"); !errors.Is(err, settings.ErrNoRule) {
+		t.Errorf("removing a deny rule from allow = %v; want ErrNoRule", err)
+	}
+	var got map[string]any
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"model": "x", "permissions": map[string]any{"allow": []any{"Bash(npm test)"}, "deny": []any{"Read(./.env)"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("file (-want +got):\n%s", diff)
+	}
+}
+
 func TestAddRuleRefusesMalformed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.json")
 	write(t, path, `{"permissions": [`)
