@@ -138,7 +138,7 @@ func (m *model) custom(name, args, text string) tea.Cmd {
 
 func (m *model) help() string {
 	var b strings.Builder
-	b.WriteString("Keys: Enter sends · Ctrl+J new line · Up/Down history · Esc interrupts the lead · Ctrl+B moves its turn to the background · Shift+Tab cycles the permission mode · PgUp/PgDn scroll · Shift+Down/Up pick a teammate, Enter opens it · Down on an empty prompt opens the tasks · Ctrl+C clears, twice exits.\nCommands:")
+	b.WriteString("Keys: Enter sends · Ctrl+J new line · Up/Down history · Esc interrupts the lead · Ctrl+B moves its turn to the background · Ctrl+O shows or folds the last tool call · Shift+Tab cycles the permission mode · PgUp/PgDn scroll · Shift+Down/Up pick a teammate, Enter opens it · Down on an empty prompt opens the tasks · Ctrl+C clears, twice exits.\nCommands:")
 	names := m.commandNames()
 	for _, n := range names {
 		d := builtins[n]

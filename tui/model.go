@@ -260,6 +260,9 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 			return func() tea.Msg { drv.Interrupt(); return nil }
 		}
 		return nil
+	case "ctrl+o":
+		m.convo.toggleLast()
+		return nil
 	case "ctrl+b":
 		if !m.working {
 			m.notice = "Nothing to background: the lead is not working"

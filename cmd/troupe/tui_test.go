@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/llm/llmtest"
 )
 
 // tuiPane is the interactive lead running in a pane of a private tmux
@@ -289,5 +291,36 @@ func TestTUIResume(t *testing.T) {
 	p.text("after resume")
 	p.keys("Enter")
 	p.wait("RESUMED-ANSWER", 10*time.Second)
+	p.quit()
+}
+
+// The interactive lead on the official Anthropic SDK path (a fake
+// Messages API with real SSE): the answer streams in parts, a tool call's
+// question is answered, and Ctrl+O shows the call's result.
+func TestTUIAnthropic(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(t, func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		switch {
+		case bytes.Contains(req.Body, []byte("SDK-MARK-OUTPUT")):
+			return llmtest.AnthropicText("SDK-DONE")
+		case bytes.Contains(req.Body, []byte("run it")):
+			return llmtest.AnthropicContent(llmtest.AnthropicToolUseBlock("toolu_1", "Bash", `{"command":"touch sdk-file && echo SDK-MARK-OUTPUT"}`))
+		}
+		return llmtest.AnthropicText("PART-ONE ", "PART-TWO ", "PART-THREE")
+	})
+	dir := t.TempDir()
+	p := startTUI(t, dir, []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir, "ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_BASE_URL=" + srv.URL})
+	p.text("hello")
+	p.keys("Enter")
+	p.wait("PART-ONE PART-TWO PART-THREE", 15*time.Second)
+	p.text("run it")
+	p.keys("Enter")
+	p.wait("team-lead asks: Bash", 15*time.Second)
+	p.keys("1")
+	s := p.wait("SDK-DONE", 15*time.Second)
+	if strings.Contains(s, "⎿ SDK-MARK-OUTPUT") {
+		t.Errorf("a successful call's result shows before Ctrl+O:\n%s", s)
+	}
+	p.keys("C-o")
+	p.wait("⎿ SDK-MARK-OUTPUT", 5*time.Second)
 	p.quit()
 }
