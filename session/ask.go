@@ -29,6 +29,10 @@ type Question struct {
 	// Teammate says the question is a teammate's: an Always answer then
 	// allows the call for the whole team.
 	Teammate bool
+	// Plan is set when the question is a teammate's plan to approve
+	// (Tool is then empty): Allow approves it, Message is the feedback
+	// of a rejection.
+	Plan string
 }
 
 // Verdict is a person's answer to a Question.
@@ -224,6 +228,18 @@ func (s *Session) RemoveRule(b permission.Behavior, rule string) (note string, e
 		note = fmt.Sprintf("out of force for this session; %s still lists it", strings.Join(elsewhere, " and "))
 	}
 	return note, nil
+}
+
+// PlanAnswerer returns the swarm.PlanAnswerer that puts teammates' plans
+// in the queue, for swarm.LeadConfig.AnswerPlan.
+func (s *Session) PlanAnswerer() swarm.PlanAnswerer {
+	return func(ctx context.Context, a swarm.PlanAsk) (swarm.PlanAnswer, error) {
+		v, err := s.Ask(ctx, Question{Agent: a.Worker, Color: a.Color, Plan: a.Plan, Reason: "plan " + a.RequestID, Teammate: true})
+		if err != nil {
+			return swarm.PlanAnswer{}, err
+		}
+		return swarm.PlanAnswer{Approve: v.Allow, Feedback: v.Message}, nil
+	}
 }
 
 // TeamAnswerer returns the swarm.Answerer that puts teammates' questions

@@ -74,6 +74,22 @@ type PermissionAnswer struct {
 // Answerer answers permission questions, one at a time.
 type Answerer func(ctx context.Context, a PermissionAsk) (PermissionAnswer, error)
 
+// PlanAsk is a teammate's plan waiting for approval.
+type PlanAsk struct {
+	Worker, Color string
+	RequestID     string
+	Plan          string
+}
+
+// PlanAnswer approves a plan, or sends it back with Feedback.
+type PlanAnswer struct {
+	Approve  bool
+	Feedback string
+}
+
+// PlanAnswerer answers plan approval requests.
+type PlanAnswerer func(ctx context.Context, a PlanAsk) (PlanAnswer, error)
+
 // LeadConfig sets up a Lead.
 type LeadConfig struct {
 	Teams team.Store
@@ -103,6 +119,10 @@ type LeadConfig struct {
 
 	// Answer answers permission requests; nil denies them with a reason.
 	Answer Answerer
+	// AnswerPlan, when set, answers teammates' plan approval requests (a
+	// person at the helm); nil hands them to the lead's model, which
+	// answers with SendMessage.
+	AnswerPlan PlanAnswerer
 	// Policy is the template for checking team-wide "allow always"
 	// rules (its Shell parser and Home; its rules are ignored).
 	Policy permission.Policy

@@ -87,6 +87,10 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 			l.plans[f.RequestID] = mailbox.PlanDigest(f.PlanContent)
 			l.mu.Unlock()
 			l.event(m.From, EventPlan, fmt.Sprintf("%s asks the lead to approve its plan (%d bytes)", m.From, len(f.PlanContent)))
+			if l.cfg.AnswerPlan != nil {
+				l.wg.Go(func() { l.answerPlan(ctx, teamName, m, f) })
+				continue
+			}
 			plain = append(plain, m)
 		default:
 			to := "lead"
@@ -288,4 +292,36 @@ func (l *Lead) broadcast(ctx context.Context, teamName string, m mailbox.Message
 		return false
 	}
 	return false
+}
+
+// answerPlan asks LeadConfig.AnswerPlan about a teammate's plan and sends
+// the teammate the answer, as the lead's SendMessage would: an approval
+// carries the plan's digest and never widens the teammate's mode; a
+// rejection always carries feedback.
+func (l *Lead) answerPlan(ctx context.Context, teamName string, m mailbox.Message, f mailbox.PlanApprovalRequest) {
+	ans, err := l.cfg.AnswerPlan(ctx, PlanAsk{Worker: m.From, Color: m.Color, RequestID: f.RequestID, Plan: f.PlanContent})
+	if err != nil {
+		if ctx.Err() == nil {
+			l.event(m.From, EventWarning, "the plan of "+m.From+" got no answer: "+err.Error())
+		}
+		return
+	}
+	resp := mailbox.PlanApprovalResponse{RequestID: f.RequestID, Approved: ans.Approve, Feedback: strings.TrimSpace(ans.Feedback), Timestamp: l.cfg.Now().UTC().Format(mailbox.TimeLayout)}
+	if ans.Approve {
+		resp.PermissionMode, resp.PlanDigest = "default", mailbox.PlanDigest(f.PlanContent)
+	} else if resp.Feedback == "" {
+		resp.Feedback = "The plan was not approved; revise it and ask again."
+	}
+	text, err := mailbox.Encode(resp)
+	if err == nil {
+		_, err = l.cfg.Mail.Send(ctx, teamName, m.From, mailbox.Message{From: team.LeadName, Text: text})
+	}
+	switch {
+	case err != nil:
+		l.event(m.From, EventWarning, "could not send the plan answer to "+m.From+": "+err.Error())
+	case ans.Approve:
+		l.event(m.From, EventPlan, "the plan of "+m.From+" was approved")
+	default:
+		l.event(m.From, EventPlan, "the plan of "+m.From+" was sent back"+feedback(resp.Feedback))
+	}
 }

@@ -3,6 +3,7 @@ package swarm
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/troupe-dev/troupe/mailbox"
@@ -161,5 +162,51 @@ func TestShutdownApprovedEndsTurnAtOnce(t *testing.T) {
 	h.waitFor("kim has shut down", func() bool { return h.hasEvent("kim", EventExit, "kim has shut down") })
 	if got := h.model.Calls() - calls; got != 1 {
 		t.Errorf("%d model calls after the shutdown request, want 1 (the approval, nothing after it)", got)
+	}
+}
+
+// With LeadConfig.AnswerPlan (a person at the helm), a teammate's plan
+// goes to it instead of the lead's model: a rejection comes back with
+// its feedback, an approval lets the teammate out of plan mode.
+func TestPlanAnsweredByPerson(t *testing.T) {
+	var mu sync.Mutex
+	var asked []PlanAsk
+	h := newHarness(t, script(
+		`{"match":{"system":"teammate kim","turn":0},"reply":{"tool_calls":[{"name":"ExitPlanMode","input":{"plan":"1. edit a.go"}}]}}`,
+		`{"match":{"system":"teammate kim","user":"[Plan Rejected]"},"reply":{"tool_calls":[{"name":"ExitPlanMode","input":{"plan":"1. edit a.go\n2. add a test"}}]}}`,
+		`{"match":{"system":"teammate kim","user":"[Plan Approved]"},"reply":{"text":"carrying out the plan"}}`,
+		`{"match":{"system":"teammate kim","tool_result":"ExitPlanMode"},"reply":{"text":"waiting for approval"},"repeat":true}`,
+	), func(c *LeadConfig) {
+		c.AnswerPlan = func(ctx context.Context, a PlanAsk) (PlanAnswer, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, a)
+			if len(asked) == 1 {
+				return PlanAnswer{Feedback: "add a test"}, nil
+			}
+			return PlanAnswer{Approve: true}, nil
+		}
+	})
+	withTeamTools(h)
+	h.create("plans")
+	if _, err := h.lead.Spawn(context.Background(), SpawnRequest{Name: "kim", Prompt: "plan the change", PlanModeRequired: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the approval", func() bool { return h.hasEvent("kim", EventPlan, "the plan of kim was approved") })
+	h.waitFor("kim out of plan mode", func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.mates["kim"] != nil && !h.mates["kim"].Planning()
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[0].Plan != "1. edit a.go" || asked[1].Plan != "1. edit a.go\n2. add a test" || asked[0].Worker != "kim" {
+		t.Errorf("plans asked: %+v", asked)
+	}
+	if !h.hasEvent("kim", EventPlan, "sent back (add a test)") {
+		t.Error("no event for the plan sent back with its feedback")
+	}
+	if strings.Contains(h.inputs(), "plan_approval_request") {
+		t.Error("the plan reached the lead's model too")
 	}
 }

@@ -109,6 +109,7 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 	ta.Prompt = "> "
 	ta.SetHeight(1)
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
+	ta.MaxHeight = 0           // a large paste is taken whole; fitInput bounds what shows
 	ta.SetVirtualCursor(false) // the terminal's own cursor: no blink timer, no redraws
 	ta.SetStyles(inputStyles(opts.NoColor))
 	ta.Focus()
@@ -372,6 +373,18 @@ func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(k)
 		return cmd
+	}
+	if q.Plan != "" {
+		switch k.String() {
+		case "1", "y":
+			return answer(session.Verdict{Allow: true})
+		case "3":
+			m.feedback = true
+			m.input.Reset()
+		case "esc", "n":
+			return answer(session.Verdict{Message: "The person sent the plan back; revise it and ask again."})
+		}
+		return nil
 	}
 	switch k.String() {
 	case "1", "y":
@@ -746,6 +759,12 @@ func (m *model) team(e swarm.Event, kind session.Kind) {
 
 func answered(q session.Question, v session.Verdict) string {
 	who := q.Agent
+	if q.Plan != "" {
+		if v.Allow {
+			return who + "'s plan approved"
+		}
+		return who + "'s plan sent back: " + v.Message
+	}
 	call := toolSummary(q.Tool, q.Input)
 	switch {
 	case v.Allow && v.Always:

@@ -255,6 +255,18 @@ func TestFrames(t *testing.T) {
 		press(m, "3", "use the error")
 		golden(t, m, "permission-feedback")
 	})
+	t.Run("plan", func(t *testing.T) {
+		m, r := newTest(t)
+		teammates(m)
+		q := session.Question{ID: "p1", Agent: "bob", Color: "green", Teammate: true, Reason: "plan plan_approval-1@bob@web",
+			Plan: "# Plan\n1. Add **ErrNoUser** to auth.go\n2. Return it from Login\n3. Test both paths"}
+		ev(m, session.Event{Kind: session.KindPermission, Question: &q, Queued: 1})
+		golden(t, m, "plan")
+		press(m, "3", "test the error message too", "enter")
+		if want := []string{`answer p1 allow=false always=false rule="" msg="test the error message too"`}; !cmp.Equal(want, r.calls) {
+			t.Errorf("calls %q, want %q", r.calls, want)
+		}
+	})
 	t.Run("teammate", func(t *testing.T) {
 		m, _ := newTest(t)
 		teammates(m)
@@ -420,5 +432,25 @@ func TestResize(t *testing.T) {
 				t.Errorf("%dx%d: a line of %d cells: %q", sz[0], sz[1], w, l)
 			}
 		}
+	}
+}
+
+// A large paste is taken whole (the prompt shows a third of the window).
+func TestPaste(t *testing.T) {
+	m, r := newTest(t)
+	var b strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&b, "line %d of a long log\n", i)
+	}
+	m.Update(tea.PasteMsg{Content: b.String()})
+	if got := m.input.Value(); got != b.String() {
+		t.Fatalf("the prompt holds %d bytes of the %d pasted", len(got), b.Len())
+	}
+	if h := m.input.Height(); h > m.height/3 {
+		t.Errorf("the prompt is %d lines high in a %d-line window", h, m.height)
+	}
+	press(m, "enter")
+	if len(r.calls) != 1 || !strings.HasSuffix(r.calls[0], "line 499 of a long log") {
+		t.Errorf("the pasted prompt was not sent whole: %d calls", len(r.calls))
 	}
 }

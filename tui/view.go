@@ -233,11 +233,28 @@ func (m *model) strip() string {
 func (m *model) questionDialog() ([]string, int) {
 	q := m.questions[0]
 	who := m.st.name(q.Agent, q.Color)
-	badge := who + " asks"
+	more := ""
 	if len(m.questions) > 1 {
-		badge += m.st.dim(fmt.Sprintf(" (%d more waiting)", len(m.questions)-1))
+		more = m.st.dim(fmt.Sprintf(" (%d more waiting)", len(m.questions)-1))
 	}
-	out := []string{m.st.dim(strings.Repeat("─", m.width)), badge + ": " + m.st.bold(q.Tool)}
+	var out []string
+	if q.Plan != "" {
+		out = []string{m.st.dim(strings.Repeat("─", m.width)), who + " asks you to approve its plan" + more + ":"}
+		plan := markdown(m.st, q.Plan, m.width-2)
+		if len(plan) > 12 {
+			plan = append(plan[:11], m.st.dim(fmt.Sprintf("… %d more lines", len(plan)-11)))
+		}
+		for _, l := range plan {
+			out = append(out, "  "+l)
+		}
+		if m.feedback {
+			out = append(out, "Send it back, and tell "+q.Agent+" what to change (Enter sends, Esc back):")
+			at := len(out)
+			return append(out, strings.Split(m.input.View(), "\n")...), at
+		}
+		return append(out, fmt.Sprintf("%s approve · %s send back, say why · %s send back", m.st.accent("1"), m.st.accent("3"), m.st.accent("Esc"))), -1
+	}
+	out = []string{m.st.dim(strings.Repeat("─", m.width)), who + " asks" + more + ": " + m.st.bold(q.Tool)}
 	out = append(out, m.callLines(q.Tool, q.Input, 10)...)
 	if q.Reason != "" {
 		out = append(out, m.st.dim(ansi.Truncate("why: "+q.Reason, m.width, "…")))

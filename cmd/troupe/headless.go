@@ -261,6 +261,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		if h.teams.answer == nil {
 			h.teams.answer = bg.sess.TeamAnswerer()
 		}
+		if h.teams.plans == nil {
+			h.teams.plans = bg.sess.PlanAnswerer()
+		}
 		h.teams.timeline = io.Discard
 	}
 	closeRemote, err := a.openRemote(ctx, bg) // remote.go: remote agents when the store is NATS

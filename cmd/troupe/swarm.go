@@ -61,11 +61,14 @@ type leadTeamOptions struct {
 	mode     string // --teammate-mode
 	// answer answers teammates' permission questions; nil uses
 	// --permission-prompt-command when set, else denies with a reason.
-	answer  swarm.Answerer
-	onEvent func(swarm.Event)
-	deliver func(string)
-	reg     *task.Registry // holds the teammates as tasks
-	tx      *transcripts   // the session's transcripts
+	answer swarm.Answerer
+	// answerPlan answers teammates' plans (a person at the helm); nil
+	// leaves them to the lead's model.
+	answerPlan swarm.PlanAnswerer
+	onEvent    func(swarm.Event)
+	deliver    func(string)
+	reg        *task.Registry // holds the teammates as tasks
+	tx         *transcripts   // the session's transcripts
 	// paneArgv returns the command line of a pane teammate.
 	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
 }
@@ -119,7 +122,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 	lead, err = swarm.NewLead(swarm.LeadConfig{
 		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
 		Session: o.session, Cwd: o.cwd, Model: o.h.model, Mode: string(o.approver.Mode),
-		Backend: be, Fallback: fallback, Answer: answer, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "", QueuingPanes: teammateCommand(a, o.h) != "",
+		Backend: be, Fallback: fallback, Answer: answer, AnswerPlan: o.answerPlan, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "", QueuingPanes: teammateCommand(a, o.h) != "",
 		ShutdownAnswerTimeout: o.h.teams.shut, Registry: o.reg,
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
@@ -338,9 +341,10 @@ type teamFlags struct {
 	mate    *teammateFlags
 
 	// Set by troupe demo, not by flags.
-	answer   swarm.Answerer    // answers teammates' permission questions
-	timeline io.Writer         // where the team's timeline goes (default stderr)
-	onEvent  func(swarm.Event) // sees every timeline event
+	answer   swarm.Answerer     // answers teammates' permission questions
+	plans    swarm.PlanAnswerer // answers teammates' plans (the interactive lead)
+	timeline io.Writer          // where the team's timeline goes (default stderr)
+	onEvent  func(swarm.Event)  // sees every timeline event
 }
 
 // Values of --idle-digest.
@@ -402,7 +406,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		bg.stderr = h.teams.timeline
 	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd)})
+		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd)})
 	if err != nil {
 		return nil, nil, err
 	}
