@@ -44,7 +44,7 @@ func TestSessionDrivenTeam(t *testing.T) {
 	a.homeFlag = filepath.Join(dir, "home")
 	h := &headless{outputFormat: "text", provider: "scripted", script: scriptFile, maxTurns: 50, cwd: dir, promptTimeout: time.Minute,
 		teams: teamFlags{enabled: true, mate: &teammateFlags{teammateMode: "in-process"}, shut: 10 * time.Second}}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	lr, err := a.openLead(ctx, h, dir, true)
 	if lr != nil {
@@ -68,7 +68,11 @@ func TestSessionDrivenTeam(t *testing.T) {
 		for {
 			e, err := sub.Next(ctx)
 			if err != nil {
-				t.Fatalf("waiting for %s: %v", what, err)
+				var b strings.Builder
+				for _, e := range seen[max(0, len(seen)-40):] {
+					b.WriteString(describe(e) + "\n")
+				}
+				t.Fatalf("waiting for %s: %v; the last events:\n%s", what, err, b.String())
 			}
 			seen = append(seen, e)
 			if ok(e) {
@@ -120,13 +124,17 @@ func TestSessionDrivenTeam(t *testing.T) {
 		return e.Kind == session.KindTaskEnded && e.Task.State.ID == bobTask
 	})
 
-	// Wait for the lead to be idle, then background a long turn.
-	for sess.Team() != nil {
-		if len(sess.Questions()) == 0 && !leadBusy(sess) {
-			break
+	// A prompt given to an idle lead starts a run of its own (a busy
+	// lead would take it with the run under way).
+	waitIdle := func() {
+		for leadBusy(sess) {
+			if ctx.Err() != nil {
+				t.Fatal("the lead never became idle")
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	waitIdle()
 	sess.Submit(ctx, "long turn")
 	until("the long turn to start", func(e session.Event) bool {
 		return e.Kind == session.KindTurnStarted && e.Text == "long turn"
@@ -143,10 +151,14 @@ func TestSessionDrivenTeam(t *testing.T) {
 	if err := sess.Foreground(ctx, id); err != nil {
 		t.Fatalf("Foreground: %v", err)
 	}
-	until("the long turn's end", func(e session.Event) bool {
-		return e.Kind == session.KindTurnEnded && e.Result != nil && e.Result.Text == "LONG-FINISHED"
+	// Its answer comes to the foreground; the run may go on with input
+	// that came meanwhile (the team's idle digest) before it ends.
+	until("the long turn's answer", func(e session.Event) bool {
+		return e.Kind == session.KindText && e.TaskID == "" && e.Agent.Message != nil && e.Agent.Message.Text() == "LONG-FINISHED"
 	})
+	until("the run's end", func(e session.Event) bool { return e.Kind == session.KindTurnEnded })
 
+	waitIdle()
 	sess.Submit(ctx, "slow turn")
 	until("the slow turn to start", func(e session.Event) bool {
 		return e.Kind == session.KindTurnStarted && e.Text == "slow turn"
@@ -163,3 +175,28 @@ func TestSessionDrivenTeam(t *testing.T) {
 
 // leadBusy reports whether the session's lead is in a run.
 func leadBusy(s *session.Session) bool { return s.Lead().Pending() > 0 || s.Running() }
+
+// describe is one line about an event, for a failure's report.
+func describe(e session.Event) string {
+	s := string(e.Kind)
+	switch {
+	case e.Team != nil:
+		s += " " + e.Team.Agent + " " + e.Team.Kind + " " + e.Team.Text
+	case e.Task != nil:
+		s += " " + string(e.Task.State.ID) + " " + string(e.Task.State.Status) + " " + e.Task.State.Description
+	case e.Agent != nil:
+		s += " " + string(e.Agent.Type) + " task=" + e.TaskID
+		if e.Agent.Message != nil {
+			s += " " + e.Agent.Message.Text()
+		}
+	case e.Result != nil:
+		s += " " + e.Result.Text
+	}
+	if e.Text != "" {
+		s += " text=" + e.Text
+	}
+	if e.TaskID != "" {
+		s += " task=" + e.TaskID
+	}
+	return s
+}
