@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -136,9 +137,7 @@ func TestSessionDrivenTeam(t *testing.T) {
 	}
 	waitIdle()
 	sess.Submit(ctx, "long turn")
-	until("the long turn to start", func(e session.Event) bool {
-		return e.Kind == session.KindTurnStarted && e.Text == "long turn"
-	})
+	until("the long turn to reach the lead", prompted("long turn"))
 	var id task.ID
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if id, err = sess.Background(ctx); err == nil {
@@ -160,9 +159,7 @@ func TestSessionDrivenTeam(t *testing.T) {
 
 	waitIdle()
 	sess.Submit(ctx, "slow turn")
-	until("the slow turn to start", func(e session.Event) bool {
-		return e.Kind == session.KindTurnStarted && e.Text == "slow turn"
-	})
+	until("the slow turn to reach the lead", prompted("slow turn"))
 	for deadline := time.Now().Add(10 * time.Second); !sess.Interrupt(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no turn to interrupt")
@@ -171,6 +168,17 @@ func TestSessionDrivenTeam(t *testing.T) {
 	until("the interrupted turn's end", func(e session.Event) bool {
 		return e.Kind == session.KindTurnEnded && e.Result != nil && e.Result.Interrupted
 	})
+}
+
+// prompted matches the event that says the lead took prompt: a run
+// started with it, or (a run was under way) its user message.
+func prompted(prompt string) func(session.Event) bool {
+	return func(e session.Event) bool {
+		if e.Kind == session.KindTurnStarted && e.Text == prompt {
+			return true
+		}
+		return e.Agent != nil && e.TaskID == "" && e.Agent.Type == agent.EventUser && e.Agent.Message != nil && strings.Contains(e.Agent.Message.Text(), prompt)
+	}
 }
 
 // leadBusy reports whether the session's lead is in a run.
