@@ -55,6 +55,12 @@ func (p *tuiPane) tmux(args ...string) string {
 // keys sends tmux key names (Enter, Escape, C-b, S-Down) or text.
 func (p *tuiPane) keys(keys ...string) { p.tmux(append([]string{"send-keys", "-t", "0"}, keys...)...) }
 
+// submit types a line and presses Enter.
+func (p *tuiPane) submit(s string) {
+	p.text(s)
+	p.keys("Enter")
+}
+
 // text types text literally.
 func (p *tuiPane) text(s string) { p.tmux("send-keys", "-t", "0", "-l", s) }
 
@@ -125,12 +131,10 @@ func TestTUILead(t *testing.T) {
 	home := filepath.Join(dir, "home")
 	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir}, "--provider", "scripted", "--script", scriptFile)
 
-	p.text("hello")
-	p.keys("Enter")
+	p.submit("hello")
 	p.wait("STREAMED ANSWER from the lead", 10*time.Second)
 
-	p.text("make a file")
-	p.keys("Enter")
+	p.submit("make a file")
 	s := p.wait("team-lead asks: Bash", 10*time.Second)
 	if !strings.Contains(s, "$ touch lead-made-this && echo MADE-IT") {
 		t.Errorf("the dialog does not show the command:\n%s", s)
@@ -141,32 +145,27 @@ func TestTUILead(t *testing.T) {
 		t.Errorf("the allowed command did not run: %v", err)
 	}
 
-	p.text("slow")
-	p.keys("Enter")
+	p.submit("slow")
 	p.wait("Esc to interrupt", 10*time.Second)
 	p.keys("Escape")
 	p.wait("Interrupted", 10*time.Second)
 
-	p.text("long")
-	p.keys("Enter")
+	p.submit("long")
 	p.wait("Ctrl+B to background", 10*time.Second)
 	p.keys("C-b")
 	s = p.wait("1 agent", 10*time.Second)
 	if !strings.Contains(s, "went on in the background") {
 		t.Errorf("no word of the backgrounded turn:\n%s", s)
 	}
-	p.text("quick")
-	p.keys("Enter")
+	p.submit("quick")
 	p.wait("QUICK-ANSWER", 10*time.Second)
 	p.wait("NOTED-THE-TASK", 15*time.Second) // the long turn ended and the lead was told
 
-	p.text("start a server")
-	p.keys("Enter")
+	p.submit("start a server")
 	p.wait("team-lead asks: Bash", 10*time.Second)
 	p.keys("1")
 	p.wait("SERVER-STARTED", 10*time.Second)
-	p.text("/tasks")
-	p.keys("Enter")
+	p.submit("/tasks")
 	s = p.wait("local_bash", 10*time.Second)
 	if !strings.Contains(s, "sleep 37") || !strings.Contains(s, "running") {
 		t.Errorf("/tasks does not list the running shell:\n%s", s)
@@ -205,8 +204,7 @@ func TestTUITeam(t *testing.T) {
 	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir, EnvAgentTeams + "=1"},
 		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--shutdown-answer-timeout", "10s")
 
-	p.text("form a team")
-	p.keys("Enter")
+	p.submit("form a team")
 	s := p.wait("alice asks: Bash", 20*time.Second)
 	if !strings.Contains(s, "2 always (whole team)") {
 		t.Errorf("the teammate's dialog does not offer allowing for the team:\n%s", s)
@@ -228,8 +226,7 @@ func TestTUITeam(t *testing.T) {
 	p.keys("Enter")
 	p.wait("Message alice", 5*time.Second)
 	// i interrupts the turn alice is in; she stays and takes the next line.
-	p.text("long-job")
-	p.keys("Enter")
+	p.submit("long-job")
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(p.screen(), "Interrupted alice's turn") {
 		if time.Now().After(deadline) {
@@ -238,8 +235,7 @@ func TestTUITeam(t *testing.T) {
 		p.keys("i")
 		time.Sleep(200 * time.Millisecond)
 	}
-	p.text("ping-from-person")
-	p.keys("Enter")
+	p.submit("ping-from-person")
 	p.keys("Escape")
 	p.wait("alice: PONG-FROM-ALICE", 15*time.Second)
 
@@ -264,8 +260,7 @@ func TestTUIResume(t *testing.T) {
 	args := []string{"--provider", "scripted", "--script", scriptFile}
 
 	p := startTUI(t, dir, env, args...)
-	p.text("first session")
-	p.keys("Enter")
+	p.submit("first session")
 	p.wait("FIRST-ANSWER", 10*time.Second)
 	p.quit()
 
@@ -277,19 +272,16 @@ func TestTUIResume(t *testing.T) {
 	p.quit()
 
 	p = startTUI(t, dir, env, args...)
-	p.text("second session")
-	p.keys("Enter")
+	p.submit("second session")
 	p.wait("SECOND-ANSWER", 10*time.Second)
-	p.text("/resume")
-	p.keys("Enter")
+	p.submit("/resume")
 	s = p.wait("Resume a session", 5*time.Second)
 	if !strings.Contains(s, "first session") || strings.Contains(s, "second session") {
 		t.Errorf("/resume lists:\n%s", s)
 	}
 	p.keys("Enter")
 	p.wait("FIRST-ANSWER", 10*time.Second)
-	p.text("after resume")
-	p.keys("Enter")
+	p.submit("after resume")
 	p.wait("RESUMED-ANSWER", 10*time.Second)
 	p.quit()
 }
@@ -309,11 +301,9 @@ func TestTUIAnthropic(t *testing.T) {
 	})
 	dir := t.TempDir()
 	p := startTUI(t, dir, []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir, "ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_BASE_URL=" + srv.URL})
-	p.text("hello")
-	p.keys("Enter")
+	p.submit("hello")
 	p.wait("PART-ONE PART-TWO PART-THREE", 15*time.Second)
-	p.text("run it")
-	p.keys("Enter")
+	p.submit("run it")
 	p.wait("team-lead asks: Bash", 15*time.Second)
 	p.keys("1")
 	s := p.wait("SDK-DONE", 15*time.Second)
