@@ -34,6 +34,7 @@ import (
 	"time"
 
 	coreagent "github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/llm"
 	taskreg "github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
@@ -84,9 +85,12 @@ type Spec struct {
 	Prompt      string
 	Background  bool
 	// Tools is the parent's tool set filtered for a sub-agent
-	// (FilterTools); the Factory may use it as Config.Tools or build its
-	// own.
+	// (FilterTools, then ToolsFor its definition); the Factory may use
+	// it as Config.Tools or build its own from the same names.
 	Tools *tool.Registry
+	// Agent is the definition Type resolved to (Config.Agents); its
+	// Prompt, or Role for a built-in, is the sub-agent's system prompt.
+	Agent brief.Agent
 }
 
 // Factory returns the configuration of a fresh sub-agent (model, system
@@ -114,6 +118,11 @@ type Config struct {
 	Registry *taskreg.Registry
 	// Types, when set, lists the valid subagent_type values.
 	Types []string
+	// Agents, when set, are the agent types subagent_type selects
+	// (brief.WithBuiltins of the loaded definitions): an unknown type is
+	// refused with the list of known ones, and each agent's tools are cut
+	// to its definition (ToolsFor).
+	Agents []brief.Agent
 	// DefaultBackground is what a call that omits run_in_background does.
 	DefaultBackground bool
 	// KeepFinished is how many finished background sub-agents are kept
@@ -217,6 +226,16 @@ func (t *Tool) Spec() llm.ToolSpec {
 		mode = `"Permission mode of a teammate (inherits yours when omitted); plan makes it submit a plan for your approval before it changes anything"`
 		desc += teammateDescription
 	}
+	if len(t.cfg.Agents) > 0 {
+		desc += "\n\nAvailable agent types (subagent_type) and the tools they have:"
+		for _, a := range t.cfg.Agents {
+			tools := "all your tools"
+			if a.Tools != nil && !slices.Contains(a.Tools, "*") {
+				tools = strings.Join(a.Tools, ", ")
+			}
+			desc += fmt.Sprintf("\n- %s: %s (Tools: %s)", a.Name, strings.Join(strings.Fields(a.Description), " "), tools)
+		}
+	}
 	return llm.ToolSpec{Name: "Agent", Description: desc, InputSchema: json.RawMessage(fmt.Sprintf(schema, model, def, name, mode))}
 }
 
@@ -271,6 +290,9 @@ func (t *Tool) check(in *input, teammate bool) (tool.Result, bool) {
 	case len(t.cfg.Types) > 0 && !slices.Contains(t.cfg.Types, in.SubagentType):
 		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(t.cfg.Types, ", ")), false
 	}
+	if _, ok := t.resolve(in.SubagentType); !ok {
+		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(brief.AgentNames(t.cfg.Agents), ", ")), false
+	}
 	for _, e := range []struct {
 		field, v string
 		allowed  []string
@@ -320,9 +342,13 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			return tool.Errorf("Agent: invalid input: name %q is already used by a running agent", in.Name), nil
 		}
 	}
+	def, _ := t.resolve(in.SubagentType) // check resolved it
+	if in.Model == "" {
+		in.Model = def.Model
+	}
 	spec := Spec{AgentID: string(id), Type: in.SubagentType, Model: in.Model, Name: in.Name,
 		Description: in.Description, Prompt: in.Prompt, Background: bg,
-		Tools: FilterTools(t.cfg.Tools, t.cfg.Deny)}
+		Tools: ToolsFor(FilterTools(t.cfg.Tools, t.cfg.Deny), def), Agent: def}
 	if bg {
 		allow := t.cfg.AsyncAllow
 		if allow == nil {

@@ -79,6 +79,14 @@ func (t *Tool) spawnTeammate(ctx context.Context, in input) (tool.Result, error)
 	if res, ok := checkTeammate(in); !ok {
 		return res, nil
 	}
+	if def, ok := t.resolve(in.SubagentType); ok {
+		if in.Model == "" {
+			in.Model = def.Model
+		}
+		if in.Mode == "" {
+			in.Mode = def.PermissionMode
+		}
+	}
 	req := TeammateRequest{Name: in.Name, Description: in.Description, Prompt: in.Prompt, Model: in.Model,
 		AgentType: in.SubagentType, PlanModeRequired: in.Mode == "plan", Mode: in.Mode}
 	info, err := t.cfg.Teammates.SpawnTeammate(ctx, req)
