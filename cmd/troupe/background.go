@@ -222,7 +222,11 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		base = append(base, st) // sub-agents get it too
 	}
 	parent, _ := tool.NewRegistry(base...) // the names are unique
-	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote,
+	var types []brief.Agent                // agents.go
+	if o.ac != nil {
+		types = o.ac.agents
+	}
+	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote, Agents: types,
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {
@@ -239,7 +243,8 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			cfg := agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: o.approver,
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
 			if o.ac != nil {
-				if cfg.System, err = o.ac.system(brief.RoleSubAgent, brief.Vars{Type: s.Type}, ""); err != nil {
+				role, custom := subagentRole(s.Agent) // agents.go
+				if cfg.System, err = o.ac.system(role, brief.Vars{Type: s.Type}, custom); err != nil {
 					return agent.Config{}, err
 				}
 				cfg.Environment = o.ac.environment

@@ -35,6 +35,7 @@ type agentContext struct {
 	loader *brief.Loader // nil with --no-project-instructions
 	instr  *brief.Instructions
 	skills []brief.Skill
+	agents []brief.Agent // the agent types subagent_type selects (agents.go)
 	now    func() time.Time
 	getenv func(string) string
 
@@ -56,6 +57,7 @@ func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approve
 		a.warnOnce(err.Error())
 	}
 	ac.skills = skills
+	ac.agents = a.agentTypes(cwd)
 	if off {
 		return ac
 	}
