@@ -201,6 +201,9 @@ type toolOptions struct {
 	// parent (transcript.go).
 	tx     *transcripts
 	parent string
+	// worktreeRoot is where agents' worktrees go; "" means beside the
+	// repository (worktrees.go).
+	worktreeRoot string
 }
 
 // coreTools returns the tools of an agent rooted at cwd: the file tools,
@@ -227,6 +230,7 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		types = o.ac.agents
 	}
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote, Agents: types,
+		Worktrees: &worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.worktreeRoot},
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {
@@ -240,7 +244,13 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			if err != nil {
 				return agent.Config{}, err
 			}
-			cfg := agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: o.approver,
+			ap := o.approver
+			if s.Dir != "" { // isolation "worktree" (worktrees.go)
+				if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
+					return agent.Config{}, err
+				}
+			}
+			cfg := agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: ap,
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
 			if o.ac != nil {
 				role, custom := subagentRole(s.Agent) // agents.go
@@ -248,6 +258,9 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 					return agent.Config{}, err
 				}
 				cfg.Environment = o.ac.environment
+			}
+			if s.Dir != "" {
+				cfg.System += worktreeNote(s.Dir)
 			}
 			if w := o.tx.writer(string(s.AgentID), transcript.KindSubAgent, o.parent); w != nil {
 				cfg.Transcript = w
