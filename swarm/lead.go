@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,9 @@ type SpawnRequest struct {
 	// PlanModeRequired starts the teammate in plan mode: it works
 	// read-only until the lead approves its plan.
 	PlanModeRequired bool
+	// Cwd is the teammate's working folder (its own worktree); "" is the
+	// lead's.
+	Cwd string
 }
 
 // SpawnInfo describes a spawned teammate.
@@ -442,7 +446,7 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	}
 	active := true
 	m, err := team.AddMember(ctx, l.cfg.Teams, teamName, team.Member{Name: name, AgentType: r.AgentType, Model: model,
-		Prompt: r.Prompt, PlanModeRequired: r.PlanModeRequired, Cwd: l.cfg.Cwd, Mode: mode,
+		Prompt: r.Prompt, PlanModeRequired: r.PlanModeRequired, Cwd: cmp.Or(r.Cwd, l.cfg.Cwd), Mode: mode,
 		BackendType: l.cfg.Backend.Name(), IsActive: &active, Subscriptions: []string{}}, l.cfg.Now())
 	if err != nil {
 		return SpawnInfo{}, fmt.Errorf("add teammate %s: %w", name, err)
@@ -510,7 +514,7 @@ func (l *Lead) start(ctx context.Context, be backend.Backend, m team.Member, r S
 	}
 	spec.AgentID, spec.Name, spec.Team, spec.Color = m.AgentID, m.Name, l.Team(), m.Color
 	if spec.Cwd == "" {
-		spec.Cwd = l.cfg.Cwd
+		spec.Cwd = cmp.Or(m.Cwd, l.cfg.Cwd)
 	}
 	return be.Spawn(ctx, spec)
 }

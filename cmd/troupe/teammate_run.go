@@ -75,6 +75,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 	}
 	base := *p.base
 	base.Agent = p.member.Name
+	base.Cwd = cmp.Or(p.member.Cwd, base.Cwd) // its own worktree, if it has one
 	base.Asker = p.asker
 	base.Hint = nil
 	if p.member.Mode != "" {

@@ -3,17 +3,21 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
 	"github.com/troupe-dev/troupe/tool/fs"
 	tasktool "github.com/troupe-dev/troupe/tool/task"
+	teamtool "github.com/troupe-dev/troupe/tool/team"
 	"github.com/troupe-dev/troupe/worktree"
 
 	agenttool "github.com/troupe-dev/troupe/tool/agent"
@@ -111,4 +115,165 @@ func approverIn(ap agent.Approver, dir string) agent.Approver {
 // worktreeNote tells an agent in its own worktree where it works.
 func worktreeNote(dir string) string {
 	return "\n\n# Your worktree\n\nYou work in your own git worktree, " + dir + ", on its own branch: other agents cannot see or overwrite your changes there, and you must not change files outside it. Commit your work on the branch when it is done (git add, git commit); uncommitted changes are kept too."
+}
+
+// teamWorktrees keeps the worktrees of a lead's teammates (isolation
+// "worktree" on the Agent tool, or --worktrees for all of them): made at
+// spawn on troupe/<team>/<name>, finished when the teammate ends (the lead
+// is told the branch, path and diffstat of what is kept), and at
+// TeamDelete clean ones are removed and dirty ones listed.
+type teamWorktrees struct {
+	all     bool // --worktrees
+	open    *worktrees
+	deliver func(string) // to the lead, as input
+
+	mu    sync.Mutex
+	trees map[string]worktree.Tree // by member name; guarded by mu
+}
+
+func newTeamWorktrees(all bool, cwd, root string, deliver func(string)) *teamWorktrees {
+	return &teamWorktrees{all: all, open: &worktrees{cwd: cwd, root: root}, deliver: deliver, trees: map[string]worktree.Tree{}}
+}
+
+// isolatedTeammates spawns teammates, each in its own worktree when the
+// call asks for isolation "worktree" or --worktrees is set.
+type isolatedTeammates struct {
+	inner agenttool.Teammates
+	team  func() string // the lead's team
+	trees *teamWorktrees
+}
+
+// SpawnTeammate implements agenttool.Teammates.
+func (s isolatedTeammates) SpawnTeammate(ctx context.Context, r agenttool.TeammateRequest) (agenttool.TeammateInfo, error) {
+	if r.Isolation != "worktree" && !s.trees.all {
+		return s.inner.SpawnTeammate(ctx, r)
+	}
+	teamName := s.team()
+	if teamName == "" {
+		return agenttool.TeammateInfo{}, fmt.Errorf("you lead no team yet: create one with TeamCreate first")
+	}
+	m, err := s.trees.open.manager(ctx)
+	if err != nil {
+		return agenttool.TeammateInfo{}, fmt.Errorf("worktree for %s: %w", r.Name, err)
+	}
+	t, err := m.Create(ctx, teamName, r.Name)
+	if err != nil {
+		return agenttool.TeammateInfo{}, err
+	}
+	r.Dir = t.Path
+	if rel, err := filepath.Rel(m.Repo(), s.trees.open.cwd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		r.Dir = filepath.Join(t.Path, rel)
+	}
+	info, err := s.inner.SpawnTeammate(ctx, r)
+	if err != nil {
+		_ = m.Remove(context.WithoutCancel(ctx), t)
+		return info, err
+	}
+	s.trees.mu.Lock()
+	s.trees.trees[r.Name] = t
+	s.trees.mu.Unlock()
+	return info, nil
+}
+
+// take removes and returns the worktree of member name.
+func (w *teamWorktrees) take(name string) (worktree.Tree, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.trees[name]
+	delete(w.trees, name)
+	return t, ok
+}
+
+// onEvent passes e on to next and finishes the worktree of a teammate
+// that ended, telling the lead what is kept.
+func (w *teamWorktrees) onEvent(next func(swarm.Event)) func(swarm.Event) {
+	return func(e swarm.Event) {
+		if next != nil {
+			next(e)
+		}
+		if e.Kind != swarm.EventExit && e.Kind != swarm.EventDead {
+			return
+		}
+		t, ok := w.take(e.Agent)
+		if !ok {
+			return
+		}
+		m := w.open.m // set: the tree was made through it
+		res, err := m.Finish(context.Background(), t)
+		switch {
+		case err != nil:
+			w.deliver(fmt.Sprintf("Teammate %s ended; its worktree %s (branch %s) is kept: %v", e.Agent, t.Path, t.Branch, err))
+		case !res.Removed:
+			w.deliver(fmt.Sprintf("Teammate %s ended. %s", e.Agent, res.Report()))
+		}
+	}
+}
+
+// afterDelete finishes the worktrees left when the team is deleted:
+// clean ones are removed, dirty ones kept and listed in the returned note.
+func (w *teamWorktrees) afterDelete(ctx context.Context) string {
+	w.mu.Lock()
+	trees := w.trees
+	w.trees = map[string]worktree.Tree{}
+	w.mu.Unlock()
+	if len(trees) == 0 {
+		return ""
+	}
+	var removed, kept []string
+	for _, name := range slices.Sorted(maps.Keys(trees)) {
+		t := trees[name]
+		res, err := w.open.m.Finish(ctx, t)
+		switch {
+		case err != nil:
+			kept = append(kept, fmt.Sprintf("%s: branch %s in %s (could not check it: %v)", name, t.Branch, t.Path, err))
+		case res.Removed:
+			removed = append(removed, name)
+		default:
+			kept = append(kept, fmt.Sprintf("%s: %s", name, res.Report()))
+		}
+	}
+	var b strings.Builder
+	if len(removed) > 0 {
+		fmt.Fprintf(&b, " Worktrees without changes removed: %s.", strings.Join(removed, ", "))
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(&b, " Worktrees with changes kept for you to merge:\n%s", strings.Join(kept, "\n"))
+	}
+	return b.String()
+}
+
+// deletingLead is the lead's team tools' Lead with the worktrees: the
+// TeamDelete result also says which worktrees went and which are kept.
+type deletingLead struct {
+	*swarm.Lead
+	trees *teamWorktrees
+}
+
+// DeleteTeamNote implements the team tools' optional note after a
+// TeamDelete.
+func (d deletingLead) DeleteTeamNote(ctx context.Context) string { return d.trees.afterDelete(ctx) }
+
+// worktreeFlags are --worktrees and --worktree-dir.
+type worktreeFlags struct {
+	all  bool
+	root string
+}
+
+func addWorktreeFlags(f interface {
+	BoolVar(*bool, string, bool, string)
+	StringVar(*string, string, string, string)
+}) *worktreeFlags {
+	w := &worktreeFlags{}
+	f.BoolVar(&w.all, "worktrees", false, "with --agent-teams: every teammate works in its own git worktree, on a branch troupe/<team>/<name> from HEAD (the Agent tool's isolation \"worktree\" for all of them)")
+	f.StringVar(&w.root, "worktree-dir", "", "where agents' git worktrees go (default: <repository>-worktrees beside the repository)")
+	return w
+}
+
+// teamLead is the Lead of the lead's team tools: with teammates'
+// worktrees, TeamDelete also reports them.
+func teamLead(lt *leadTeam) teamtool.Lead {
+	if lt.trees != nil {
+		return deletingLead{Lead: lt.lead, trees: lt.trees}
+	}
+	return lt.lead
 }

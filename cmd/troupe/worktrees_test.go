@@ -110,3 +110,58 @@ func TestSubAgentWorktreeNotRepo(t *testing.T) {
 		t.Errorf("the folder beside the project holds %v; want nothing new", names)
 	}
 }
+
+// --worktrees: two in-process teammates edit the same file, each in its
+// own worktree, without clashing; TeamDelete removes the clean worktree
+// and keeps (and reports) the changed one.
+func TestTeamWorktrees(t *testing.T) {
+	needGit(t)
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	writeDef(t, filepath.Join(proj, "main.go"), "package main\n")
+	gitIn(t, proj, "init", "-q", "-b", "main")
+	gitIn(t, proj, "add", ".")
+	gitIn(t, proj, "commit", "-q", "-m", "first")
+	script := filepath.Join(root, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"wt"}},
+   {"name":"Agent","input":{"description":"edit","name":"ann","prompt":"EDIT-ANN"}},
+   {"name":"Agent","input":{"description":"edit too","name":"bob","prompt":"EDIT-BOB"}},
+   {"name":"Agent","input":{"description":"look","name":"cid","prompt":"LOOK-CID"}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"TeamDelete"},"reply":{"text":"LEAD-DONE"},"repeat":true},
+ {"match":{"system":"You are troupe,","user":"idle"},"reply":{"tool_calls":[{"name":"TeamDelete","input":{}}]},"repeat":true},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"WAITING"},"repeat":true},
+ {"match":{"system":"teammate ann","turn":0},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"main.go","content":"package main\n\n// ann\n"}}]}},
+ {"match":{"system":"teammate bob","turn":0},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"main.go","content":"package main\n\n// bob\n// bob\n"}}]}},
+ {"match":{"system":"teammate cid","turn":0},"reply":{"tool_calls":[{"name":"Read","input":{"file_path":"main.go"}}]}},
+ {"match":{"system":"teammate"},"reply":{"text":"MATE-DONE"},"repeat":true}
+]}`)
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--agent-teams", "--teammate-mode", "in-process", "--worktrees",
+		"--allowedTools", "Agent,Write,Read", "--cwd", proj, "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	trees := filepath.Join(root, "proj-worktrees", "wt")
+	for name, want := range map[string]string{"ann": "// ann\n", "bob": "// bob\n// bob\n"} {
+		if b, _ := os.ReadFile(filepath.Join(trees, name, "main.go")); string(b) != "package main\n\n"+want {
+			t.Errorf("%s's main.go = %q", name, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "main.go")); string(b) != "package main\n" {
+		t.Errorf("the project's main.go = %q; want it untouched", b)
+	}
+	if _, err := os.Stat(filepath.Join(trees, "cid")); !os.IsNotExist(err) {
+		t.Errorf("cid's clean worktree is still there: %v", err)
+	}
+	if got := gitIn(t, proj, "branch", "--list", "--format=%(refname:short)", "troupe/*"); got != "troupe/wt/ann\ntroupe/wt/bob" {
+		t.Errorf("branches = %q; want ann's and bob's only", got)
+	}
+	for _, want := range []string{"Changes kept on branch troupe/wt/ann in worktree " + filepath.Join(trees, "ann"), "main.go | 2 ++"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

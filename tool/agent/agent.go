@@ -294,7 +294,7 @@ func (t *Tool) check(in *input, teammate bool) (tool.Result, bool) {
 		return tool.Errorf("Agent: invalid input: name %q must match %s", in.Name, namePattern), false
 	case in.Isolation == "remote" && t.cfg.Remote == nil:
 		return tool.Errorf("Agent: isolation \"remote\" needs remote workers, which this session has none of: run it with --store nats://HOST:4222 and start `troupe worker --store nats://HOST:4222` on the machines that should run agents; or omit isolation to run the agent here"), false
-	case in.Isolation == "worktree" && t.cfg.Worktrees == nil:
+	case in.Isolation == "worktree" && t.cfg.Worktrees == nil && !teammate:
 		return tool.Errorf("Agent: isolation \"worktree\" is not available in this session; omit it"), false
 	case in.Isolation != "" && in.Isolation != "remote" && in.Isolation != "worktree":
 		return tool.Errorf("Agent: isolation %q is not supported; use worktree or remote, or omit it", in.Isolation), false
