@@ -204,6 +204,7 @@ type toolOptions struct {
 	// worktreeRoot is where agents' worktrees go; "" means beside the
 	// repository (worktrees.go).
 	worktreeRoot string
+	fork         bool // --fork-subagents
 }
 
 // coreTools returns the tools of an agent rooted at cwd: the file tools,
@@ -230,7 +231,8 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		types = o.ac.agents
 	}
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote, Agents: types,
-		Worktrees: &worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.worktreeRoot},
+		Worktrees: &worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.worktreeRoot}, Fork: o.fork,
+		OnFork: func(id string, cfg *agent.Config) { cfg.Transcript = o.tx.writer(id, transcript.KindSubAgent, o.parent) },
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {

@@ -377,7 +377,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 // only coordinate, and every teammate's own calls pass its permissions.
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
 	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac,
-		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.root}
+		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.root, fork: h.teams.trees.fork}
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil

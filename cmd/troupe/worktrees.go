@@ -253,10 +253,11 @@ type deletingLead struct {
 // TeamDelete.
 func (d deletingLead) DeleteTeamNote(ctx context.Context) string { return d.trees.afterDelete(ctx) }
 
-// worktreeFlags are --worktrees and --worktree-dir.
+// worktreeFlags are --worktrees and --worktree-dir, and --fork-subagents.
 type worktreeFlags struct {
 	all  bool
 	root string
+	fork bool
 }
 
 func addWorktreeFlags(f interface {
@@ -265,6 +266,7 @@ func addWorktreeFlags(f interface {
 }) *worktreeFlags {
 	w := &worktreeFlags{}
 	f.BoolVar(&w.all, "worktrees", false, "with --agent-teams: every teammate works in its own git worktree, on a branch troupe/<team>/<name> from HEAD (the Agent tool's isolation \"worktree\" for all of them)")
+	f.BoolVar(&w.fork, "fork-subagents", false, "an Agent call without subagent_type forks the lead: the fork starts with the lead's whole conversation, system prompt and tools (the provider's prompt cache serves that prefix); off in coordinator mode")
 	f.StringVar(&w.root, "worktree-dir", "", "where agents' git worktrees go (default: <repository>-worktrees beside the repository)")
 	return w
 }

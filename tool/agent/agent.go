@@ -139,6 +139,16 @@ type Config struct {
 	// agent's own folder (see Isolation); without it such a call is
 	// refused.
 	Worktrees Isolation
+	// Fork makes a call without subagent_type (and without a name or an
+	// isolation) a fork of the calling agent: it starts with the
+	// caller's conversation, system prompt and tools plus its directive,
+	// so that the request prefix is the caller's byte for byte and the
+	// provider's prompt cache serves it. A fork cannot start agents.
+	// Coordinator mode leaves it off.
+	Fork bool
+	// OnFork, when set, may adjust a fork's configuration (its
+	// transcript) before it is made; id is its agent id.
+	OnFork func(id string, cfg *coreagent.Config)
 	// Remote, when set, runs a call with isolation "remote" on a remote
 	// worker (see Remote); without it such a call is refused.
 	Remote Remote
@@ -235,6 +245,9 @@ func (t *Tool) Spec() llm.ToolSpec {
 		mode = `"Permission mode of a teammate (inherits yours when omitted); plan makes it submit a plan for your approval before it changes anything"`
 		desc += teammateDescription
 	}
+	if t.cfg.Fork {
+		desc += forkDescription
+	}
 	if len(t.cfg.Agents) > 0 {
 		desc += "\n\nAvailable agent types (subagent_type) and the tools they have:"
 		for _, a := range t.cfg.Agents {
@@ -324,9 +337,18 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if res, ok := tool.Decode("Agent", call.Input, &in); !ok {
 		return res, nil
 	}
+	if res, refused := refuseFork(ctx); refused {
+		return res, nil
+	}
 	teammate := in.Name != "" && t.cfg.Teammates != nil && in.Isolation != "remote"
+	forking := t.cfg.Fork && strings.TrimSpace(in.SubagentType) == "" && !teammate && in.Isolation == ""
 	if res, ok := t.check(&in, teammate); !ok {
 		return res, nil
+	}
+	if forking {
+		if res, forked, err := t.fork(ctx, call, in); forked {
+			return res, err
+		}
 	}
 	if in.Isolation == "remote" {
 		return t.runRemote(ctx, call, in)
