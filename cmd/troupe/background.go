@@ -232,7 +232,9 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	}
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote, Agents: types,
 		Worktrees: &worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.worktreeRoot}, Fork: o.fork,
-		OnFork: func(id string, cfg *agent.Config) { cfg.Transcript = o.tx.writer(id, transcript.KindSubAgent, o.parent) },
+		OnFork: func(id string, cfg *agent.Config) {
+			cfg.Transcript = o.tx.writer(id, transcript.KindSubAgent, o.parent)
+		},
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {

@@ -82,4 +82,3 @@ func refuseFork(ctx context.Context) (tool.Result, bool) {
 	}
 	return tool.Result{}, false
 }
-
