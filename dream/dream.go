@@ -48,6 +48,9 @@ type Config struct {
 	Approver agent.Approver
 	// Lock overrides the folder's lock (tests: its clock).
 	Lock *memory.Lock
+	// Filter, when set, keeps only the sessions it accepts (those of
+	// this project).
+	Filter func(session string) bool
 }
 
 // Start starts a dream as a task of reg and returns its id. It fails with
@@ -66,6 +69,9 @@ func Start(reg *task.Registry, cfg Config) (task.ID, error) {
 		return "", err
 	}
 	sessions, err := memory.SessionsSince(cfg.SessionsDir, held.Prior, cfg.Current)
+	if cfg.Filter != nil {
+		sessions = slices.DeleteFunc(sessions, func(s string) bool { return !cfg.Filter(s) })
+	}
 	if err == nil && len(sessions) == 0 {
 		err = ErrNothing
 	}

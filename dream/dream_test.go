@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/dream"
 	"github.com/troupe-dev/troupe/llm/scripted"
 	"github.com/troupe-dev/troupe/memory"
@@ -156,5 +157,29 @@ func TestDreamFailureRollsBack(t *testing.T) {
 	}
 	if last, _ := (memory.Lock{Dir: s.memDir}).Last(); !last.Equal(prior) {
 		t.Errorf("after a stopped dream the lock's time is %v; want the previous %v", last, prior)
+	}
+}
+
+func TestApprover(t *testing.T) {
+	a := dream.Approver{MemoryDir: "/h/projects/p/memory", SessionsDir: "/h/sessions"}
+	tests := []struct {
+		tool, input string
+		want        bool
+	}{
+		{"Read", `{"file_path": "/h/sessions/s1/lead.jsonl"}`, true},
+		{"Read", `{"file_path": "MEMORY.md"}`, true},
+		{"Read", `{"file_path": "/etc/passwd"}`, false},
+		{"Grep", `{"pattern": "x", "path": "/h/sessions"}`, true},
+		{"Glob", `{"pattern": "*.md"}`, true},
+		{"Write", `{"file_path": "/h/projects/p/memory/a.md"}`, true},
+		{"Write", `{"file_path": "/h/sessions/s1/lead.jsonl"}`, false},
+		{"Edit", `{"file_path": "../../escape.md"}`, false},
+		{"Bash", `{"command": "rm -rf /"}`, false},
+	}
+	for _, tt := range tests {
+		v, _ := a.Approve(context.Background(), agent.Request{Tool: tt.tool, Input: []byte(tt.input)})
+		if v.Allow != tt.want {
+			t.Errorf("Approve(%s %s) = %+v; want allow %v", tt.tool, tt.input, v, tt.want)
+		}
 	}
 }

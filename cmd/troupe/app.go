@@ -219,6 +219,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.serveCommand(),
 		a.workerCommand(),
 		a.agentsCommand(), // agents.go
+		a.dreamCommand(),  // dream.go
 	)
 	return root
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A session of a project, then troupe dream: the dream reads the
+// session's transcript and writes the memory folder; the next session's
+// lead has that memory in its system prompt. A second dream with no new
+// session has nothing to do.
+func TestDreamEndToEnd(t *testing.T) {
+	root := t.TempDir()
+	proj, home := filepath.Join(root, "proj"), filepath.Join(root, "home")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
+		err := m.Run(t.Context(), append([]string{"--home", home}, args...))
+		return out.String(), err
+	}
+	first := filepath.Join(root, "first.json")
+	writeFile(t, first, `{"turns":[{"reply":{"text":"We decided: THE-FACT."}}]}`)
+	if out, err := run("-p", "--cwd", proj, "--provider", "scripted", "--script", first, "remember THE-FACT"); err != nil {
+		t.Fatalf("first session: %v\n%s", err, out)
+	}
+	dreamScript := filepath.Join(root, "dream.json")
+	writeFile(t, dreamScript, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"Grep","input":{"pattern":"THE-FACT","path":"`+filepath.Join(home, "sessions")+`"}}]}},
+ {"match":{"tool_result":"Grep","user":"lead"},"reply":{"tool_calls":[
+   {"name":"Write","input":{"file_path":"MEMORY.md","content":"- [decisions](decisions.md)\n"}},
+   {"name":"Write","input":{"file_path":"decisions.md","content":"MEMORY-SAYS-THE-FACT\n"}},
+   {"name":"Write","input":{"file_path":"`+filepath.Join(proj, "evil.md")+`","content":"x"}}]}},
+ {"match":{"tool_result":"Write"},"reply":{"text":"Consolidated."}}
+]}`)
+	out, err := run("dream", "--cwd", proj, "--provider", "scripted", "--script", dreamScript)
+	if err != nil || !strings.Contains(out, "memory consolidated from 1 session(s); files: MEMORY.md, decisions.md") {
+		t.Fatalf("troupe dream: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "evil.md")); !os.IsNotExist(err) {
+		t.Errorf("the dream wrote outside the memory folder: %v", err)
+	}
+	next := filepath.Join(root, "next.json")
+	writeFile(t, next, `{"turns":[
+ {"match":{"system":"MEMORY-SAYS-THE-FACT"},"reply":{"text":"REMEMBERED"}},
+ {"match":{},"reply":{"text":"FORGOT"}}
+]}`)
+	if out, err := run("-p", "--cwd", proj, "--provider", "scripted", "--script", next, "what did we decide?"); err != nil || !strings.Contains(out, "REMEMBERED") {
+		t.Errorf("next session: %v\n%s", err, out)
+	}
+	// Only the last session is new, and it is of this project.
+	writeFile(t, dreamScript, `{"turns":[{"reply":{"text":"Nothing new."}}]}`)
+	out, err = run("dream", "--cwd", proj, "--provider", "scripted", "--script", dreamScript)
+	if err != nil || !strings.Contains(out, "memory consolidated from 1 session(s)") {
+		t.Errorf("second dream: %v\n%s", err, out)
+	}
+	out, err = run("dream", "--cwd", proj, "--provider", "scripted", "--script", dreamScript)
+	if err != nil || !strings.Contains(out, "nothing to consolidate") {
+		t.Errorf("third dream: %v\n%s", err, out)
+	}
+}
