@@ -36,7 +36,7 @@ type agentContext struct {
 	instr  *brief.Instructions
 	skills []brief.Skill
 	agents []brief.Agent // the agent types subagent_type selects (agents.go)
-	memory string       // the project's memory, for the lead (dream.go)
+	memory string        // the project's memory, for the lead (dream.go)
 	now    func() time.Time
 	getenv func(string) string
 
