@@ -65,6 +65,9 @@ func wait(t *testing.T, sub *task.Subscription, id task.ID) task.State {
 			t.Fatal(err)
 		}
 		if e.State.ID == id && e.Kind == task.EventTerminated {
+			if e.Notification != "" {
+				t.Errorf("a dream notified the model: %s", e.Notification)
+			}
 			return e.State
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/dream"
 	"github.com/troupe-dev/troupe/memory"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/fs"
@@ -138,4 +139,68 @@ func sessionCwd(sessions, id string) string {
 	}
 	_ = json.Unmarshal(sc.Bytes(), &l)
 	return l.Cwd
+}
+
+// Defaults of the autoDream settings.
+const (
+	DefaultAutoDreamHours    = 24
+	DefaultAutoDreamSessions = 5
+)
+
+// autoDream starts a dream in the session's task registry (where the
+// "dreaming" pill and the task list show it, and TaskStop stops it) when
+// the autoDream setting is on and one is due: autoDreamMinHours (default
+// 24) since the last dream and autoDreamMinSessions (default 5) sessions
+// of this project since. Problems are warnings: the session goes on.
+func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
+	home, err := a.home()
+	if err != nil {
+		return
+	}
+	files := settings.Files(home, cwd)
+	on, _, err := settingsKey[bool](files, "autoDream")
+	if err != nil {
+		a.warnOnce(err.Error())
+		return
+	}
+	if !on {
+		return
+	}
+	hours, _, err := settingsKey[float64](files, "autoDreamMinHours")
+	if err != nil || hours <= 0 {
+		hours = DefaultAutoDreamHours
+	}
+	minSessions, _, err := settingsKey[float64](files, "autoDreamMinSessions")
+	if err != nil || minSessions <= 0 {
+		minSessions = DefaultAutoDreamSessions
+	}
+	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
+	last, err := memory.Lock{Dir: memDir}.Last()
+	if err != nil {
+		a.warnOnce(err.Error())
+		return
+	}
+	ids, _ := memory.SessionsSince(sessions, last, session)
+	n := 0
+	for _, id := range ids {
+		if sessionCwd(sessions, id) == cwd {
+			n++
+		}
+	}
+	if !memory.Due(a.Now(), last, n, time.Duration(hours*float64(time.Hour)), int(minSessions)) {
+		return
+	}
+	model, err := a.openModel(h)
+	if err != nil {
+		return
+	}
+	_, err = dream.Start(reg, dream.Config{Model: model, ModelName: h.model, MemoryDir: memDir, SessionsDir: sessions, Current: session,
+		Approver: dream.Approver{MemoryDir: memDir, SessionsDir: sessions},
+		Filter:   func(s string) bool { return sessionCwd(sessions, s) == cwd },
+		Tools: func(dir string) (*tool.Registry, error) {
+			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
+		}})
+	if err != nil && !errors.Is(err, dream.ErrBusy) && !errors.Is(err, dream.ErrNothing) {
+		a.warnOnce("autoDream: " + err.Error())
+	}
 }

@@ -64,3 +64,38 @@ func TestDreamEndToEnd(t *testing.T) {
 		t.Errorf("third dream: %v\n%s", err, out)
 	}
 }
+
+// With the autoDream setting on and a dream due, a session dreams in its
+// task registry and the memory is written before the run ends.
+func TestAutoDream(t *testing.T) {
+	root := t.TempDir()
+	proj, home := filepath.Join(root, "proj"), filepath.Join(root, "home")
+	writeDef(t, filepath.Join(proj, ".troupe", "settings.json"), `{"autoDream": true, "autoDreamMinSessions": 1, "autoDreamMinHours": 1}`)
+	script := filepath.Join(root, "s.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"memory consolidation agent"},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"MEMORY.md","content":"AUTO-DREAMT\n"}}]}},
+ {"match":{"system":"memory consolidation agent","tool_result":"Write"},"reply":{"text":"done"}},
+ {"match":{},"reply":{"text":"OK"},"repeat":true}
+]}`)
+	run := func() string {
+		var out bytes.Buffer
+		m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
+		if err := m.Run(t.Context(), []string{"--home", home, "-p", "--cwd", proj, "--provider", "scripted", "--script", script, "hi"}); err != nil {
+			t.Fatalf("troupe -p: %v\n%s", err, out.String())
+		}
+		return out.String()
+	}
+	run() // no session before it: nothing due
+	if _, err := os.Stat(filepath.Join(home, "projects")); !os.IsNotExist(err) {
+		t.Fatalf("the first session dreamed: %v", err)
+	}
+	run() // one session since: due
+	matches, _ := filepath.Glob(filepath.Join(home, "projects", "*", "memory", "MEMORY.md"))
+	if len(matches) != 1 {
+		t.Fatalf("memory files after the second session: %v", matches)
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil || string(b) != "AUTO-DREAMT\n" {
+		t.Errorf("MEMORY.md after the second session = %q, %v", b, err)
+	}
+}
