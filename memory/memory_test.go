@@ -191,3 +191,10 @@ func TestDueAndSessions(t *testing.T) {
 		t.Errorf("SessionsSince = %v, %v; want [s-new]", got, err)
 	}
 }
+
+func writeFileErr(path, s string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
