@@ -94,3 +94,34 @@ func writeDef(t *testing.T, path, content string) {
 	}
 	writeFile(t, path, content)
 }
+
+// A teammate spawned from a definition gets its tools (the team tools
+// kept) and its prompt after the teammate's own.
+func TestTeammateFromDefinition(t *testing.T) {
+	dir := t.TempDir()
+	writeDef(t, filepath.Join(dir, ".claude", "agents", "reader.md"), "---\nname: reader\ndescription: Reads\ntools: Read\n---\nYou are READER-BODY.\n")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"defs"}},
+   {"name":"Agent","input":{"description":"read","name":"ann","subagent_type":"reader","prompt":"READ-IT"}}]}},
+ {"match":{"system":"You are troupe,","user":"idle"},"reply":{"tool_calls":[{"name":"TeamDelete","input":{}}]},"repeat":true},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD-DONE"},"repeat":true},
+ {"match":{"system":"READER-BODY","turn":0},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"x.txt","content":"no"}}]}},
+ {"match":{"system":"READER-BODY","user":"no tool named"},"reply":{"text":"ANN-REFUSED"}},
+ {"match":{"system":"teammate ann"},"reply":{"text":"ANN-DONE"},"repeat":true}
+]}`)
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return t.TempDir(), nil }}
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--agent-teams", "--teammate-mode", "in-process",
+		"--allowedTools", "Agent,Write", "--cwd", dir, "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "ANN-REFUSED") {
+		t.Errorf("the teammate's Write was not refused as outside its definition:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
+		t.Error("the reader teammate wrote a file")
+	}
+}
