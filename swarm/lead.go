@@ -96,6 +96,10 @@ type PlanAnswerer func(ctx context.Context, a PlanAsk) (PlanAnswer, error)
 
 // LeadConfig sets up a Lead.
 type LeadConfig struct {
+	// IdleNote, when set, adds a line about a teammate to its entry in
+	// the idle digest (its worktree's branch, path and diffstat); "" adds
+	// nothing. It is called without locks held and may do I/O.
+	IdleNote func(name string) string
 	Teams team.Store
 	Mail  mailbox.Store
 	Tasks tasklist.Store

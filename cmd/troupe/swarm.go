@@ -72,6 +72,7 @@ type leadTeamOptions struct {
 	tx         *transcripts   // the session's transcripts
 	// paneArgv returns the command line of a pane teammate.
 	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
+	idleNote func(name string) string // a teammate's worktree, in its idle notification (worktrees.go)
 }
 
 // newLeadTeam opens the stores and the backends of a lead.
@@ -128,7 +129,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},
-		Deliver: o.deliver, Now: a.Now, OnEvent: o.onEvent,
+		Deliver: o.deliver, Now: a.Now, OnEvent: o.onEvent, IdleNote: o.idleNote,
 		Launch: func(ctx context.Context, l *swarm.Lead, m team.Member, r swarm.SpawnRequest, beName string) (backend.Spec, error) {
 			if beName != backend.InProcess {
 				argv, env, err := o.paneArgv(m, r, o.session, leadKey)
@@ -410,7 +411,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		bg.stderr = h.teams.timeline
 	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: trees.onEvent(bg.sess.TeamEvent), deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd)})
+		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: trees.onEvent(bg.sess.TeamEvent), deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd), idleNote: trees.idleNote})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -279,3 +279,20 @@ func teamLead(lt *leadTeam) teamtool.Lead {
 	}
 	return lt.lead
 }
+
+// idleNote is the line of a teammate's idle notification about its
+// worktree: where its changes are, with a diffstat; "" without a worktree
+// or without changes.
+func (w *teamWorktrees) idleNote(name string) string {
+	w.mu.Lock()
+	t, ok := w.trees[name]
+	w.mu.Unlock()
+	if !ok || w.open.m == nil {
+		return ""
+	}
+	c, err := w.open.m.Status(context.Background(), t)
+	if err != nil || c.Empty() {
+		return ""
+	}
+	return worktree.Result{Tree: t, Changes: c}.Report()
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -158,6 +159,9 @@ func TestTeamWorktrees(t *testing.T) {
 	}
 	if got := gitIn(t, proj, "branch", "--list", "--format=%(refname:short)", "troupe/*"); got != "troupe/wt/ann\ntroupe/wt/bob" {
 		t.Errorf("branches = %q; want ann's and bob's only", got)
+	}
+	if !regexp.MustCompile(`is idle[^<]*Changes kept on branch troupe/wt/(ann|bob)`).MatchString(out.String()) {
+		t.Errorf("no idle notification tells a worktree's changes:\n%s", out.String())
 	}
 	for _, want := range []string{"Changes kept on branch troupe/wt/ann in worktree " + filepath.Join(trees, "ann"), "main.go | 2 ++"} {
 		if !strings.Contains(out.String(), want) {
