@@ -100,9 +100,9 @@ type LeadConfig struct {
 	// the idle digest (its worktree's branch, path and diffstat); "" adds
 	// nothing. It is called without locks held and may do I/O.
 	IdleNote func(name string) string
-	Teams team.Store
-	Mail  mailbox.Store
-	Tasks tasklist.Store
+	Teams    team.Store
+	Mail     mailbox.Store
+	Tasks    tasklist.Store
 
 	Session string // the lead's session id (leadSessionId)
 	Cwd     string // the lead's working folder
