@@ -96,13 +96,9 @@ type PlanAnswerer func(ctx context.Context, a PlanAsk) (PlanAnswer, error)
 
 // LeadConfig sets up a Lead.
 type LeadConfig struct {
-	// IdleNote, when set, adds a line about a teammate to its entry in
-	// the idle digest (its worktree's branch, path and diffstat); "" adds
-	// nothing. It is called without locks held and may do I/O.
-	IdleNote func(name string) string
-	Teams    team.Store
-	Mail     mailbox.Store
-	Tasks    tasklist.Store
+	Teams team.Store
+	Mail  mailbox.Store
+	Tasks tasklist.Store
 
 	Session string // the lead's session id (leadSessionId)
 	Cwd     string // the lead's working folder
@@ -154,6 +150,10 @@ type LeadConfig struct {
 	// Deliver hands text to the lead's model as input (a user-role
 	// message, at its next tool-round boundary or as its next prompt).
 	Deliver func(text string)
+	// IdleNote, when set, adds a line about a teammate to its entry in
+	// the idle digest (its worktree's branch, path and diffstat); "" adds
+	// nothing. It is called without locks held and may do I/O.
+	IdleNote func(name string) string
 
 	Now     func() time.Time
 	Log     *slog.Logger
