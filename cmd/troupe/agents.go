@@ -29,9 +29,23 @@ func (a *app) loadAgentTypes(cwd string) ([]brief.Agent, error) {
 	return brief.LoadAgents(brief.AgentDirs(cwd, userHome, troupeHome))
 }
 
+// agentDefs converts loaded agent types for the Agent tool.
+func agentDefs(types []brief.Agent) []agenttool.Definition {
+	out := make([]agenttool.Definition, len(types))
+	for i, a := range types {
+		out[i] = agentDef(a)
+	}
+	return out
+}
+
+func agentDef(a brief.Agent) agenttool.Definition {
+	return agenttool.Definition{Name: a.Name, Description: a.Description, Tools: a.Tools, DisallowedTools: a.DisallowedTools,
+		Model: a.Model, PermissionMode: a.PermissionMode, Builtin: a.Builtin(), Prompt: a.Prompt, Role: a.Role}
+}
+
 // subagentRole returns the role template and the custom prompt of a
 // sub-agent of type def (a bare name resolves to the sub-agent role).
-func subagentRole(def brief.Agent) (role, custom string) {
+func subagentRole(def agenttool.Definition) (role, custom string) {
 	if def.Role == "" && def.Prompt == "" {
 		return brief.RoleSubAgent, ""
 	}
@@ -144,7 +158,7 @@ func asAgentType(types []brief.Agent, typ string, tools *tool.Registry, keep []s
 	if typ == "" || !ok {
 		return tools, system
 	}
-	allowed := agenttool.ToolsFor(tools, def)
+	allowed := agenttool.ToolsFor(tools, agentDef(def))
 	tools = tools.Filter(func(name string, _ tool.Tool) bool {
 		_, in := allowed.Get(name)
 		return in || slices.Contains(keep, name)

@@ -230,7 +230,7 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	if o.ac != nil {
 		types = o.ac.agents
 	}
-	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote, Agents: types,
+	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote, Agents: agentDefs(types),
 		Worktrees: &worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.worktreeRoot}, Fork: o.fork,
 		OnFork: func(id string, cfg *agent.Config) {
 			cfg.Transcript = o.tx.writer(id, transcript.KindSubAgent, o.parent)

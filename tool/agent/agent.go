@@ -34,7 +34,6 @@ import (
 	"time"
 
 	coreagent "github.com/troupe-dev/troupe/agent"
-	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/llm"
 	taskreg "github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
@@ -90,7 +89,7 @@ type Spec struct {
 	Tools *tool.Registry
 	// Agent is the definition Type resolved to (Config.Agents); its
 	// Prompt, or Role for a built-in, is the sub-agent's system prompt.
-	Agent brief.Agent
+	Agent Definition
 	// Dir, when set, is the agent's own folder (isolation "worktree"):
 	// its file tools and shell must work there, not in the parent's.
 	Dir string
@@ -122,10 +121,10 @@ type Config struct {
 	// Types, when set, lists the valid subagent_type values.
 	Types []string
 	// Agents, when set, are the agent types subagent_type selects
-	// (brief.WithBuiltins of the loaded definitions): an unknown type is
+	// (the built-ins and the loaded definitions): an unknown type is
 	// refused with the list of known ones, and each agent's tools are cut
 	// to its definition (ToolsFor).
-	Agents []brief.Agent
+	Agents []Definition
 	// DefaultBackground is what a call that omits run_in_background does.
 	DefaultBackground bool
 	// KeepFinished is how many finished background sub-agents are kept
@@ -315,7 +314,7 @@ func (t *Tool) check(in *input, teammate bool) (tool.Result, bool) {
 		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(t.cfg.Types, ", ")), false
 	}
 	if _, ok := t.resolve(in.SubagentType); !ok {
-		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(brief.AgentNames(t.cfg.Agents), ", ")), false
+		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(t.names(), ", ")), false
 	}
 	for _, e := range []struct {
 		field, v string

@@ -34,7 +34,7 @@ func (c *counted) Run(context.Context, tool.Call) (tool.Result, error) {
 
 // definitions are the types of these tests: the built-ins and three
 // custom ones loaded from real files.
-func definitions(t *testing.T) []brief.Agent {
+func definitions(t *testing.T) []agenttool.Definition {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -51,7 +51,12 @@ func definitions(t *testing.T) []brief.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return brief.WithBuiltins(custom)
+	var out []agenttool.Definition
+	for _, a := range brief.WithBuiltins(custom) {
+		out = append(out, agenttool.Definition{Name: a.Name, Description: a.Description, Tools: a.Tools, DisallowedTools: a.DisallowedTools,
+			Model: a.Model, PermissionMode: a.PermissionMode, Builtin: a.Builtin(), Prompt: a.Prompt, Role: a.Role})
+	}
+	return out
 }
 
 func TestDefinitionsToolsEnforced(t *testing.T) {
@@ -110,8 +115,10 @@ func TestDefinitionsToolsEnforced(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := brief.FindAgent(definitions(t), "reviewer"); got.Prompt != "You are REVIEWER." {
-		t.Errorf("reviewer prompt %q", got.Prompt)
+	for _, d := range definitions(t) {
+		if d.Name == "reviewer" && d.Prompt != "You are REVIEWER." {
+			t.Errorf("reviewer prompt %q", d.Prompt)
+		}
 	}
 }
 
