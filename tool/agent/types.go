@@ -21,9 +21,9 @@ type Definition struct {
 	// Tools, when not nil, is the only tools the agent gets (nil or
 	// ["*"]: all); DisallowedTools are taken away after it.
 	Tools, DisallowedTools []string
-	Model          string // "" inherits the caller's
-	PermissionMode string // for a teammate; "" inherits
-	Builtin        bool   // troupe's own; custom ones lose CustomDisallowed too
+	Model                  string // "" inherits the caller's
+	PermissionMode         string // for a teammate; "" inherits
+	Builtin                bool   // troupe's own; custom ones lose CustomDisallowed too
 	// Prompt is a custom type's system prompt; Role names a built-in's
 	// role template. Both are for the Factory.
 	Prompt, Role string
