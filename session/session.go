@@ -195,6 +195,13 @@ func (s *Session) Deliver(text string) {
 	}
 }
 
+// Running reports whether a run of the foreground lead is under way.
+func (s *Session) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
 // Lead returns the foreground lead agent.
 func (s *Session) Lead() *agent.Agent { return s.leadAgent() }
 

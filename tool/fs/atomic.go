@@ -12,7 +12,8 @@ import (
 	"github.com/troupe-dev/troupe/internal/realpath"
 )
 
-// writeAtomic replaces abs with data, so that a reader sees the old
+// writeAtomic replaces abs with data (its parts, one after the other: an
+// edit writes what it keeps of the old content without copying it), so that a reader sees the old
 // content or the new, never a mix, and a failure leaves the old content:
 // a temp file in the same folder, fsynced, then renamed over the file. An
 // existing file keeps its mode; a new one gets 0666 less the umask.
@@ -26,7 +27,7 @@ import (
 // is refused rather than followed. name is the tool's name, for Confine;
 // hook, when non-nil, runs just before the rename and can make the write
 // fail (tests). A Confine refusal wraps errConfined.
-func (c Config) writeAtomic(name, abs string, data []byte, hook func() error) error {
+func (c Config) writeAtomic(name, abs string, hook func() error, data ...[]byte) error {
 	target := realpath.Resolve(abs)
 	if err := c.confineErr(name, abs, target); err != nil {
 		return err
@@ -82,8 +83,10 @@ func (c Config) writeAtomic(name, abs string, data []byte, hook func() error) er
 			return unwrapPath(err)
 		}
 	}
-	if _, err := f.Write(data); err != nil {
-		return unwrapPath(err)
+	for _, part := range data { // the parts of the content, in order
+		if _, err := f.Write(part); err != nil {
+			return unwrapPath(err)
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync: %w", unwrapPath(err))

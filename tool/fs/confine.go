@@ -93,9 +93,24 @@ func readConfined(c Config, name, abs string) ([]byte, tool.Result, bool) {
 	if res, ok := c.confineFile(name, abs, f); !ok {
 		return nil, res, false
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, tool.Errorf("%s: cannot read %s: %v", name, abs, unwrapPath(err)), false
+	// One buffer of the file's size (and a byte to see it end), not the
+	// doublings of io.ReadAll: a large file is in memory once.
+	var data []byte
+	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < 1<<31 {
+		data = make([]byte, 0, st.Size()+1)
+	}
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, tool.Errorf("%s: cannot read %s: %v", name, abs, unwrapPath(err)), false
+		}
 	}
 	return data, tool.Result{}, true
 }

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -104,44 +105,55 @@ func (e *Edit) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if !ok {
 		return res, nil
 	}
-	content := string(data)
 	if looksBinary(data[:min(len(data), sniffLen)], false) {
 		return tool.Errorf("Edit: %s looks like a binary file (it has NUL bytes); Edit changes text files only", abs), nil
 	}
 	if old == "" {
-		if content != "" {
+		if len(data) != 0 {
 			return tool.Errorf("Edit: old_string is empty but %s already exists and is not empty; give the text to replace, or use Write to replace the whole file", abs), nil
 		}
-		return e.commit(abs, repl, repl, 1, 0)
+		return e.commit(abs, []byte(repl), nil, []byte(repl), 1, 0)
 	}
-	n := strings.Count(content, old)
-	if n == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
+	// The file is worked on as read: a 50 MB file is in memory once, and
+	// the edited file is written from its parts.
+	oldB := []byte(old)
+	n := bytes.Count(data, oldB)
+	if n == 0 && bytes.Contains(data, []byte("\r\n")) && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
 		// The model saw the file's lines without their "\r".
 		old = strings.ReplaceAll(old, "\n", "\r\n")
 		repl = strings.ReplaceAll(strings.ReplaceAll(repl, "\r\n", "\n"), "\n", "\r\n")
-		n = strings.Count(content, old)
+		oldB = []byte(old)
+		n = bytes.Count(data, oldB)
 	}
 	switch {
 	case n == 0:
 		return tool.Errorf("Edit: old_string not found in %s. It must match the file exactly, including whitespace and indentation and without Read's line-number prefixes; Read the file again to copy the current text", abs), nil
 	case n > 1 && !in.ReplaceAll:
 		return tool.Errorf("Edit: old_string matches %d times in %s (at lines %s); add surrounding lines to old_string to make it unique, or set replace_all to true to replace every occurrence",
-			n, abs, matchLines(content, old, 10)), nil
+			n, abs, matchLines(data, oldB, 10)), nil
 	}
-	at := strings.Index(content, old)
-	var updated string
-	if in.ReplaceAll {
-		updated = strings.ReplaceAll(content, old, repl)
-	} else {
-		updated = content[:at] + repl + content[at+len(old):]
+	at := bytes.Index(data, oldB)
+	replB := []byte(repl)
+	var parts [][]byte
+	for pos, i := 0, at; ; {
+		parts = append(parts, data[pos:pos+i], replB)
+		pos += i + len(oldB)
+		if !in.ReplaceAll {
+			parts = append(parts, data[pos:])
+			break
+		}
+		if i = bytes.Index(data[pos:], oldB); i < 0 {
+			parts = append(parts, data[pos:])
+			break
+		}
 	}
-	return e.commit(abs, updated, repl, n, at)
+	return e.commit(abs, nil, parts, replB, n, at)
 }
 
 // create makes a new file holding content, as an Edit with an empty
 // old_string does.
 func (e *Edit) create(abs, content string) tool.Result {
-	if err := e.cfg.writeAtomic("Edit", abs, []byte(content), e.hook); err != nil {
+	if err := e.cfg.writeAtomic("Edit", abs, e.hook, []byte(content)); err != nil {
 		var me *mkdirError
 		if errors.Is(err, errConfined) || errors.As(err, &me) {
 			return tool.Errorf("Edit: %v", err)
@@ -152,10 +164,14 @@ func (e *Edit) create(abs, content string) tool.Result {
 		plural(len(content), "byte"), plural(countLines(content), "line"))}
 }
 
-// commit writes updated over abs and reports n replacements, showing the
-// lines around the first, whose new text repl starts at byte at.
-func (e *Edit) commit(abs, updated, repl string, n, at int) (tool.Result, error) {
-	if err := e.cfg.writeAtomic("Edit", abs, []byte(updated), e.hook); err != nil {
+// commit writes the new content over abs (whole, or as parts written one
+// after the other) and reports n replacements, showing the lines around
+// the first, whose new text repl starts at byte at.
+func (e *Edit) commit(abs string, whole []byte, parts [][]byte, repl []byte, n, at int) (tool.Result, error) {
+	if whole != nil {
+		parts = [][]byte{whole}
+	}
+	if err := e.cfg.writeAtomic("Edit", abs, e.hook, parts...); err != nil {
 		var me *mkdirError
 		if errors.Is(err, errConfined) || errors.As(err, &me) {
 			return tool.Errorf("Edit: %v (the file is unchanged)", err), nil
@@ -164,7 +180,7 @@ func (e *Edit) commit(abs, updated, repl string, n, at int) (tool.Result, error)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Edited %s: replaced %s.", abs, plural(n, "occurrence"))
-	if snip := snippet(updated, at, len(repl)); snip != "" {
+	if snip := snippet(parts, at, len(repl)); snip != "" {
 		if n > 1 {
 			b.WriteString(" The first one now reads:\n")
 		} else {
@@ -177,51 +193,93 @@ func (e *Edit) commit(abs, updated, repl string, n, at int) (tool.Result, error)
 
 // matchLines returns the line numbers where old starts in content, comma
 // separated, at most max of them.
-func matchLines(content, old string, max int) string {
+func matchLines(content, old []byte, max int) string {
 	var nums []string
 	line, pos := 1, 0
+	nl := []byte("\n")
 	for len(nums) < max {
-		i := strings.Index(content[pos:], old)
+		i := bytes.Index(content[pos:], old)
 		if i < 0 {
 			break
 		}
-		line += strings.Count(content[pos:pos+i], "\n")
+		line += bytes.Count(content[pos:pos+i], nl)
 		nums = append(nums, fmt.Sprint(line))
-		line += strings.Count(old, "\n")
+		line += bytes.Count(old, nl)
 		pos += i + len(old)
 	}
 	s := strings.Join(nums, ", ")
-	if strings.Count(content, old) > max {
+	if bytes.Count(content, old) > max {
 		s += ", ..."
 	}
 	return s
 }
 
-// snippet returns the lines of content from snippetContext before the
-// span [at, at+n) to snippetContext after it, numbered like Read's output
-// (at most 40 lines).
-func snippet(content string, at, n int) string {
-	if content == "" {
+// snippet returns the lines of the edited content (its parts, one after
+// the other) from snippetContext before the span [at, at+n) to
+// snippetContext after it, numbered like Read's output (at most 40
+// lines). It looks only at the bytes around the span.
+func snippet(parts [][]byte, at, n int) string {
+	nl := []byte("\n")
+	// The lines before the span: count them in the parts before at.
+	firstLine, pos := 1, 0
+	var near []byte // the content from a little before at to a little after at+n
+	var nearStart int
+	const window = 64 << 10
+	for _, p := range parts {
+		end := pos + len(p)
+		if lo := max(at-window, 0); end > lo && pos < at+n+window {
+			from, to := max(lo-pos, 0), min(at+n+window-pos, len(p))
+			if near == nil {
+				nearStart = pos + from
+			}
+			near = append(near, p[from:to]...)
+		}
+		if pos < at-window {
+			firstLine += bytes.Count(p[:min(len(p), at-window-pos)], nl)
+		}
+		pos = end
+	}
+	if len(near) == 0 && pos == 0 {
 		return ""
 	}
-	firstLine := strings.Count(content[:at], "\n") + 1
-	lastLine := firstLine + strings.Count(content[at:at+n], "\n")
-	from := max(firstLine-snippetContext, 1)
+	// Lines of near: the first may be cut (when nearStart is not a line
+	// start); number them from there.
+	rel := at - nearStart
+	spanFirst := firstLine + bytes.Count(near[:rel], nl)
+	lastLine := spanFirst + bytes.Count(near[rel:min(rel+n, len(near))], nl)
+	from := max(spanFirst-snippetContext, 1)
 	to := min(lastLine+snippetContext, from+39)
 	var b strings.Builder
-	for i, line := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
-		no := i + 1
-		if no < from {
-			continue
+	no := firstLine
+	lines := bytes.Split(bytes.TrimSuffix(near, nl), nl)
+	for i, line := range lines {
+		if i == 0 && nearStart > 0 && !lineStart(parts, nearStart) {
+			no++
+			continue // a cut line: its start is before the window
 		}
+		if no >= from && no <= to {
+			l := strings.TrimSuffix(string(line), "\r")
+			if len(l) > maxLineLen {
+				l = cutUTF8(l, maxLineLen) + " ..."
+			}
+			fmt.Fprintf(&b, "%6d\t%s\n", no, l)
+		}
+		no++
 		if no > to {
 			break
 		}
-		line = strings.TrimSuffix(line, "\r")
-		if len(line) > maxLineLen {
-			line = cutUTF8(line, maxLineLen) + " ..."
-		}
-		fmt.Fprintf(&b, "%6d\t%s\n", no, line)
 	}
 	return b.String()
+}
+
+// lineStart reports whether byte off of the parts begins a line.
+func lineStart(parts [][]byte, off int) bool {
+	pos := 0
+	for _, p := range parts {
+		if off-1 >= pos && off-1 < pos+len(p) {
+			return p[off-1-pos] == '\n'
+		}
+		pos += len(p)
+	}
+	return true
 }

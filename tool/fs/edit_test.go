@@ -1,10 +1,15 @@
 package fs
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/tool"
 )
 
 func TestEdit(t *testing.T) {
@@ -95,4 +100,48 @@ func TestEditKeepsMode(t *testing.T) {
 // replaceRoot puts root in place of %ROOT% in s.
 func replaceRoot(s, root string) string {
 	return strings.ReplaceAll(s, "%ROOT%", filepath.ToSlash(root))
+}
+
+// An edit deep in a large file: the file written is what a plain replace
+// gives, and the lines shown around the edit carry their true numbers
+// (the snippet looks only at the bytes near the edit).
+func TestEditLargeFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.txt")
+	var b strings.Builder
+	for i := 1; i <= 300_000; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	orig := b.String()
+	if err := os.WriteFile(p, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ed := NewEdit(Config{})
+	run := func(in map[string]any) string {
+		t.Helper()
+		raw, _ := json.Marshal(in)
+		res, err := ed.Run(context.Background(), tool.Call{ID: "1", Name: "Edit", Input: raw})
+		if err != nil || res.IsError {
+			t.Fatalf("Edit(%s) = %q, %v", raw, res.Content, err)
+		}
+		return res.Content
+	}
+	out := run(map[string]any{"file_path": p, "old_string": "line 250000\n", "new_string": "CHANGED\nTWICE\n"})
+	for _, want := range []string{"249997\tline 249997", "250000\tCHANGED", "250001\tTWICE", "250002\tline 250001"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the snippet lacks %q:\n%s", want, out)
+		}
+	}
+	got, _ := os.ReadFile(p)
+	if want := strings.Replace(orig, "line 250000\n", "CHANGED\nTWICE\n", 1); string(got) != want {
+		t.Fatal("the edited file is not the plain replacement")
+	}
+	out = run(map[string]any{"file_path": p, "old_string": "9\n", "new_string": "9!\n", "replace_all": true})
+	got, _ = os.ReadFile(p)
+	want := strings.ReplaceAll(strings.Replace(orig, "line 250000\n", "CHANGED\nTWICE\n", 1), "9\n", "9!\n")
+	if string(got) != want {
+		t.Fatal("replace_all wrote something else than strings.ReplaceAll")
+	}
+	if !strings.Contains(out, "     9\tline 9!") {
+		t.Errorf("the replace_all snippet does not show the first one:\n%s", out)
+	}
 }

@@ -9,8 +9,11 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/llm"
@@ -102,6 +105,7 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	}
 	var (
 		files    []found
+		entries  []iofs.DirEntry // files[i]'s entry, for its time
 		withheld int
 	)
 	if st, err := os.Stat(start); err == nil && st.IsDir() {
@@ -116,11 +120,8 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 				withheld++
 				return nil
 			}
-			f := found{abs: abs}
-			if info, err := d.Info(); err == nil {
-				f.mtime = info.ModTime()
-			}
-			files = append(files, f)
+			files = append(files, found{abs: abs})
+			entries = append(entries, d)
 			return nil
 		})
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -133,6 +134,7 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if len(files) == 0 {
 		return tool.Result{Content: fmt.Sprintf("No files found matching %q in %s", in.Pattern, base) + withheldNote(withheld)}, nil
 	}
+	modTimes(files, entries)
 	sortByMtime(files)
 	var b strings.Builder
 	for i, f := range files {
@@ -144,6 +146,31 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		b.WriteByte('\n')
 	}
 	return tool.Result{Content: strings.TrimSuffix(b.String(), "\n") + withheldNote(withheld)}, nil
+}
+
+// modTimes sets the modification time of each file from its entry (an
+// lstat each), on as many goroutines as the process may run at once: on
+// a large tree the stats are most of a Glob's time.
+func modTimes(files []found, entries []iofs.DirEntry) {
+	const chunk = 512
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range min(runtime.GOMAXPROCS(0), (len(files)+chunk-1)/chunk) {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= len(files) {
+					return
+				}
+				for i := lo; i < min(lo+chunk, len(files)); i++ {
+					if info, err := entries[i].Info(); err == nil {
+						files[i].mtime = info.ModTime()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // sortByMtime sorts files newest first, then by path.

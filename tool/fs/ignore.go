@@ -14,6 +14,9 @@ type ignoreRule struct {
 	re      *regexp.Regexp // matches a path relative to the file's directory
 	negate  bool           // "!pattern": re-include
 	dirOnly bool           // "pattern/": directories only
+	// name, when ok, matches the last segment alone, in place of re:
+	// an unanchored "*.log" or "node_modules".
+	name nameMatch
 }
 
 // ignoreFile holds the rules of one .gitignore file. Its rules see paths
@@ -81,6 +84,7 @@ func parseIgnoreLine(line string) (ignoreRule, bool) {
 	}
 	if !anchored {
 		body = `(?:.*/)?` + body
+		r.name = quickName(line)
 	}
 	re, err := regexp.Compile(`^` + body + `$`)
 	if err != nil {
@@ -105,6 +109,12 @@ func (f *ignoreFile) match(rel string, isDir bool) (ignored, decided bool) {
 	for i := len(f.rules) - 1; i >= 0; i-- {
 		r := f.rules[i]
 		if r.dirOnly && !isDir {
+			continue
+		}
+		if r.name.ok {
+			if r.name.match(sub[strings.LastIndexByte(sub, '/')+1:]) {
+				return !r.negate, true
+			}
 			continue
 		}
 		if r.re.MatchString(sub) {

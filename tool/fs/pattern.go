@@ -228,6 +228,11 @@ func isAlnum(c byte) bool {
 // pattern (see globRegexp).
 type globMatcher struct {
 	re *regexp.Regexp
+	// The common patterns "**/*.go", "*.go", "**/Makefile" are matched
+	// on the name alone, without the regular expression: quick, with
+	// anyDepth for "**/" (else the path must have no folder).
+	quick    nameMatch
+	anyDepth bool
 }
 
 // compileGlob compiles a doublestar pattern matched against whole paths.
@@ -240,11 +245,54 @@ func compileGlob(pat string) (*globMatcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid pattern: %v", err)
 	}
-	return &globMatcher{re: re}, nil
+	g := &globMatcher{re: re}
+	if rest, ok := strings.CutPrefix(pat, "**/"); ok {
+		g.quick, g.anyDepth = quickName(rest), true
+	} else {
+		g.quick = quickName(pat)
+	}
+	return g, nil
 }
 
 // Match reports whether the slash-separated path p matches.
-func (g *globMatcher) Match(p string) bool { return g.re.MatchString(p) }
+func (g *globMatcher) Match(p string) bool {
+	if !g.quick.ok {
+		return g.re.MatchString(p)
+	}
+	i := strings.LastIndexByte(p, '/')
+	if i >= 0 && !g.anyDepth {
+		return false
+	}
+	return g.quick.match(p[i+1:])
+}
+
+// nameMatch is a one-segment pattern that needs no regular expression: a
+// literal name, or "*" then a literal suffix.
+type nameMatch struct {
+	ok     bool
+	suffix bool
+	lit    string
+}
+
+// quickName returns the nameMatch of seg, not ok when seg is not that
+// simple (more glob syntax, a folder, an escape).
+func quickName(seg string) nameMatch {
+	switch {
+	case seg == "" || strings.Contains(seg, "/"):
+	case seg[0] == '*' && !hasMeta(seg[1:]):
+		return nameMatch{ok: true, suffix: true, lit: seg[1:]}
+	case !hasMeta(seg):
+		return nameMatch{ok: true, lit: seg}
+	}
+	return nameMatch{}
+}
+
+func (n nameMatch) match(name string) bool {
+	if n.suffix {
+		return strings.HasSuffix(name, n.lit)
+	}
+	return name == n.lit
+}
 
 // hasMeta reports whether a path segment has glob syntax in it.
 func hasMeta(seg string) bool { return strings.ContainsAny(seg, `*?[{\`) }

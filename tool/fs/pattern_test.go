@@ -73,3 +73,59 @@ func TestSplitStatic(t *testing.T) {
 		}
 	}
 }
+
+// The name-only matching of simple patterns agrees with the regular
+// expression they compile to, for Glob patterns and ignore rules.
+func TestQuickNameAgrees(t *testing.T) {
+	pats := []string{"*.go", "**/*.go", "Makefile", "**/Makefile", "*", "**/*", ".go", "*.tar.gz", "**/.env", "*.", "**/*é"}
+	paths := []string{"a.go", "x/a.go", "x/y/a.go", ".go", "a.go/b", "Makefile", "x/Makefile", "xMakefile", "a.tar.gz", "d/.env", ".env",
+		"a.", "é", "x/é", "a\xffb.go", "", "x/"}
+	for _, pat := range pats {
+		g, err := compileGlob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.quick.ok && pat != "**/*" && pat != "*" {
+			t.Errorf("%q is not matched by name", pat)
+		}
+		for _, p := range paths {
+			if got, want := g.Match(p), g.re.MatchString(p); got != want {
+				t.Errorf("glob %q on %q: %v by name, %v by regexp", pat, p, got, want)
+			}
+		}
+		r, ok := parseIgnoreLine(pat)
+		if !ok {
+			continue
+		}
+		for _, p := range paths {
+			f := &ignoreFile{rules: []ignoreRule{r}}
+			got, _ := f.match(p, false)
+			want := r.re.MatchString(p)
+			if got != want {
+				t.Errorf("ignore %q on %q: %v by name, %v by regexp", pat, p, got, want)
+			}
+		}
+	}
+}
+
+func FuzzQuickName(f *testing.F) {
+	for _, s := range [][2]string{{"*.go", "a/b.go"}, {"**/x", "x"}, {"*", "a/b"}, {"[a].go", "a.go"}, {"a\\*", "a*"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pat, p string) {
+		g, err := compileGlob(pat)
+		if err != nil {
+			return
+		}
+		if got, want := g.Match(p), g.re.MatchString(p); got != want {
+			t.Errorf("glob %q on %q: %v quick, %v regexp", pat, p, got, want)
+		}
+		if r, ok := parseIgnoreLine(pat); ok && !r.dirOnly {
+			f := &ignoreFile{rules: []ignoreRule{r}}
+			ignored, decided := f.match(p, false)
+			if m := r.re.MatchString(p); decided != m || (m && ignored == r.negate) {
+				t.Errorf("ignore %q on %q: decided %v ignored %v, but the regexp matches: %v", pat, p, decided, ignored, m)
+			}
+		}
+	})
+}

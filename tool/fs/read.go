@@ -33,8 +33,9 @@ const readSchema = `{
 // Read is the Read tool: it shows a text file, or a range of its lines,
 // numbered like cat -n.
 type Read struct {
-	cfg  Config
-	desc string
+	cfg   Config
+	desc  string
+	index lineIndexes // where the lines of large files start (readindex.go)
 }
 
 var _ tool.Tool = (*Read)(nil)
@@ -115,7 +116,16 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if looksBinary(head, true) {
 		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes or invalid UTF-8); Read shows text files only", abs, size(st.Size())), nil
 	}
-	return r.lines(ctx, abs, io.MultiReader(bytes.NewReader(head), f), first, limit)
+	sc := &lineScan{idx: r.index.get(abs, st)}
+	if m, ok := sc.idx.before(first - 1); ok && m.off > 0 {
+		// A Read of this file found where its lines are: start there.
+		if _, err := f.Seek(m.off, io.SeekStart); err != nil {
+			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+		}
+		sc.off, sc.lines = m.off, m.lines
+		return r.lines(ctx, abs, sc, f, first, limit)
+	}
+	return r.lines(ctx, abs, sc, io.MultiReader(bytes.NewReader(head), f), first, limit)
 }
 
 // lines formats lines first..first+limit-1 of src, stopping early at the
@@ -123,9 +133,13 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 // lines before and after the ones shown are only counted, with
 // bytes.Count over large buffers, so that reading near the end of a large
 // file costs little more than reading through it once.
-func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limit int) (tool.Result, error) {
-	br := bufio.NewReaderSize(src, 1<<20)
-	lineNo, err := skipLines(ctx, br, first-1)
+func (r *Read) lines(ctx context.Context, abs string, sc *lineScan, src io.Reader, first, limit int) (tool.Result, error) {
+	sc.src = src
+	br := bufio.NewReaderSize(sc, 1<<20)
+	sc.br = br
+	start := sc.lines // newlines before where src starts
+	skipped, err := skipLines(ctx, br, first-1-start, sc.mark)
+	lineNo := start + skipped
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, err
@@ -160,14 +174,19 @@ func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limi
 		out.WriteString(line)
 		last = lineNo
 	}
-	rest, err := skipLines(ctx, br, -1)
-	if err != nil {
-		if ctx.Err() != nil {
-			return tool.Result{}, err
+	total, known := sc.idx.total()
+	if !known {
+		sc.lines = lineNo
+		rest, err := skipLines(ctx, br, -1, sc.mark)
+		if err != nil {
+			if ctx.Err() != nil {
+				return tool.Result{}, err
+			}
+			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
 		}
-		return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+		total = lineNo + rest
+		sc.idx.setTotal(total)
 	}
-	total := lineNo + rest
 	if first > total {
 		return tool.Errorf("Read: offset %d is past the end of %s, which has %s", first, abs, plural(total, "line")), nil
 	}
@@ -184,10 +203,14 @@ func (r *Read) lines(ctx context.Context, abs string, src io.Reader, first, limi
 // skipLines reads past n lines of br (all of them when n < 0) and returns
 // how many it passed: a last line without a newline counts, and is then
 // read whole. It counts newlines with bytes.Count on the reader's whole
-// buffer at a time, checking ctx between buffers.
-func skipLines(ctx context.Context, br *bufio.Reader, n int) (int, error) {
+// buffer at a time, checking ctx between buffers; mark, when set, is told
+// the count before each buffer.
+func skipLines(ctx context.Context, br *bufio.Reader, n int, mark func(count int)) (int, error) {
 	count, partial := 0, false
 	for n < 0 || count < n {
+		if mark != nil {
+			mark(count)
+		}
 		if err := ctx.Err(); err != nil {
 			return count, err
 		}

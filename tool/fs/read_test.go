@@ -1,11 +1,15 @@
 package fs
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/tool"
 )
 
 func TestRead(t *testing.T) {
@@ -120,4 +124,53 @@ func TestReadSpecialFile(t *testing.T) {
 	}
 	res := run(t, NewRead(Config{Root: t.TempDir()}), `{"file_path": "/dev/null"}`)
 	check(t, "/dev/null", res, true, "not a regular file")
+}
+
+// A large file's line index (readindex.go) changes no Read's result: the
+// same ranges read by a tool that has seen the file and by a fresh one
+// agree, also after the file grows and after a line count changes.
+func TestReadIndexAgrees(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.log")
+	var b strings.Builder
+	for i := 0; b.Len() < indexMinSize*3; i++ {
+		if i%1000 == 999 {
+			fmt.Fprintf(&b, "line %d is a long one %s\n", i, strings.Repeat("x", 5000))
+		} else {
+			fmt.Fprintf(&b, "line %d\r\n", i)
+		}
+	}
+	b.WriteString("last line without a newline")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warm := NewRead(Config{})
+	read := func(r *Read, offset, limit int) string {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"file_path": p, "offset": offset, "limit": limit})
+		res, err := r.Run(context.Background(), tool.Call{ID: "1", Name: "Read", Input: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content
+	}
+	total := strings.Count(b.String(), "\n") + 1
+	offsets := []int{total - 10, 1, total / 2, total - 1, total, total + 1, 12345, total / 3}
+	for round := range 2 {
+		for _, off := range offsets {
+			if got, want := read(warm, off, 20), read(NewRead(Config{}), off, 20); got != want {
+				t.Fatalf("round %d, offset %d: the indexed Read differs from a fresh one:\n%.300s\n---\n%.300s", round, off, got, want)
+			}
+		}
+		if idx := warm.index.files[p]; idx == nil || len(idx.marks) < 2 {
+			t.Fatalf("round %d: no index was kept for the large file", round)
+		}
+		// The file grows: the index of the old version is dropped.
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("\nmore\nand more\n")
+		f.Close()
+		total += 2
+	}
 }

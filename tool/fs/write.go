@@ -78,7 +78,7 @@ func (w *Write) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	case existed && !st.Mode().IsRegular():
 		return tool.Errorf("Write: %s is not a regular file (%s)", abs, st.Mode().Type()), nil
 	}
-	if err := w.cfg.writeAtomic("Write", abs, []byte(*in.Content), w.hook); err != nil {
+	if err := w.cfg.writeAtomic("Write", abs, w.hook, []byte(*in.Content)); err != nil {
 		var me *mkdirError
 		if errors.Is(err, errConfined) || errors.As(err, &me) {
 			return tool.Errorf("Write: %v (the file is unchanged)", err), nil
