@@ -27,6 +27,10 @@ import (
 // worktree (troupe/agents/<name>): sub-agents belong to no team.
 const SubAgentWorktrees = "agents"
 
+// CoordinatorWorktrees is the <team> part of a coordinator's workers'
+// worktree branches (troupe/workers/<id>).
+const CoordinatorWorktrees = "workers"
+
 // worktrees implements agenttool.Isolation with a git worktree per agent
 // of the repository cwd is in, opened at the first use (so that a
 // session outside a repository only fails the calls that ask for one).

@@ -169,3 +169,42 @@ func TestTeamWorktrees(t *testing.T) {
 		}
 	}
 }
+
+// A coordinator's worker with isolation "worktree" writes in its own
+// worktree; the coordinator's notification names the branch and diffstat.
+func TestCoordinatorWorkerWorktree(t *testing.T) {
+	needGit(t)
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	writeDef(t, filepath.Join(proj, "main.go"), "package main\n")
+	gitIn(t, proj, "init", "-q", "-b", "main")
+	gitIn(t, proj, "add", ".")
+	gitIn(t, proj, "commit", "-q", "-m", "first")
+	script := filepath.Join(root, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"user":"EDIT-W","turn":0},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"main.go","content":"package main\n\n// worker\n"}}]}},
+ {"match":{"tool_result":"Write"},"reply":{"text":"W-DONE"}},
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"Agent","input":{"description":"edit","prompt":"EDIT-W","isolation":"worktree"}}]}},
+ {"match":{"user":"Changes kept on branch troupe/workers/"},"reply":{"text":"LEAD-DONE"}},
+ {"match":{},"reply":{"text":"WAITING"},"repeat":true}
+]}`)
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
+	if err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--coordinator", "--allowedTools", "Write", "--cwd", proj,
+		"--provider", "scripted", "--script", script, "go"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "LEAD-DONE") {
+		t.Errorf("the coordinator was not told of the kept worktree:\n%s", out.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "main.go")); string(b) != "package main\n" {
+		t.Errorf("the project's main.go = %q; want it untouched", b)
+	}
+	matches, _ := filepath.Glob(filepath.Join(root, "proj-worktrees", "workers", "*", "main.go"))
+	if len(matches) != 1 {
+		t.Fatalf("workers' worktrees: %v", matches)
+	}
+	if b, _ := os.ReadFile(matches[0]); string(b) != "package main\n\n// worker\n" {
+		t.Errorf("the worker's main.go = %q", b)
+	}
+}
