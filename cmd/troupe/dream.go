@@ -190,17 +190,36 @@ func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
 	if !memory.Due(a.Now(), last, n, time.Duration(hours*float64(time.Hour)), int(minSessions)) {
 		return
 	}
+	if _, err := a.startDream(h, cwd, session, reg); err != nil && !errors.Is(err, dream.ErrBusy) && !errors.Is(err, dream.ErrNothing) {
+		a.warnOnce("autoDream: " + err.Error())
+	}
+}
+
+// startDream starts a dream of the project in cwd as a task of reg.
+func (a *app) startDream(h *headless, cwd, session string, reg *task.Registry) (task.ID, error) {
+	home, err := a.home()
+	if err != nil {
+		return "", err
+	}
 	model, err := a.openModel(h)
 	if err != nil {
-		return
+		return "", err
 	}
-	_, err = dream.Start(reg, dream.Config{Model: model, ModelName: h.model, MemoryDir: memDir, SessionsDir: sessions, Current: session,
+	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
+	return dream.Start(reg, dream.Config{Model: model, ModelName: h.model, MemoryDir: memDir, SessionsDir: sessions, Current: session,
 		Approver: dream.Approver{MemoryDir: memDir, SessionsDir: sessions},
 		Filter:   func(s string) bool { return sessionCwd(sessions, s) == cwd },
 		Tools: func(dir string) (*tool.Registry, error) {
 			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
 		}})
-	if err != nil && !errors.Is(err, dream.ErrBusy) && !errors.Is(err, dream.ErrNothing) {
-		a.warnOnce("autoDream: " + err.Error())
+}
+
+// slashDream is /dream in the interactive lead: a dream in the session's
+// task list (the "dreaming" pill), or why not.
+func (a *app) slashDream(h *headless, cwd, session string, reg *task.Registry) string {
+	id, err := a.startDream(h, cwd, session, reg)
+	if err != nil {
+		return "No dream: " + err.Error()
 	}
+	return fmt.Sprintf("Dreaming (task %s): consolidating this project's memory in the background; /tasks shows it.", id)
 }

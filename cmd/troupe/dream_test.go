@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/task"
 )
 
 // A session of a project, then troupe dream: the dream reads the
@@ -97,5 +101,44 @@ func TestAutoDream(t *testing.T) {
 	b, err := os.ReadFile(matches[0])
 	if err != nil || string(b) != "AUTO-DREAMT\n" {
 		t.Errorf("MEMORY.md after the second session = %q, %v", b, err)
+	}
+}
+
+// /dream starts a dream in the session's task list; a second one while
+// it runs is refused with the reason.
+func TestSlashDream(t *testing.T) {
+	root := t.TempDir()
+	proj, home := filepath.Join(root, "proj"), filepath.Join(root, "home")
+	script := filepath.Join(root, "s.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"memory consolidation agent"},"reply":{"text":"slow","delay_ms":60000}},
+ {"match":{},"reply":{"text":"OK"},"repeat":true}
+]}`)
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(t.Context(), []string{"--home", home, "-p", "--cwd", proj, "--provider", "scripted", "--script", script, "hi"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	a := &app{Main: m.withDefaults()}
+	a.homeFlag = home
+	reg := task.New(task.Config{Dir: t.TempDir(), PollInterval: -1})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		reg.Close(ctx)
+	}()
+	h := &headless{provider: "scripted", script: script}
+	note := a.slashDream(h, proj, "now", reg)
+	if !strings.HasPrefix(note, "Dreaming (task d") {
+		t.Fatalf("/dream = %q", note)
+	}
+	if len(reg.List()) != 1 || reg.List()[0].Type != task.Dream || reg.List()[0].Status != task.Running {
+		t.Errorf("tasks = %+v; want one running dream", reg.List())
+	}
+	if again := a.slashDream(h, proj, "now", reg); !strings.Contains(again, "another session is dreaming") {
+		t.Errorf("a second /dream = %q", again)
 	}
 }
