@@ -378,7 +378,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 // only coordinate, and every teammate's own calls pass its permissions.
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
 	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac,
-		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.root, fork: h.teams.trees.fork}
+		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.get().root, fork: h.teams.trees.get().fork}
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil
@@ -404,7 +404,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		}
 	}
 	bg.sess.SetDigestQuiet(h.teams.digest == digestQuiet)
-	trees := newTeamWorktrees(h.teams.trees.all, cwd, h.teams.trees.root, bg.sess.Deliver) // worktrees.go
+	trees := newTeamWorktrees(h.teams.trees.get().all, cwd, h.teams.trees.get().root, bg.sess.Deliver) // worktrees.go
 	// The timeline is ready before the team: newLeadTeam reports the backend.
 	bg.stderr, bg.onTeamEvent = a.Stderr, h.teams.onEvent
 	if h.teams.timeline != nil {

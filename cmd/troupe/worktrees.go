@@ -300,3 +300,12 @@ func (w *teamWorktrees) idleNote(name string) string {
 	}
 	return worktree.Result{Tree: t, Changes: c}.Report()
 }
+
+// get returns the flags, zero when they were not registered (a headless
+// configuration built in code).
+func (w *worktreeFlags) get() worktreeFlags {
+	if w == nil {
+		return worktreeFlags{}
+	}
+	return *w
+}
