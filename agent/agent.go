@@ -105,6 +105,11 @@ type Config struct {
 	// session): its messages before the first Run. New refuses one that
 	// CheckHistory finds wrong.
 	History []llm.Message
+	// Opening, when set, starts the first Run's user message, before its
+	// prompt: the tool results that answer the tool uses History ends
+	// with (a fork's placeholders, see Fork). An agent with an Opening
+	// is a fork (IsFork).
+	Opening []llm.Block
 }
 
 // Agent is one agent with its conversation.
@@ -118,6 +123,7 @@ type Agent struct {
 	mu        sync.Mutex
 	messages  []llm.Message           // guarded by mu; written only by the running loop
 	pending   []string                // guarded by mu
+	opening   []llm.Block             // guarded by mu; Config.Opening until the first Run takes it
 	running   bool                    // guarded by mu
 	interrupt context.CancelCauseFunc // guarded by mu; cancels the current run
 	progress  Progress                // guarded by mu
@@ -129,7 +135,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("agent: no model")
 	}
-	if _, err := CheckHistory(cfg.History); err != nil {
+	if len(cfg.Opening) > 0 {
+		if err := checkOpening(cfg); err != nil {
+			return nil, err
+		}
+	} else if _, err := CheckHistory(cfg.History); err != nil {
 		return nil, err
 	}
 	if cfg.Tools == nil {
@@ -157,7 +167,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	ctx, kill := context.WithCancelCause(context.Background())
 	return &Agent{cfg: cfg, now: now, ctx: ctx, kill: kill, trans: newTranscript(cfg.Transcript, now),
-		messages: cloneMessages(cfg.History)}, nil
+		messages: cloneMessages(cfg.History), opening: cfg.Opening}, nil
 }
 
 // CheckHistory checks a conversation an agent is to continue: user and

@@ -15,6 +15,9 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 	start := a.now()
 	var res Result
 	user := llm.Message{Role: llm.RoleUser}
+	a.mu.Lock()
+	user.Content, a.opening = append([]llm.Block(nil), a.opening...), nil // a fork's placeholder results come first
+	a.mu.Unlock()
 	if prompt != "" {
 		user.Content = append(user.Content, llm.Text(prompt))
 	}
@@ -199,7 +202,7 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 	if len(v.UpdatedInput) > 0 {
 		input = v.UpdatedInput
 	}
-	r, err := t.Run(ctx, tool.Call{ID: call.ToolUseID, Name: call.Name, Input: input})
+	r, err := t.Run(context.WithValue(ctx, callerKey{}, a), tool.Call{ID: call.ToolUseID, Name: call.Name, Input: input})
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Errorf("interrupted: %v", context.Cause(ctx))

@@ -27,6 +27,8 @@ const (
 	RoleTeammate = "teammate"
 	RoleSubAgent = "subagent"
 	RoleRemote   = "remote"
+	RoleExplore  = "explore" // the Explore built-in agent
+	RolePlan     = "plan"    // the Plan built-in agent
 )
 
 //go:embed roles/*.md

@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,9 @@ type SpawnRequest struct {
 	// PlanModeRequired starts the teammate in plan mode: it works
 	// read-only until the lead approves its plan.
 	PlanModeRequired bool
+	// Cwd is the teammate's working folder (its own worktree); "" is the
+	// lead's.
+	Cwd string
 }
 
 // SpawnInfo describes a spawned teammate.
@@ -146,6 +150,10 @@ type LeadConfig struct {
 	// Deliver hands text to the lead's model as input (a user-role
 	// message, at its next tool-round boundary or as its next prompt).
 	Deliver func(text string)
+	// IdleNote, when set, adds a line about a teammate to its entry in
+	// the idle digest (its worktree's branch, path and diffstat); "" adds
+	// nothing. It is called without locks held and may do I/O.
+	IdleNote func(name string) string
 
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -442,7 +450,7 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	}
 	active := true
 	m, err := team.AddMember(ctx, l.cfg.Teams, teamName, team.Member{Name: name, AgentType: r.AgentType, Model: model,
-		Prompt: r.Prompt, PlanModeRequired: r.PlanModeRequired, Cwd: l.cfg.Cwd, Mode: mode,
+		Prompt: r.Prompt, PlanModeRequired: r.PlanModeRequired, Cwd: cmp.Or(r.Cwd, l.cfg.Cwd), Mode: mode,
 		BackendType: l.cfg.Backend.Name(), IsActive: &active, Subscriptions: []string{}}, l.cfg.Now())
 	if err != nil {
 		return SpawnInfo{}, fmt.Errorf("add teammate %s: %w", name, err)
@@ -510,7 +518,7 @@ func (l *Lead) start(ctx context.Context, be backend.Backend, m team.Member, r S
 	}
 	spec.AgentID, spec.Name, spec.Team, spec.Color = m.AgentID, m.Name, l.Team(), m.Color
 	if spec.Cwd == "" {
-		spec.Cwd = l.cfg.Cwd
+		spec.Cwd = cmp.Or(m.Cwd, l.cfg.Cwd)
 	}
 	return be.Spawn(ctx, spec)
 }

@@ -185,6 +185,11 @@ func (l *Lead) TakeDigest() string {
 		if n.Result != "" {
 			fmt.Fprintf(&b, "\n  report: %s", strings.ReplaceAll(n.Result, "\n", "\n  "))
 		}
+		if l.cfg.IdleNote != nil {
+			if note := l.cfg.IdleNote(n.From); note != "" {
+				fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(note, "\n", "\n  "))
+			}
+		}
 		b.WriteString("\n")
 	}
 	b.WriteString("</teammate-idle-digest>\nIdle teammates wait for a message or a task; this is a status update, not user input.")

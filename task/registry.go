@@ -360,6 +360,9 @@ func (r *Registry) finish(id ID, to Status, f func(State) State, silent bool) (S
 	if r.stopping[id] && to == Killed {
 		silent = true // stopped on purpose; the stopper tells the model
 	}
+	if s.Type == Dream {
+		silent = true // a dream is housekeeping: the task list and the UI show it, the model is not told
+	}
 	delete(r.kills, id)
 	delete(r.stopping, id)
 	s, _ = r.notifyLocked(id, silent)

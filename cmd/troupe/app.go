@@ -218,6 +218,8 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.demoCommand(),
 		a.serveCommand(),
 		a.workerCommand(),
+		a.agentsCommand(), // agents.go
+		a.dreamCommand(),  // dream.go
 	)
 	return root
 }

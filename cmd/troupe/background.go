@@ -201,6 +201,10 @@ type toolOptions struct {
 	// parent (transcript.go).
 	tx     *transcripts
 	parent string
+	// worktreeRoot is where agents' worktrees go; "" means beside the
+	// repository (worktrees.go).
+	worktreeRoot string
+	fork         bool // --fork-subagents
 }
 
 // coreTools returns the tools of an agent rooted at cwd: the file tools,
@@ -222,7 +226,15 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		base = append(base, st) // sub-agents get it too
 	}
 	parent, _ := tool.NewRegistry(base...) // the names are unique
-	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote,
+	var types []brief.Agent                // agents.go
+	if o.ac != nil {
+		types = o.ac.agents
+	}
+	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote, Agents: agentDefs(types),
+		Worktrees: &worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.worktreeRoot}, Fork: o.fork,
+		OnFork: func(id string, cfg *agent.Config) {
+			cfg.Transcript = o.tx.writer(id, transcript.KindSubAgent, o.parent)
+		},
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {
@@ -236,13 +248,23 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			if err != nil {
 				return agent.Config{}, err
 			}
-			cfg := agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: o.approver,
+			ap := o.approver
+			if s.Dir != "" { // isolation "worktree" (worktrees.go)
+				if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
+					return agent.Config{}, err
+				}
+			}
+			cfg := agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: ap,
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
 			if o.ac != nil {
-				if cfg.System, err = o.ac.system(brief.RoleSubAgent, brief.Vars{Type: s.Type}, ""); err != nil {
+				role, custom := subagentRole(s.Agent) // agents.go
+				if cfg.System, err = o.ac.system(role, brief.Vars{Type: s.Type}, custom); err != nil {
 					return agent.Config{}, err
 				}
 				cfg.Environment = o.ac.environment
+			}
+			if s.Dir != "" {
+				cfg.System += worktreeNote(s.Dir)
 			}
 			if w := o.tx.writer(string(s.AgentID), transcript.KindSubAgent, o.parent); w != nil {
 				cfg.Transcript = w

@@ -35,6 +35,8 @@ type agentContext struct {
 	loader *brief.Loader // nil with --no-project-instructions
 	instr  *brief.Instructions
 	skills []brief.Skill
+	agents []brief.Agent // the agent types subagent_type selects (agents.go)
+	memory string        // the project's memory, for the lead (dream.go)
 	now    func() time.Time
 	getenv func(string) string
 
@@ -56,6 +58,8 @@ func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approve
 		a.warnOnce(err.Error())
 	}
 	ac.skills = skills
+	ac.agents = a.agentTypes(cwd)
+	ac.memory = a.memoryPrompt(cwd)
 	if off {
 		return ac
 	}
@@ -90,7 +94,7 @@ func (ac *agentContext) system(role string, vars brief.Vars, custom string) (str
 			return "", err
 		}
 	}
-	stable := brief.Build(text, ac.instr, "").Stable
+	stable := withMemory(role, brief.Build(text, ac.instr, "").Stable, ac.memory)
 	if list := brief.RenderSkills(ac.skills); list != "" {
 		stable += "\n\n" + list
 	}

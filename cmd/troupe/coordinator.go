@@ -64,7 +64,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 		return nil, "", nil, err
 	}
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Deny: coordinator.Internal,
-		AsyncAllow: parent.Names(), DefaultBackground: true,
+		AsyncAllow: parent.Names(), DefaultBackground: true, Worktrees: &worktrees{cwd: cwd, team: CoordinatorWorktrees}, // worktrees.go
 		Factory: func(ctx context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {
@@ -81,14 +81,23 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 			if err != nil {
 				return agent.Config{}, err
 			}
+			ap := agent.Approver(workerApprover)
+			if s.Dir != "" { // its own worktree: alone there, so no other worker's claims can meet its own
+				if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
+					return agent.Config{}, err
+				}
+			}
 			if !s.Background {
 				claims.foreground(ctx, s.AgentID)
 			}
-			cfg := agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: workerApprover,
+			cfg := agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: ap,
 				System: coordinator.WorkerSystem(s.Type, scratch)}
 			if ac != nil { // the project instructions and the environment, as every agent
 				cfg.System = brief.Build(cfg.System, ac.instr, "").Stable
 				cfg.Environment = ac.environment
+			}
+			if s.Dir != "" {
+				cfg.System += worktreeNote(s.Dir)
 			}
 			if w := tx.writer(string(s.AgentID), transcript.KindWorker, transcript.KindLead); w != nil {
 				cfg.Transcript = w

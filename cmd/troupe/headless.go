@@ -275,6 +275,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	ac := a.newAgentContext(cwd, lr.model, h.noInstr, approver) // context.go
 	bg.ac = ac
 	bg.tx = a.transcriptsFor(lr.id)
+	if !lr.coord {
+		a.autoDream(cwd, lr.id, h, bg.reg) // dream.go: when the autoDream setting is on and a dream is due
+	}
 	var system string
 	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
 		if toolList, system, approver, err = coordinatorSetup(cwd, lr.id, bg.reg, model, h.model, approver, h.system, ac, bg.tx); err != nil {

@@ -49,6 +49,7 @@ type leadTeam struct {
 	lead   *swarm.Lead
 	stores Stores
 	close  func()
+	trees  *teamWorktrees // teammates' worktrees (worktrees.go)
 }
 
 // leadTeamOptions configure newLeadTeam.
@@ -71,6 +72,7 @@ type leadTeamOptions struct {
 	tx         *transcripts   // the session's transcripts
 	// paneArgv returns the command line of a pane teammate.
 	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
+	idleNote func(name string) string // a teammate's worktree, in its idle notification (worktrees.go)
 }
 
 // newLeadTeam opens the stores and the backends of a lead.
@@ -127,7 +129,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},
-		Deliver: o.deliver, Now: a.Now, OnEvent: o.onEvent,
+		Deliver: o.deliver, Now: a.Now, OnEvent: o.onEvent, IdleNote: o.idleNote,
 		Launch: func(ctx context.Context, l *swarm.Lead, m team.Member, r swarm.SpawnRequest, beName string) (backend.Spec, error) {
 			if beName != backend.InProcess {
 				argv, env, err := o.paneArgv(m, r, o.session, leadKey)
@@ -135,7 +137,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 			}
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
 			return backend.Spec{Run: func(ctx context.Context) error {
-				ac := a.newAgentContext(o.cwd, cmp.Or(m.Model, o.model.Info().Model), o.h.noInstr, o.approver)
+				ac := a.newAgentContext(cmp.Or(m.Cwd, o.cwd), cmp.Or(m.Model, o.model.Info().Model), o.h.noInstr, o.approver)
 				var tm *swarm.Teammate
 				timeline := toolTimeline(m.Name, a.Now, o.onEvent)
 				onAgentEvent := func(e agent.Event) { // the timeline, and the teammate's progress in its task
@@ -151,7 +153,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 						l.MateProgress(m.Name, task.Usage{TotalTokens: p.LatestInputTokens + p.OutputTokens, ToolUses: p.ToolUses}, recent)
 					}
 				}
-				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: o.cwd, model: o.model, ac: ac, tx: o.tx,
+				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: cmp.Or(m.Cwd, o.cwd), model: o.model, ac: ac, tx: o.tx,
 					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: mateEvents(o.onEvent), askTimeout: o.h.teams.ask,
 					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
 						return l.AskInProcess(ctx, m.Name, m.Color, req)
@@ -224,7 +226,7 @@ func (a *app) pickBackend(mode string) (be, fallback backend.Backend, reason str
 // teamTools returns the lead's team tools: TeamCreate, TeamDelete,
 // SendMessage (teammates, then background sub-agents) and the task list.
 func teamTools(lt *leadTeam, subSend tool.Tool, now func() time.Time) []tool.Tool {
-	return teamtool.Tools(teamtool.Config{Teams: lt.stores.Teams, Mail: lt.stores.Mail, Tasks: lt.stores.Tasks, Lead: lt.lead,
+	return teamtool.Tools(teamtool.Config{Teams: lt.stores.Teams, Mail: lt.stores.Mail, Tasks: lt.stores.Tasks, Lead: teamLead(lt),
 		Self: func() teamtool.Self {
 			return teamtool.Self{Team: lt.lead.Team(), Name: team.LeadName, Lead: true}
 		},
@@ -236,7 +238,7 @@ type teammates struct{ lead *swarm.Lead }
 
 func (t teammates) SpawnTeammate(ctx context.Context, r agenttool.TeammateRequest) (agenttool.TeammateInfo, error) {
 	info, err := t.lead.Spawn(ctx, swarm.SpawnRequest{Name: r.Name, Description: r.Description, Prompt: r.Prompt,
-		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired})
+		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired, Cwd: r.Dir})
 	if err != nil {
 		return agenttool.TeammateInfo{}, err
 	}
@@ -277,7 +279,7 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 			return nil, nil, err
 		}
 		argv := []string{exe, "--agent-id", m.AgentID, "--agent-name", m.Name, "--team-name", teamOf(m.AgentID),
-			"--agent-color", m.Color, "--parent-session-id", session, "--home", home, "--cwd", cwd}
+			"--agent-color", m.Color, "--parent-session-id", session, "--home", home, "--cwd", cmp.Or(m.Cwd, cwd)}
 		argv = withLeadKey(argv, leadKey)
 		if r.PlanModeRequired {
 			argv = append(argv, "--plan-mode-required")
@@ -339,6 +341,7 @@ type teamFlags struct {
 	keep    bool          // --keep-team: leave the team in place when the run ends
 	command string        // the program pane teammates run instead of troupe (claude)
 	mate    *teammateFlags
+	trees   *worktreeFlags // --worktrees, --worktree-dir (worktrees.go)
 
 	// Set by troupe demo, not by flags.
 	answer   swarm.Answerer     // answers teammates' permission questions
@@ -363,6 +366,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f.BoolVar(&t.keep, "keep-team", false, "with --agent-teams: leave the lead's team (its file, inboxes and task list) in place when the run ends; by default its teammates are stopped and the team is removed")
 	f.StringVar(&t.command, "teammate-command", "", "with --agent-teams: run this `PROGRAM` as the pane teammates instead of troupe, with Claude Code's teammate flags (such as claude: a Claude Code teammate; needs a pane backend and the file store); also "+EnvTeammateCommand)
 	t.mate = addTeammateFlags(root)
+	t.trees = addWorktreeFlags(f)
 	t.mate.getenv = a.Getenv
 }
 
@@ -374,7 +378,7 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 // only coordinate, and every teammate's own calls pass its permissions.
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
 	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac,
-		tx: bg.tx, parent: transcript.KindLead}
+		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.get().root, fork: h.teams.trees.get().fork}
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil
@@ -400,19 +404,21 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		}
 	}
 	bg.sess.SetDigestQuiet(h.teams.digest == digestQuiet)
+	trees := newTeamWorktrees(h.teams.trees.get().all, cwd, h.teams.trees.get().root, bg.sess.Deliver) // worktrees.go
 	// The timeline is ready before the team: newLeadTeam reports the backend.
 	bg.stderr, bg.onTeamEvent = a.Stderr, h.teams.onEvent
 	if h.teams.timeline != nil {
 		bg.stderr = h.teams.timeline
 	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: bg.sess.TeamEvent, deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd)})
+		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: trees.onEvent(bg.sess.TeamEvent), deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd), idleNote: trees.idleNote})
 	if err != nil {
 		return nil, nil, err
 	}
 	bg.team = lt
 	bg.sess.SetTeam(lt.lead)
-	opts.teammates = teammates{lt.lead}
+	lt.trees = trees
+	opts.teammates = isolatedTeammates{inner: teammates{lt.lead}, team: lt.lead.Team, trees: trees}
 	tools, sub := coreTools(opts)
 	return append(tools, teamTools(lt, sub, a.Now)...), withAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
 }

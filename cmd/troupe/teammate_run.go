@@ -75,6 +75,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 	}
 	base := *p.base
 	base.Agent = p.member.Name
+	base.Cwd = cmp.Or(p.member.Cwd, base.Cwd) // its own worktree, if it has one
 	base.Asker = p.asker
 	base.Hint = nil
 	if p.member.Mode != "" {
@@ -113,6 +114,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 			if err != nil {
 				return agent.Config{}, err
 			}
+			tools, system = asAgentType(p.ac.agents, p.member.AgentType, tools, swarm.TeamTools, system) // agents.go
 			nested := p.ac.nested(tm.Notify)
 			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now,
 				System: system, Environment: p.ac.environment, Transcript: p.tx.writer(p.member.Name, transcript.KindTeammate, ""),

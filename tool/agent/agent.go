@@ -84,9 +84,15 @@ type Spec struct {
 	Prompt      string
 	Background  bool
 	// Tools is the parent's tool set filtered for a sub-agent
-	// (FilterTools); the Factory may use it as Config.Tools or build its
-	// own.
+	// (FilterTools, then ToolsFor its definition); the Factory may use
+	// it as Config.Tools or build its own from the same names.
 	Tools *tool.Registry
+	// Agent is the definition Type resolved to (Config.Agents); its
+	// Prompt, or Role for a built-in, is the sub-agent's system prompt.
+	Agent Definition
+	// Dir, when set, is the agent's own folder (isolation "worktree"):
+	// its file tools and shell must work there, not in the parent's.
+	Dir string
 }
 
 // Factory returns the configuration of a fresh sub-agent (model, system
@@ -114,6 +120,11 @@ type Config struct {
 	Registry *taskreg.Registry
 	// Types, when set, lists the valid subagent_type values.
 	Types []string
+	// Agents, when set, are the agent types subagent_type selects
+	// (the built-ins and the loaded definitions): an unknown type is
+	// refused with the list of known ones, and each agent's tools are cut
+	// to its definition (ToolsFor).
+	Agents []Definition
 	// DefaultBackground is what a call that omits run_in_background does.
 	DefaultBackground bool
 	// KeepFinished is how many finished background sub-agents are kept
@@ -123,6 +134,20 @@ type Config struct {
 	// Teammates, when set, makes a call with a `name` (and the caller
 	// leading a team) spawn a teammate instead of a sub-agent.
 	Teammates Teammates
+	// Worktrees, when set, runs a call with isolation "worktree" in the
+	// agent's own folder (see Isolation); without it such a call is
+	// refused.
+	Worktrees Isolation
+	// Fork makes a call without subagent_type (and without a name or an
+	// isolation) a fork of the calling agent: it starts with the
+	// caller's conversation, system prompt and tools plus its directive,
+	// so that the request prefix is the caller's byte for byte and the
+	// provider's prompt cache serves it. A fork cannot start agents.
+	// Coordinator mode leaves it off.
+	Fork bool
+	// OnFork, when set, may adjust a fork's configuration (its
+	// transcript) before it is made; id is its agent id.
+	OnFork func(id string, cfg *coreagent.Config)
 	// Remote, when set, runs a call with isolation "remote" on a remote
 	// worker (see Remote); without it such a call is refused.
 	Remote Remote
@@ -148,7 +173,9 @@ type live struct {
 	spec        Spec
 	ag          *coreagent.Agent
 	tr          *tracker
-	running     bool // guarded by Tool.mu; true from a (re)start until its run is over
+	running     bool       // guarded by Tool.mu; true from a (re)start until its run is over
+	ws          *Workspace // its own folder (isolation "worktree"), or nil
+	wsGone      bool       // guarded by Tool.mu; ws was removed at the end of a run
 }
 
 var _ tool.Tool = (*Tool)(nil)
@@ -183,7 +210,7 @@ const schema = `{
     "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": %s},
     "team_name": {"type": "string", "description": "deprecated, ignored"},
     "mode": {"type": "string", "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "description": %s},
-    "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "remote runs the agent on a remote worker machine, always in the background, in that worker's own working folder; worktree is not supported yet"}
+    "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "remote runs the agent on a remote worker machine, always in the background, in that worker's own working folder; worktree runs it in its own git worktree (a branch troupe/<team>/<name> from HEAD, in a folder beside the repository), removed at its end when it changed nothing and otherwise kept, with its branch, path and diffstat in the result so that you can merge it"}
   },
   "required": ["description", "prompt"],
   "additionalProperties": false
@@ -216,6 +243,19 @@ func (t *Tool) Spec() llm.ToolSpec {
 		name = `"With a name, the agent joins your team as a teammate (the name other members address it by); without one it is an ordinary sub-agent"`
 		mode = `"Permission mode of a teammate (inherits yours when omitted); plan makes it submit a plan for your approval before it changes anything"`
 		desc += teammateDescription
+	}
+	if t.cfg.Fork {
+		desc += forkDescription
+	}
+	if len(t.cfg.Agents) > 0 {
+		desc += "\n\nAvailable agent types (subagent_type) and the tools they have:"
+		for _, a := range t.cfg.Agents {
+			tools := "all your tools"
+			if a.Tools != nil && !slices.Contains(a.Tools, "*") {
+				tools = strings.Join(a.Tools, ", ")
+			}
+			desc += fmt.Sprintf("\n- %s: %s (Tools: %s)", a.Name, strings.Join(strings.Fields(a.Description), " "), tools)
+		}
 	}
 	return llm.ToolSpec{Name: "Agent", Description: desc, InputSchema: json.RawMessage(fmt.Sprintf(schema, model, def, name, mode))}
 }
@@ -266,10 +306,15 @@ func (t *Tool) check(in *input, teammate bool) (tool.Result, bool) {
 		return tool.Errorf("Agent: invalid input: name %q must match %s", in.Name, namePattern), false
 	case in.Isolation == "remote" && t.cfg.Remote == nil:
 		return tool.Errorf("Agent: isolation \"remote\" needs remote workers, which this session has none of: run it with --store nats://HOST:4222 and start `troupe worker --store nats://HOST:4222` on the machines that should run agents; or omit isolation to run the agent here"), false
-	case in.Isolation != "" && in.Isolation != "remote":
-		return tool.Errorf("Agent: isolation %q is not supported yet; omit it", in.Isolation), false
+	case in.Isolation == "worktree" && t.cfg.Worktrees == nil && !teammate:
+		return tool.Errorf("Agent: isolation \"worktree\" is not available in this session; omit it"), false
+	case in.Isolation != "" && in.Isolation != "remote" && in.Isolation != "worktree":
+		return tool.Errorf("Agent: isolation %q is not supported; use worktree or remote, or omit it", in.Isolation), false
 	case len(t.cfg.Types) > 0 && !slices.Contains(t.cfg.Types, in.SubagentType):
 		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(t.cfg.Types, ", ")), false
+	}
+	if _, ok := t.resolve(in.SubagentType); !ok {
+		return tool.Errorf("Agent: invalid input: subagent_type %q is unknown; available: %s", in.SubagentType, strings.Join(t.names(), ", ")), false
 	}
 	for _, e := range []struct {
 		field, v string
@@ -291,9 +336,18 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if res, ok := tool.Decode("Agent", call.Input, &in); !ok {
 		return res, nil
 	}
+	if res, refused := refuseFork(ctx); refused {
+		return res, nil
+	}
 	teammate := in.Name != "" && t.cfg.Teammates != nil && in.Isolation != "remote"
+	forking := t.cfg.Fork && strings.TrimSpace(in.SubagentType) == "" && !teammate && in.Isolation == ""
 	if res, ok := t.check(&in, teammate); !ok {
 		return res, nil
+	}
+	if forking {
+		if res, forked, err := t.fork(ctx, call, in); forked {
+			return res, err
+		}
 	}
 	if in.Isolation == "remote" {
 		return t.runRemote(ctx, call, in)
@@ -320,9 +374,31 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			return tool.Errorf("Agent: invalid input: name %q is already used by a running agent", in.Name), nil
 		}
 	}
+	var ws *Workspace
+	if in.Isolation == "worktree" {
+		name := in.Name
+		if name == "" {
+			name = string(id)
+		}
+		w, err := t.cfg.Worktrees.Isolate(ctx, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return tool.Result{}, context.Cause(ctx)
+			}
+			return tool.Errorf("Agent: isolation \"worktree\": %v", err), nil
+		}
+		ws = &w
+	}
+	def, _ := t.resolve(in.SubagentType) // check resolved it
+	if in.Model == "" {
+		in.Model = def.Model
+	}
 	spec := Spec{AgentID: string(id), Type: in.SubagentType, Model: in.Model, Name: in.Name,
 		Description: in.Description, Prompt: in.Prompt, Background: bg,
-		Tools: FilterTools(t.cfg.Tools, t.cfg.Deny)}
+		Tools: ToolsFor(FilterTools(t.cfg.Tools, t.cfg.Deny), def), Agent: def}
+	if ws != nil {
+		spec.Dir = ws.Dir
+	}
 	if bg {
 		allow := t.cfg.AsyncAllow
 		if allow == nil {
@@ -334,6 +410,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	}
 	cfg, err := t.cfg.Factory(ctx, spec)
 	if err != nil {
+		ws.end(ctx)
 		if ctx.Err() != nil {
 			return tool.Result{}, context.Cause(ctx)
 		}
@@ -362,26 +439,28 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	}
 	ag, err := coreagent.New(cfg)
 	if err != nil {
+		ws.end(ctx)
 		return tool.Errorf("Agent: could not create the agent: %v", err), nil
 	}
 	if bg {
-		return t.background(call, id, in, spec, ag, tr)
+		return t.background(call, id, in, spec, ag, tr, ws)
 	}
-	return t.foreground(ctx, id, in, ag, tr)
+	return t.foreground(ctx, id, in, ag, tr, ws)
 }
 
 // foreground runs ag to completion and returns its final text.
-func (t *Tool) foreground(ctx context.Context, id taskreg.ID, in input, ag *coreagent.Agent, tr *tracker) (tool.Result, error) {
+func (t *Tool) foreground(ctx context.Context, id taskreg.ID, in input, ag *coreagent.Agent, tr *tracker, ws *Workspace) (tool.Result, error) {
 	res, err := ag.Run(ctx, in.Prompt)
 	ag.Kill()
 	if t.cfg.Registry != nil {
 		t.cfg.Registry.KillForAgent(context.WithoutCancel(ctx), string(id))
 	}
+	note, _ := ws.end(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, context.Cause(ctx)
 		}
-		return tool.Errorf("Agent %q (%s) failed: %v", in.Description, id, err), nil
+		return tool.Errorf("%s", withNote(fmt.Sprintf("Agent %q (%s) failed: %v", in.Description, id, err), note)), nil
 	}
 	text := strings.TrimSpace(res.Text)
 	if text == "" {
@@ -392,16 +471,17 @@ func (t *Tool) foreground(ctx context.Context, id taskreg.ID, in input, ag *core
 	}
 	u := tr.usage(res.Duration)
 	return tool.Result{Content: fmt.Sprintf("%s\n\nagentId: %s\n<usage>total_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
-		text, id, u.TotalTokens, u.ToolUses, u.Duration.Milliseconds())}, nil
+		withNote(text, note), id, u.TotalTokens, u.ToolUses, u.Duration.Milliseconds())}, nil
 }
 
 // background registers ag as a local_agent task and runs it.
-func (t *Tool) background(call tool.Call, id taskreg.ID, in input, spec Spec, ag *coreagent.Agent, tr *tracker) (tool.Result, error) {
-	lv := &live{id: id, name: in.Name, description: in.Description, spec: spec, ag: ag, tr: tr, running: true}
+func (t *Tool) background(call tool.Call, id taskreg.ID, in input, spec Spec, ag *coreagent.Agent, tr *tracker, ws *Workspace) (tool.Result, error) {
+	lv := &live{id: id, name: in.Name, description: in.Description, spec: spec, ag: ag, tr: tr, running: true, ws: ws}
 	t.mu.Lock()
 	if _, taken := t.runningLocked(in.Name); in.Name != "" && taken {
 		t.mu.Unlock()
 		ag.Kill()
+		ws.end(context.Background())
 		return tool.Errorf("Agent: invalid input: name %q is already used by a running agent", in.Name), nil
 	}
 	t.agents[string(id)] = lv
@@ -414,6 +494,7 @@ func (t *Tool) background(call tool.Call, id taskreg.ID, in input, spec Spec, ag
 		t.forgetLocked(lv)
 		t.mu.Unlock()
 		ag.Kill()
+		ws.end(context.Background())
 		return tool.Errorf("Agent: could not start the background agent: %v", err), nil
 	}
 	var b strings.Builder
@@ -445,16 +526,23 @@ func (t *Tool) launch(lv *live, toolUseID, prompt string) error {
 			t.park(lv, true)
 		}
 		reg.KillForAgent(context.WithoutCancel(ctx), string(id))
+		note, gone := lv.ws.end(ctx)
+		if gone {
+			t.mu.Lock()
+			lv.wsGone = true
+			t.mu.Unlock()
+		}
 		u := lv.tr.usage(dur)
 		if err != nil {
 			return taskreg.Outcome{Status: taskreg.Failed, Record: recordAgent(func(c *taskreg.Agent) {
-				c.Error, c.Usage = err.Error(), u
+				c.Error, c.Usage = withNote(err.Error(), note), u
 			})}
 		}
 		text := strings.TrimSpace(res.Text)
 		if res.StopReason == coreagent.StopMaxTurns {
 			text += "\n\n[The agent stopped at its turn limit before finishing.]"
 		}
+		text = withNote(text, note)
 		return taskreg.Outcome{Status: taskreg.Completed, Record: recordAgent(func(c *taskreg.Agent) {
 			c.Result, c.Usage, c.Messages = text, u, lv.ag.Messages()
 		})}

@@ -103,6 +103,10 @@ func (t *Tool) deliver(ctx context.Context, toolUseID, to, text string) (tool.Re
 		t.mu.Unlock()
 		return tool.Result{Content: fmt.Sprintf("Message queued for agent %s; it is running and will receive it at its next tool-round boundary. You will be notified with its result when it completes.", label(lv))}, nil
 	}
+	if lv.wsGone {
+		t.mu.Unlock()
+		return tool.Errorf("SendMessage: agent %s cannot be resumed: it changed nothing in its worktree, which was removed when it ended; start a new agent", label(lv)), nil
+	}
 	// Resume it: mark it running first, so that concurrent messages queue.
 	lv.running = true
 	t.finished = slices.DeleteFunc(t.finished, func(x *live) bool { return x == lv })

@@ -24,6 +24,12 @@ type TeammateRequest struct {
 	Name, Description, Prompt, Model, AgentType string
 	PlanModeRequired                            bool   // mode "plan"
 	Mode                                        string // the requested permission mode, "" = inherit
+	// Isolation is "worktree" when the teammate should work in its own
+	// git worktree; the implementation makes it (or refuses with why).
+	Isolation string
+	// Dir is the teammate's working folder when it is not the lead's
+	// (its worktree), set by an Isolation-aware Teammates wrapper.
+	Dir string
 }
 
 // TeammateInfo describes a spawned teammate.
@@ -79,8 +85,16 @@ func (t *Tool) spawnTeammate(ctx context.Context, in input) (tool.Result, error)
 	if res, ok := checkTeammate(in); !ok {
 		return res, nil
 	}
+	if def, ok := t.resolve(in.SubagentType); ok {
+		if in.Model == "" {
+			in.Model = def.Model
+		}
+		if in.Mode == "" {
+			in.Mode = def.PermissionMode
+		}
+	}
 	req := TeammateRequest{Name: in.Name, Description: in.Description, Prompt: in.Prompt, Model: in.Model,
-		AgentType: in.SubagentType, PlanModeRequired: in.Mode == "plan", Mode: in.Mode}
+		AgentType: in.SubagentType, PlanModeRequired: in.Mode == "plan", Mode: in.Mode, Isolation: in.Isolation}
 	info, err := t.cfg.Teammates.SpawnTeammate(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -116,9 +116,13 @@ func (d *TeamDelete) Run(ctx context.Context, call tool.Call) (tool.Result, erro
 		}
 		return tool.Errorf("TeamDelete: %v", err), nil
 	}
+	msg := "Team " + name + " deleted: its members, inboxes and task list are gone."
+	if n, ok := d.e.cfg.Lead.(interface{ DeleteTeamNote(context.Context) string }); ok {
+		msg += n.DeleteTeamNote(ctx) // such as the members' worktrees: removed or kept
+	}
 	return jsonResult(struct {
 		Success  bool   `json:"success"`
 		Message  string `json:"message"`
 		TeamName string `json:"team_name"`
-	}{true, "Team " + name + " deleted: its members, inboxes and task list are gone.", name})
+	}{true, msg, name})
 }

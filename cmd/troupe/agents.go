@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/tool"
+	agenttool "github.com/troupe-dev/troupe/tool/agent"
+)
+
+// agentTypes returns the agent types an agent working in cwd offers: the
+// built-ins and the definitions of the project and the user (project
+// wins). Malformed definitions are warned about once; the others load.
+func (a *app) agentTypes(cwd string) []brief.Agent {
+	custom, err := a.loadAgentTypes(cwd)
+	if err != nil {
+		a.warnOnce(err.Error())
+	}
+	return brief.WithBuiltins(custom)
+}
+
+func (a *app) loadAgentTypes(cwd string) ([]brief.Agent, error) {
+	userHome, troupeHome := a.userHomes()
+	return brief.LoadAgents(brief.AgentDirs(cwd, userHome, troupeHome))
+}
+
+// agentDefs converts loaded agent types for the Agent tool.
+func agentDefs(types []brief.Agent) []agenttool.Definition {
+	out := make([]agenttool.Definition, len(types))
+	for i, a := range types {
+		out[i] = agentDef(a)
+	}
+	return out
+}
+
+func agentDef(a brief.Agent) agenttool.Definition {
+	return agenttool.Definition{Name: a.Name, Description: a.Description, Tools: a.Tools, DisallowedTools: a.DisallowedTools,
+		Model: a.Model, PermissionMode: a.PermissionMode, Builtin: a.Builtin(), Prompt: a.Prompt, Role: a.Role}
+}
+
+// subagentRole returns the role template and the custom prompt of a
+// sub-agent of type def (a bare name resolves to the sub-agent role).
+func subagentRole(def agenttool.Definition) (role, custom string) {
+	if def.Role == "" && def.Prompt == "" {
+		return brief.RoleSubAgent, ""
+	}
+	return def.Role, def.Prompt
+}
+
+// agentsCommand is `troupe agents`: the agent types of a folder with
+// their source, tools and model; malformed definitions are listed after
+// them with file and line, and make the command fail.
+func (a *app) agentsCommand() *cobra.Command {
+	var cwd string
+	cmd := &cobra.Command{
+		Use:   "agents",
+		Short: "List the agent types (built-in, project, user) the Agent tool's subagent_type selects",
+		Long: `troupe agents lists the agent types an agent working in --cwd (default the
+current folder) can start: the built-ins (general-purpose, Explore, Plan) and
+the definitions in .claude/agents and .troupe/agents of the project, then of
+the user (~/.claude/agents, <home>/agents); a project definition wins over a
+user one of the same name, and either over a built-in. Malformed files are
+reported with file and line (the command then exits 1); the others still
+load. With --json, one document.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := a.workDir(cwd)
+			if err != nil {
+				return err
+			}
+			custom, loadErr := a.loadAgentTypes(dir)
+			all := brief.WithBuiltins(custom)
+			if a.jsonOut {
+				type agentJSON struct {
+					Name            string   `json:"name"`
+					Source          string   `json:"source"`
+					Path            string   `json:"path,omitempty"`
+					Description     string   `json:"description"`
+					Tools           []string `json:"tools,omitempty"`
+					DisallowedTools []string `json:"disallowedTools,omitempty"`
+					Model           string   `json:"model,omitempty"`
+					Color           string   `json:"color,omitempty"`
+					PermissionMode  string   `json:"permissionMode,omitempty"`
+				}
+				out := struct {
+					Agents []agentJSON `json:"agents"`
+					Errors []string    `json:"errors"`
+				}{Errors: []string{}}
+				for _, d := range all {
+					out.Agents = append(out.Agents, agentJSON{d.Name, d.Source, d.Path, d.Description, d.Tools, d.DisallowedTools, d.Model, d.Color, d.PermissionMode})
+				}
+				out.Errors = errorLines(loadErr)
+				if err := a.printJSON(out); err != nil {
+					return err
+				}
+			} else {
+				w := a.table()
+				row(w, "NAME", "SOURCE", "TOOLS", "MODEL", "PATH")
+				for _, d := range all {
+					tools := "all"
+					if d.Tools != nil {
+						tools = strings.Join(d.Tools, ",")
+					}
+					if len(d.DisallowedTools) > 0 {
+						tools += " -" + strings.Join(d.DisallowedTools, ",-")
+					}
+					model := d.Model
+					if model == "" {
+						model = "inherit"
+					}
+					row(w, d.Name, d.Source, tools, model, d.Path)
+				}
+				if err := w.Flush(); err != nil {
+					return err
+				}
+			}
+			if loadErr != nil {
+				for _, l := range errorLines(loadErr) {
+					fmt.Fprintf(a.Stderr, "troupe agents: %s\n", l)
+				}
+				return &ExitError{Code: 1, Msg: "malformed agent definitions"}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&cwd, "cwd", "", "the project `DIR` (default the current folder)")
+	return cmd
+}
+
+// errorLines splits a joined error into its lines.
+func errorLines(err error) []string {
+	if err == nil {
+		return []string{}
+	}
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, e.Error())
+		}
+		return out
+	}
+	return []string{fmt.Sprint(err)}
+}
+
+// asAgentType shapes a teammate spawned from agent type typ: its core
+// tools are cut to the definition (agenttool.ToolsFor), the team tools
+// (keep) always stay, and a custom definition's prompt follows the
+// teammate's own. An empty or unknown type changes nothing: members made
+// by other tools may carry any label.
+func asAgentType(types []brief.Agent, typ string, tools *tool.Registry, keep []string, system string) (*tool.Registry, string) {
+	def, ok := brief.FindAgent(types, typ)
+	if typ == "" || !ok {
+		return tools, system
+	}
+	allowed := agenttool.ToolsFor(tools, agentDef(def))
+	tools = tools.Filter(func(name string, _ tool.Tool) bool {
+		_, in := allowed.Get(name)
+		return in || slices.Contains(keep, name)
+	})
+	if def.Prompt != "" {
+		system += "\n\n# Your agent type: " + def.Name + "\n\n" + def.Prompt
+	}
+	return tools, system
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/dream"
+	"github.com/troupe-dev/troupe/memory"
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/fs"
+)
+
+// memoryPrompt returns the project's memory for the lead's system prompt
+// ("" when there is none); a folder that cannot be read is warned about.
+func (a *app) memoryPrompt(cwd string) string {
+	home, err := a.home()
+	if err != nil {
+		return ""
+	}
+	text, err := memory.Load(memory.Dir(home, cwd), 0)
+	if err != nil {
+		a.warnOnce(err.Error())
+	}
+	return text
+}
+
+// withMemory appends memory to the stable prompt of the lead.
+func withMemory(role, stable, mem string) string {
+	if role != brief.RoleLead || mem == "" {
+		return stable
+	}
+	return stable + "\n\n" + mem
+}
+
+// dreamCommand is `troupe dream`: consolidate the project's memory now
+// from the sessions since the last dream.
+func (a *app) dreamCommand() *cobra.Command {
+	var h headless
+	var cwd string
+	c := &cobra.Command{
+		Use:   "dream",
+		Short: "Consolidate the project's memory now from the transcripts of the sessions since the last dream",
+		Long: `troupe dream runs a dream in the foreground: an agent reads the transcripts
+of the sessions of the project in --cwd since the last dream and merges,
+updates and prunes the project's memory folder (<home>/projects/<project>/memory:
+MEMORY.md and topic files, loaded into the lead's system prompt). Its tools
+read only that folder and the transcripts and write only memory files. It
+fails while another session dreams; a dream that fails is due again.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := a.workDir(cwd)
+			if err != nil {
+				return err
+			}
+			return a.runDream(cmd.Context(), &h, dir)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&cwd, "cwd", "", "the project `DIR` (default the current folder)")
+	f.StringVar(&h.provider, "provider", "", "model provider: anthropic, openai or scripted (default as for troupe -p)")
+	f.StringVar(&h.model, "model", "", "model id (default: the provider's)")
+	f.StringVar(&h.script, "script", "", "with --provider scripted: the script `FILE`")
+	return c
+}
+
+func (a *app) runDream(ctx context.Context, h *headless, cwd string) error {
+	home, err := a.home()
+	if err != nil {
+		return err
+	}
+	model, err := a.openModel(h)
+	if err != nil {
+		return err
+	}
+	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
+	reg := task.New(task.Config{Dir: filepath.Join(os.TempDir(), "troupe-dream-"+memory.Slug(cwd)), PollInterval: -1})
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = reg.Close(cctx)
+	}()
+	sub := reg.Subscribe()
+	defer sub.Close()
+	id, err := dream.Start(reg, dream.Config{Model: model, ModelName: h.model, MemoryDir: memDir, SessionsDir: sessions,
+		Approver: dream.Approver{MemoryDir: memDir, SessionsDir: sessions},
+		Filter:   func(s string) bool { return sessionCwd(sessions, s) == cwd },
+		Tools: func(dir string) (*tool.Registry, error) {
+			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
+		}})
+	if errors.Is(err, dream.ErrNothing) {
+		_, err = fmt.Fprintln(a.Stdout, "troupe dream: nothing to consolidate: no session of this project since the last dream")
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("dream: %w", err)
+	}
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if e.State.ID != id || e.Kind != task.EventTerminated {
+			continue
+		}
+		if e.State.Status != task.Completed {
+			return fmt.Errorf("dream %s %s: %s (memory unchanged on record: it is due again)", id, e.State.Status, e.State.Description)
+		}
+		_, err = fmt.Fprintf(a.Stdout, "troupe dream: %s in %s\n", e.State.Description, memDir)
+		return err
+	}
+}
+
+// sessionCwd returns the working folder a session record names
+// (<sessions>/<id>.jsonl, its first line), "" when unknown.
+func sessionCwd(sessions, id string) string {
+	f, err := os.Open(filepath.Join(sessions, id+".jsonl"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	if !sc.Scan() {
+		return ""
+	}
+	var l struct {
+		Cwd string `json:"cwd"`
+	}
+	_ = json.Unmarshal(sc.Bytes(), &l)
+	return l.Cwd
+}
+
+// Defaults of the autoDream settings.
+const (
+	DefaultAutoDreamHours    = 24
+	DefaultAutoDreamSessions = 5
+)
+
+// autoDream starts a dream in the session's task registry (where the
+// "dreaming" pill and the task list show it, and TaskStop stops it) when
+// the autoDream setting is on and one is due: autoDreamMinHours (default
+// 24) since the last dream and autoDreamMinSessions (default 5) sessions
+// of this project since. Problems are warnings: the session goes on.
+func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
+	home, err := a.home()
+	if err != nil {
+		return
+	}
+	files := settings.Files(home, cwd)
+	on, _, err := settingsKey[bool](files, "autoDream")
+	if err != nil {
+		a.warnOnce(err.Error())
+		return
+	}
+	if !on {
+		return
+	}
+	hours, _, err := settingsKey[float64](files, "autoDreamMinHours")
+	if err != nil || hours <= 0 {
+		hours = DefaultAutoDreamHours
+	}
+	minSessions, _, err := settingsKey[float64](files, "autoDreamMinSessions")
+	if err != nil || minSessions <= 0 {
+		minSessions = DefaultAutoDreamSessions
+	}
+	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
+	last, err := memory.Lock{Dir: memDir}.Last()
+	if err != nil {
+		a.warnOnce(err.Error())
+		return
+	}
+	ids, _ := memory.SessionsSince(sessions, last, session)
+	n := 0
+	for _, id := range ids {
+		if sessionCwd(sessions, id) == cwd {
+			n++
+		}
+	}
+	if !memory.Due(a.Now(), last, n, time.Duration(hours*float64(time.Hour)), int(minSessions)) {
+		return
+	}
+	if _, err := a.startDream(h, cwd, session, reg); err != nil && !errors.Is(err, dream.ErrBusy) && !errors.Is(err, dream.ErrNothing) {
+		a.warnOnce("autoDream: " + err.Error())
+	}
+}
+
+// startDream starts a dream of the project in cwd as a task of reg.
+func (a *app) startDream(h *headless, cwd, session string, reg *task.Registry) (task.ID, error) {
+	home, err := a.home()
+	if err != nil {
+		return "", err
+	}
+	model, err := a.openModel(h)
+	if err != nil {
+		return "", err
+	}
+	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
+	return dream.Start(reg, dream.Config{Model: model, ModelName: h.model, MemoryDir: memDir, SessionsDir: sessions, Current: session,
+		Approver: dream.Approver{MemoryDir: memDir, SessionsDir: sessions},
+		Filter:   func(s string) bool { return sessionCwd(sessions, s) == cwd },
+		Tools: func(dir string) (*tool.Registry, error) {
+			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
+		}})
+}
+
+// slashDream is /dream in the interactive lead: a dream in the session's
+// task list (the "dreaming" pill), or why not.
+func (a *app) slashDream(h *headless, cwd, session string, reg *task.Registry) string {
+	id, err := a.startDream(h, cwd, session, reg)
+	if err != nil {
+		return "No dream: " + err.Error()
+	}
+	return fmt.Sprintf("Dreaming (task %s): consolidating this project's memory in the background; /tasks shows it.", id)
+}
