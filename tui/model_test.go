@@ -290,6 +290,11 @@ func TestFrames(t *testing.T) {
 		golden(t, m, "tasks")
 		press(m, "enter")
 		golden(t, m, "task-shell")
+		dr := task.State{ID: "d00000001", Type: task.Dream, Status: task.Running, Start: t0, Description: "dream",
+			Detail: &task.DreamDetail{Phase: "updating", SessionsReviewing: 3, FilesTouched: []string{"MEMORY.md", "testing.md"}}}
+		ev(m, session.Event{Kind: session.KindTaskStarted, Task: &task.Event{Kind: task.EventStarted, State: dr}})
+		press(m, "esc", "down", "down", "down", "down", "down", "enter")
+		golden(t, m, "task-dream")
 	})
 	t.Run("resumed", func(t *testing.T) {
 		r := &recorder{}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -435,7 +436,10 @@ func (m *model) taskScreen(h int) []string {
 			out = append(out, m.st.bad("error: "+d.Error))
 		}
 	case *task.DreamDetail:
-		out = append(out, "consolidating memory")
+		out = append(out, fmt.Sprintf("consolidating memory: %s · %s reviewed", cmp.Or(d.Phase, "starting"), plural(d.SessionsReviewing, "session")))
+		for _, f := range d.FilesTouched {
+			out = append(out, "  wrote "+f)
+		}
 		if tv.tail != "" {
 			out = append(out, tv.tail)
 		}
@@ -516,4 +520,11 @@ func (m *model) resumeScreen(h int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
