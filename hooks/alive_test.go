@@ -1,0 +1,5 @@
+package hooks
+
+import "syscall"
+
+func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
