@@ -315,8 +315,8 @@ func joinLine(a, b string) string {
 // short cuts a command for messages.
 func short(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 60 {
-		return s[:57] + "..."
+	if len(s) > 72 {
+		return s[:30] + "..." + s[len(s)-39:] // the head says what runs, the tail which script
 	}
 	return s
 }

@@ -87,7 +87,7 @@ func (a *Approver) Approve(ctx context.Context, r agent.Request) (agent.Verdict,
 	if req.Mode == "" {
 		req.Mode = permission.ModeDefault
 	}
-	d := a.Policy.Check(req)
+	d := hookDecision(a.Policy, req, r.Hook, a.Policy.Check(req))
 	var v agent.Verdict
 	switch d.Behavior {
 	case permission.Allow:
@@ -227,4 +227,22 @@ func strictness(b permission.Behavior) int {
 		return 1
 	}
 	return 2
+}
+
+// hookDecision applies a PreToolUse hook's decision to the policy's d. A
+// hook's allow skips asking only where the policy would allow the call
+// in bypassPermissions mode (so never over a deny or ask rule, a protected
+// path, or plan mode); a hook's ask turns an allow into a question.
+func hookDecision(p permission.Policy, req permission.Request, hook string, d permission.Decision) permission.Decision {
+	switch {
+	case hook == "allow" && d.Behavior == permission.Ask && d.Rule == nil && req.Mode != permission.ModePlan:
+		bypass := req
+		bypass.Mode = permission.ModeBypass
+		if p.Check(bypass).Behavior == permission.Allow {
+			return permission.Decision{Behavior: permission.Allow, Reason: "allowed by a PreToolUse hook"}
+		}
+	case hook == "ask" && d.Behavior == permission.Allow:
+		return permission.Decision{Behavior: permission.Ask, Rule: d.Rule, Reason: "a PreToolUse hook asks for approval"}
+	}
+	return d
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/hooks"
+	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/permission/audit"
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/transcript"
+)
+
+// hookSet is the hooks of one run, read once when it starts: a settings
+// file changed during the run is reported, never used (an agent cannot
+// install a hook and have it run in the same breath).
+type hookSet struct {
+	runner  *hooks.Runner
+	session string
+	cwd     string
+	tdir    string // the session's transcript folder
+	audit   *audit.Log
+	warnW   io.Writer
+	mode    func() string // the permission mode, for hook input
+
+	warnMu   sync.Mutex // orders warning lines
+	reported atomic.Bool
+}
+
+// settingsPaths returns the paths of the settings files troupe merges.
+func settingsPaths(home, cwd string) []string {
+	var out []string
+	for _, f := range settings.Files(home, cwd) {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// openHooks reads the hooks of the settings files for a session in cwd.
+// A malformed hooks block stops the run before any model call.
+func (a *app) openHooks(cwd, session string, log *audit.Log, warn io.Writer) (*hookSet, error) {
+	home, err := a.home()
+	if err != nil {
+		return nil, err
+	}
+	c, err := hooks.Load(settingsPaths(home, cwd))
+	if err != nil {
+		return nil, err
+	}
+	hs := &hookSet{runner: &hooks.Runner{Config: c, Dir: cwd, Now: a.Now}, session: session, cwd: cwd,
+		tdir: transcript.Dir(home, session), audit: log, warnW: warn}
+	for _, w := range c.Warnings {
+		hs.warn(w)
+	}
+	return hs, nil
+}
+
+func (hs *hookSet) warn(msg string) {
+	if hs.warnW == nil {
+		return
+	}
+	hs.warnMu.Lock()
+	defer hs.warnMu.Unlock()
+	fmt.Fprintf(hs.warnW, "troupe: hook warning: %s\n", termtext.Line(msg))
+}
+
+// active reports whether ev has hooks; false for a nil set.
+func (hs *hookSet) active(ev hooks.Event) bool { return hs != nil && hs.runner.Active(ev) }
+
+// run runs ev's hooks for agentName, with the input's common fields
+// filled in; it writes the runs to the audit log and the warnings out.
+func (hs *hookSet) run(ctx context.Context, agentName string, in hooks.Input) hooks.Outcome {
+	in.SessionID, in.Cwd = hs.session, hs.cwd
+	in.TranscriptPath = filepath.Join(hs.tdir, transcript.FileName(agentName))
+	if hs.mode != nil && in.PermissionMode == "" {
+		in.PermissionMode = hs.mode()
+	}
+	out := hs.runner.Run(ctx, in)
+	for _, r := range out.Runs {
+		r.Agent = agentName
+		if hs.audit != nil {
+			if err := hs.audit.Append(r); err != nil {
+				hs.warn(fmt.Sprintf("audit: %v", err))
+			}
+		}
+	}
+	for _, w := range out.Warnings {
+		hs.warn(w)
+	}
+	if !hs.reported.Load() && hs.runner.Config.Changed() && !hs.reported.Swap(true) {
+		hs.warn("the hooks in the settings files changed during this run; they take effect at the next run (or after /hooks review)")
+	}
+	return out
+}
+
+// forAgent returns the agent.Hooks of one agent; subagent makes its Stop
+// event SubagentStop. A nil set gives nil (no hooks at all).
+func (hs *hookSet) forAgent(name string, subagent bool) agent.Hooks {
+	if hs == nil || hs.runner.Config.Empty() {
+		return nil
+	}
+	stop := hooks.Stop
+	if subagent {
+		stop = hooks.SubagentStop
+	}
+	return &agentHooks{set: hs, name: name, stop: stop}
+}
+
+// agentHooks adapts a hookSet to agent.Hooks for one agent.
+type agentHooks struct {
+	set  *hookSet
+	name string
+	stop hooks.Event
+}
+
+// Hook implements agent.Hooks.
+func (h *agentHooks) Hook(ctx context.Context, e agent.HookEvent) agent.HookResult {
+	ev := hooks.Event(e.Name)
+	if ev == hooks.Stop {
+		ev = h.stop
+	}
+	if !h.set.active(ev) {
+		return agent.HookResult{}
+	}
+	in := hooks.Input{HookEventName: ev, ToolName: e.Tool, ToolUseID: e.ToolUseID, ToolInput: e.Input, Prompt: e.Prompt}
+	if r := e.Result; r != nil {
+		if ev == hooks.PostToolUseFailure {
+			in.Error = r.Content
+		} else {
+			in.ToolResponse, _ = json.Marshal(r.Content)
+		}
+	}
+	if ev == hooks.Stop || ev == hooks.SubagentStop {
+		active := e.StopHookActive
+		in.StopHookActive = &active
+	}
+	out := h.set.run(ctx, h.name, in)
+	res := agent.HookResult{Block: out.Block, Reason: out.Reason, UpdatedInput: out.UpdatedInput, Context: out.Context,
+		Halt: out.Halt, HaltReason: out.HaltReason}
+	if out.Permission == "allow" || out.Permission == "ask" {
+		res.Permission = out.Permission
+	}
+	return res
+}
+
+// sessionStart raises SessionStart for the lead ("startup", or "resume"
+// for a resumed conversation); what the hooks add as context is queued
+// for the lead's first prompt through send.
+func (hs *hookSet) sessionStart(ctx context.Context, resumed bool, send func(string)) {
+	if !hs.active(hooks.SessionStart) {
+		return
+	}
+	source := "startup"
+	if resumed {
+		source = "resume"
+	}
+	if out := hs.run(ctx, transcript.KindLead, hooks.Input{HookEventName: hooks.SessionStart, Source: source}); out.Context != "" {
+		send(out.Context)
+	}
+}
+
+// sessionEnd raises SessionEnd for the lead; the hooks cannot block it.
+func (hs *hookSet) sessionEnd(ctx context.Context, reason string) {
+	if hs.active(hooks.SessionEnd) {
+		hs.run(context.WithoutCancel(ctx), transcript.KindLead, hooks.Input{HookEventName: hooks.SessionEnd, Reason: reason})
+	}
+}
