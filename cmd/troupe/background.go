@@ -243,6 +243,7 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 					return agent.Config{}, err
 				}
 				cfg.Environment = o.ac.environment
+				cfg.Hooks = o.ac.hooks.forAgent(string(s.AgentID), true)
 			}
 			if w := o.tx.writer(string(s.AgentID), transcript.KindSubAgent, o.parent); w != nil {
 				cfg.Transcript = w

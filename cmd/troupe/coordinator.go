@@ -89,6 +89,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 			if ac != nil { // the project instructions and the environment, as every agent
 				cfg.System = brief.Build(cfg.System, ac.instr, "").Stable
 				cfg.Environment = ac.environment
+				cfg.Hooks = ac.hooks.forAgent(string(s.AgentID), true)
 			}
 			if w := tx.writer(string(s.AgentID), transcript.KindWorker, transcript.KindLead); w != nil {
 				cfg.Transcript = w

@@ -14,7 +14,10 @@ import (
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/permission/audit"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/transcript"
+
+	teamtool "github.com/troupe-dev/troupe/tool/team"
 )
 
 // hookSet is the hooks of one run, read once when it starts: a settings
@@ -58,6 +61,7 @@ func (a *app) openHooks(cwd, session string, log *audit.Log, warn io.Writer) (*h
 	for _, w := range c.Warnings {
 		hs.warn(w)
 	}
+	a.hooks = hs // every agent context made from here on runs them
 	return hs, nil
 }
 
@@ -169,5 +173,35 @@ func (hs *hookSet) sessionStart(ctx context.Context, resumed bool, send func(str
 func (hs *hookSet) sessionEnd(ctx context.Context, reason string) {
 	if hs.active(hooks.SessionEnd) {
 		hs.run(context.WithoutCancel(ctx), transcript.KindLead, hooks.Input{HookEventName: hooks.SessionEnd, Reason: reason})
+	}
+}
+
+// taskGate returns the team tools' TaskGate running the TaskCreated and
+// TaskCompleted hooks; nil when there are none.
+func (hs *hookSet) taskGate() func(context.Context, string, teamtool.Self, tasklist.Task) (bool, string) {
+	if !hs.active(hooks.TaskCreated) && !hs.active(hooks.TaskCompleted) {
+		return nil
+	}
+	return func(ctx context.Context, gate string, self teamtool.Self, t tasklist.Task) (bool, string) {
+		ev := hooks.Event(gate)
+		if !hs.active(ev) {
+			return false, ""
+		}
+		out := hs.run(ctx, self.Name, hooks.Input{HookEventName: ev, TeamName: self.Team, TeammateName: self.Name,
+			TaskID: t.ID, TaskSubject: t.Subject, TaskDescription: t.Description})
+		return out.Block, out.Reason
+	}
+}
+
+// teammateIdle returns a teammate's BeforeIdle running the TeammateIdle
+// hooks (exit 2 or "decision": "block" keeps it working, the reason its
+// next prompt); nil when there are none.
+func (hs *hookSet) teammateIdle(teamName, name string) func(context.Context) (bool, string) {
+	if !hs.active(hooks.TeammateIdle) {
+		return nil
+	}
+	return func(ctx context.Context) (bool, string) {
+		out := hs.run(ctx, name, hooks.Input{HookEventName: hooks.TeammateIdle, TeamName: teamName, TeammateName: name})
+		return out.Block, out.Reason
 	}
 }

@@ -99,12 +99,13 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 		Prompt: p.prompt, PlanMode: p.planned, Trust: p.trust, Now: p.now, OnEvent: p.onEvent, AskTimeout: p.askTimeout,
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
+		BeforeIdle:    p.ac.hooks.teammateIdle(p.team, p.member.Name),
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
 			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr, ac: p.ac,
 				tx: p.tx, parent: p.member.Name})
 			tt := teamtool.Tools(teamtool.Config{Teams: p.stores.Teams, Mail: p.stores.Mail, Tasks: p.stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.now,
-				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted}})
+				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted, TaskGate: p.ac.hooks.taskGate()}})
 			tools, err := tool.NewRegistry(append(core, tt...)...)
 			if err != nil {
 				return agent.Config{}, err
@@ -114,7 +115,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 				return agent.Config{}, err
 			}
 			nested := p.ac.nested(tm.Notify)
-			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now,
+			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now, Hooks: p.ac.hooks.forAgent(p.member.Name, false),
 				System: system, Environment: p.ac.environment, Transcript: p.tx.writer(p.member.Name, transcript.KindTeammate, ""),
 				OnEvent: func(e agent.Event) {
 					nested(e)
@@ -271,6 +272,9 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 	}
 	var tm *swarm.Teammate
+	if _, err := a.openHooks(cwd, cmp.Or(tf.parentSessionID, tf.agentID), approver.Audit, errOut); err != nil { // hooks.go
+		return err
+	}
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
 	var tx *transcripts
 	if tf.parentSessionID != "" {
