@@ -307,7 +307,7 @@ func (tm *Teammate) keepWorking(ctx context.Context, res agent.Result, runErr er
 	if strings.TrimSpace(feedback) == "" {
 		feedback = "A TeammateIdle hook asks you to keep working before going idle."
 	}
-	tm.event(EventIdle, "kept working by a TeammateIdle hook: "+firstLine(feedback, 120))
+	tm.event(EventHook, "kept working by a TeammateIdle hook: "+firstLine(feedback, 120))
 	return true, feedback
 }
 

@@ -193,7 +193,7 @@ func mateEvents(on func(swarm.Event)) func(swarm.Event) {
 	}
 	return func(e swarm.Event) {
 		switch e.Kind {
-		case swarm.EventClaim, swarm.EventWarning:
+		case swarm.EventClaim, swarm.EventWarning, swarm.EventHook:
 			on(e)
 		}
 	}
