@@ -219,6 +219,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.demoCommand(),
 		a.serveCommand(),
 		a.workerCommand(),
+		a.hooksCommand(), // hooks_cmd.go
 	)
 	return root
 }

@@ -270,3 +270,36 @@ func TestHooksMalformedSettingsStopTheRun(t *testing.T) {
 		t.Error("the run went on")
 	}
 }
+
+func TestHooksListCommand(t *testing.T) {
+	dir := hookProject(t, `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make check"}]}],
+ "PreToolUse":[{"matcher":"Bash|Edit","hooks":[{"type":"command","command":"$HOOKS/guard.sh","timeout":5}]}],
+ "Future":[]}}`, nil)
+	var out, errOut bytes.Buffer
+	home := t.TempDir()
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" },
+		HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return dir, nil }}
+	if err := m.Run(t.Context(), []string{"--home", home, "hooks", "list"}); err != nil {
+		t.Fatalf("troupe hooks list: %v\n%s", err, errOut.String())
+	}
+	got := out.String()
+	pre, stop := strings.Index(got, "PreToolUse  Bash|Edit  5s"), strings.Index(got, "Stop        *          60s      make check")
+	if pre < 0 || stop < pre || !strings.Contains(got, filepath.Join(dir, ".claude", "settings.json")) {
+		t.Errorf("hooks list:\n%s\nwant PreToolUse (Bash|Edit, 5s) then Stop (*, 60s, make check) with their file", got)
+	}
+	if !strings.Contains(errOut.String(), "hooks.Future: unknown event") {
+		t.Errorf("stderr %q; want the unknown event named", errOut.String())
+	}
+	out.Reset()
+	if err := m.Run(t.Context(), []string{"--home", home, "--json", "hooks", "list"}); err != nil {
+		t.Fatal(err)
+	}
+	var lines []hookLine
+	if err := json.Unmarshal(out.Bytes(), &lines); err != nil || len(lines) != 2 || lines[0].Event != "PreToolUse" || lines[1].Command != "make check" {
+		t.Errorf("hooks list --json = %s (%v); want the two hooks in event order", out.String(), err)
+	}
+	os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(`{"hooks":{"Stop":[{"matcher":"(","hooks":[]}]}}`), 0o644)
+	if err := m.Run(t.Context(), []string{"--home", home, "hooks", "list"}); err == nil || !strings.Contains(err.Error(), "settings.json") {
+		t.Errorf("hooks list on a malformed file = %v; want an error naming it", err)
+	}
+}
