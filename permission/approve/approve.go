@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -230,15 +231,15 @@ func strictness(b permission.Behavior) int {
 }
 
 // hookDecision applies a PreToolUse hook's decision to the policy's d. A
-// hook's allow skips asking only where the policy would allow the call
-// in bypassPermissions mode (so never over a deny or ask rule, a protected
-// path, or plan mode); a hook's ask turns an allow into a question.
+// hook's allow counts as an allow rule for the whole tool, so it skips
+// the question but never beats what comes before allow rules: a deny or
+// ask rule, a protected path, plan mode. A hook's ask turns an allow into
+// a question.
 func hookDecision(p permission.Policy, req permission.Request, hook string, d permission.Decision) permission.Decision {
 	switch {
-	case hook == "allow" && d.Behavior == permission.Ask && d.Rule == nil && req.Mode != permission.ModePlan:
-		bypass := req
-		bypass.Mode = permission.ModeBypass
-		if p.Check(bypass).Behavior == permission.Allow {
+	case hook == "allow" && d.Behavior == permission.Ask && d.Rule == nil:
+		p.Allow = append(slices.Clip(p.Allow), permission.Rule{Tool: req.Tool, Source: "PreToolUse hook"})
+		if p.Check(req).Behavior == permission.Allow {
 			return permission.Decision{Behavior: permission.Allow, Reason: "allowed by a PreToolUse hook"}
 		}
 	case hook == "ask" && d.Behavior == permission.Allow:
