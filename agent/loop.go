@@ -248,7 +248,8 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 		if r.IsError {
 			name = HookPostToolUseFailure
 		}
-		post := a.hook(ctx, HookEvent{Name: name, Tool: call.Name, ToolUseID: call.ToolUseID, Input: input, Result: &r})
+		ran := r // only this copy escapes, so a loop without hooks allocates nothing here
+		post := a.hook(ctx, HookEvent{Name: name, Tool: call.Name, ToolUseID: call.ToolUseID, Input: input, Result: &ran})
 		if post.Block {
 			r.Content += "\n\n" + name + " hook feedback:\n" + post.Reason
 		}

@@ -225,3 +225,46 @@ func TestRunNoHooks(t *testing.T) {
 		t.Error("a Runner without config ran something")
 	}
 }
+
+// BenchmarkRunNoMatch is the cost of an event when hooks are configured
+// but none matches it (the tool call pays only this).
+func BenchmarkRunNoMatch(b *testing.B) {
+	dir := b.TempDir()
+	f := filepath.Join(dir, "s.json")
+	os.WriteFile(f, []byte(settingsFor("PreToolUse", "Edit|Write", "true")), 0o600)
+	c, err := Load([]string{f})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &Runner{Config: c, Dir: dir}
+	in := Input{HookEventName: PreToolUse, ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if o := r.Run(b.Context(), in); len(o.Runs) != 0 {
+			b.Fatal("a hook ran")
+		}
+	}
+}
+
+// BenchmarkRunOneHook is the cost of one matching command hook (a shell
+// running a script that reads its input and exits 0): what one PreToolUse
+// hook adds to a tool call.
+func BenchmarkRunOneHook(b *testing.B) {
+	dir := b.TempDir()
+	s := filepath.Join(dir, "h.sh")
+	os.WriteFile(s, []byte("#!/bin/sh\ncat >/dev/null\nexit 0\n"), 0o755)
+	f := filepath.Join(dir, "s.json")
+	os.WriteFile(f, []byte(settingsFor("PreToolUse", "Bash", s)), 0o600)
+	c, err := Load([]string{f})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &Runner{Config: c, Dir: dir}
+	in := Input{HookEventName: PreToolUse, ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if o := r.Run(b.Context(), in); len(o.Runs) != 1 || len(o.Warnings) != 0 {
+			b.Fatalf("Run() = %+v", o)
+		}
+	}
+}
