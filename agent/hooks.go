@@ -15,6 +15,7 @@ const (
 	HookPostToolUseFailure = "PostToolUseFailure"
 	HookUserPromptSubmit   = "UserPromptSubmit"
 	HookStop               = "Stop" // a sub-agent's Hooks report it as SubagentStop
+	HookPreCompact         = "PreCompact"
 )
 
 // Stop reasons a hook causes.
@@ -46,6 +47,8 @@ type HookEvent struct {
 	// StopHookActive tells a Stop hook that the agent is already working
 	// again because of a Stop hook in this run (a guard against loops).
 	StopHookActive bool
+	// Trigger is "auto" or "manual" (PreCompact).
+	Trigger string
 }
 
 // HookResult is what the hooks of an event decided.

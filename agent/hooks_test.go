@@ -164,3 +164,28 @@ func TestHooksPermissionReachesApprover(t *testing.T) {
 		t.Errorf("Request.Hook = %q; want allow", got)
 	}
 }
+
+func TestHooksPreCompact(t *testing.T) {
+	m := script(t, `{"turns": [
+	  {"match": {"user": "one"}, "reply": {"text": "1", "usage": {"input_tokens": 900, "output_tokens": 200}}},
+	  {"match": {"user": "Summarize the conversation"}, "reply": {"text": "SUMMARY: said one"}},
+	  {"match": {"user": "SUMMARY: said one"}, "reply": {"text": "2"}}]}`)
+	h := &hookFunc{f: func(HookEvent) HookResult { return HookResult{} }}
+	a := newAgent(t, Config{Model: m, CompactAt: 1000, KeepRecent: 1, Hooks: h})
+	for _, p := range []string{"one", "two"} {
+		if _, err := a.Run(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var triggers []string
+	for _, e := range h.events {
+		if e.Name == HookPreCompact {
+			triggers = append(triggers, e.Trigger)
+		}
+	}
+	if strings.Join(triggers, ",") != "auto" {
+		t.Errorf("PreCompact triggers %q; want one auto", triggers)
+	}
+}

@@ -270,7 +270,7 @@ func (a *Agent) maybeCompact(ctx context.Context) error {
 	if !over || n <= a.cfg.KeepRecent+1 {
 		return nil
 	}
-	return a.Compact(ctx)
+	return a.compact(ctx, "auto")
 }
 
 // compactPrompt asks the model for the summary.
@@ -278,7 +278,11 @@ const compactPrompt = `Summarize the conversation so far for your own later use:
 
 // Compact replaces the conversation by a model-written summary plus the
 // most recent messages. It is called automatically above CompactAt.
-func (a *Agent) Compact(ctx context.Context) error {
+func (a *Agent) Compact(ctx context.Context) error { return a.compact(ctx, "manual") }
+
+// compact is Compact; trigger ("auto" or "manual") is told to the
+// PreCompact hooks, which run first and cannot prevent it.
+func (a *Agent) compact(ctx context.Context, trigger string) error {
 	a.mu.Lock()
 	msgs := cloneMessages(a.messages)
 	volatile := a.volatile
@@ -287,6 +291,7 @@ func (a *Agent) Compact(ctx context.Context) error {
 	if keepFrom <= 0 {
 		return nil
 	}
+	a.hook(ctx, HookEvent{Name: HookPreCompact, Trigger: trigger})
 	old := msgs[:keepFrom]
 	req := llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, SystemVolatile: volatile, MaxTokens: a.cfg.MaxTokens,
 		Messages: append(cloneMessages(old), llm.UserText(compactPrompt))}

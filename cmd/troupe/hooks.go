@@ -132,7 +132,7 @@ func (h *agentHooks) Hook(ctx context.Context, e agent.HookEvent) agent.HookResu
 	if !h.set.active(ev) {
 		return agent.HookResult{}
 	}
-	in := hooks.Input{HookEventName: ev, ToolName: e.Tool, ToolUseID: e.ToolUseID, ToolInput: e.Input, Prompt: e.Prompt}
+	in := hooks.Input{HookEventName: ev, ToolName: e.Tool, ToolUseID: e.ToolUseID, ToolInput: e.Input, Prompt: e.Prompt, Trigger: e.Trigger}
 	if r := e.Result; r != nil {
 		if ev == hooks.PostToolUseFailure {
 			in.Error = r.Content
