@@ -261,6 +261,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	lr.bg = bg
 	lr.defer_(bg.close)
 	if interactive {
+		lr.hooks.warnToTimeline(bg.sess, a.Now) // hooks.go
 		if approver.Asker == nil {
 			approver.Asker = bg.sess.LeadAsker()
 		}

@@ -8,13 +8,17 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/hooks"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/permission/audit"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/transcript"
 
 	teamtool "github.com/troupe-dev/troupe/tool/team"
@@ -32,7 +36,8 @@ type hookSet struct {
 	warnW   io.Writer
 	mode    func() string // the permission mode, for hook input
 
-	warnMu   sync.Mutex // orders warning lines
+	warnMu   sync.Mutex   // orders warning lines
+	notify   func(string) // guarded by warnMu; replaces warnW when set (the interactive lead's timeline)
 	reported atomic.Bool
 }
 
@@ -66,12 +71,25 @@ func (a *app) openHooks(cwd, session string, log *audit.Log, warn io.Writer) (*h
 }
 
 func (hs *hookSet) warn(msg string) {
-	if hs.warnW == nil {
-		return
+	hs.warnMu.Lock()
+	notify := hs.notify
+	if notify == nil && hs.warnW != nil {
+		fmt.Fprintf(hs.warnW, "troupe: hook warning: %s\n", termtext.Line(msg)) // one write: lines stay whole
 	}
+	hs.warnMu.Unlock()
+	if notify != nil { // outside the lock: a callback
+		notify("hook warning: " + termtext.Line(msg))
+	}
+}
+
+// warnToTimeline sends later warnings to the session's timeline instead
+// of the writer (the interactive lead, whose terminal is its screen's).
+func (hs *hookSet) warnToTimeline(s *session.Session, now func() time.Time) {
 	hs.warnMu.Lock()
 	defer hs.warnMu.Unlock()
-	fmt.Fprintf(hs.warnW, "troupe: hook warning: %s\n", termtext.Line(msg))
+	hs.notify = func(msg string) {
+		s.TeamEvent(swarm.Event{Time: now(), Agent: team.LeadName, Kind: swarm.EventWarning, Text: msg})
+	}
 }
 
 // active reports whether ev has hooks; false for a nil set.

@@ -71,6 +71,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	for n, c := range cmds {
 		names[n] = c.Description
 	}
+	lr.hooks.sessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
@@ -89,6 +90,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	sess.Interrupt()
 	stopServe()
 	<-served
+	lr.hooks.sessionEnd(ctx, "prompt_input_exit")
 	if !h.noResumeHint {
 		fmt.Fprintf(a.Stderr, "troupe: ending the session; resume it with: troupe --resume %s\n", lr.id)
 	}
