@@ -303,3 +303,27 @@ func TestHooksListCommand(t *testing.T) {
 		t.Errorf("hooks list on a malformed file = %v; want an error naming it", err)
 	}
 }
+
+func TestHooksSessionStartAndEnd(t *testing.T) {
+	const script = `{"model": "scripted", "turns": [
+  {"match": {"user": "branch is main"}, "reply": {"text": "knew the branch"}},
+  {"match": {"turn": 0}, "reply": {"text": "no context"}}]}`
+	settings := `{"hooks":{
+ "SessionStart":[{"matcher":"startup","hooks":[{"type":"command","command":"$HOOKS/start.sh"}]}],
+ "SessionEnd":[{"hooks":[{"type":"command","command":"$HOOKS/end.sh"}]}]}}`
+	dir := hookProject(t, settings, map[string]string{
+		"start.sh": `cat >/dev/null; echo "branch is main"`,
+		"end.sh":   `cat > "$CLAUDE_PROJECT_DIR/end.json"`,
+	})
+	out, errOut, err := hookRun(t, dir, script, "hello")
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, `"result":"knew the branch"`) {
+		t.Errorf("output %s; want the SessionStart context to reach the model", out)
+	}
+	var end map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "end.json"))), &end); err != nil || end["hook_event_name"] != "SessionEnd" || end["session_id"] != "session-1" {
+		t.Errorf("SessionEnd input %v (%v); want the event and the session id", end, err)
+	}
+}
