@@ -327,3 +327,27 @@ func TestHooksSessionStartAndEnd(t *testing.T) {
 		t.Errorf("SessionEnd input %v (%v); want the event and the session id", end, err)
 	}
 }
+
+func TestHooksSubagentStop(t *testing.T) {
+	const script = `{"model": "scripted", "turns": [
+  {"match": {"system": "sub-agent", "user": "Stop hook feedback"}, "reply": {"text": "SUB-CHECKED"}},
+  {"match": {"system": "sub-agent"}, "reply": {"text": "SUB-DONE"}},
+  {"match": {"turn": 0}, "reply": {"tool_calls": [{"id": "toolu_agent", "name": "Agent", "input": {"description": "look", "prompt": "look around", "subagent_type": "general-purpose"}}]}},
+  {"match": {"tool_result": "Agent"}, "reply": {"text": "lead done"}}]}`
+	// Sends the sub-agent back once; the lead's Stop is a separate event.
+	hook := `in=$(cat); echo "$in" >> "$CLAUDE_PROJECT_DIR/stops"
+case "$in" in *'"stop_hook_active":true'*) exit 0;; esac
+echo "check your findings" >&2; exit 2`
+	dir := hookProject(t, hooksJSON("SubagentStop", "", "$HOOKS/sub.sh", 10), map[string]string{"sub.sh": hook})
+	out, errOut, err := hookRun(t, dir, script, "go")
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, errOut)
+	}
+	if res, _ := toolResult(t, out, "toolu_agent"); !strings.Contains(res, "SUB-CHECKED") {
+		t.Errorf("Agent result %q; want the sub-agent's answer after the SubagentStop hook sent it back", res)
+	}
+	stops := readFile(t, filepath.Join(dir, "stops"))
+	if strings.Count(stops, `"hook_event_name":"SubagentStop"`) != 2 {
+		t.Errorf("SubagentStop inputs:\n%s\nwant two", stops)
+	}
+}
