@@ -24,6 +24,15 @@ type Specific struct {
 	PermissionDecisionReason string          `json:"permissionDecisionReason"`
 	UpdatedInput             json.RawMessage `json:"updatedInput"`
 	AdditionalContext        string          `json:"additionalContext"`
+	// Decision is PermissionRequest's answer.
+	Decision *PermissionAnswer `json:"decision"`
+}
+
+// PermissionAnswer is a PermissionRequest hook's decision.
+type PermissionAnswer struct {
+	Behavior     string          `json:"behavior"` // allow or deny
+	Message      string          `json:"message"`  // for the model, on deny
+	UpdatedInput json.RawMessage `json:"updatedInput"`
 }
 
 // ParseOutput reads a hook's stdout. Output that does not start with "{"
@@ -52,6 +61,19 @@ func ParseOutput(stdout []byte) (out Output, ok bool, err error) {
 		case "", "allow", "deny", "ask":
 		default:
 			return Output{}, false, fmt.Errorf("hookSpecificOutput.permissionDecision %q: want allow, deny or ask", sp.PermissionDecision)
+		}
+		if pa := sp.Decision; pa != nil {
+			if pa.Behavior != "allow" && pa.Behavior != "deny" {
+				return Output{}, false, fmt.Errorf("hookSpecificOutput.decision.behavior %q: want allow or deny", pa.Behavior)
+			}
+			if len(pa.UpdatedInput) > 0 && string(pa.UpdatedInput) != "null" {
+				var obj map[string]json.RawMessage
+				if json.Unmarshal(pa.UpdatedInput, &obj) != nil {
+					return Output{}, false, fmt.Errorf("hookSpecificOutput.decision.updatedInput is not a JSON object")
+				}
+			} else {
+				pa.UpdatedInput = nil
+			}
 		}
 		if len(sp.UpdatedInput) > 0 && string(sp.UpdatedInput) != "null" {
 			var obj map[string]json.RawMessage

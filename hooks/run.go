@@ -38,8 +38,9 @@ type Outcome struct {
 	// "deny"; Reason is what the model (or the person) is told.
 	Block  bool
 	Reason string
-	// Permission is PreToolUse's merged permissionDecision: deny beats
-	// ask beats allow; "" when no hook gave one.
+	// Permission is PreToolUse's merged permissionDecision, or
+	// PermissionRequest's decision.behavior: deny beats ask beats allow;
+	// "" when no hook gave one.
 	Permission string
 	// UpdatedInput replaces the tool input (PreToolUse), last hook wins.
 	UpdatedInput json.RawMessage
@@ -271,6 +272,21 @@ func merge(out *Outcome, ev Event, h Hook, res result) Run {
 				block(out, reason)
 			} else if sp.PermissionDecisionReason != "" && d == "ask" {
 				out.Reason = joinLine(out.Reason, sp.PermissionDecisionReason)
+			}
+		}
+		if pa := sp.Decision; ev == PermissionRequest && pa != nil {
+			if rank(pa.Behavior) > rank(out.Permission) {
+				out.Permission = pa.Behavior
+			}
+			run.Decision, run.Reason = pa.Behavior, pa.Message
+			if pa.Behavior == "deny" {
+				reason := pa.Message
+				if reason == "" {
+					reason = name + " denied this without a reason"
+				}
+				block(out, reason)
+			} else if pa.UpdatedInput != nil {
+				out.UpdatedInput = pa.UpdatedInput
 			}
 		}
 		if ev == PreToolUse && sp.UpdatedInput != nil && sp.PermissionDecision != "deny" {

@@ -268,3 +268,18 @@ func BenchmarkRunOneHook(b *testing.B) {
 		}
 	}
 }
+
+func TestRunPermissionRequest(t *testing.T) {
+	dir := t.TempDir()
+	s := script(t, dir, "p.sh", `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"ls"}}}}'`)
+	r, runs := runner(t, dir, settingsFor("PermissionRequest", "Bash", s))
+	o := r.Run(t.Context(), Input{HookEventName: PermissionRequest, ToolName: "Bash"})
+	if o.Block || o.Permission != "allow" || string(o.UpdatedInput) != `{"command":"ls"}` || (*runs)[0].Decision != "allow" {
+		t.Errorf("Run() = %+v; want allow with the new input", o)
+	}
+	bad := script(t, dir, "bad.sh", `cat >/dev/null; echo '{"hookSpecificOutput":{"decision":{"behavior":"maybe"}}}'`)
+	r, _ = runner(t, dir, settingsFor("PermissionRequest", "Bash", bad))
+	if o := r.Run(t.Context(), Input{HookEventName: PermissionRequest, ToolName: "Bash"}); o.Permission != "" || len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], "decision.behavior") {
+		t.Errorf("Run() = %+v; want a warning about the behavior", o)
+	}
+}

@@ -240,6 +240,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if lr.hooks, err = a.openHooks(cwd, lr.id, approver.Audit, a.Stderr); err != nil {
 		return lr, err
 	}
+	approver.PermissionHook = lr.hooks.permissionHook()
 	lr.model = cmp.Or(h.model, model.Info().Model)
 	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model)
 	lr.defer_(lr.rec.close)

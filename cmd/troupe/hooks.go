@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/hooks"
 	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/audit"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session"
@@ -221,5 +223,34 @@ func (hs *hookSet) teammateIdle(teamName, name string) func(context.Context) (bo
 	return func(ctx context.Context) (bool, string) {
 		out := hs.run(ctx, name, hooks.Input{HookEventName: hooks.TeammateIdle, TeamName: teamName, TeammateName: name})
 		return out.Block, out.Reason
+	}
+}
+
+// permissionHook returns the approver's PermissionHook: before a person
+// (or --permission-prompt-command) is asked, the PermissionRequest hooks
+// may allow or deny (exit 2 denies with stderr); when they do not, the
+// Notification hooks hear "permission_prompt". Nil when neither event has
+// hooks.
+func (hs *hookSet) permissionHook() func(context.Context, approve.AskRequest) (approve.Answer, bool) {
+	if !hs.active(hooks.PermissionRequest) && !hs.active(hooks.Notification) {
+		return nil
+	}
+	return func(ctx context.Context, r approve.AskRequest) (approve.Answer, bool) {
+		name := cmp.Or(r.Agent, transcript.KindLead)
+		if hs.active(hooks.PermissionRequest) {
+			out := hs.run(ctx, name, hooks.Input{HookEventName: hooks.PermissionRequest, ToolName: r.Tool, ToolInput: r.Input,
+				ToolUseID: r.ToolUseID, PermissionMode: string(r.Mode)})
+			switch {
+			case out.Block:
+				return approve.Answer{Message: "PermissionRequest hook: " + out.Reason}, true
+			case out.Permission == "allow":
+				return approve.Answer{Allow: true, Message: "allowed by a PermissionRequest hook", UpdatedInput: out.UpdatedInput}, true
+			}
+		}
+		if hs.active(hooks.Notification) {
+			hs.run(ctx, name, hooks.Input{HookEventName: hooks.Notification, NotificationType: "permission_prompt",
+				Message: fmt.Sprintf("troupe needs your permission to use %s", r.Tool), PermissionMode: string(r.Mode)})
+		}
+		return approve.Answer{}, false
 	}
 }

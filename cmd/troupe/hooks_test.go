@@ -351,3 +351,43 @@ echo "check your findings" >&2; exit 2`
 		t.Errorf("SubagentStop inputs:\n%s\nwant two", stops)
 	}
 }
+
+func TestHooksPermissionRequestAndNotification(t *testing.T) {
+	tests := []struct {
+		name, event, hook string
+		removed           bool
+		want              string // in the tool result
+		notified          bool
+	}{
+		{name: "allow", event: "PermissionRequest", hook: `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`, removed: true},
+		{name: "deny with a message", event: "PermissionRequest", hook: `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"ask the release manager"}}}'`,
+			want: "ask the release manager"},
+		{name: "exit 2 denies", event: "PermissionRequest", hook: `echo "not on Fridays" >&2; exit 2`, want: "not on Fridays"},
+		{name: "undecided asks as before", event: "PermissionRequest", hook: `cat >/dev/null; exit 0`, want: "needs approval"},
+		{name: "notification", event: "Notification", hook: `cat > "$CLAUDE_PROJECT_DIR/note.json"`, want: "needs approval", notified: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			settings := strings.Replace(hooksJSON(tt.event, "", "$HOOKS/p.sh", 10), `"defaultMode":"bypassPermissions"`, `"defaultMode":"default"`, 1)
+			dir := hookProject(t, settings, map[string]string{"p.sh": tt.hook})
+			out, errOut, err := hookRun(t, dir, rmScript, "clean")
+			if err != nil {
+				t.Fatalf("troupe -p: %v\n%s", err, errOut)
+			}
+			res, _ := toolResult(t, out, "toolu_rm")
+			if removed := !exists(filepath.Join(dir, "build")); removed != tt.removed {
+				t.Errorf("build removed = %v; want %v (result %q)", removed, tt.removed, res)
+			}
+			if tt.want != "" && !strings.Contains(res, tt.want) {
+				t.Errorf("tool result %q; want %q", res, tt.want)
+			}
+			if tt.notified {
+				var n map[string]any
+				if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "note.json"))), &n); err != nil || n["notification_type"] != "permission_prompt" ||
+					!strings.Contains(fmt.Sprint(n["message"]), "Bash") {
+					t.Errorf("Notification input %v (%v); want a permission_prompt about Bash", n, err)
+				}
+			}
+		})
+	}
+}

@@ -272,9 +272,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 	}
 	var tm *swarm.Teammate
-	if _, err := a.openHooks(cwd, cmp.Or(tf.parentSessionID, tf.agentID), approver.Audit, errOut); err != nil { // hooks.go
+	hs, err := a.openHooks(cwd, cmp.Or(tf.parentSessionID, tf.agentID), approver.Audit, errOut) // hooks.go
+	if err != nil {
 		return err
 	}
+	approver.PermissionHook = hs.permissionHook()
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
 	var tx *transcripts
 	if tf.parentSessionID != "" {

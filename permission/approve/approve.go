@@ -72,6 +72,10 @@ type Approver struct {
 	// or rule would allow the call).
 	Asker Asker
 	Hint  func(AskRequest) string
+	// PermissionHook, when set, may decide an ask before the Asker is
+	// asked (the user's PermissionRequest hooks); decided false leaves it
+	// to the Asker (or to the denial when there is none).
+	PermissionHook func(ctx context.Context, req AskRequest) (ans Answer, decided bool)
 	// Audit, when set, receives one entry per decision. A failure to
 	// record fails the call (Approve returns the error): nothing runs
 	// unaudited.
@@ -120,7 +124,12 @@ func (a *Approver) ask(ctx context.Context, r agent.Request, req permission.Requ
 	final := d
 	ar := AskRequest{Agent: a.Agent, Tool: r.Tool, ToolUseID: r.ToolUseID, Input: r.Input,
 		Cwd: a.Cwd, Dirs: a.Dirs, Mode: req.Mode, Reason: d.Reason, Rule: d.Rule}
-	if a.Asker == nil {
+	var ans Answer
+	decided := false
+	if a.PermissionHook != nil {
+		ans, decided = a.PermissionHook(ctx, ar)
+	}
+	if !decided && a.Asker == nil {
 		final.Behavior = permission.Deny
 		final.Reason = d.Reason
 		if a.Hint != nil {
@@ -130,14 +139,16 @@ func (a *Approver) ask(ctx context.Context, r agent.Request, req permission.Requ
 		}
 		return agent.Verdict{Reason: DenyReason(final)}, final, nil
 	}
-	ans, err := a.Asker.Ask(ctx, ar)
-	if err != nil {
-		if ctx.Err() != nil {
-			return agent.Verdict{}, d, err // interrupted: the call does not run
+	if !decided {
+		var err error
+		if ans, err = a.Asker.Ask(ctx, ar); err != nil {
+			if ctx.Err() != nil {
+				return agent.Verdict{}, d, err // interrupted: the call does not run
+			}
+			final.Behavior = permission.Deny
+			final.Reason = err.Error()
+			return agent.Verdict{Reason: err.Error()}, final, nil
 		}
-		final.Behavior = permission.Deny
-		final.Reason = err.Error()
-		return agent.Verdict{Reason: err.Error()}, final, nil
 	}
 	if ans.Allow && len(ans.UpdatedInput) > 0 {
 		var obj map[string]json.RawMessage
