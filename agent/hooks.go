@@ -40,8 +40,9 @@ type HookEvent struct {
 	Tool      string
 	ToolUseID string
 	Input     json.RawMessage // the tool input (as it will run, for the Post events)
-	// Result is the tool's result, for PostToolUse and PostToolUseFailure.
-	Result *tool.Result
+	// Result is the tool's result, for PostToolUse and PostToolUseFailure
+	// (a value, so that a loop without hooks allocates nothing for it).
+	Result tool.Result
 	// Prompt is the submitted prompt (UserPromptSubmit).
 	Prompt string
 	// StopHookActive tells a Stop hook that the agent is already working

@@ -143,7 +143,7 @@ func TestHooksFailureEventAndPromptContext(t *testing.T) {
 	h.mu.Lock()
 	post := h.events[2]
 	h.mu.Unlock()
-	if post.Result == nil || post.Result.Content != "it failed" || post.Tool != "Echo" {
+	if post.Result.Content != "it failed" || !post.Result.IsError || post.Tool != "Echo" {
 		t.Errorf("PostToolUseFailure event %+v; want the tool's error result", post)
 	}
 }

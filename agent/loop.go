@@ -248,8 +248,7 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 		if r.IsError {
 			name = HookPostToolUseFailure
 		}
-		ran := r // only this copy escapes, so a loop without hooks allocates nothing here
-		post := a.hook(ctx, HookEvent{Name: name, Tool: call.Name, ToolUseID: call.ToolUseID, Input: input, Result: &ran})
+		post := a.hook(ctx, HookEvent{Name: name, Tool: call.Name, ToolUseID: call.ToolUseID, Input: input, Result: r})
 		if post.Block {
 			r.Content += "\n\n" + name + " hook feedback:\n" + post.Reason
 		}

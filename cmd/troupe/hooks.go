@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +31,9 @@ import (
 // file changed during the run is reported, never used (an agent cannot
 // install a hook and have it run in the same breath).
 type hookSet struct {
-	runner  *hooks.Runner
+	runner  hooks.Runner                 // without Config: each run takes cfg's
+	cfg     atomic.Pointer[hooks.Config] // replaced only by review (/hooks)
+	home    string
 	session string
 	cwd     string
 	tdir    string // the session's transcript folder
@@ -63,8 +66,9 @@ func (a *app) openHooks(cwd, session string, log *audit.Log, warn io.Writer) (*h
 	if err != nil {
 		return nil, err
 	}
-	hs := &hookSet{runner: &hooks.Runner{Config: c, Dir: cwd, Now: a.Now}, session: session, cwd: cwd,
+	hs := &hookSet{runner: hooks.Runner{Dir: cwd, Now: a.Now}, home: home, session: session, cwd: cwd,
 		tdir: transcript.Dir(home, session), audit: log, warnW: warn}
+	hs.cfg.Store(c)
 	for _, w := range c.Warnings {
 		hs.warn(w)
 	}
@@ -95,7 +99,7 @@ func (hs *hookSet) warnToTimeline(s *session.Session, now func() time.Time) {
 }
 
 // active reports whether ev has hooks; false for a nil set.
-func (hs *hookSet) active(ev hooks.Event) bool { return hs != nil && hs.runner.Active(ev) }
+func (hs *hookSet) active(ev hooks.Event) bool { return hs != nil && hs.cfg.Load().Has(ev) }
 
 // run runs ev's hooks for agentName, with the input's common fields
 // filled in; it writes the runs to the audit log and the warnings out.
@@ -105,7 +109,9 @@ func (hs *hookSet) run(ctx context.Context, agentName string, in hooks.Input) ho
 	if hs.mode != nil && in.PermissionMode == "" {
 		in.PermissionMode = hs.mode()
 	}
-	out := hs.runner.Run(ctx, in)
+	r := hs.runner
+	r.Config = hs.cfg.Load()
+	out := r.Run(ctx, in)
 	for _, r := range out.Runs {
 		r.Agent = agentName
 		if hs.audit != nil {
@@ -117,8 +123,8 @@ func (hs *hookSet) run(ctx context.Context, agentName string, in hooks.Input) ho
 	for _, w := range out.Warnings {
 		hs.warn(w)
 	}
-	if !hs.reported.Load() && hs.runner.Config.Changed() && !hs.reported.Swap(true) {
-		hs.warn("the hooks in the settings files changed during this run; they take effect at the next run (or after /hooks review)")
+	if !hs.reported.Load() && r.Config.Changed() && !hs.reported.Swap(true) {
+		hs.warn("the hooks in the settings files changed during this run; they take effect at the next run (or after review with /hooks in the interactive lead)")
 	}
 	return out
 }
@@ -126,7 +132,7 @@ func (hs *hookSet) run(ctx context.Context, agentName string, in hooks.Input) ho
 // forAgent returns the agent.Hooks of one agent; subagent makes its Stop
 // event SubagentStop. A nil set gives nil (no hooks at all).
 func (hs *hookSet) forAgent(name string, subagent bool) agent.Hooks {
-	if hs == nil || hs.runner.Config.Empty() {
+	if hs == nil {
 		return nil
 	}
 	stop := hooks.Stop
@@ -153,12 +159,11 @@ func (h *agentHooks) Hook(ctx context.Context, e agent.HookEvent) agent.HookResu
 		return agent.HookResult{}
 	}
 	in := hooks.Input{HookEventName: ev, ToolName: e.Tool, ToolUseID: e.ToolUseID, ToolInput: e.Input, Prompt: e.Prompt, Trigger: e.Trigger}
-	if r := e.Result; r != nil {
-		if ev == hooks.PostToolUseFailure {
-			in.Error = r.Content
-		} else {
-			in.ToolResponse, _ = json.Marshal(r.Content)
-		}
+	switch ev {
+	case hooks.PostToolUseFailure:
+		in.Error = e.Result.Content
+	case hooks.PostToolUse:
+		in.ToolResponse, _ = json.Marshal(e.Result.Content)
 	}
 	if ev == hooks.Stop || ev == hooks.SubagentStop {
 		active := e.StopHookActive
@@ -253,4 +258,41 @@ func (hs *hookSet) permissionHook() func(context.Context, approve.AskRequest) (a
 		}
 		return approve.Answer{}, false
 	}
+}
+
+// review is /hooks of the interactive lead: it lists the hooks in force
+// and, when the settings files now say something else, the new ones,
+// which it adopts: the person has seen them.
+func (hs *hookSet) review() (string, error) {
+	if hs == nil {
+		return "No hooks.", nil
+	}
+	cur := hs.cfg.Load()
+	if !cur.Changed() {
+		return "Hooks in force (unchanged since the session started):\n" + describeHooks(cur), nil
+	}
+	next, err := hooks.Load(settingsPaths(hs.home, hs.cwd))
+	if err != nil {
+		return "", fmt.Errorf("the changed settings are not used: %w", err)
+	}
+	hs.cfg.Store(next)
+	hs.reported.Store(false)
+	return "The settings files changed; these hooks are now in force:\n" + describeHooks(next) +
+		"\nBefore:\n" + describeHooks(cur), nil
+}
+
+// describeHooks lists c's hooks, one a line.
+func describeHooks(c *hooks.Config) string {
+	if c.Empty() {
+		return "  (none)\n"
+	}
+	var b strings.Builder
+	for _, ev := range hooks.Events {
+		for _, h := range c.Hooks {
+			if h.Event == ev {
+				fmt.Fprintf(&b, "  %s [%s] %s (%s)\n", h.Event, cmp.Or(h.Matcher, "*"), termtext.Line(h.Command), h.Source)
+			}
+		}
+	}
+	return b.String()
 }

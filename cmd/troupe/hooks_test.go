@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/hooks"
 )
 
 // hookRun runs `troupe -p` in dir with a scripted model and returns
@@ -389,5 +391,42 @@ func TestHooksPermissionRequestAndNotification(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// /hooks: hooks written during a session are not used until reviewed,
+// then they are.
+func TestHooksReview(t *testing.T) {
+	dir := hookProject(t, hooksJSON("Stop", "", "$HOOKS/a.sh", 10), map[string]string{"a.sh": "exit 0"})
+	home := t.TempDir()
+	a := &app{Main: (&Main{Stderr: &bytes.Buffer{}}).withDefaults()}
+	a.homeFlag = home
+	var warns bytes.Buffer
+	hs, err := a.openHooks(dir, "s", nil, &warns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, err := hs.review()
+	if err != nil || !strings.Contains(note, "unchanged") || !strings.Contains(note, "a.sh") {
+		t.Errorf("review() = %q, %v; want the unchanged list", note, err)
+	}
+	local := filepath.Join(dir, ".claude", "settings.local.json")
+	os.WriteFile(local, []byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"exit 2"}]}]}}`), 0o644)
+	if hs.active(hooks.PreToolUse) {
+		t.Fatal("a hook written during the session is in force before review")
+	}
+	note, err = hs.review()
+	if err != nil || !strings.Contains(note, "now in force") || !strings.Contains(note, "PreToolUse [Bash] exit 2") {
+		t.Errorf("review() = %q, %v; want the new hooks", note, err)
+	}
+	if !hs.active(hooks.PreToolUse) {
+		t.Error("the reviewed hook is not in force")
+	}
+	os.WriteFile(local, []byte(`{"hooks":{"PreToolUse":7}}`), 0o644)
+	if _, err := hs.review(); err == nil || !strings.Contains(err.Error(), "not used") {
+		t.Errorf("review() of a malformed file = %v; want an error saying it is not used", err)
+	}
+	if !hs.active(hooks.PreToolUse) {
+		t.Error("a malformed file dropped the hooks in force")
 	}
 }

@@ -67,7 +67,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	go a.recordSwaps(sctx, lr)
 	userHome, troupeHome := a.userHomes()
 	cmds, _ := brief.LoadCommands(brief.CommandDirs(cwd, userHome, troupeHome))
-	names := map[string]string{}
+	names := map[string]string{"hooks": "the hooks in force; adopt hooks changed in the settings files"}
 	for n, c := range cmds {
 		names[n] = c.Description
 	}
@@ -80,6 +80,10 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
 			if name == "model" {
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
+			}
+			if name == "hooks" { // hooks.go: list them; adopt changed settings once seen
+				note, err := lr.hooks.review()
+				return "", note, err
 			}
 			prompt, err := a.expandCommand(h, cwd, strings.TrimSpace("/"+name+" "+args))
 			return prompt, "", err
