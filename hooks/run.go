@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -173,15 +172,6 @@ func (r *Runner) runOne(ctx context.Context, h Hook, stdin []byte) result {
 		res.err = err
 	}
 	return res
-}
-
-// setGroup starts the command in its own process group and makes a
-// cancellation kill the whole group.
-func setGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 }
 
 // capped is a writer keeping the first MaxOutput bytes.
