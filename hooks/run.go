@@ -184,6 +184,16 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// blockable reports whether an event's hooks can block what it is about;
+// an exit 2 of the others is a warning for the person.
+func blockable(ev Event) bool {
+	switch ev {
+	case SessionStart, SessionEnd, PreCompact, Notification:
+		return false
+	}
+	return true
+}
+
 // plainContext are the events whose plain stdout on exit 0 goes to the
 // model as context.
 func plainContext(ev Event) bool { return ev == UserPromptSubmit || ev == SessionStart }
@@ -202,6 +212,9 @@ func merge(out *Outcome, ev Event, h Hook, res result) Run {
 	switch {
 	case res.err != nil:
 		warn("%v", res.err)
+		return run
+	case res.exit == 2 && !blockable(ev):
+		warn("exit status 2 (this event cannot be blocked): %s", cut(stderr))
 		return run
 	case res.exit == 2:
 		reason := stderr
@@ -236,7 +249,10 @@ func merge(out *Outcome, ev Event, h Hook, res result) Run {
 		}
 		run.Decision, run.Reason = "stop", o.StopReason
 	}
-	if o.Decision == "block" {
+	if o.Decision == "approve" && ev == PreToolUse && rank(out.Permission) < rank("allow") { // Claude Code's deprecated form of allow
+		out.Permission = "allow"
+	}
+	if o.Decision == "block" && blockable(ev) {
 		reason := o.Reason
 		if reason == "" {
 			reason = name + " blocked this without a reason"

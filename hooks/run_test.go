@@ -283,3 +283,13 @@ func TestRunPermissionRequest(t *testing.T) {
 		t.Errorf("Run() = %+v; want a warning about the behavior", o)
 	}
 }
+
+func TestRunExit2OnEventsThatCannotBlock(t *testing.T) {
+	dir := t.TempDir()
+	s := script(t, dir, "end.sh", `echo "could not archive the session" >&2; exit 2`)
+	r, _ := runner(t, dir, settingsFor("SessionEnd", "", s))
+	o := r.Run(t.Context(), Input{HookEventName: SessionEnd, Reason: "other"})
+	if o.Block || len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], "could not archive the session") {
+		t.Errorf("Run() = %+v; want no block and the stderr as a warning for the person", o)
+	}
+}
