@@ -18,6 +18,10 @@ const (
 	HookPreCompact         = "PreCompact"
 )
 
+// HookBlocked starts the error result of a call a PreToolUse hook
+// blocked; the hook's reason follows.
+const HookBlocked = "Blocked by a PreToolUse hook: "
+
 // Stop reasons a hook causes.
 const (
 	// StopHookBlocked is Result.StopReason when a UserPromptSubmit hook

@@ -214,7 +214,7 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 	}
 	h := a.hook(ctx, HookEvent{Name: HookPreToolUse, Tool: call.Name, ToolUseID: call.ToolUseID, Input: input})
 	if h.Block {
-		return tool.Errorf("Blocked by a PreToolUse hook: %s", h.Reason)
+		return tool.Errorf("%s%s", HookBlocked, h.Reason)
 	}
 	if len(h.UpdatedInput) > 0 {
 		input = h.UpdatedInput

@@ -296,3 +296,17 @@ func describeHooks(c *hooks.Config) string {
 	}
 	return b.String()
 }
+
+// hookBlocked reports a tool call a PreToolUse hook blocked, for the
+// team's timeline: "Bash blocked by a hook: <reason's first line>".
+func hookBlocked(e agent.Event) (string, bool) {
+	if e.Type != agent.EventToolResult || e.Call == nil || e.ToolResult == nil || !e.ToolResult.IsError {
+		return "", false
+	}
+	reason, ok := strings.CutPrefix(e.ToolResult.Text, agent.HookBlocked)
+	if !ok {
+		return "", false
+	}
+	reason, _, _ = strings.Cut(reason, "\n")
+	return e.Call.Name + " blocked by a hook: " + termtext.Line(reason), true
+}

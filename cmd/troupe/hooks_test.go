@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/hooks"
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/swarm"
 )
 
 // hookRun runs `troupe -p` in dir with a scripted model and returns
@@ -428,5 +431,20 @@ func TestHooksReview(t *testing.T) {
 	}
 	if !hs.active(hooks.PreToolUse) {
 		t.Error("a malformed file dropped the hooks in force")
+	}
+}
+
+// A call a PreToolUse hook blocked shows on the team's timeline with the
+// hook's reason.
+func TestHooksBlockedCallOnTimeline(t *testing.T) {
+	var got []swarm.Event
+	tl := toolTimeline("ann", time.Now, func(e swarm.Event) { got = append(got, e) })
+	call := llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"rm -rf build"}`))
+	blocked := llm.ToolResult("t1", agent.HookBlocked+"rm is not allowed here\nuse git clean", true)
+	other := llm.ToolResult("t1", "exit status 1", true)
+	tl(agent.Event{Type: agent.EventToolResult, Call: &call, ToolResult: &other})
+	tl(agent.Event{Type: agent.EventToolResult, Call: &call, ToolResult: &blocked})
+	if len(got) != 1 || got[0].Kind != swarm.EventHook || got[0].Text != "Bash blocked by a hook: rm is not allowed here" || got[0].Agent != "ann" {
+		t.Errorf("timeline %+v; want one hook event with the reason's first line", got)
 	}
 }

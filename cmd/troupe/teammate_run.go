@@ -152,6 +152,9 @@ func toolTimeline(name string, now func() time.Time, on func(swarm.Event)) func(
 		return nil
 	}
 	return func(e agent.Event) {
+		if reason, ok := hookBlocked(e); ok { // hooks.go
+			on(swarm.Event{Time: now(), Agent: name, Kind: swarm.EventHook, Text: reason})
+		}
 		if e.Type != agent.EventToolUse || e.Call == nil {
 			return
 		}
