@@ -88,7 +88,7 @@ type Config struct {
 	Tools       *tool.Registry
 	Approver    Approver // nil means AllowAll
 	// Hooks, when set, are raised at the loop's events (PreToolUse,
-	// PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop).
+	// PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, PreCompact).
 	Hooks Hooks
 	// MaxTurns bounds the model calls of one Run (default 200).
 	MaxTurns  int
@@ -122,15 +122,15 @@ type Agent struct {
 	kill  context.CancelCauseFunc
 	trans *transcript
 
-	mu         sync.Mutex
-	messages   []llm.Message           // guarded by mu; written only by the running loop
-	pending    []string                // guarded by mu
-	running    bool                    // guarded by mu
-	interrupt  context.CancelCauseFunc // guarded by mu; cancels the current run
-	progress   Progress                // guarded by mu
-	volatile   string                  // guarded by mu; Config.Environment's text for the current run
-	halted     bool                    // guarded by mu; a hook ended the current run
-	haltReason string                  // guarded by mu
+	mu        sync.Mutex
+	messages  []llm.Message           // guarded by mu; written only by the running loop
+	pending   []string                // guarded by mu
+	running   bool                    // guarded by mu
+	interrupt context.CancelCauseFunc // guarded by mu; cancels the current run
+	progress  Progress                // guarded by mu
+	volatile  string                  // guarded by mu; Config.Environment's text for the current run
+	halted    bool                    // guarded by mu; a hook ended the current run
+	haltWhy   string                  // guarded by mu
 }
 
 // New returns an agent. Model and Tools are required.
@@ -309,7 +309,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })
 	a.running, a.interrupt = true, cancel
-	a.halted, a.haltReason = false, ""
+	a.halted, a.haltWhy = false, ""
 	a.mu.Unlock()
 	if a.cfg.Environment != nil {
 		env := a.cfg.Environment(runCtx)

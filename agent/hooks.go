@@ -87,7 +87,7 @@ func (a *Agent) hook(ctx context.Context, e HookEvent) HookResult {
 	if r.Halt {
 		a.mu.Lock()
 		if !a.halted {
-			a.halted, a.haltReason = true, r.HaltReason
+			a.halted, a.haltWhy = true, r.HaltReason
 		}
 		a.mu.Unlock()
 	}
@@ -98,5 +98,5 @@ func (a *Agent) hook(ctx context.Context, e HookEvent) HookResult {
 func (a *Agent) halt() (bool, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.halted, a.haltReason
+	return a.halted, a.haltWhy
 }
