@@ -21,7 +21,7 @@ var ranks = []struct {
 	{"team", 1}, {"mailbox", 1}, {"tasklist", 1}, {"permission", 1}, {"llm", 1}, {"backend", 1}, {"tool", 2},
 	{"internal", 10}, {"internal/lockfile", 11}, {"memory", 10}, {"worktree", 10},
 	{"store", 20}, {"llm/", 20}, {"tool/", 20}, {"backend/", 20}, {"permission/shell", 20}, {"permission/settings", 20},
-	{"permission/audit", 20}, {"brief", 20}, {"mcp", 20},
+	{"permission/audit", 20}, {"brief", 20}, {"mcp", 20}, {"hooks", 20},
 	{"task", 30}, {"tasklist", 1},
 	{"agent", 40}, {"permission/approve", 45}, {"transcript", 45},
 	{"swarm", 50}, {"coordinator", 50}, {"remote", 50}, {"dream", 50},

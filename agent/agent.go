@@ -56,6 +56,10 @@ type Request struct {
 	ToolUseID string
 	Input     json.RawMessage
 	ReadOnly  bool
+	// Hook is a PreToolUse hook's permission decision: "allow" (skip
+	// asking, but never over a deny rule or a protected path), "ask", or
+	// "" when no hook decided.
+	Hook string
 }
 
 // Verdict is an Approver's answer. A denial's Reason is shown to the model.
@@ -83,6 +87,9 @@ type Config struct {
 	Environment func(ctx context.Context) string
 	Tools       *tool.Registry
 	Approver    Approver // nil means AllowAll
+	// Hooks, when set, are raised at the loop's events (PreToolUse,
+	// PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, PreCompact).
+	Hooks Hooks
 	// MaxTurns bounds the model calls of one Run (default 200).
 	MaxTurns  int
 	MaxTokens int
@@ -128,6 +135,8 @@ type Agent struct {
 	interrupt context.CancelCauseFunc // guarded by mu; cancels the current run
 	progress  Progress                // guarded by mu
 	volatile  string                  // guarded by mu; Config.Environment's text for the current run
+	halted    bool                    // guarded by mu; a hook ended the current run
+	haltWhy   string                  // guarded by mu
 }
 
 // New returns an agent. Model and Tools are required.
@@ -310,6 +319,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })
 	a.running, a.interrupt = true, cancel
+	a.halted, a.haltWhy = false, ""
 	a.mu.Unlock()
 	if a.cfg.Environment != nil {
 		env := a.cfg.Environment(runCtx)

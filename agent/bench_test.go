@@ -92,3 +92,33 @@ func BenchmarkIdleAgentMemory(b *testing.B) {
 		runtime.KeepAlive(a)
 	}
 }
+
+// nopHooks is configured hooks of which none matches: what a tool call
+// pays when the user has hooks for other tools or events.
+type nopHooks struct{}
+
+func (nopHooks) Hook(context.Context, HookEvent) HookResult { return HookResult{} }
+
+// BenchmarkToolRoundHooks is BenchmarkToolRound with Hooks set (none
+// matching): compare with BenchmarkToolRound for the cost of the hook
+// points themselves.
+func BenchmarkToolRoundHooks(b *testing.B) {
+	const rounds = 50
+	reg, _ := tool.NewRegistry(nopTool{})
+	b.ReportAllocs()
+	b.ResetTimer()
+	done := 0
+	for done < b.N {
+		n := min(rounds, b.N-done)
+		a, err := New(Config{Model: &loopModel{n: n}, Tools: reg, CompactAt: -1, Hooks: nopHooks{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := a.Run(context.Background(), "go")
+		if err != nil || res.ToolUses != n {
+			b.Fatalf("Run = %+v, %v; want %d tool uses", res, err, n)
+		}
+		done += n
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round")
+}

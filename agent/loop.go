@@ -20,6 +20,19 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 	a.mu.Unlock()
 	if prompt != "" {
 		user.Content = append(user.Content, llm.Text(prompt))
+		h := a.hook(ctx, HookEvent{Name: HookUserPromptSubmit, Prompt: prompt})
+		if h.Block || h.Halt {
+			res.StopReason, res.Text = StopHookBlocked, h.Reason
+			if !h.Block {
+				res.StopReason, res.Text = StopHookHalted, h.HaltReason
+			}
+			res.Duration = a.now().Sub(start)
+			a.emit(Event{Type: EventResult, Result: &res})
+			return res, nil
+		}
+		if h.Context != "" {
+			user.Content = append(user.Content, llm.Text(h.Context))
+		}
 	}
 	user.Content = append(user.Content, a.drainPending()...)
 	if len(user.Content) == 0 {
@@ -28,6 +41,7 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 	a.appendMessage(user)
 	a.emit(Event{Type: EventUser, Message: &user})
 
+	stopHookActive := false
 	for {
 		if res.Calls >= a.cfg.MaxTurns {
 			res.StopReason = StopMaxTurns
@@ -57,6 +71,16 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 				a.emit(Event{Type: EventUser, Message: &next})
 				continue
 			}
+			if halted, _ := a.halt(); !halted {
+				h := a.hook(ctx, HookEvent{Name: HookStop, StopHookActive: stopHookActive})
+				if h.Block && !h.Halt && ctx.Err() == nil {
+					stopHookActive = true
+					next := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("Stop hook feedback:\n" + h.Reason)}}
+					a.appendMessage(next)
+					a.emit(Event{Type: EventUser, Message: &next})
+					continue
+				}
+			}
 			res.Text = resp.Message.Text()
 			res.Duration = a.now().Sub(start)
 			a.emit(Event{Type: EventResult, Result: &res})
@@ -72,6 +96,12 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 		a.emit(Event{Type: EventUser, Message: &next})
 		if ctx.Err() != nil {
 			return a.fail(ctx, res, start, context.Cause(ctx))
+		}
+		if halted, why := a.halt(); halted {
+			res.StopReason, res.Text = StopHookHalted, why
+			res.Duration = a.now().Sub(start)
+			a.emit(Event{Type: EventResult, Result: &res})
+			return res, nil
 		}
 	}
 }
@@ -185,7 +215,14 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 	if !json.Valid(input) {
 		return tool.Errorf("%s: the input is not valid JSON", call.Name)
 	}
-	v, err := a.cfg.Approver.Approve(ctx, Request{Tool: call.Name, ToolUseID: call.ToolUseID, Input: input, ReadOnly: t.ReadOnly(input)})
+	h := a.hook(ctx, HookEvent{Name: HookPreToolUse, Tool: call.Name, ToolUseID: call.ToolUseID, Input: input})
+	if h.Block {
+		return tool.Errorf("%s%s", HookBlocked, h.Reason)
+	}
+	if len(h.UpdatedInput) > 0 {
+		input = h.UpdatedInput
+	}
+	v, err := a.cfg.Approver.Approve(ctx, Request{Tool: call.Name, ToolUseID: call.ToolUseID, Input: input, ReadOnly: t.ReadOnly(input), Hook: h.Permission})
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Errorf("not run: the turn was interrupted")
@@ -207,7 +244,20 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 		if ctx.Err() != nil {
 			return tool.Errorf("interrupted: %v", context.Cause(ctx))
 		}
-		return tool.Errorf("%s failed: %v", call.Name, err)
+		r = tool.Errorf("%s failed: %v", call.Name, err)
+	}
+	if a.cfg.Hooks != nil && ctx.Err() == nil {
+		name := HookPostToolUse
+		if r.IsError {
+			name = HookPostToolUseFailure
+		}
+		post := a.hook(ctx, HookEvent{Name: name, Tool: call.Name, ToolUseID: call.ToolUseID, Input: input, Result: r})
+		if post.Block {
+			r.Content += "\n\n" + name + " hook feedback:\n" + post.Reason
+		}
+		if post.Context != "" {
+			r.Content += "\n\n" + post.Context
+		}
 	}
 	return r
 }
@@ -222,7 +272,7 @@ func (a *Agent) maybeCompact(ctx context.Context) error {
 	if !over || n <= a.cfg.KeepRecent+1 {
 		return nil
 	}
-	return a.Compact(ctx)
+	return a.compact(ctx, "auto")
 }
 
 // compactPrompt asks the model for the summary.
@@ -230,7 +280,11 @@ const compactPrompt = `Summarize the conversation so far for your own later use:
 
 // Compact replaces the conversation by a model-written summary plus the
 // most recent messages. It is called automatically above CompactAt.
-func (a *Agent) Compact(ctx context.Context) error {
+func (a *Agent) Compact(ctx context.Context) error { return a.compact(ctx, "manual") }
+
+// compact is Compact; trigger ("auto" or "manual") is told to the
+// PreCompact hooks, which run first and cannot prevent it.
+func (a *Agent) compact(ctx context.Context, trigger string) error {
 	a.mu.Lock()
 	msgs := cloneMessages(a.messages)
 	volatile := a.volatile
@@ -239,6 +293,7 @@ func (a *Agent) Compact(ctx context.Context) error {
 	if keepFrom <= 0 {
 		return nil
 	}
+	a.hook(ctx, HookEvent{Name: HookPreCompact, Trigger: trigger})
 	old := msgs[:keepFrom]
 	req := llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, SystemVolatile: volatile, MaxTokens: a.cfg.MaxTokens,
 		Messages: append(cloneMessages(old), llm.UserText(compactPrompt))}

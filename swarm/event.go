@@ -31,4 +31,5 @@ const (
 	EventDeleted    = "deleted"    // the team was deleted
 	EventRemoved    = "removed"    // the team was removed as the lead's session ended
 	EventWarning    = "warning"    // something was ignored or failed
+	EventHook       = "hook"       // a user's hook changed the course (a teammate kept working)
 )

@@ -20,6 +20,11 @@ import (
 // HistoryLen is how many messages a teammate's UI history keeps.
 const HistoryLen = 50
 
+// MaxKeepWorking bounds how many times in a row TeammateConfig.BeforeIdle
+// may send a teammate back to work, so a hook that always refuses cannot
+// keep it busy forever.
+const MaxKeepWorking = 10
+
 // TeammateConfig sets up a Teammate.
 type TeammateConfig struct {
 	Team, Name, Color string
@@ -56,6 +61,11 @@ type TeammateConfig struct {
 	AskTimeout time.Duration
 	// NoAutoClaim turns off claiming available tasks while idle.
 	NoAutoClaim bool
+	// BeforeIdle, when set, is asked before the teammate goes idle after
+	// a run that ended normally (the TeammateIdle hook): keep makes it
+	// run again at once with feedback as its prompt. At most
+	// MaxKeepWorking runs in a row are kept; then it goes idle anyway.
+	BeforeIdle func(ctx context.Context) (keep bool, feedback string)
 
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -247,6 +257,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	kept := 0 // runs BeforeIdle kept going in a row
 	for {
 		tm.setActive(ctx, true)
 		res, runErr := tm.runOnce(ctx, prompt)
@@ -262,6 +273,12 @@ func (tm *Teammate) Run(ctx context.Context) error {
 			tm.event(EventShutdown, "shutting down")
 			return nil
 		}
+		if keep, feedback := tm.keepWorking(ctx, res, runErr, kept); keep {
+			kept++
+			prompt = feedback
+			continue
+		}
+		kept = 0
 		// The idle notification first, then idle in the team file: a lead
 		// that sees the teammate idle has its notification already (read
 		// or unread), never neither.
@@ -271,6 +288,27 @@ func (tm *Teammate) Run(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// keepWorking asks BeforeIdle whether the teammate goes back to work
+// instead of idle, after kept such runs in a row.
+func (tm *Teammate) keepWorking(ctx context.Context, res agent.Result, runErr error, kept int) (bool, string) {
+	if tm.cfg.BeforeIdle == nil || runErr != nil || res.Interrupted {
+		return false, ""
+	}
+	keep, feedback := tm.cfg.BeforeIdle(ctx)
+	if !keep || ctx.Err() != nil {
+		return false, ""
+	}
+	if kept >= MaxKeepWorking {
+		tm.event(EventWarning, fmt.Sprintf("the TeammateIdle hook kept it working %d times in a row; going idle anyway", kept))
+		return false, ""
+	}
+	if strings.TrimSpace(feedback) == "" {
+		feedback = "A TeammateIdle hook asks you to keep working before going idle."
+	}
+	tm.event(EventHook, "kept working by a TeammateIdle hook: "+firstLine(feedback, 120))
+	return true, feedback
 }
 
 // runOnce runs the agent on prompt, and again while messages that came

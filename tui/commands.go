@@ -132,7 +132,10 @@ func (m *model) custom(name, args, text string) tea.Cmd {
 		if prompt != "" {
 			drv.Submit(ctx, prompt)
 		}
-		return noticeMsg(note)
+		if note == "" {
+			return nil
+		}
+		return noteMsg(note) // a listing or an answer: in the conversation
 	}
 }
 

@@ -170,6 +170,7 @@ type app struct {
 	joined   bool       // a teammate process started working (teammate_fail.go)
 	storeSel storeFlags // --store and the NATS options (store.go)
 	warned   sync.Map   // warnings already printed (warnOnce)
+	hooks    *hookSet   // the settings' hooks of this run, read once (hooks.go)
 }
 
 // warnOnce prints a warning on stderr, once per process however many
@@ -220,6 +221,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.workerCommand(),
 		a.agentsCommand(), // agents.go
 		a.dreamCommand(),  // dream.go
+		a.hooksCommand(),  // hooks_cmd.go
 	)
 	return root
 }

@@ -262,6 +262,7 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 					return agent.Config{}, err
 				}
 				cfg.Environment = o.ac.environment
+				cfg.Hooks = o.ac.hooks.forAgent(string(s.AgentID), true)
 			}
 			if s.Dir != "" {
 				cfg.System += worktreeNote(s.Dir)

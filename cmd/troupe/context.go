@@ -39,6 +39,7 @@ type agentContext struct {
 	memory string        // the project's memory, for the lead (dream.go)
 	now    func() time.Time
 	getenv func(string) string
+	hooks  *hookSet // every agent built on this context runs the hooks (hooks.go)
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -51,7 +52,7 @@ type agentContext struct {
 // folders above it. Imports are allowed where appr would let the agent
 // read without asking.
 func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *agentContext {
-	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv}
+	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv, hooks: a.hooks}
 	userHome, troupeHome := a.userHomes()
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, userHome, troupeHome))
 	if err != nil {

@@ -95,6 +95,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 			if ac != nil { // the project instructions and the environment, as every agent
 				cfg.System = brief.Build(cfg.System, ac.instr, "").Stable
 				cfg.Environment = ac.environment
+				cfg.Hooks = ac.hooks.forAgent(string(s.AgentID), true)
 			}
 			if s.Dir != "" {
 				cfg.System += worktreeNote(s.Dir)

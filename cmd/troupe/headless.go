@@ -156,7 +156,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 		return err
 	}
 	lr.out.init(cwd, lr.tools)
+	lr.hooks.sessionStart(ctx, len(lr.history) > 0, lr.bg.sess.Lead().Send)
 	res, runErr := lr.bg.sess.Run(ctx, prompt)
+	lr.hooks.sessionEnd(ctx, "other")
 	if lr.explain != nil {
 		runErr = lr.explain(runErr)
 	}
@@ -178,6 +180,7 @@ type leadRun struct {
 	mode    string        // the lead's permission mode at the start
 	coord   bool
 	explain func(error) error // a model server's explanation of a failed run
+	hooks   *hookSet          // hooks.go: the settings' hooks, read once
 
 	mu      sync.Mutex
 	closers []func() // run by close, last first
@@ -234,6 +237,10 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.id = sess.id(a.NewID)
+	if lr.hooks, err = a.openHooks(cwd, lr.id, approver.Audit, a.Stderr); err != nil {
+		return lr, err
+	}
+	approver.PermissionHook = lr.hooks.permissionHook()
 	lr.model = cmp.Or(h.model, model.Info().Model)
 	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model)
 	lr.defer_(lr.rec.close)
@@ -255,6 +262,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	lr.bg = bg
 	lr.defer_(bg.close)
 	if interactive {
+		lr.hooks.warnToTimeline(bg.sess, a.Now) // hooks.go
 		if approver.Asker == nil {
 			approver.Asker = bg.sess.LeadAsker()
 		}
@@ -301,7 +309,8 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	bg.sess.SetApprover(leadApprover)
 	lr.mode = string(leadApprover.Mode())
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.environment, Tools: tools,
-		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover}
+		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.forAgent(transcript.KindLead, false)}
+	lr.hooks.mode = func() string { return string(leadApprover.Mode()) }
 	var extra io.Writer // the --transcript file
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

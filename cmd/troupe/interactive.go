@@ -67,11 +67,12 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	go a.recordSwaps(sctx, lr)
 	userHome, troupeHome := a.userHomes()
 	cmds, _ := brief.LoadCommands(brief.CommandDirs(cwd, userHome, troupeHome))
-	names := map[string]string{}
+	names := map[string]string{"hooks": "the hooks in force; adopt hooks changed in the settings files"}
 	for n, c := range cmds {
 		names[n] = c.Description
 	}
 	names["dream"] = "consolidate the project's memory now, in the background (dream.go)"
+	lr.hooks.sessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
@@ -84,6 +85,10 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 			if name == "model" {
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
 			}
+			if name == "hooks" { // hooks.go: list them; adopt changed settings once seen
+				note, err := lr.hooks.review()
+				return "", note, err
+			}
 			prompt, err := a.expandCommand(h, cwd, strings.TrimSpace("/"+name+" "+args))
 			return prompt, "", err
 		},
@@ -93,6 +98,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	sess.Interrupt()
 	stopServe()
 	<-served
+	lr.hooks.sessionEnd(ctx, "prompt_input_exit")
 	if !h.noResumeHint {
 		fmt.Fprintf(a.Stderr, "troupe: ending the session; resume it with: troupe --resume %s\n", lr.id)
 	}

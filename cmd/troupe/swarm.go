@@ -50,6 +50,7 @@ type leadTeam struct {
 	stores Stores
 	close  func()
 	trees  *teamWorktrees // teammates' worktrees (worktrees.go)
+	hooks  *hookSet       // TaskCreated and TaskCompleted of the lead's task tools
 }
 
 // leadTeamOptions configure newLeadTeam.
@@ -119,7 +120,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 	leadStores := st
 	leadStores.Mail = swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}
 	leadKey := signer.VerifyKey().String()
-	lt := &leadTeam{stores: leadStores}
+	lt := &leadTeam{stores: leadStores, hooks: a.hooks}
 	var lead *swarm.Lead
 	lead, err = swarm.NewLead(swarm.LeadConfig{
 		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
@@ -194,7 +195,7 @@ func mateEvents(on func(swarm.Event)) func(swarm.Event) {
 	}
 	return func(e swarm.Event) {
 		switch e.Kind {
-		case swarm.EventClaim, swarm.EventWarning:
+		case swarm.EventClaim, swarm.EventWarning, swarm.EventHook:
 			on(e)
 		}
 	}
@@ -230,7 +231,7 @@ func teamTools(lt *leadTeam, subSend tool.Tool, now func() time.Time) []tool.Too
 		Self: func() teamtool.Self {
 			return teamtool.Self{Team: lt.lead.Team(), Name: team.LeadName, Lead: true}
 		},
-		SubAgents: subSend, Now: now, Hooks: teamtool.Hooks{PlanDigest: lt.lead.PlanDigest}})
+		SubAgents: subSend, Now: now, Hooks: teamtool.Hooks{PlanDigest: lt.lead.PlanDigest, TaskGate: lt.hooks.taskGate()}})
 }
 
 // teammates adapts the Lead to the Agent tool's Teammates.

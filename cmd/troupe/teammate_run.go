@@ -100,12 +100,13 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 		Prompt: p.prompt, PlanMode: p.planned, Trust: p.trust, Now: p.now, OnEvent: p.onEvent, AskTimeout: p.askTimeout,
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
+		BeforeIdle:    p.ac.hooks.teammateIdle(p.team, p.member.Name),
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
 			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr, ac: p.ac,
 				tx: p.tx, parent: p.member.Name})
 			tt := teamtool.Tools(teamtool.Config{Teams: p.stores.Teams, Mail: p.stores.Mail, Tasks: p.stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.now,
-				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted}})
+				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted, TaskGate: p.ac.hooks.taskGate()}})
 			tools, err := tool.NewRegistry(append(core, tt...)...)
 			if err != nil {
 				return agent.Config{}, err
@@ -116,7 +117,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 			}
 			tools, system = asAgentType(p.ac.agents, p.member.AgentType, tools, swarm.TeamTools, system) // agents.go
 			nested := p.ac.nested(tm.Notify)
-			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now,
+			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now, Hooks: p.ac.hooks.forAgent(p.member.Name, false),
 				System: system, Environment: p.ac.environment, Transcript: p.tx.writer(p.member.Name, transcript.KindTeammate, ""),
 				OnEvent: func(e agent.Event) {
 					nested(e)
@@ -153,6 +154,9 @@ func toolTimeline(name string, now func() time.Time, on func(swarm.Event)) func(
 		return nil
 	}
 	return func(e agent.Event) {
+		if reason, ok := hookBlocked(e); ok { // hooks.go
+			on(swarm.Event{Time: now(), Agent: name, Kind: swarm.EventHook, Text: reason})
+		}
 		if e.Type != agent.EventToolUse || e.Call == nil {
 			return
 		}
@@ -273,6 +277,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 	}
 	var tm *swarm.Teammate
+	hs, err := a.openHooks(cwd, cmp.Or(tf.parentSessionID, tf.agentID), approver.Audit, errOut) // hooks.go
+	if err != nil {
+		return err
+	}
+	approver.PermissionHook = hs.permissionHook()
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
 	var tx *transcripts
 	if tf.parentSessionID != "" {

@@ -113,6 +113,11 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer closeAudit()
+	hs, err := a.openHooks(cwd, "worker-"+f.name, approver.Audit, a.Stderr) // hooks.go: read once, when the worker starts
+	if err != nil {
+		return err
+	}
+	approver.PermissionHook = hs.permissionHook()
 	model, err := a.openModel(&f.h)
 	if err != nil {
 		return err
@@ -162,7 +167,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		var latestInput, output int64
 		tw := a.transcriptsFor("worker-"+f.name).writer(j.ID, transcript.KindRemote, "")
 		ag, err = agent.New(agent.Config{Model: model, ModelName: f.h.model, System: system, Environment: ac.environment, Tools: treg, Transcript: tw,
-			MaxTurns: f.h.maxTurns, Now: a.Now, Approver: approver,
+			MaxTurns: f.h.maxTurns, Now: a.Now, Approver: approver, Hooks: ac.hooks.forAgent(j.ID, true),
 			OnEvent: func(e agent.Event) {
 				nested(e)
 				switch e.Type {

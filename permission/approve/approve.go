@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -71,6 +72,10 @@ type Approver struct {
 	// or rule would allow the call).
 	Asker Asker
 	Hint  func(AskRequest) string
+	// PermissionHook, when set, may decide an ask before the Asker is
+	// asked (the user's PermissionRequest hooks); decided false leaves it
+	// to the Asker (or to the denial when there is none).
+	PermissionHook func(ctx context.Context, req AskRequest) (ans Answer, decided bool)
 	// Audit, when set, receives one entry per decision. A failure to
 	// record fails the call (Approve returns the error): nothing runs
 	// unaudited.
@@ -87,7 +92,7 @@ func (a *Approver) Approve(ctx context.Context, r agent.Request) (agent.Verdict,
 	if req.Mode == "" {
 		req.Mode = permission.ModeDefault
 	}
-	d := a.Policy.Check(req)
+	d := hookDecision(a.Policy, req, r.Hook, a.Policy.Check(req))
 	var v agent.Verdict
 	switch d.Behavior {
 	case permission.Allow:
@@ -119,7 +124,12 @@ func (a *Approver) ask(ctx context.Context, r agent.Request, req permission.Requ
 	final := d
 	ar := AskRequest{Agent: a.Agent, Tool: r.Tool, ToolUseID: r.ToolUseID, Input: r.Input,
 		Cwd: a.Cwd, Dirs: a.Dirs, Mode: req.Mode, Reason: d.Reason, Rule: d.Rule}
-	if a.Asker == nil {
+	var ans Answer
+	decided := false
+	if a.PermissionHook != nil {
+		ans, decided = a.PermissionHook(ctx, ar)
+	}
+	if !decided && a.Asker == nil {
 		final.Behavior = permission.Deny
 		final.Reason = d.Reason
 		if a.Hint != nil {
@@ -129,14 +139,16 @@ func (a *Approver) ask(ctx context.Context, r agent.Request, req permission.Requ
 		}
 		return agent.Verdict{Reason: DenyReason(final)}, final, nil
 	}
-	ans, err := a.Asker.Ask(ctx, ar)
-	if err != nil {
-		if ctx.Err() != nil {
-			return agent.Verdict{}, d, err // interrupted: the call does not run
+	if !decided {
+		var err error
+		if ans, err = a.Asker.Ask(ctx, ar); err != nil {
+			if ctx.Err() != nil {
+				return agent.Verdict{}, d, err // interrupted: the call does not run
+			}
+			final.Behavior = permission.Deny
+			final.Reason = err.Error()
+			return agent.Verdict{Reason: err.Error()}, final, nil
 		}
-		final.Behavior = permission.Deny
-		final.Reason = err.Error()
-		return agent.Verdict{Reason: err.Error()}, final, nil
 	}
 	if ans.Allow && len(ans.UpdatedInput) > 0 {
 		var obj map[string]json.RawMessage
@@ -227,4 +239,22 @@ func strictness(b permission.Behavior) int {
 		return 1
 	}
 	return 2
+}
+
+// hookDecision applies a PreToolUse hook's decision to the policy's d. A
+// hook's allow counts as an allow rule for the whole tool, so it skips
+// the question but never beats what comes before allow rules: a deny or
+// ask rule, a protected path, plan mode. A hook's ask turns an allow into
+// a question.
+func hookDecision(p permission.Policy, req permission.Request, hook string, d permission.Decision) permission.Decision {
+	switch {
+	case hook == "allow" && d.Behavior == permission.Ask && d.Rule == nil:
+		p.Allow = append(slices.Clip(p.Allow), permission.Rule{Tool: req.Tool, Source: "PreToolUse hook"})
+		if p.Check(req).Behavior == permission.Allow {
+			return permission.Decision{Behavior: permission.Allow, Reason: "allowed by a PreToolUse hook"}
+		}
+	case hook == "ask" && d.Behavior == permission.Allow:
+		return permission.Decision{Behavior: permission.Ask, Rule: d.Rule, Reason: "a PreToolUse hook asks for approval"}
+	}
+	return d
 }

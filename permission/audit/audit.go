@@ -99,7 +99,13 @@ func (l *Log) Record(e Entry) error {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
-	b, err := json.Marshal(e)
+	return l.Append(e)
+}
+
+// Append appends v, another kind of entry (such as a hook run, which
+// carries "kind": "hook"), as one JSON line.
+func (l *Log) Append(v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

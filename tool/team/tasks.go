@@ -146,13 +146,21 @@ func (c *TaskCreate) Run(ctx context.Context, call tool.Call) (tool.Result, erro
 			delete(meta, k)
 		}
 	}
-	l, _, res, err := c.e.list("TaskCreate")
+	l, self, res, err := c.e.list("TaskCreate")
 	if res != nil || err != nil {
 		return derefResult(res), err
 	}
 	t, err := l.Create(ctx, tasklist.Draft{Subject: in.Subject, Description: *in.Description, ActiveForm: strings.TrimSpace(in.ActiveForm), Metadata: meta})
 	if err != nil {
 		return taskErr(ctx, "TaskCreate", "", err)
+	}
+	if gate := c.e.cfg.Hooks.TaskGate; gate != nil {
+		if refused, reason := gate(ctx, GateTaskCreated, self, t); refused {
+			if err := l.Delete(ctx, t.ID); err != nil {
+				return taskErr(ctx, "TaskCreate", t.ID, err)
+			}
+			return tool.Errorf("TaskCreate: a TaskCreated hook refused task %q: %s", t.Subject, reason), nil
+		}
 	}
 	type created struct {
 		ID      string `json:"id"`

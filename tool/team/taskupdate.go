@@ -158,6 +158,17 @@ func (tu *TaskUpdate) Run(ctx context.Context, call tool.Call) (tool.Result, err
 	if u.Owner != nil && *u.Owner == self.Name && u.Status != nil && *u.Status == tasklist.StatusInProgress {
 		return tu.claim(ctx, l, self, id, u)
 	}
+	if gate := tu.e.cfg.Hooks.TaskGate; gate != nil && u.Status != nil && *u.Status == tasklist.StatusCompleted {
+		t, err := l.Get(ctx, id)
+		if err != nil {
+			return taskErr(ctx, "TaskUpdate", id, err)
+		}
+		if t.Status != tasklist.StatusCompleted {
+			if refused, reason := gate(ctx, GateTaskCompleted, self, t); refused {
+				return tool.Errorf("TaskUpdate: a TaskCompleted hook refused to complete task %s: %s", id, reason), nil
+			}
+		}
+	}
 	r, err := l.Update(ctx, id, u)
 	if err != nil {
 		return taskErr(ctx, "TaskUpdate", id, err)

@@ -69,7 +69,19 @@ type Hooks struct {
 	// PlanDigest returns the digest (sha256 hex of planContent) of a plan
 	// approval request the lead received, for plan_approval_response.
 	PlanDigest func(requestID string) (string, bool)
+	// TaskGate, when set, is asked when the caller creates a task
+	// (GateTaskCreated, after it is stored: a refusal deletes it again)
+	// and before it marks one completed (GateTaskCompleted: a refusal
+	// leaves the task as it was). A refusal's reason is the model's
+	// error result. The user's TaskCreated and TaskCompleted hooks.
+	TaskGate func(ctx context.Context, gate string, self Self, t tasklist.Task) (refused bool, reason string)
 }
+
+// The gates of Hooks.TaskGate.
+const (
+	GateTaskCreated   = "TaskCreated"
+	GateTaskCompleted = "TaskCompleted"
+)
 
 // Config configures the team tools. Teams, Mail, Tasks and Self are
 // required: a call made without them returns a Go error.

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/hooks"
+	"github.com/troupe-dev/troupe/internal/termtext"
+)
+
+// hooksCommand is `troupe hooks`.
+func (a *app) hooksCommand() *cobra.Command {
+	return group("hooks", "Inspect the hooks of the settings files", a.hooksListCommand())
+}
+
+// hookLine is one hook in `troupe hooks list --json`.
+type hookLine struct {
+	Event    hooks.Event `json:"event"`
+	Matcher  string      `json:"matcher"`
+	Command  string      `json:"command"`
+	TimeoutS float64     `json:"timeout_s"`
+	Source   string      `json:"source"`
+}
+
+func (a *app) hooksListCommand() *cobra.Command {
+	var cwd string
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "Show the hooks in force, with their event, matcher, timeout and file",
+		Long: `list shows the command hooks a run started in --cwd (default: here)
+would use, in the order they run, read from the same settings files as
+permissions: $TROUPE_HOME/settings.json (or --home),
+<cwd>/.claude/settings.json, <cwd>/.troupe/settings.json,
+<cwd>/.claude/settings.local.json, <cwd>/.troupe/settings.local.json.
+A malformed hooks block is an error naming the file and the key; what is
+skipped (an unknown event, a hook type other than command) is a warning.`,
+		Example: `  troupe hooks list
+  troupe hooks list --cwd ../service --json`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := a.home()
+			if err != nil {
+				return err
+			}
+			if cwd == "" {
+				if cwd, err = a.Getwd(); err != nil {
+					return err
+				}
+			}
+			if cwd, err = filepath.Abs(cwd); err != nil {
+				return err
+			}
+			c, err := hooks.Load(settingsPaths(home, cwd))
+			if err != nil {
+				return err
+			}
+			for _, w := range c.Warnings {
+				fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", termtext.Line(w))
+			}
+			lines := []hookLine{}
+			for _, ev := range hooks.Events {
+				for _, h := range c.Hooks {
+					if h.Event == ev {
+						lines = append(lines, hookLine{Event: h.Event, Matcher: h.Matcher, Command: h.Command, TimeoutS: h.Timeout.Seconds(), Source: h.Source})
+					}
+				}
+			}
+			if a.jsonOut {
+				enc := json.NewEncoder(a.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(lines)
+			}
+			if len(lines) == 0 {
+				fmt.Fprintln(a.Stdout, "no hooks")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "EVENT\tMATCHER\tTIMEOUT\tCOMMAND\tSOURCE")
+			for _, l := range lines {
+				m := l.Matcher
+				if m == "" {
+					m = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%gs\t%s\t%s\n", l.Event, termtext.Line(m), l.TimeoutS, termtext.Line(l.Command), l.Source)
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringVar(&cwd, "cwd", "", "the project `DIR` whose settings to read (default: the current folder)")
+	return c
+}

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package hooks
+
+import "os/exec"
+
+// setGroup leaves the default: process groups are a Unix facility, so a
+// timeout kills the shell only.
+func setGroup(*exec.Cmd) {}
