@@ -170,6 +170,7 @@ type app struct {
 	joined   bool       // a teammate process started working (teammate_fail.go)
 	storeSel storeFlags // --store and the NATS options (store.go)
 	warned   sync.Map   // warnings already printed (warnOnce)
+	mcp      mcpState   // MCP servers as tools (mcp.go)
 }
 
 // warnOnce prints a warning on stderr, once per process however many
@@ -197,6 +198,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 	}
 	h := &headless{}
 	a.addHeadlessFlags(root, h)
+	a.addMCPFlags(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error { return a.runRoot(cmd, args, h) }
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &UsageError{Cmd: cmd.CommandPath(), Err: err}

@@ -37,6 +37,7 @@ type agentContext struct {
 	skills []brief.Skill
 	now    func() time.Time
 	getenv func(string) string
+	mcp    []tool.Tool // the MCP servers' tools (mcp.go)
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -49,7 +50,7 @@ type agentContext struct {
 // folders above it. Imports are allowed where appr would let the agent
 // read without asking.
 func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *agentContext {
-	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv}
+	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv, mcp: a.mcp.tools}
 	userHome, troupeHome := a.userHomes()
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, userHome, troupeHome))
 	if err != nil {

@@ -271,6 +271,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		fmt.Fprintf(errOut, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 	}
 	var tm *swarm.Teammate
+	closeMCP, err := a.startMCP(ctx, cwd) // mcp.go: a pane teammate's own servers
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
 	var tx *transcripts
 	if tf.parentSessionID != "" {

@@ -1,0 +1,116 @@
+// Package mcptest holds a go-sdk MCP server for tests: the tools and
+// resources the mcp package's tests and cmd's call, served over stdio
+// (Serve, from a test binary's TestMain) or HTTP.
+package mcptest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Env selects the behaviour of a test binary started as a stdio MCP
+// server: ok, fail (exits with a message on stderr) or hang.
+const Env = "TROUPE_MCP_TEST_SERVER"
+
+// Serve acts as a stdio MCP server when Env is set, and then exits; it
+// returns at once when Env is not set. Call it first in TestMain.
+func Serve() {
+	switch os.Getenv(Env) {
+	case "":
+		return
+	case "ok":
+		if err := NewServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "fail":
+		fmt.Fprintln(os.Stderr, "starting test server")
+		fmt.Fprintln(os.Stderr, "fatal: TEST_API_KEY is not set")
+		os.Exit(2)
+	case "hang":
+		select {} // reads nothing, answers nothing
+	}
+	fmt.Fprintf(os.Stderr, "%s=%q: want ok, fail or hang\n", Env, os.Getenv(Env))
+	os.Exit(2)
+}
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+type sleepIn struct {
+	Millis int `json:"millis"`
+}
+
+// NewServer returns a go-sdk server with the tools and resources the
+// tests call: echo (read-only), media (text, image, resource link),
+// sleep, die (exits the process mid-call) and fail (an error result).
+func NewServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "media", Description: "Return mixed content."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: "here"},
+				&sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG....")},
+				&sdk.ResourceLink{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
+			}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "sleep", Description: "Sleep."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, in sleepIn) (*sdk.CallToolResult, any, error) {
+			select {
+			case <-time.After(time.Duration(in.Millis) * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "slept"}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "die", Description: "Exit the server process."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "dying on purpose")
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Fail."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "it failed"}}}, nil, nil
+		})
+	s.AddResource(&sdk.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
+		func(_ context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "hello, world"}}}, nil
+		})
+	return s
+}
+
+// HTTP starts the test server over streamable HTTP and SSE, each
+// requiring the header X-Test: yes, and returns their URLs.
+func HTTP(t testing.TB) (streamable, sse string) {
+	t.Helper()
+	srv := NewServer()
+	get := func(*http.Request) *sdk.Server { return srv }
+	check := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Test") != "yes" {
+				http.Error(w, "missing X-Test header", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", check(sdk.NewStreamableHTTPHandler(get, nil)))
+	mux.Handle("/sse", check(sdk.NewSSEHandler(get, nil)))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp", hs.URL + "/sse"
+}
