@@ -221,7 +221,8 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	if st := o.ac.skillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
 	}
-	base = append(base, o.ac.mcpTools()...) // mcp.go: every agent gets them
+	// mcp.go: every agent gets the MCP servers' tools
+	base = append(base, o.ac.mcpTools()...)
 	parent, _ := tool.NewRegistry(base...) // the names are unique
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.teammates, Remote: o.remote,
 		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
