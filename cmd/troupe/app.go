@@ -197,8 +197,8 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		SuggestionsMinimumDistance: 2,
 	}
 	h := &headless{}
+	a.addMCPFlags(root) // mcp.go; before the teammate flags, which would ignore them
 	a.addHeadlessFlags(root, h)
-	a.addMCPFlags(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error { return a.runRoot(cmd, args, h) }
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &UsageError{Cmd: cmd.CommandPath(), Err: err}
