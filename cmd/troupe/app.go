@@ -220,6 +220,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.demoCommand(),
 		a.serveCommand(),
 		a.workerCommand(),
+		a.mcpCommand(), // mcp_cmd.go
 	)
 	return root
 }

@@ -55,7 +55,12 @@ func (a *app) mcpSources(cwd string) (mcp.Sources, error) {
 // mcpOptions reads MCP_TIMEOUT and MCP_TOOL_TIMEOUT (milliseconds, as
 // Claude Code's).
 func (a *app) mcpOptions(cwd string) (mcp.Options, error) {
-	opts := mcp.Options{Dir: cwd}
+	opts := mcp.Options{Dir: cwd, Lookup: func(k string) (string, bool) {
+		if v := a.Getenv(k); v != "" {
+			return v, true
+		}
+		return os.LookupEnv(k)
+	}}
 	for _, v := range []struct {
 		name string
 		into *time.Duration
@@ -99,12 +104,6 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	opts, err := a.mcpOptions(cwd)
 	if err != nil {
 		return nothing, err
-	}
-	opts.Lookup = func(k string) (string, bool) {
-		if v := a.Getenv(k); v != "" {
-			return v, true
-		}
-		return os.LookupEnv(k)
 	}
 	m := mcp.Start(ctx, servers, opts)
 	for _, st := range m.Status() {

@@ -125,3 +125,53 @@ func TestMCPProjectApproval(t *testing.T) {
 		t.Errorf("malformed .mcp.json: err %v; want an error naming the file", err)
 	}
 }
+
+// TestMCPCommands: add, list, get and remove, as claude mcp's.
+func TestMCPCommands(t *testing.T) {
+	cwd := t.TempDir()
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	run := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		m := &Main{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
+			Getenv:  func(k string) string { return map[string]string{mcptest.Env: "ok"}[k] },
+			HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return cwd, nil }}
+		err := m.Run(t.Context(), append([]string{"--home", filepath.Join(home, ".troupe")}, args...))
+		return out.String() + errOut.String(), err
+	}
+	if out, err := run("mcp", "add", "-e", mcptest.Env+"=${"+mcptest.Env+"}", "local1", "--", exe, "-test.run=none"); err != nil {
+		t.Fatalf("mcp add: %v\n%s", err, out)
+	}
+	if out, err := run("mcp", "add", "-s", "user", "-t", "http", "-H", "X-Test: yes", "web", "http://127.0.0.1:1/mcp"); err != nil {
+		t.Fatalf("mcp add http: %v\n%s", err, out)
+	}
+	if out, err := run("mcp", "add", "local1", "other"); err == nil || !strings.Contains(err.Error(), "already configured") {
+		t.Errorf("mcp add twice: %v %s; want already configured", err, out)
+	}
+	if out, err := run("mcp", "add", "-t", "ws", "x", "y"); err == nil {
+		t.Errorf("mcp add -t ws: accepted\n%s", out)
+	}
+	local, _ := os.ReadFile(filepath.Join(cwd, ".troupe", "settings.local.json"))
+	if !strings.Contains(string(local), `"-test.run=none"`) || !strings.Contains(string(local), "${"+mcptest.Env+"}") {
+		t.Errorf("settings.local.json = %s; want the server with its args and unexpanded env", local)
+	}
+	out, err := run("mcp", "list")
+	if err != nil {
+		t.Fatalf("mcp list: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "local1: ") || !strings.Contains(out, "connected, 5 tools") || !strings.Contains(out, "web: http://127.0.0.1:1/mcp (http) - failed") {
+		t.Errorf("mcp list = %q", out)
+	}
+	if out, err := run("mcp", "get", "local1"); err != nil || !strings.Contains(out, "tool mcp__local1__echo") {
+		t.Errorf("mcp get = %v %q", err, out)
+	}
+	if out, err := run("mcp", "remove", "local1"); err != nil || !strings.Contains(out, "local scope") {
+		t.Errorf("mcp remove = %v %q", err, out)
+	}
+	if out, err := run("mcp", "remove", "local1"); err == nil {
+		t.Errorf("mcp remove twice: accepted %q", out)
+	}
+	if out, err := run("mcp", "get", "local1"); err == nil {
+		t.Errorf("mcp get after remove: %q", out)
+	}
+}
