@@ -20,7 +20,7 @@ var mcpScopes = []string{"local", "project", "user"}
 // over MCP (mcp_serve.go).
 func (a *app) mcpCommand() *cobra.Command {
 	return group("mcp", "Configure MCP servers (their tools reach every agent)",
-		a.mcpListCommand(), a.mcpGetCommand(), a.mcpAddCommand(), a.mcpRemoveCommand())
+		a.mcpListCommand(), a.mcpGetCommand(), a.mcpAddCommand(), a.mcpRemoveCommand(), a.mcpServeCommand())
 }
 
 // mcpScopePath returns the file of a scope for cwd: local is
