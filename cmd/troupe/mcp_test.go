@@ -259,3 +259,21 @@ func call(t *testing.T, tools []tool.Tool, name, input string) tool.Result {
 	t.Fatalf("no tool %s", name)
 	return tool.Result{}
 }
+
+// TestMCPSubAgent: a sub-agent started with the Agent tool calls the
+// lead's MCP server.
+func TestMCPSubAgent(t *testing.T) {
+	cwd := t.TempDir()
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(`{"turns": [
+	  {"match": {"tool_result": "mcp__local__echo", "user": "echo: from sub"}, "reply": {"text": "sub done"}},
+	  {"match": {"tool_result": "Agent", "user": "sub done"}, "reply": {"text": "GOT IT"}},
+	  {"match": {"user": "call echo please"}, "reply": {"tool_calls": [{"id": "s1", "name": "mcp__local__echo", "input": {"text": "from sub"}}]}},
+	  {"match": {"turn": 0}, "reply": {"tool_calls": [{"id": "l1", "name": "Agent", "input": {"description": "echo", "prompt": "call echo please", "subagent_type": "general-purpose"}}]}},
+	  {"match": {}, "reply": {"text": "MISSING"}, "repeat": true}]}`), 0o600)
+	out, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "--mcp-config", stdioConfig(t, "local", "ok"),
+		"--allowedTools", "mcp__local Agent", "go")
+	if err != nil || !strings.Contains(out, "GOT IT") {
+		t.Errorf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+}
