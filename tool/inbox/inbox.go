@@ -77,7 +77,7 @@ func (e *env) read(ctx context.Context) (string, int, error) {
 		fmt.Fprintf(&b, "<message from=%q at=%q", m.From, m.Timestamp.UTC().Format(time.RFC3339))
 		if f, err := mailbox.Decode(m.Text); err == nil && f != nil {
 			fmt.Fprintf(&b, " kind=%q", f.Kind())
-			if sr, ok := f.(*mailbox.ShutdownRequest); ok && e.cfg.OnShutdownRequest != nil {
+			if sr, ok := f.(mailbox.ShutdownRequest); ok && e.cfg.OnShutdownRequest != nil {
 				e.cfg.OnShutdownRequest(sr.RequestID)
 			}
 		}
@@ -201,6 +201,9 @@ func (w *waitForWork) Run(ctx context.Context, c tool.Call) (tool.Result, error)
 			return failed(ctx, "WaitForWork", err)
 		}
 		if len(ts) > 0 {
+			e.mu.Lock()
+			e.idleSent = false // work was handed out: the next idleness is news
+			e.mu.Unlock()
 			var b strings.Builder
 			b.WriteString("Tasks you may claim (TaskUpdate with owner set to your name and status in_progress):\n")
 			for _, t := range ts {
