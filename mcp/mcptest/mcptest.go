@@ -114,3 +114,24 @@ func HTTP(t testing.TB) (streamable, sse string) {
 	t.Cleanup(hs.Close)
 	return hs.URL + "/mcp", hs.URL + "/sse"
 }
+
+// ManyHTTP starts a server with n tools (op0, op1, ..., each "operation
+// number i on widgets", and launch, "launch the rocket") over streamable
+// HTTP and returns its URL.
+func ManyHTTP(t testing.TB, n int) string {
+	t.Helper()
+	s := sdk.NewServer(&sdk.Implementation{Name: "many", Version: "1"}, nil)
+	add := func(name, desc string) {
+		sdk.AddTool(s, &sdk.Tool{Name: name, Description: desc},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name + " done"}}}, nil, nil
+			})
+	}
+	for i := range n {
+		add(fmt.Sprintf("op%d", i), fmt.Sprintf("operation number %d on widgets", i))
+	}
+	add("launch", "launch the rocket")
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
