@@ -179,34 +179,45 @@ func TestMCPCommands(t *testing.T) {
 }
 
 // TestMCPServeTeammate: an MCP client (troupe's own, on the go-sdk)
-// attached through troupe mcp serve joins a team on the file store,
-// reads the lead's message, claims and completes a task, answers, goes
-// idle, and leaves the team by approving a shutdown request.
+// attached through troupe mcp serve joins a team, on the file store and
+// on NATS, reads the lead's message, claims and completes a task,
+// answers, goes idle, and leaves the team by approving a shutdown request.
 func TestMCPServeTeammate(t *testing.T) {
-	home, cwd := filepath.Join(t.TempDir(), "home"), t.TempDir()
-	cli := func(args ...string) string {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		m := &Main{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" },
-			Getwd: func() (string, error) { return cwd, nil }}
-		if err := m.Run(t.Context(), append([]string{"--home", home}, args...)); err != nil {
-			t.Fatalf("troupe %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
-		}
-		return out.String()
+	t.Run("file", func(t *testing.T) {
+		h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore, env: map[string]string{}}
+		serveTeammate(t, h, nil)
+	})
+	t.Run("nats", func(t *testing.T) {
+		h := &harness{t: t, home: t.TempDir(), env: map[string]string{"TROUPE_NATS_TOKEN": "tok"},
+			openStore: func(string) (Stores, error) {
+				t.Error("the file store was opened although $TROUPE_STORE names a NATS server")
+				return OpenFileStore(t.TempDir())
+			}}
+		url, stop := serveAsync(t, h, t.TempDir(), "tok")
+		defer stop()
+		h.env["TROUPE_STORE"] = url
+		serveTeammate(t, h, map[string]string{"TROUPE_STORE": url, "TROUPE_NATS_TOKEN": "tok"})
+	})
+}
+
+func serveTeammate(t *testing.T, h *harness, env map[string]string) {
+	h.ok("team", "create", "crew")
+	h.ok("task", "create", "--team", "crew", "--subject", "write the report")
+	srvEnv := map[string]string{asTroupeEnv: "1"}
+	for k, v := range env {
+		srvEnv[k] = v
 	}
-	cli("team", "create", "crew")
-	cli("task", "create", "--team", "crew", "--subject", "write the report")
-	m := mcp.Start(t.Context(), []mcp.Server{{Name: "team", Command: os.Args[0], Args: []string{"--home", home, "mcp", "serve", "--team", "crew", "--agent", "codex"},
-		Env: map[string]string{asTroupeEnv: "1"}}}, mcp.Options{StartTimeout: 20 * time.Second})
+	m := mcp.Start(t.Context(), []mcp.Server{{Name: "team", Command: os.Args[0], Args: []string{"--home", h.home, "mcp", "serve", "--team", "crew", "--agent", "codex"},
+		Env: srvEnv}}, mcp.Options{StartTimeout: 20 * time.Second})
 	defer m.Close()
 	if st := m.Status()[0]; st.State != mcp.StateConnected {
 		t.Fatalf("mcp serve: %v", st.Err)
 	}
-	if out := cli("team", "show", "crew"); !strings.Contains(out, "codex") || !strings.Contains(out, "mcp") {
+	if out := h.ok("team", "show", "crew"); !strings.Contains(out, "codex") || !strings.Contains(out, "mcp") {
 		t.Errorf("team show after connecting = %q; want codex with backend mcp", out)
 	}
 	tools := m.Tools()
-	cli("inbox", "send", "--team", "crew", "--to", "codex", "--from", "team-lead", "please take task 1")
+	h.ok("inbox", "send", "--team", "crew", "--to", "codex", "--from", "team-lead", "please take task 1")
 	if res := call(t, tools, "mcp__team__WaitForWork", `{"timeout_seconds": 5}`); !strings.Contains(res.Content, "please take task 1") {
 		t.Errorf("WaitForWork = %+v; want the lead's message", res)
 	}
@@ -222,14 +233,14 @@ func TestMCPServeTeammate(t *testing.T) {
 	if res := call(t, tools, "mcp__team__WaitForWork", `{"timeout_seconds": 1}`); res.IsError || !strings.Contains(res.Content, "Nothing arrived") {
 		t.Errorf("WaitForWork with nothing to do = %+v", res)
 	}
-	lead := cli("inbox", "read", "--team", "crew", "--agent", "team-lead")
+	lead := h.ok("inbox", "read", "--team", "crew", "--agent", "team-lead")
 	if !strings.Contains(lead, "report written") || !strings.Contains(lead, "idle_notification") {
 		t.Errorf("lead's inbox = %q; want the report and an idle notification", lead)
 	}
-	if out := cli("task", "get", "--team", "crew", "1"); !strings.Contains(out, "completed") || !strings.Contains(out, "codex") {
+	if out := h.ok("task", "get", "--team", "crew", "1"); !strings.Contains(out, "completed") || !strings.Contains(out, "codex") {
 		t.Errorf("task 1 = %q; want completed by codex", out)
 	}
-	cli("inbox", "send", "--team", "crew", "--to", "codex", "--from", "team-lead", `{"type":"shutdown_request","requestId":"shutdown-1@codex","from":"team-lead","reason":"done"}`)
+	h.ok("inbox", "send", "--team", "crew", "--to", "codex", "--from", "team-lead", `{"type":"shutdown_request","requestId":"shutdown-1@codex","from":"team-lead","reason":"done"}`)
 	if res := call(t, tools, "mcp__team__ReadInbox", `{}`); !strings.Contains(res.Content, "shutdown_request") {
 		t.Errorf("ReadInbox = %+v; want the shutdown request", res)
 	}
@@ -237,27 +248,12 @@ func TestMCPServeTeammate(t *testing.T) {
 		t.Errorf("approve shutdown = %+v", res)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for strings.Contains(cli("team", "show", "crew"), "codex") {
+	for strings.Contains(h.ok("team", "show", "crew"), "codex") {
 		if time.Now().After(deadline) {
 			t.Fatal("codex is still a member 10s after approving its shutdown")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func call(t *testing.T, tools []tool.Tool, name, input string) tool.Result {
-	t.Helper()
-	for _, tl := range tools {
-		if tl.Spec().Name == name {
-			res, err := tl.Run(t.Context(), tool.Call{ID: "1", Name: name, Input: json.RawMessage(input)})
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			return res
-		}
-	}
-	t.Fatalf("no tool %s", name)
-	return tool.Result{}
 }
 
 // TestMCPSubAgent: a sub-agent started with the Agent tool calls the
@@ -276,4 +272,19 @@ func TestMCPSubAgent(t *testing.T) {
 	if err != nil || !strings.Contains(out, "GOT IT") {
 		t.Errorf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 	}
+}
+
+func call(t *testing.T, tools []tool.Tool, name, input string) tool.Result {
+	t.Helper()
+	for _, tl := range tools {
+		if tl.Spec().Name == name {
+			res, err := tl.Run(t.Context(), tool.Call{ID: "1", Name: name, Input: json.RawMessage(input)})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return res
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return tool.Result{}
 }
