@@ -185,6 +185,14 @@ func (s *server) status() Status {
 // start connects s, recording the session or the failure.
 func (s *server) start(ctx context.Context) {
 	sess, tail, tools, caps, err := s.connect(ctx)
+	if err == nil && s.m.isClosed() { // Close ran while it started
+		sess.Close()
+		s.mu.Lock()
+		s.endLife(ErrClosed)
+		s.session, s.err = nil, ErrClosed
+		s.mu.Unlock()
+		return
+	}
 	s.mu.Lock()
 	s.session, s.stderr, s.err = sess, tail, err
 	if err == nil {

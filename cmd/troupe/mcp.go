@@ -145,3 +145,27 @@ func mcpStatusLine(st mcp.Status) string {
 	}
 	return line
 }
+
+// withMCP gives a pane teammate the lead's MCP configuration: its
+// --mcp-config values (files made absolute), --strict-mcp-config, and
+// MCP_TIMEOUT and MCP_TOOL_TIMEOUT in env. The teammate starts its own
+// servers from them and from the shared files.
+func (a *app) withMCP(argv []string, env map[string]string) []string {
+	for _, c := range a.mcp.configs {
+		if !strings.HasPrefix(strings.TrimSpace(c), "{") {
+			if abs, err := filepath.Abs(c); err == nil {
+				c = abs
+			}
+		}
+		argv = append(argv, "--mcp-config", c)
+	}
+	if a.mcp.strict {
+		argv = append(argv, "--strict-mcp-config")
+	}
+	for _, k := range []string{"MCP_TIMEOUT", "MCP_TOOL_TIMEOUT"} {
+		if v := a.Getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	return argv
+}

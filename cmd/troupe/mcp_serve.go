@@ -98,7 +98,7 @@ func (a *app) mcpServeCommand() *cobra.Command {
 				_ = team.SetActive(lctx, s.Teams, cfg.Name, member.Name, false)
 			}()
 			if httpAddr != "" {
-				return serveMCPHTTP(ctx, httpAddr, token, srv.Handler(), a.Stderr)
+				return serveMCPHTTP(ctx, httpAddr, token, srv.Handler(), a.Stdout) // stdout is free without stdio
 			}
 			in, out := io.NopCloser(a.Stdin), nopWriteCloser{a.Stdout}
 			if err := srv.ServeStdio(ctx, in, out); err != nil && ctx.Err() == nil {

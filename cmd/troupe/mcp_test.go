@@ -288,3 +288,49 @@ func call(t *testing.T, tools []tool.Tool, name, input string) tool.Result {
 	t.Fatalf("no tool %s", name)
 	return tool.Result{}
 }
+
+// TestMCPPaneArgv: a pane teammate gets the lead's --mcp-config (files
+// made absolute), --strict-mcp-config and the MCP timeouts.
+func TestMCPPaneArgv(t *testing.T) {
+	a := &app{Main: Main{Getenv: func(k string) string { return map[string]string{"MCP_TIMEOUT": "5000"}[k] }}}
+	a.mcp.configs, a.mcp.strict = []string{"servers.json", `{"mcpServers": {}}`}, true
+	env := map[string]string{}
+	argv := a.withMCP([]string{"troupe"}, env)
+	abs, _ := filepath.Abs("servers.json")
+	want := []string{"troupe", "--mcp-config", abs, "--mcp-config", `{"mcpServers": {}}`, "--strict-mcp-config"}
+	if strings.Join(argv, "\x00") != strings.Join(want, "\x00") || env["MCP_TIMEOUT"] != "5000" || len(env) != 1 {
+		t.Errorf("withMCP = %q, env %v; want %q and MCP_TIMEOUT", argv, env, want)
+	}
+}
+
+// TestMCPServeHTTP: --http off loopback needs --token, and with one a
+// request without it is refused while a client with it joins.
+func TestMCPServeHTTP(t *testing.T) {
+	h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore, env: map[string]string{}}
+	h.ok("team", "create", "crew")
+	if r := h.exec("", "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "0.0.0.0:0"); r.err == nil || !strings.Contains(r.err.Error(), "--token") {
+		t.Errorf("--http 0.0.0.0:0 without --token: %v; want a usage error naming --token", r.err)
+	}
+	out := newSyncBuffer()
+	stop := h.runAsync(out, "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "127.0.0.1:0", "--token", "s3cret")
+	defer stop()
+	text := out.waitFor(t, "the server's URL", func(s string) bool { return strings.Contains(s, "streamable HTTP on") })
+	_, url, _ := strings.Cut(text, "streamable HTTP on ")
+	url = strings.TrimSpace(strings.SplitN(url, "\n", 2)[0])
+	servers := []mcp.Server{
+		{Name: "bad", Type: mcp.TypeHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer wrong"}},
+		{Name: "good", Type: mcp.TypeHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+	}
+	m := mcp.Start(t.Context(), servers, mcp.Options{StartTimeout: 10 * time.Second})
+	defer m.Close()
+	st := m.Status()
+	if st[0].State != mcp.StateFailed || !strings.Contains(st[0].Err.Error(), "Unauthorized") {
+		t.Errorf("wrong token: %+v; want refused", st[0])
+	}
+	if st[1].State != mcp.StateConnected {
+		t.Fatalf("right token: %v", st[1].Err)
+	}
+	if res := call(t, m.Tools(), "mcp__good__TeamMembers", `{}`); !strings.Contains(res.Content, "gem (gem@crew, mcp") {
+		t.Errorf("TeamMembers = %+v", res)
+	}
+}
