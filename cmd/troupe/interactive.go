@@ -71,12 +71,16 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	for n, c := range cmds {
 		names[n] = c.Description
 	}
+	names["mcp"] = "the MCP servers: their state and tools" // mcp.go
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
+			if name == "mcp" {
+				return "", a.mcpReport(), nil
+			}
 			if name == "model" {
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
 			}

@@ -169,3 +169,26 @@ func (a *app) withMCP(argv []string, env map[string]string) []string {
 	}
 	return argv
 }
+
+// mcpReport is what /mcp shows: each server's state and tools, or why it
+// failed.
+func (a *app) mcpReport() string {
+	if a.mcp.mgr == nil {
+		return "No MCP servers. Configure them in .mcp.json, the settings files or --mcp-config; troupe mcp add adds one (docs/mcp.md)."
+	}
+	var b strings.Builder
+	b.WriteString("MCP servers:")
+	for _, st := range a.mcp.mgr.Status() {
+		b.WriteString("\n" + mcpStatusLine(st))
+		if st.Restart > 0 {
+			fmt.Fprintf(&b, " (restarted %d time)", st.Restart)
+		}
+		if st.Err != nil {
+			b.WriteString("\n  " + strings.ReplaceAll(st.Err.Error(), "\n", "\n  "))
+		}
+		for _, t := range st.Tools {
+			b.WriteString("\n  " + t)
+		}
+	}
+	return b.String()
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -332,5 +333,28 @@ func TestMCPServeHTTP(t *testing.T) {
 	}
 	if res := call(t, m.Tools(), "mcp__good__TeamMembers", `{}`); !strings.Contains(res.Content, "gem (gem@crew, mcp") {
 		t.Errorf("TeamMembers = %+v", res)
+	}
+}
+
+// TestMCPReport: /mcp lists each server's state and tools, and the
+// failure of a failed one.
+func TestMCPReport(t *testing.T) {
+	home := t.TempDir()
+	a := &app{Main: Main{Getenv: func(string) string { return "" }, Stderr: io.Discard, HomeDir: func() (string, error) { return home, nil }}, homeFlag: home}
+	if r := a.mcpReport(); !strings.Contains(r, "No MCP servers") {
+		t.Errorf("report without servers = %q", r)
+	}
+	a.mcp.configs = []string{stdioConfig(t, "local", "ok"), stdioConfig(t, "broken", "fail")}
+	a.mcp.strict = true
+	closeMCP, err := a.startMCP(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeMCP()
+	r := a.mcpReport()
+	for _, want := range []string{"local: ", "connected, 5 tools", "mcp__local__echo", "broken: ", "- failed", "TEST_API_KEY is not set"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("report = %q; want it to contain %q", r, want)
+		}
 	}
 }
