@@ -19,6 +19,7 @@ import (
 const (
 	DefaultStartTimeout = 30 * time.Second
 	DefaultCallTimeout  = 10 * time.Minute
+	DefaultStopTimeout  = 2 * time.Second
 	// stderrTail is how much of a stdio server's stderr is kept for
 	// failure reports.
 	stderrTail = 2048
@@ -35,6 +36,10 @@ type Options struct {
 	// CallTimeout bounds each tool call: MCP_TOOL_TIMEOUT. Zero means
 	// DefaultCallTimeout.
 	CallTimeout time.Duration
+	// StopTimeout is how long a stdio server has to exit after its stdin
+	// is closed before it is sent SIGTERM (and as long again before
+	// SIGKILL). Zero means DefaultStopTimeout.
+	StopTimeout time.Duration
 	// Dir is the working folder of stdio servers; empty means ours.
 	Dir string
 	// Environ is the environment stdio servers inherit (each server's env
@@ -90,6 +95,9 @@ func Start(ctx context.Context, servers []Server, opts Options) *Manager {
 	}
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = DefaultStopTimeout
 	}
 	if opts.Lookup == nil {
 		opts.Lookup = os.LookupEnv
@@ -228,7 +236,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 		cmd.Env = append(append([]string(nil), s.m.opts.Environ...), envList(cfg.Env)...)
 		stderr = &tail{max: stderrTail}
 		cmd.Stderr = stderr
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.opts.StopTimeout}
 	case TypeHTTP:
 		t = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient(cfg.Headers), MaxRetries: -1, DisableStandaloneSSE: true}
 	case TypeSSE:

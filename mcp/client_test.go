@@ -19,7 +19,8 @@ func stdio(t testing.TB, name, mode string) mcp.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcp.Server{Name: name, Command: exe, Env: map[string]string{serverEnv: mode}, Source: "test"}
+	// A -race binary sleeps a second at exit unless told not to.
+	return mcp.Server{Name: name, Command: exe, Env: map[string]string{serverEnv: mode, "GORACE": "atexit_sleep_ms=0"}, Source: "test"}
 }
 
 func start(t testing.TB, servers []mcp.Server, opts mcp.Options) *mcp.Manager {
@@ -117,9 +118,9 @@ func TestStartFailures(t *testing.T) {
 		{Name: "missing", Command: "/nonexistent/troupe-mcp-server"},
 	}
 	began := time.Now()
-	m := start(t, servers, mcp.Options{StartTimeout: 2 * time.Second})
+	m := start(t, servers, mcp.Options{StartTimeout: time.Second, StopTimeout: 100 * time.Millisecond})
 	if d := time.Since(began); d > 5*time.Second {
-		t.Errorf("Start took %v; want the servers started in parallel within the 2s timeout", d)
+		t.Errorf("Start took %v; want the servers started in parallel within the 1s timeout", d)
 	}
 	want := map[string][]string{
 		"crash":   {`"crash"`, "failed to start", "fatal: TEST_API_KEY is not set"},

@@ -58,7 +58,7 @@ func stdioConfig(t *testing.T, name, mode string) string {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{
-		"command": exe, "env": map[string]string{mcptest.Env: mode}}}})
+		"command": exe, "env": map[string]string{mcptest.Env: mode, "GORACE": "atexit_sleep_ms=0"}}}})
 	return string(b)
 }
 
@@ -107,7 +107,7 @@ func TestMCPProjectApproval(t *testing.T) {
 	cwd := t.TempDir()
 	exe, _ := os.Executable()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"proj": map[string]any{
-		"command": exe, "env": map[string]string{mcptest.Env: "ok"}}}})
+		"command": exe, "env": map[string]string{mcptest.Env: "ok", "GORACE": "atexit_sleep_ms=0"}}}})
 	os.WriteFile(filepath.Join(cwd, ".mcp.json"), cfg, 0o600)
 	script := mcpScript(t, "mcp__proj__echo", `{"text":"p"}`, "echo: p")
 	out, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "--allowedTools", "mcp__proj", "go")
@@ -142,7 +142,7 @@ func TestMCPCommands(t *testing.T) {
 		err := m.Run(t.Context(), append([]string{"--home", filepath.Join(home, ".troupe")}, args...))
 		return out.String() + errOut.String(), err
 	}
-	if out, err := run("mcp", "add", "-e", mcptest.Env+"=${"+mcptest.Env+"}", "local1", "--", exe, "-test.run=none"); err != nil {
+	if out, err := run("mcp", "add", "-e", mcptest.Env+"=${"+mcptest.Env+"}", "-e", "GORACE=atexit_sleep_ms=0", "local1", "--", exe, "-test.run=none"); err != nil {
 		t.Fatalf("mcp add: %v\n%s", err, out)
 	}
 	if out, err := run("mcp", "add", "-s", "user", "-t", "http", "-H", "X-Test: yes", "web", "http://127.0.0.1:1/mcp"); err != nil {
@@ -204,7 +204,7 @@ func TestMCPServeTeammate(t *testing.T) {
 func serveTeammate(t *testing.T, h *harness, env map[string]string) {
 	h.ok("team", "create", "crew")
 	h.ok("task", "create", "--team", "crew", "--subject", "write the report")
-	srvEnv := map[string]string{asTroupeEnv: "1"}
+	srvEnv := map[string]string{asTroupeEnv: "1", "GORACE": "atexit_sleep_ms=0"}
 	for k, v := range env {
 		srvEnv[k] = v
 	}
