@@ -125,8 +125,9 @@ func (m *Manager) Status() []Status {
 	return out
 }
 
-// Close ends every connection: stdio servers get their stdin closed and
-// are then terminated. It is idempotent.
+// Close ends every connection, in parallel: a stdio server gets its stdin
+// closed, then SIGTERM after StopTimeout and SIGKILL after as long again.
+// It is idempotent.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -135,12 +136,14 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
-	var errs []error
-	for _, s := range m.servers {
-		if err := s.close(); err != nil {
-			errs = append(errs, err)
-		}
+	// In parallel: a server that ignores the end of its stdin costs
+	// StopTimeout, once rather than once per server.
+	errs := make([]error, len(m.servers))
+	var wg sync.WaitGroup
+	for i, s := range m.servers {
+		wg.Go(func() { errs[i] = s.close() })
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

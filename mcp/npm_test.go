@@ -8,35 +8,10 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/mcp"
+	"github.com/troupe-dev/troupe/mcp/mcptest"
 )
 
-// npmServersEnv overrides where .ci/run installs the reference MCP
-// servers (a node_modules folder).
-const npmServersEnv = "TROUPE_MCP_NPM_SERVERS"
-
-// npmBin returns the path of a reference server's binary, skipping the
-// test when it is not installed (failing instead on CI, where .ci/run
-// installs it).
-func npmBin(t testing.TB, name string) string {
-	t.Helper()
-	dir := os.Getenv(npmServersEnv)
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			t.Skip("no user cache folder: " + err.Error())
-		}
-		dir = filepath.Join(cache, "troupe-test", "mcp-servers-2026.8.31", "node_modules")
-	}
-	bin := filepath.Join(dir, ".bin", name)
-	if _, err := os.Stat(bin); err != nil {
-		msg := "the npm MCP server " + name + " is not installed at " + bin + " (bash .ci/run installs it; or set $" + npmServersEnv + ")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
-}
+func npmBin(t testing.TB, name string) string { return mcptest.NPMBin(t, name) }
 
 // TestNPMServers drives the reference servers @modelcontextprotocol/
 // server-everything and server-filesystem over stdio.

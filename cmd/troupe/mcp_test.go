@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/llm/llmtest"
 	"github.com/troupe-dev/troupe/mcp"
 	"github.com/troupe-dev/troupe/mcp/mcptest"
 	"github.com/troupe-dev/troupe/tool"
@@ -357,4 +358,57 @@ func TestMCPReport(t *testing.T) {
 			t.Errorf("report = %q; want it to contain %q", r, want)
 		}
 	}
+}
+
+// TestMCPNPMServers: troupe -p drives the reference npm servers, with the
+// scripted model and with the fake Anthropic server (which sees the MCP
+// tool's schema and its result).
+func TestMCPNPMServers(t *testing.T) {
+	everything, filesystem := mcptest.NPMBin(t, "mcp-server-everything"), mcptest.NPMBin(t, "mcp-server-filesystem")
+	cwd := t.TempDir()
+	os.WriteFile(filepath.Join(cwd, "notes.txt"), []byte("alpha beta"), 0o600)
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": everything, "args": []string{"stdio"}},
+		"fs":         map[string]any{"command": filesystem, "args": []string{cwd}}}})
+	t.Run("scripted", func(t *testing.T) {
+		script := mcpScript(t, "mcp__fs__read_text_file", `{"path":`+jsonString(filepath.Join(cwd, "notes.txt"))+`}`, "alpha beta")
+		out, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "--mcp-config", string(cfg), "--allowedTools", "mcp__fs", "go")
+		if err != nil || !strings.Contains(out, "GOT IT") {
+			t.Errorf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+		}
+	})
+	t.Run("anthropic", func(t *testing.T) {
+		srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+			llmtest.AnthropicToolCall("toolu_1", "mcp__everything__echo", `{"message": "hi from the model"}`),
+			llmtest.AnthropicText("done"),
+		))
+		env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
+		out, stderr, err := runMCP(t, cwd, env, "-p", "--mcp-config", string(cfg), "--allowedTools", "mcp__everything__echo", "go")
+		if err != nil || !strings.Contains(out, "done") {
+			t.Fatalf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests; want 2", len(reqs))
+		}
+		var schema string
+		for _, tl := range reqs[0].Tools {
+			if tl.Name == "mcp__everything__echo" {
+				schema = string(tl.InputSchema)
+			}
+		}
+		if !strings.Contains(schema, `"message"`) {
+			t.Errorf("mcp__everything__echo's schema sent to the model = %q; want the server's", schema)
+		}
+		last := reqs[1].Messages[len(reqs[1].Messages)-1]
+		var result string
+		for _, b := range last.Content {
+			if b.Type == "tool_result" {
+				result = b.Text
+			}
+		}
+		if !strings.Contains(result, "hi from the model") {
+			t.Errorf("tool result sent to the model = %q; want the echo", result)
+		}
+	})
 }

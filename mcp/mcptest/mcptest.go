@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -134,4 +135,33 @@ func ManyHTTP(t testing.TB, n int) string {
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// NPMServersEnv overrides where .ci/run installs the reference MCP
+// servers (a node_modules folder).
+const NPMServersEnv = "TROUPE_MCP_NPM_SERVERS"
+
+// NPMBin returns the path of a reference server's binary
+// (mcp-server-everything, mcp-server-filesystem), skipping the test when
+// it is not installed, and failing it instead on CI (CI=true), where
+// .ci/run installs it.
+func NPMBin(t testing.TB, name string) string {
+	t.Helper()
+	dir := os.Getenv(NPMServersEnv)
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Skip("no user cache folder: " + err.Error())
+		}
+		dir = filepath.Join(cache, "troupe-test", "mcp-servers-2026.8.31", "node_modules")
+	}
+	bin := filepath.Join(dir, ".bin", name)
+	if _, err := os.Stat(bin); err != nil {
+		msg := "the npm MCP server " + name + " is not installed at " + bin + " (bash .ci/run installs it; or set $" + NPMServersEnv + ")"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
 }
