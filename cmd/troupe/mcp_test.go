@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -411,4 +412,66 @@ func TestMCPNPMServers(t *testing.T) {
 			t.Errorf("tool result sent to the model = %q; want the echo", result)
 		}
 	})
+}
+
+// mcpConformancePass are the scenarios of the MCP conformance suite
+// (0.1.10) that troupe mcp serve passes: those about the protocol itself.
+// The others call the suite's reference fixtures (test_simple_text,
+// test://static-text, test_prompt...), which a teammate server does not
+// have, or completion/complete, which it does not offer.
+var mcpConformancePass = []string{"server-initialize", "logging-set-level", "ping", "tools-list",
+	"server-sse-multiple-streams", "resources-list", "prompts-list"}
+
+// TestMCPConformance runs the official conformance suite against troupe
+// mcp serve --http.
+func TestMCPConformance(t *testing.T) {
+	bin := mcptest.NPMBin(t, "conformance")
+	h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore, env: map[string]string{}}
+	h.ok("team", "create", "conf")
+	out := newSyncBuffer()
+	stop := h.runAsync(out, "mcp", "serve", "--team", "conf", "--agent", "tester", "--http", "127.0.0.1:0")
+	defer stop()
+	text := out.waitFor(t, "the server's URL", func(s string) bool { return strings.Contains(s, "streamable HTTP on") })
+	_, url, _ := strings.Cut(text, "streamable HTTP on ")
+	url = strings.TrimSpace(strings.SplitN(url, "\n", 2)[0])
+	for _, sc := range mcpConformancePass {
+		c := exec.CommandContext(t.Context(), bin, "server", "--url", url, "--scenario", sc)
+		c.Dir = t.TempDir() // it writes results/ where it runs
+		b, err := c.CombinedOutput()
+		if err != nil || !strings.Contains(string(b), "0 failed") {
+			t.Errorf("conformance %s: %v\n%s", sc, err, b)
+		}
+	}
+}
+
+// TestMCPConformanceClient runs the suite's client scenario initialize
+// against troupe -p. Its tools_call fails in the suite's own server: the
+// go-sdk client first probes with server/discover (answered 400), and the
+// suite's express server then answers initialize with 500 ("Already
+// connected to a transport"), so it is left out.
+func TestMCPConformanceClient(t *testing.T) {
+	bin := mcptest.NPMBin(t, "conformance")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns": [
+	  {"match": {"turn": 0}, "reply": {"tool_calls": [{"id": "t1", "name": "mcp__conf__add_numbers", "input": {"a": 2, "b": 3}}]}},
+	  {"match": {}, "reply": {"text": "done"}, "repeat": true}]}`)
+	client := filepath.Join(dir, "client.sh")
+	writeFile(t, client, `#!/bin/sh
+for url; do :; done
+exec env `+asTroupeEnv+`=1 GORACE=atexit_sleep_ms=0 "`+os.Args[0]+`" -p --home "`+filepath.Join(dir, "home")+`" --cwd "`+dir+`" \
+  --provider scripted --script "`+script+`" --allowedTools mcp__conf --strict-mcp-config \
+  --mcp-config "{\"mcpServers\":{\"conf\":{\"type\":\"http\",\"url\":\"$url\"}}}" go
+`)
+	if err := os.Chmod(client, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []string{"initialize"} {
+		c := exec.CommandContext(t.Context(), bin, "client", "--command", client, "--scenario", sc, "--timeout", "20000")
+		c.Dir = t.TempDir()
+		b, err := c.CombinedOutput()
+		if err != nil || !strings.Contains(string(b), "0 failed") {
+			t.Errorf("conformance client %s: %v\n%s", sc, err, b)
+		}
+	}
 }

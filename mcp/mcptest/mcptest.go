@@ -141,19 +141,35 @@ func ManyHTTP(t testing.TB, n int) string {
 // servers (a node_modules folder).
 const NPMServersEnv = "TROUPE_MCP_NPM_SERVERS"
 
-// NPMBin returns the path of a reference server's binary
-// (mcp-server-everything, mcp-server-filesystem), skipping the test when
+// ConformanceEnv overrides where .ci/run installs the conformance suite
+// (a node_modules folder).
+const ConformanceEnv = "TROUPE_MCP_CONFORMANCE"
+
+// npmDirs are the folders .ci/run installs npm packages into, under
+// ~/.cache/troupe-test, by package.
+var npmDirs = map[string]string{
+	"mcp-server-everything": "mcp-servers-2026.8.31",
+	"mcp-server-filesystem": "mcp-servers-2026.8.31",
+	"conformance":           "mcp-conformance-0.1.10",
+}
+
+// NPMBin returns the path of an npm binary .ci/run installs (the reference
+// servers mcp-server-everything and mcp-server-filesystem, and the
+// conformance suite's conformance), skipping the test when
 // it is not installed, and failing it instead on CI (CI=true), where
 // .ci/run installs it.
 func NPMBin(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv(NPMServersEnv)
+	if name == "conformance" {
+		dir = os.Getenv(ConformanceEnv)
+	}
 	if dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
 			t.Skip("no user cache folder: " + err.Error())
 		}
-		dir = filepath.Join(cache, "troupe-test", "mcp-servers-2026.8.31", "node_modules")
+		dir = filepath.Join(cache, "troupe-test", npmDirs[name], "node_modules")
 	}
 	bin := filepath.Join(dir, ".bin", name)
 	if _, err := os.Stat(bin); err != nil {
