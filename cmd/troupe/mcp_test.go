@@ -475,3 +475,16 @@ exec env `+asTroupeEnv+`=1 GORACE=atexit_sleep_ms=0 "`+os.Args[0]+`" -p --home "
 		}
 	}
 }
+
+// TestMCPCoordinator: in coordinator mode the lead's prompt names the
+// connected servers, whose tools its workers get.
+func TestMCPCoordinator(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.json")
+	writeFile(t, script, `{"turns": [
+	  {"match": {"system": "MCP servers: local (their tools are available to workers)"}, "reply": {"text": "GOT IT"}},
+	  {"match": {}, "reply": {"text": "MISSING"}, "repeat": true}]}`)
+	out, stderr, err := runMCP(t, t.TempDir(), nil, "-p", "--coordinator", "--script", script, "--mcp-config", stdioConfig(t, "local", "ok"), "go")
+	if err != nil || !strings.Contains(out, "GOT IT") {
+		t.Errorf("troupe -p --coordinator: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+}
