@@ -219,6 +219,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	if cfg.HeadersHelper != "" || len(cfg.OAuth) > 0 {
+		return nil, nil, nil, nil, s.startError(errors.New("headersHelper and oauth (Claude Code settings) are not supported by troupe: give the headers in \"headers\""), nil)
+	}
 	timeout := fmt.Errorf("no answer within %v (MCP_TIMEOUT)", s.m.opts.StartTimeout)
 	// The SSE transport keeps its event stream on the context it was
 	// connected with: that one lives until the session is closed, and the
@@ -255,6 +258,8 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 	}
 	sess, err := client.Connect(life, t, nil)
 	if err != nil {
+		timer.Stop()
+		stopParent()
 		return fail(err)
 	}
 	if !timer.Stop() || !stopParent() {

@@ -116,6 +116,7 @@ func TestStartFailures(t *testing.T) {
 		{Name: "vars", Command: "${TROUPE_TEST_UNSET_VAR}", Source: ".mcp.json"},
 		{Name: "noauth", Type: mcp.TypeHTTP, URL: streamable},
 		{Name: "missing", Command: "/nonexistent/troupe-mcp-server"},
+		{Name: "helper", Type: mcp.TypeHTTP, URL: streamable, HeadersHelper: "print-token"},
 	}
 	began := time.Now()
 	m := start(t, servers, mcp.Options{StartTimeout: time.Second, StopTimeout: 100 * time.Millisecond})
@@ -128,6 +129,7 @@ func TestStartFailures(t *testing.T) {
 		"vars":    {`"vars"`, "TROUPE_TEST_UNSET_VAR", ".mcp.json"},
 		"noauth":  {`"noauth"`, "Unauthorized"},
 		"missing": {`"missing"`, "/nonexistent/troupe-mcp-server"},
+		"helper":  {`"helper"`, "headersHelper and oauth", "not supported"},
 	}
 	for _, st := range m.Status() {
 		if st.Name == "good" {

@@ -27,6 +27,11 @@ type Server struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// HeadersHelper and OAuth are Claude Code settings troupe accepts in a
+	// shared file but does not implement: such a server fails to start,
+	// saying so, and the others work.
+	HeadersHelper string          `json:"headersHelper,omitempty"`
+	OAuth         json.RawMessage `json:"oauth,omitempty"`
 	// Source is where the server was configured (a file name, or
 	// "--mcp-config"), for messages.
 	Source string `json:"-"`
@@ -79,8 +84,8 @@ func (s *Server) Check() error {
 		if strings.TrimSpace(s.Command) == "" {
 			return bad("a stdio server needs a command")
 		}
-		if s.URL != "" || len(s.Headers) > 0 {
-			return bad("a stdio server takes no url or headers")
+		if s.URL != "" || len(s.Headers) > 0 || s.HeadersHelper != "" || len(s.OAuth) > 0 {
+			return bad("a stdio server takes no url, headers, headersHelper or oauth")
 		}
 	case TypeHTTP, TypeSSE:
 		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 {

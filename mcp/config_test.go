@@ -28,6 +28,7 @@ func TestParse(t *testing.T) {
 		{name: "http with command", in: `{"mcpServers": {"a": {"type": "http", "url": "http://x", "command": "y"}}}`, err: "not a command"},
 		{name: "bad url", in: `{"mcpServers": {"a": {"type": "http", "url": "file:///x"}}}`, err: "not http(s)"},
 		{name: "bad name", in: `{"mcpServers": {"a b": {"command": "x"}}}`, err: "invalid character"},
+		{name: "stdio with oauth", in: `{"mcpServers": {"a": {"command": "x", "oauth": {}}}}`, err: "no url, headers, headersHelper or oauth"},
 		{name: "double underscore", in: `{"mcpServers": {"a__b": {"command": "x"}}}`, err: "double underscore"},
 	}
 	for _, tt := range tests {
