@@ -19,7 +19,7 @@ var vocabulary = []string{"./team", "./mailbox", "./tasklist", "./permission", "
 
 // adapters are the trees that implement a vocabulary package; none may
 // import another (DESIGN.md, "adapters").
-var adapters = []string{"./store/*/...", "./llm/*/...", "./tool/*/...", "./backend/*/..."}
+var adapters = []string{"./store/*/...", "./llm/*/...", "./tool/*/...", "./backend/*/...", "./mcp/..."}
 
 // A rule forbids the packages matching from (and not except) to depend on
 // packages matching deny (and not allow).
@@ -50,11 +50,12 @@ var rules = []rule{
 	{name: "the Anthropic SDK only in llm/anthropic", from: []string{"./..."}, except: []string{"./llm/anthropic/..."}, deny: []string{"github.com/anthropics/..."}, direct: true},
 	{name: "the shell parser (mvdan.cc/sh) only in permission/shell", from: []string{"./..."}, except: []string{"./permission/shell/..."}, deny: []string{"mvdan.cc/sh/..."}, direct: true},
 	{name: "the OpenAI SDK only in llm/openai", from: []string{"./..."}, except: []string{"./llm/openai/..."}, deny: []string{"github.com/openai/..."}, direct: true},
-	// worktree runs git: a worktree is git's own bookkeeping (.git/worktrees, refs, locks); hooks runs the user's hook commands.
+	// worktree runs git: a worktree is git's own bookkeeping (.git/worktrees, refs, locks); hooks runs the user's hook commands; mcp starts stdio servers.
 	{name: "hooks imports only the standard library, and only cmd imports hooks (raisers of events declare their own interfaces)", from: []string{"./hooks"}, deny: []string{"third-party", "./..."}},
 	{name: "only cmd imports hooks", from: []string{"./..."}, except: []string{"./cmd/...", "./hooks"}, deny: []string{"./hooks"}},
-	{name: "os/exec only in task, tool/bash, backend/tmux, backend/iterm2, worktree (git), hooks (the user's hook commands), cmd, the bench harness and internal test helpers", from: []string{"./..."},
-		except: []string{"./task/...", "./tool/bash/...", "./backend/tmux/...", "./backend/iterm2/...", "./worktree/...", "./hooks", "./cmd/...", "./internal/bench/...", "./internal/*test*/..."}, deny: []string{"os/exec"}, direct: true},
+	{name: "the MCP go-sdk only in mcp", from: []string{"./..."}, except: []string{"./mcp/..."}, deny: []string{"github.com/modelcontextprotocol/..."}, direct: true},
+	{name: "os/exec only in task, tool/bash, backend/tmux, backend/iterm2, worktree (git), hooks (the user's hook commands), mcp (stdio servers), cmd, the bench harness and internal test helpers", from: []string{"./..."},
+		except: []string{"./task/...", "./tool/bash/...", "./backend/tmux/...", "./backend/iterm2/...", "./worktree/...", "./hooks", "./mcp/...", "./cmd/...", "./internal/bench/...", "./internal/*test*/..."}, deny: []string{"os/exec"}, direct: true},
 }
 
 // pkg is one package of the build graph, as go list reports it.

@@ -107,11 +107,23 @@ func (r *Registry) Get(name string) (Tool, bool) {
 // Names returns the tool names in registration order.
 func (r *Registry) Names() []string { return append([]string(nil), r.order...) }
 
-// Specs returns the specs to send to the model, in registration order.
+// Deferrer is implemented by tools that may be left out of the specs sent
+// to the model until a search tool loads them (MCP servers with many
+// tools); they can be called by name all the same.
+type Deferrer interface {
+	Deferred() bool
+}
+
+// Specs returns the specs to send to the model, in registration order,
+// without the tools that report Deferred.
 func (r *Registry) Specs() []llm.ToolSpec {
-	out := make([]llm.ToolSpec, len(r.order))
-	for i, n := range r.order {
-		out[i] = r.byName[n].Spec()
+	out := make([]llm.ToolSpec, 0, len(r.order))
+	for _, n := range r.order {
+		t := r.byName[n]
+		if d, ok := t.(Deferrer); ok && d.Deferred() {
+			continue
+		}
+		out = append(out, t.Spec())
 	}
 	return out
 }

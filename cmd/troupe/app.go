@@ -171,6 +171,7 @@ type app struct {
 	storeSel storeFlags // --store and the NATS options (store.go)
 	warned   sync.Map   // warnings already printed (warnOnce)
 	hooks    *hookSet   // the settings' hooks of this run, read once (hooks.go)
+	mcp      mcpState   // MCP servers as tools (mcp.go)
 }
 
 // warnOnce prints a warning on stderr, once per process however many
@@ -197,6 +198,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		SuggestionsMinimumDistance: 2,
 	}
 	h := &headless{}
+	a.addMCPFlags(root) // mcp.go; before the teammate flags, which would ignore them
 	a.addHeadlessFlags(root, h)
 	root.RunE = func(cmd *cobra.Command, args []string) error { return a.runRoot(cmd, args, h) }
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
@@ -222,6 +224,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.agentsCommand(), // agents.go
 		a.dreamCommand(),  // dream.go
 		a.hooksCommand(),  // hooks_cmd.go
+		a.mcpCommand(),    // mcp_cmd.go
 	)
 	return root
 }

@@ -225,6 +225,8 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	if st := o.ac.skillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
 	}
+	// mcp.go: every agent gets the MCP servers' tools
+	base = append(base, o.ac.mcpTools()...)
 	parent, _ := tool.NewRegistry(base...) // the names are unique
 	var types []brief.Agent                // agents.go
 	if o.ac != nil {

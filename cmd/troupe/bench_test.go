@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/mcp/mcptest"
 )
 
 // benchChildEnv makes the test binary act as the troupe binary for the
@@ -21,6 +22,7 @@ import (
 const benchChildEnv = "TROUPE_CMD_BENCH_CHILD"
 
 func TestMain(m *testing.M) {
+	mcptest.Serve() // the test binary as a stdio MCP server (mcp_test.go)
 	if os.Getenv(asTroupeEnv) == "1" {
 		main() // the test binary is troupe: pane teammates of the team tests
 		os.Exit(0)

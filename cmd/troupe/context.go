@@ -39,7 +39,8 @@ type agentContext struct {
 	memory string        // the project's memory, for the lead (dream.go)
 	now    func() time.Time
 	getenv func(string) string
-	hooks  *hookSet // every agent built on this context runs the hooks (hooks.go)
+	hooks  *hookSet    // every agent built on this context runs the hooks (hooks.go)
+	mcp    []tool.Tool // the MCP servers' tools (mcp.go)
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -52,7 +53,7 @@ type agentContext struct {
 // folders above it. Imports are allowed where appr would let the agent
 // read without asking.
 func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *agentContext {
-	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv, hooks: a.hooks}
+	ac := &agentContext{cwd: cwd, model: model, now: a.Now, getenv: a.Getenv, hooks: a.hooks, mcp: a.mcp.tools}
 	userHome, troupeHome := a.userHomes()
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, userHome, troupeHome))
 	if err != nil {

@@ -59,6 +59,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 	stop := tasktool.NewStop(reg, byName)
 	workerTools := append(fs.All(fileConfig(cwd, workerApprover)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), stop)
+	workerTools = append(workerTools, ac.mcpTools()...) // mcp.go
 	parent, err := tool.NewRegistry(workerTools...)
 	if err != nil {
 		return nil, "", nil, err
@@ -107,7 +108,7 @@ func coordinatorSetup(cwd, session string, reg *task.Registry, model llm.Model, 
 		}})
 	system := custom
 	if system == "" {
-		system = coordinator.SystemPrompt(coordinator.Context{WorkerTools: agenttool.FilterTools(parent, coordinator.Internal).Names(), Scratchpad: scratch})
+		system = coordinator.SystemPrompt(coordinator.Context{WorkerTools: agenttool.FilterTools(parent, coordinator.Internal).Names(), Scratchpad: scratch, MCPServers: ac.mcpServers()})
 	}
 	lead := releasingAgent{Tool: at, claims: claims}
 	return []tool.Tool{lead, agenttool.NewSendMessage(at), stop}, system, withAllow(approver, coordinator.LeadTools...), nil

@@ -279,6 +279,11 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.defer_(closeRemote)
+	closeMCP, err := a.startMCP(ctx, cwd) // mcp.go
+	if err != nil {
+		return lr, err
+	}
+	lr.defer_(closeMCP)
 	var toolList []tool.Tool
 	ac := a.newAgentContext(cwd, lr.model, h.noInstr, approver) // context.go
 	bg.ac = ac

@@ -73,19 +73,21 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	}
 	names["dream"] = "consolidate the project's memory now, in the background (dream.go)"
 	lr.hooks.sessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
+	names["mcp"] = "the MCP servers: their state and tools"           // mcp.go
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
-			if name == "dream" {
+			switch name {
+			case "dream": // dream.go
 				return "", a.slashDream(h, cwd, lr.id, lr.bg.reg), nil
-			}
-			if name == "model" {
+			case "mcp": // mcp.go
+				return "", a.mcpReport(), nil
+			case "model":
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
-			}
-			if name == "hooks" { // hooks.go: list them; adopt changed settings once seen
+			case "hooks": // hooks.go: list them; adopt changed settings once seen
 				note, err := lr.hooks.review()
 				return "", note, err
 			}

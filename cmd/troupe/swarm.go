@@ -318,6 +318,7 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 			k, v, _ := strings.Cut(kv, "=")
 			env[k] = v
 		}
+		argv = a.withMCP(argv, env) // mcp.go: the lead's MCP servers
 		return argv, env, nil
 	}
 }

@@ -282,6 +282,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		return err
 	}
 	approver.PermissionHook = hs.permissionHook()
+	closeMCP, err := a.startMCP(ctx, cwd) // mcp.go: a pane teammate's own servers
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
 	var tx *transcripts
 	if tf.parentSessionID != "" {

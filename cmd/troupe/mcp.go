@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/mcp"
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// mcpState is the process's MCP client: the flags that configure it and,
+// once startMCP ran, the connected servers, whose tools every agent of
+// the process gets (newAgentContext copies them).
+type mcpState struct {
+	configs []string // --mcp-config
+	strict  bool     // --strict-mcp-config
+
+	mgr   *mcp.Manager
+	tools []tool.Tool
+}
+
+// addMCPFlags defines the MCP flags of troupe -p and the interactive lead.
+func (a *app) addMCPFlags(root *cobra.Command) {
+	f := root.Flags()
+	f.StringArrayVar(&a.mcp.configs, "mcp-config", nil, "load MCP servers from this `FILE or JSON` ({\"mcpServers\": {...}}, Claude Code's format); repeatable")
+	f.BoolVar(&a.mcp.strict, "strict-mcp-config", false, "use only the servers of --mcp-config, ignoring .mcp.json and the settings files")
+}
+
+// mcpSources returns where the servers of an agent in cwd are configured.
+func (a *app) mcpSources(cwd string) (mcp.Sources, error) {
+	src := mcp.Sources{Flags: a.mcp.configs, Strict: a.mcp.strict, Project: filepath.Join(cwd, ".mcp.json")}
+	home, err := a.home()
+	if err != nil {
+		return src, err
+	}
+	user, _ := a.userHomes()
+	if user != "" { // Claude Code's user settings, then troupe's
+		src.Settings = append(src.Settings, filepath.Join(user, ".claude", "settings.json"))
+	}
+	for _, f := range settings.Files(home, cwd) {
+		src.Settings = append(src.Settings, f.Path)
+	}
+	return src, nil
+}
+
+// mcpOptions reads MCP_TIMEOUT and MCP_TOOL_TIMEOUT (milliseconds, as
+// Claude Code's).
+func (a *app) mcpOptions(cwd string) (mcp.Options, error) {
+	opts := mcp.Options{Dir: cwd, Lookup: func(k string) (string, bool) {
+		if v := a.Getenv(k); v != "" {
+			return v, true
+		}
+		return os.LookupEnv(k)
+	}}
+	for _, v := range []struct {
+		name string
+		into *time.Duration
+	}{{"MCP_TIMEOUT", &opts.StartTimeout}, {"MCP_TOOL_TIMEOUT", &opts.CallTimeout}} {
+		s := strings.TrimSpace(a.Getenv(v.name))
+		if s == "" {
+			continue
+		}
+		ms, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || ms <= 0 {
+			return opts, usagef("%s=%q: want a positive number of milliseconds", v.name, s)
+		}
+		*v.into = time.Duration(ms) * time.Millisecond
+	}
+	return opts, nil
+}
+
+// startMCP connects the configured MCP servers of an agent in cwd, once
+// per process, and returns their shutdown. A server that fails is a
+// warning on stderr and the others still work; a malformed configuration
+// is an error.
+func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
+	nothing := func() {}
+	if a.mcp.mgr != nil {
+		return nothing, nil
+	}
+	src, err := a.mcpSources(cwd)
+	if err != nil {
+		return nothing, err
+	}
+	servers, warnings, err := mcp.Load(src)
+	if err != nil {
+		return nothing, err
+	}
+	for _, w := range warnings {
+		a.warnOnce(w)
+	}
+	if len(servers) == 0 {
+		return nothing, nil
+	}
+	opts, err := a.mcpOptions(cwd)
+	if err != nil {
+		return nothing, err
+	}
+	m := mcp.Start(ctx, servers, opts)
+	for _, st := range m.Status() {
+		if st.State != mcp.StateConnected {
+			a.warnOnce(st.Err.Error())
+		}
+	}
+	a.mcp.mgr, a.mcp.tools = m, m.Tools()
+	return func() { m.Close() }, nil
+}
+
+// mcpTools returns the MCP tools every agent of ac gets; nil when there
+// are none.
+func (ac *agentContext) mcpTools() []tool.Tool {
+	if ac == nil {
+		return nil
+	}
+	return ac.mcp
+}
+
+// mcpServers returns the names of the MCP servers whose tools ac has,
+// for the coordinator's worker prompt.
+func (ac *agentContext) mcpServers() []string {
+	var out []string
+	for _, t := range ac.mcpTools() {
+		rest, ok := strings.CutPrefix(t.Spec().Name, "mcp__")
+		if name, _, found := strings.Cut(rest, "__"); ok && found && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// mcpStatusLine describes one server for people.
+func mcpStatusLine(st mcp.Status) string {
+	line := fmt.Sprintf("%s: %s (%s) - %s", st.Name, st.Target, st.Kind, st.State)
+	if st.State == mcp.StateConnected {
+		line += fmt.Sprintf(", %d tools", len(st.Tools))
+	}
+	return line
+}
+
+// withMCP gives a pane teammate the lead's MCP configuration: its
+// --mcp-config values (files made absolute), --strict-mcp-config, and
+// MCP_TIMEOUT and MCP_TOOL_TIMEOUT in env. The teammate starts its own
+// servers from them and from the shared files.
+func (a *app) withMCP(argv []string, env map[string]string) []string {
+	for _, c := range a.mcp.configs {
+		if !strings.HasPrefix(strings.TrimSpace(c), "{") {
+			if abs, err := filepath.Abs(c); err == nil {
+				c = abs
+			}
+		}
+		argv = append(argv, "--mcp-config", c)
+	}
+	if a.mcp.strict {
+		argv = append(argv, "--strict-mcp-config")
+	}
+	for _, k := range []string{"MCP_TIMEOUT", "MCP_TOOL_TIMEOUT"} {
+		if v := a.Getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	return argv
+}
+
+// mcpReport is what /mcp shows: each server's state and tools, or why it
+// failed.
+func (a *app) mcpReport() string {
+	if a.mcp.mgr == nil {
+		return "No MCP servers. Configure them in .mcp.json, the settings files or --mcp-config; troupe mcp add adds one (docs/mcp.md)."
+	}
+	var b strings.Builder
+	b.WriteString("MCP servers:")
+	for _, st := range a.mcp.mgr.Status() {
+		b.WriteString("\n" + mcpStatusLine(st))
+		if st.Restart > 0 {
+			fmt.Fprintf(&b, " (restarted %d time)", st.Restart)
+		}
+		if st.Err != nil {
+			b.WriteString("\n  " + strings.ReplaceAll(st.Err.Error(), "\n", "\n  "))
+		}
+		for _, t := range st.Tools {
+			b.WriteString("\n  " + t)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/mcp"
+)
+
+// The scopes of troupe mcp add and remove, as claude mcp's.
+var mcpScopes = []string{"local", "project", "user"}
+
+// mcpCommand is troupe mcp: configure MCP servers, and serve a teammate
+// over MCP (mcp_serve.go).
+func (a *app) mcpCommand() *cobra.Command {
+	return group("mcp", "Configure MCP servers (their tools reach every agent)",
+		a.mcpListCommand(), a.mcpGetCommand(), a.mcpAddCommand(), a.mcpRemoveCommand(), a.mcpServeCommand())
+}
+
+// mcpScopePath returns the file of a scope for cwd: local is
+// .troupe/settings.local.json, project is .mcp.json (shared with Claude
+// Code), user is the troupe home's settings.json.
+func (a *app) mcpScopePath(scope, cwd string) (string, error) {
+	switch scope {
+	case "local":
+		return filepath.Join(cwd, ".troupe", "settings.local.json"), nil
+	case "project":
+		return filepath.Join(cwd, ".mcp.json"), nil
+	case "user":
+		home, err := a.home()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, "settings.json"), nil
+	}
+	return "", usagef("--scope %q: want one of %s", scope, strings.Join(mcpScopes, ", "))
+}
+
+func (a *app) mcpAddCommand() *cobra.Command {
+	var scope, transport string
+	var env, headers []string
+	c := &cobra.Command{
+		Use:   "add [flags] NAME COMMAND_OR_URL [ARGS...]",
+		Short: "Add an MCP server: a command (stdio) or a url (--transport http or sse)",
+		Example: `  troupe mcp add github -e GITHUB_TOKEN='${GITHUB_TOKEN}' -- npx -y @modelcontextprotocol/server-github
+  troupe mcp add --transport http -H 'Authorization: Bearer ${TOKEN}' tracker https://mcp.example.com/mcp`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cwd, err := a.Getwd()
+			if err != nil {
+				return err
+			}
+			path, err := a.mcpScopePath(scope, cwd)
+			if err != nil {
+				return err
+			}
+			if args[1] == "--" { // NAME -- COMMAND ARGS: flags stop at NAME already
+				args = append(args[:1], args[2:]...)
+			}
+			if len(args) < 2 {
+				return usagef("mcp add needs NAME and a command or url")
+			}
+			s := mcp.Server{Name: args[0], Source: path}
+			switch transport {
+			case "stdio":
+				s.Command, s.Args = args[1], args[2:]
+				if len(headers) > 0 {
+					return usagef("--header is for http and sse servers")
+				}
+			case "http", "sse":
+				if len(args) > 2 || len(env) > 0 {
+					return usagef("an %s server takes a url only: no arguments after it, no --env", transport)
+				}
+				s.Type, s.URL = transport, args[1]
+			default:
+				return usagef("--transport %q: want stdio, http or sse", transport)
+			}
+			for _, kv := range env {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef("--env %q: want KEY=value", kv)
+				}
+				if s.Env == nil {
+					s.Env = map[string]string{}
+				}
+				s.Env[k] = v
+			}
+			for _, h := range headers {
+				k, v, ok := strings.Cut(h, ":")
+				if !ok || strings.TrimSpace(k) == "" {
+					return usagef("--header %q: want \"Name: value\"", h)
+				}
+				if s.Headers == nil {
+					s.Headers = map[string]string{}
+				}
+				s.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+			if err := mcp.AddServer(cmd.Context(), path, s); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "Added %s MCP server %s to %s (%s scope)\n", s.Kind(), s.Name, path, scope)
+			if scope == "project" {
+				fmt.Fprintf(a.Stdout, "Project servers run once approved: add \"enabledMcpjsonServers\": [%q] to .troupe/settings.local.json or .claude/settings.local.json\n", s.Name)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.SetInterspersed(false) // flags after the command are the server's
+	f.StringVarP(&scope, "scope", "s", "local", "where to keep it: local (.troupe/settings.local.json), project (.mcp.json) or user ($TROUPE_HOME/settings.json)")
+	f.StringVarP(&transport, "transport", "t", "stdio", "stdio, http or sse")
+	f.StringArrayVarP(&env, "env", "e", nil, "`KEY=value` for a stdio server's environment; repeatable")
+	f.StringArrayVarP(&headers, "header", "H", nil, "`\"Name: value\"` sent to an http or sse server; repeatable")
+	return c
+}
+
+func (a *app) mcpRemoveCommand() *cobra.Command {
+	var scope string
+	c := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove an MCP server (from the one scope that has it, or from --scope)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cwd, err := a.Getwd()
+			if err != nil {
+				return err
+			}
+			scopes := mcpScopes
+			if scope != "" {
+				scopes = []string{scope}
+			}
+			var found []string
+			for _, sc := range scopes {
+				path, err := a.mcpScopePath(sc, cwd)
+				if err != nil {
+					return err
+				}
+				if servers, err := mcpFileServers(path); err != nil {
+					return err
+				} else if slices.ContainsFunc(servers, func(s mcp.Server) bool { return s.Name == args[0] }) {
+					found = append(found, sc)
+				}
+			}
+			switch len(found) {
+			case 0:
+				return fmt.Errorf("remove %s: %w in scope %s", args[0], mcp.ErrNotFound, strings.Join(scopes, ", "))
+			case 1:
+			default:
+				return usagef("MCP server %s is in scopes %s: say which with --scope", args[0], strings.Join(found, " and "))
+			}
+			path, _ := a.mcpScopePath(found[0], cwd)
+			if err := mcp.RemoveServer(cmd.Context(), path, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "Removed MCP server %s from %s (%s scope)\n", args[0], path, found[0])
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&scope, "scope", "s", "", "local, project or user; by default the one scope that has it")
+	return c
+}
+
+// mcpFileServers returns the servers of one file; none when it is missing.
+func mcpFileServers(path string) ([]mcp.Server, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || err == nil && strings.TrimSpace(string(data)) == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mcp.Parse(data, path)
+}
+
+func (a *app) mcpListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the configured MCP servers, connecting to each to check it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sts, err := a.mcpCheck(cmd, "")
+			if err != nil {
+				return err
+			}
+			if len(sts) == 0 {
+				fmt.Fprintln(a.Stdout, "No MCP servers configured. Add one with troupe mcp add.")
+			}
+			for _, st := range sts {
+				fmt.Fprintln(a.Stdout, mcpStatusLine(st))
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) mcpGetCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show one MCP server: where it is configured, how it starts, its state and tools",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sts, err := a.mcpCheck(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if len(sts) == 0 {
+				return fmt.Errorf("get %s: %w", args[0], mcp.ErrNotFound)
+			}
+			st := sts[0]
+			fmt.Fprintln(a.Stdout, mcpStatusLine(st))
+			if st.Err != nil {
+				fmt.Fprintf(a.Stdout, "  error: %s\n", strings.ReplaceAll(st.Err.Error(), "\n", "\n    "))
+			}
+			for _, t := range st.Tools {
+				fmt.Fprintf(a.Stdout, "  tool %s\n", t)
+			}
+			return nil
+		},
+	}
+}
+
+// mcpCheck loads the servers of the working folder (only name's when
+// set), starts them and returns their states; it stops them before
+// returning.
+func (a *app) mcpCheck(cmd *cobra.Command, name string) ([]mcp.Status, error) {
+	cwd, err := a.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	src, err := a.mcpSources(cwd)
+	if err != nil {
+		return nil, err
+	}
+	servers, warnings, err := mcp.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(a.Stderr, "troupe: warning:", w)
+	}
+	if name != "" {
+		servers = slices.DeleteFunc(servers, func(s mcp.Server) bool { return s.Name != name })
+	}
+	opts, err := a.mcpOptions(cwd)
+	if err != nil {
+		return nil, err
+	}
+	m := mcp.Start(cmd.Context(), servers, opts)
+	defer m.Close()
+	return m.Status(), nil
+}

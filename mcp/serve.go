@@ -1,0 +1,56 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// Exposed is a set of tool.Tools served over MCP (troupe mcp serve):
+// each tool keeps its name, description and input schema, and its Result
+// becomes the call's text content (IsError included). A Go error from a
+// tool's Run is a protocol error of that call.
+type Exposed struct {
+	srv *sdk.Server
+}
+
+// Expose returns a server named name offering tools; instructions tell
+// the connecting agent what it is for.
+func Expose(name, version, instructions string, tools []tool.Tool) *Exposed {
+	srv := sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, &sdk.ServerOptions{Instructions: instructions})
+	for _, t := range tools {
+		spec := t.Spec()
+		var schema any = json.RawMessage(spec.InputSchema)
+		if len(spec.InputSchema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		st := &sdk.Tool{Name: spec.Name, Description: spec.Description, InputSchema: schema}
+		if t.ReadOnly(nil) {
+			st.Annotations = &sdk.ToolAnnotations{ReadOnlyHint: true}
+		}
+		srv.AddTool(st, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			res, err := t.Run(ctx, tool.Call{Name: spec.Name, Input: req.Params.Arguments})
+			if err != nil {
+				return nil, err
+			}
+			return &sdk.CallToolResult{IsError: res.IsError, Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}}, nil
+		})
+	}
+	return &Exposed{srv: srv}
+}
+
+// ServeStdio serves one client on in and out (newline-delimited JSON-RPC)
+// until it disconnects or ctx ends.
+func (e *Exposed) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return e.srv.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
+}
+
+// Handler returns the streamable HTTP handler serving e.
+func (e *Exposed) Handler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.srv }, nil)
+}

@@ -1,0 +1,221 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// ToolName returns the name the model sees for tool t of server:
+// mcp__<server>__<tool>, with characters outside [A-Za-z0-9_-] in the
+// tool's name replaced by _.
+func ToolName(server, t string) string {
+	return "mcp__" + server + "__" + sanitize(t)
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			return c
+		}
+		return '_'
+	}, s)
+}
+
+// Tools returns the tools of every connected server, in configuration
+// order, and ListMcpResources and ReadMcpResource when a connected server
+// offers resources. A tool keeps calling its server across a restart.
+// Past SearchThreshold tools, they are deferred (tool.Deferrer) and
+// SearchMcpTools is added to find and load them.
+func (m *Manager) Tools() []tool.Tool {
+	var out []tool.Tool
+	var mine []*Tool
+	resources := false
+	for _, s := range m.servers {
+		s.mu.Lock()
+		tools, caps := s.tools, s.caps
+		s.mu.Unlock()
+		for _, t := range tools {
+			mt := newTool(s, t)
+			mine = append(mine, mt)
+			out = append(out, mt)
+		}
+		if caps != nil && caps.Resources != nil {
+			resources = true
+		}
+	}
+	if len(mine) > SearchThreshold {
+		m.deferOnce.Do(func() { // later calls keep what searches loaded
+			for _, t := range mine {
+				t.deferred.Store(true)
+			}
+		})
+		out = append(out, &searchTools{tools: mine})
+	}
+	if resources {
+		out = append(out, &listResources{m: m}, &readResource{m: m})
+	}
+	return out
+}
+
+// deferredFlag returns the shared deferral flag of a server's tool, so
+// that every copy of it (each Tools call) agrees.
+func (s *server) deferredFlag(name string) *atomic.Bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flags == nil {
+		s.flags = map[string]*atomic.Bool{}
+	}
+	f, ok := s.flags[name]
+	if !ok {
+		f = new(atomic.Bool)
+		s.flags[name] = f
+	}
+	return f
+}
+
+// Tool is one tool of an MCP server, as a tool.Tool.
+type Tool struct {
+	s        *server
+	name     string // the server's name for it
+	spec     llm.ToolSpec
+	readOnly bool
+	// deferred leaves the tool out of the model's requests until
+	// SearchMcpTools loads it.
+	deferred *atomic.Bool
+}
+
+var _ tool.Tool = (*Tool)(nil)
+
+func newTool(s *server, t *sdk.Tool) *Tool {
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil || t.InputSchema == nil || string(schema) == "null" {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return &Tool{s: s, name: t.Name, readOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint, deferred: s.deferredFlag(t.Name),
+		spec: llm.ToolSpec{Name: ToolName(s.cfg.Name, t.Name), Description: desc, InputSchema: schema}}
+}
+
+// Spec returns the tool's name, the server's description and its input
+// schema.
+func (t *Tool) Spec() llm.ToolSpec { return t.spec }
+
+// ReadOnly reports the server's readOnlyHint annotation.
+func (t *Tool) ReadOnly(json.RawMessage) bool { return t.readOnly }
+
+// Run calls the tool on its server within the call timeout. A server
+// error, a timeout and a server that died are error Results; only a
+// canceled ctx is a Go error.
+func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var args json.RawMessage = call.Input
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		return tool.Errorf("%s: invalid input: not JSON", t.spec.Name), nil
+	}
+	sess, err := t.s.current()
+	if err != nil {
+		return tool.Errorf("%s: %v", t.spec.Name, err), nil
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, t.s.m.opts.CallTimeout, errCallTimeout)
+	defer cancel()
+	res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	if err != nil {
+		return t.s.callFailed(ctx, cctx, sess, t.spec.Name, err)
+	}
+	return convert(res), nil
+}
+
+var errCallTimeout = errors.New("tool call timed out (MCP_TOOL_TIMEOUT)")
+
+// callFailed turns a failed request on sess into a Result: ctx canceled
+// is a Go error, a timeout or a protocol error is an error Result, and a
+// broken connection restarts the server once (broken).
+func (s *server) callFailed(ctx, cctx context.Context, sess *sdk.ClientSession, name string, err error) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Result{}, context.Cause(ctx)
+	}
+	if cctx.Err() != nil {
+		return tool.Errorf("%s: %v after %v", name, context.Cause(cctx), s.m.opts.CallTimeout), nil
+	}
+	if isBroken(err) {
+		return tool.Errorf("%s: %s", name, s.broken(ctx, sess, err)), nil
+	}
+	return tool.Errorf("%s: %v", name, err), nil
+}
+
+// isBroken reports whether err means the connection is gone.
+func isBroken(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(err.Error(), "connection closed") || strings.Contains(err.Error(), "client is closing")
+}
+
+// convert renders a call's result for the model: text as is, images and
+// audio as a note of their type and size (tool results carry text only),
+// resource links and embedded resources by URI (with their text when
+// embedded), and structured content as JSON when there is no other
+// content.
+func convert(res *sdk.CallToolResult) tool.Result {
+	var parts []string
+	for _, c := range res.Content {
+		parts = append(parts, contentText(c))
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return tool.Result{Content: strings.Join(parts, "\n"), IsError: res.IsError}
+}
+
+func contentText(c sdk.Content) string {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return c.Text
+	case *sdk.ImageContent:
+		return fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *sdk.AudioContent:
+		return fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *sdk.ResourceLink:
+		s := "[resource link " + c.URI
+		if c.Name != "" {
+			s += " " + c.Name
+		}
+		if c.MIMEType != "" {
+			s += " (" + c.MIMEType + ")"
+		}
+		if c.Description != "" {
+			s += ": " + c.Description
+		}
+		return s + "]"
+	case *sdk.EmbeddedResource:
+		if c.Resource == nil {
+			return "[embedded resource]"
+		}
+		return resourceText(c.Resource)
+	default:
+		b, _ := json.Marshal(c)
+		return string(b)
+	}
+}
+
+func resourceText(r *sdk.ResourceContents) string {
+	if r.Blob != nil {
+		return fmt.Sprintf("[resource %s: %s, %d bytes of binary data]", r.URI, r.MIMEType, len(r.Blob))
+	}
+	return fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text)
+}
