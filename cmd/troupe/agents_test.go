@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/troupe-dev/troupe/llm/llmtest"
 )
 
 // troupe agents lists built-in, project and user types with their source;
@@ -123,5 +126,43 @@ func TestTeammateFromDefinition(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
 		t.Error("the reader teammate wrote a file")
+	}
+}
+
+// A definition's model reaches the sub-agent's requests (on the official
+// SDK path); the lead keeps its own.
+func TestAgentDefinitionModel(t *testing.T) {
+	dir := t.TempDir()
+	writeDef(t, filepath.Join(dir, ".claude", "agents", "cheap.md"), "---\nname: cheap\ndescription: Cheap lookups\nmodel: claude-haiku-4-5\n---\nYou are CHEAP-PROMPT.\n")
+	var mu sync.Mutex
+	models := map[string]string{} // whose request -> its model
+	srv := llmtest.NewAnthropicServer(t, func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		var system string
+		for _, b := range req.System {
+			system += b.Text
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case strings.Contains(system, "CHEAP-PROMPT"):
+			models["sub"] = req.Model
+			return llmtest.AnthropicText("SUB-REPORT")
+		case bytes.Contains(req.Body, []byte("SUB-REPORT")):
+			return llmtest.AnthropicText("LEAD-DONE")
+		}
+		models["lead"] = req.Model
+		return llmtest.AnthropicContent(llmtest.AnthropicToolUseBlock("toolu_1", "Agent", `{"description":"look","prompt":"look it up","subagent_type":"cheap"}`))
+	})
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, HomeDir: func() (string, error) { return t.TempDir(), nil }, Getenv: func(k string) string {
+		return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.URL}[k]
+	}}
+	if err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--allowedTools", "Agent", "--cwd", dir, "--model", "claude-sonnet-4-6", "go"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if models["sub"] != "claude-haiku-4-5" || models["lead"] != "claude-sonnet-4-6" {
+		t.Errorf("models asked for: %v; want the sub-agent on its definition's, the lead on --model", models)
 	}
 }

@@ -256,7 +256,11 @@ func coreTools(o toolOptions) (tools []tool.Tool, subSend tool.Tool) {
 					return agent.Config{}, err
 				}
 			}
-			cfg := agent.Config{Model: o.model, ModelName: o.modelName, Tools: tools, Approver: ap,
+			modelName := o.modelName
+			if s.Model != "" && s.Model != "inherit" { // the call's model, else its definition's
+				modelName = s.Model
+			}
+			cfg := agent.Config{Model: o.model, ModelName: modelName, Tools: tools, Approver: ap,
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
 			if o.ac != nil {
 				role, custom := subagentRole(s.Agent) // agents.go
