@@ -218,6 +218,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.demoCommand(),
 		a.serveCommand(),
 		a.workerCommand(),
+		a.dashboardCommand(),
 	)
 	return root
 }
