@@ -3,13 +3,18 @@ package dashboard_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/troupe-dev/troupe/dashboard"
+	"github.com/troupe-dev/troupe/internal/jsonx"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
 )
 
 func TestCheckListen(t *testing.T) {
@@ -196,5 +201,28 @@ func TestUnknownTeam(t *testing.T) {
 		if res.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %s; want 404", p, res.Status)
 		}
+	}
+}
+
+// TestDeadMember: a teammate the lead marked dead shows as dead.
+func TestDeadMember(t *testing.T) {
+	f := newFixture(t, dashboard.Config{})
+	if _, err := team.UpdateMember(t.Context(), f.other.Teams(), "alpha", "bob", func(m *team.Member) error {
+		if m.Extra == nil {
+			m.Extra = jsonx.Extra{}
+		}
+		m.Extra[swarm.StatusKey] = json.RawMessage(`"` + swarm.StatusDead + `"`)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get(f.srv.URL + "/team/alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(b), `<td class="state dead">dead</td>`) {
+		t.Errorf("bob is not shown dead:\n%s", b)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -131,6 +132,9 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 			Backend: termtext.Line(mem.BackendType), State: "idle"}
 		if mem.Active() {
 			mv.State = "working"
+		}
+		if string(mem.Extra[swarm.StatusKey]) == `"`+swarm.StatusDead+`"` {
+			mv.State = "dead"
 		}
 		if mem.IsLead() {
 			mv.State = "lead"
