@@ -150,33 +150,7 @@ func TestReadOnly(t *testing.T) {
 // first, then a new event soon after a message lands.
 func TestEventStream(t *testing.T) {
 	f := newFixture(t, dashboard.Config{})
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/team/alpha/events", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("Content-Type = %q", ct)
-	}
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(nil, 1<<20)
-	next := func() string { // one event's data
-		var data []string
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "" && data != nil {
-				return strings.Join(data, "\n")
-			}
-			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				data = append(data, d)
-			}
-		}
-		t.Fatalf("stream ended: %v", sc.Err())
-		return ""
-	}
+	next := stream(t, f.srv.URL+"/team/alpha/events")
 	if first := next(); !strings.Contains(first, `data-name="alice"`) {
 		t.Fatalf("first event lacks the roster:\n%s", first)
 	}
@@ -224,5 +198,38 @@ func TestDeadMember(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	if !strings.Contains(string(b), `<td class="state dead">dead</td>`) {
 		t.Errorf("bob is not shown dead:\n%s", b)
+	}
+}
+
+// stream opens an event stream for at most 10 s and returns a function
+// that reads the next event's data.
+func stream(t *testing.T, url string) func() string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	return func() string {
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "" && data != nil {
+				return strings.Join(data, "\n")
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = append(data, d)
+			}
+		}
+		t.Fatalf("stream ended: %v", sc.Err())
+		return ""
 	}
 }
