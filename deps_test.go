@@ -51,6 +51,7 @@ var rules = []rule{
 	{name: "the shell parser (mvdan.cc/sh) only in permission/shell", from: []string{"./..."}, except: []string{"./permission/shell/..."}, deny: []string{"mvdan.cc/sh/..."}, direct: true},
 	{name: "the OpenAI SDK only in llm/openai", from: []string{"./..."}, except: []string{"./llm/openai/..."}, deny: []string{"github.com/openai/..."}, direct: true},
 	{name: "budget is pure: the standard library and llm only", from: []string{"./budget"}, deny: []string{"third-party", "./..."}, allow: []string{"./llm", "./internal/jsonx"}},
+	{name: "OpenTelemetry only in telemetry", from: []string{"./..."}, except: []string{"./telemetry/..."}, deny: []string{"go.opentelemetry.io/..."}, direct: true},
 	{name: "chromedp only in dashboard tests (never in a non-test package)", from: []string{"./..."}, deny: []string{"github.com/chromedp/..."}, direct: true},
 	{name: "os/exec only in task, tool/bash, backend/tmux, backend/iterm2, cmd, the bench harness and internal test helpers", from: []string{"./..."},
 		except: []string{"./task/...", "./tool/bash/...", "./backend/tmux/...", "./backend/iterm2/...", "./cmd/...", "./internal/bench/...", "./internal/*test*/..."}, deny: []string{"os/exec"}, direct: true},
