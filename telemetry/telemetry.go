@@ -13,6 +13,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -54,14 +55,20 @@ func (t *Telemetry) Enabled() bool { return t != nil && t.tracer != nil }
 
 // Setup reads OTEL_EXPORTER_OTLP_ENDPOINT and
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT through getenv: with neither set it
-// returns a disabled Telemetry; otherwise traces go over OTLP/HTTP,
-// configured by the other standard OTEL_EXPORTER_OTLP_* variables
-// (headers, timeout, TLS).
+// returns a disabled Telemetry; otherwise traces go over OTLP/HTTP to
+// that endpoint ("/v1/traces" appended to the general one). The exporter
+// reads the other standard OTEL_EXPORTER_OTLP_* variables (headers,
+// timeout, TLS) from the process environment.
 func Setup(ctx context.Context, getenv func(string) string, service, version string) (*Telemetry, error) {
-	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-		return &Telemetry{}, nil
+	url := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if url == "" {
+		base := getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		if base == "" {
+			return &Telemetry{}, nil
+		}
+		url = strings.TrimSuffix(base, "/") + "/v1/traces"
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(url))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
 	}

@@ -132,7 +132,6 @@ func TestOTLPExport(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer recv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
 	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}
 	tel, err := telemetry.Setup(t.Context(), func(k string) string { return env[k] }, "troupe", "test")
 	if err != nil {
