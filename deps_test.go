@@ -56,6 +56,9 @@ var rules = []rule{
 	{name: "the MCP go-sdk only in mcp", from: []string{"./..."}, except: []string{"./mcp/..."}, deny: []string{"github.com/modelcontextprotocol/..."}, direct: true},
 	{name: "os/exec only in task, tool/bash, backend/tmux, backend/iterm2, worktree (git), hooks (the user's hook commands), mcp (stdio servers), cmd, the bench harness and internal test helpers", from: []string{"./..."},
 		except: []string{"./task/...", "./tool/bash/...", "./backend/tmux/...", "./backend/iterm2/...", "./worktree/...", "./hooks", "./mcp/...", "./cmd/...", "./internal/bench/...", "./internal/*test*/..."}, deny: []string{"os/exec"}, direct: true},
+	{name: "budget is pure: the standard library and llm only", from: []string{"./budget"}, deny: []string{"third-party", "./..."}, allow: []string{"./llm", "./internal/jsonx"}},
+	{name: "OpenTelemetry only in telemetry", from: []string{"./..."}, except: []string{"./telemetry/..."}, deny: []string{"go.opentelemetry.io/..."}, direct: true},
+	{name: "chromedp only in dashboard tests (never in a non-test package)", from: []string{"./..."}, deny: []string{"github.com/chromedp/..."}, direct: true},
 }
 
 // pkg is one package of the build graph, as go list reports it.

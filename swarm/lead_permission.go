@@ -2,7 +2,6 @@ package swarm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/troupe-dev/troupe/mailbox"
@@ -157,34 +156,13 @@ func (l *Lead) teamAllows(a PermissionAsk) bool {
 func (l *Lead) answerMail(ctx context.Context, teamName string, m mailbox.Message, f mailbox.PermissionRequest) {
 	ans, rules, err := l.decide(ctx, PermissionAsk{Worker: m.From, Color: m.Color, Tool: f.ToolName, ToolUseID: f.ToolUseID,
 		Input: f.Input, Description: f.Description})
-	resp := mailbox.PermissionResponse{RequestID: f.RequestID, ToolUseID: f.ToolUseID}
-	switch {
-	case err != nil:
-		resp.Subtype, resp.Error = "error", "the team lead could not answer: "+err.Error()
-	case !ans.Allow:
-		resp.Subtype, resp.Error = "error", "Permission denied by the team lead"+feedback(ans.Message)
-	default:
-		input := f.Input
-		if len(input) == 0 {
-			input = json.RawMessage("{}")
-		}
-		digest, derr := mailbox.InputDigest(f.ToolName, input)
-		if derr != nil {
-			resp.Subtype, resp.Error = "error", "the request's input does not decode: "+derr.Error()
-			break
-		}
-		resp.Subtype = "success"
-		resp.ApprovedRequest = &mailbox.ApprovedRequest{ToolUseID: f.ToolUseID, ToolName: f.ToolName, InputDigest: digest}
-		resp.Response = &mailbox.PermissionVerdict{UpdatedInput: input, PermissionUpdates: []json.RawMessage{}}
-		if len(rules) > 0 {
-			var prs []permission.Rule
-			for _, r := range rules {
-				prs = append(prs, permission.MustParseRule(r))
-			}
-			if u, uerr := addRulesUpdate(prs, "session"); uerr == nil {
-				resp.Response.PermissionUpdates = append(resp.Response.PermissionUpdates, u)
-			}
-		}
+	var resp mailbox.PermissionResponse
+	if err == nil {
+		resp, err = Verdict(f, ans.Allow, rules, ans.Message)
+	}
+	if err != nil {
+		resp = mailbox.PermissionResponse{RequestID: f.RequestID, ToolUseID: f.ToolUseID, Subtype: "error",
+			Error: "the team lead could not answer: " + err.Error()}
 	}
 	text, err := mailbox.Encode(resp)
 	if err == nil {

@@ -225,6 +225,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.dreamCommand(),  // dream.go
 		a.hooksCommand(),  // hooks_cmd.go
 		a.mcpCommand(),    // mcp_cmd.go
+		a.dashboardCommand(),
 	)
 	return root
 }

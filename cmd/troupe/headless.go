@@ -181,6 +181,7 @@ type leadRun struct {
 	coord   bool
 	explain func(error) error // a model server's explanation of a failed run
 	hooks   *hookSet          // hooks.go: the settings' hooks, read once
+	trace   func(agent.Event) // telemetry.go: OpenTelemetry spans, nil when off
 
 	mu      sync.Mutex
 	closers []func() // run by close, last first
@@ -242,6 +243,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	approver.PermissionHook = lr.hooks.permissionHook()
 	lr.model = cmp.Or(h.model, model.Info().Model)
+	if lr.trace, err = a.leadTelemetry(ctx, lr); err != nil {
+		return lr, err
+	}
 	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model)
 	lr.defer_(lr.rec.close)
 	stdout := a.Stdout
@@ -345,6 +349,9 @@ func (a *app) leadFactory(lr *leadRun, cfg agent.Config, nested func(agent.Event
 		c.OnEvent = func(e agent.Event) {
 			if observe(e) {
 				lr.rec.event(e)
+			}
+			if lr.trace != nil {
+				lr.trace(e)
 			}
 			nested(e)
 		}

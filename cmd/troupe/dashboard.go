@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/dashboard"
+)
+
+// dashboardCommand serves the web dashboard over the selected store.
+func (a *app) dashboardCommand() *cobra.Command {
+	var addr, token string
+	var control bool
+	cmd := &cobra.Command{
+		Use:   "dashboard [--addr HOST:PORT] [--control] [--token TOKEN]",
+		Short: "Serve a live web view of the teams in the store (read-only unless --control)",
+		Long: `Serve a web page of every team in the store (--store, --home): members,
+task board and message timeline, updated live as the team works. With
+--control the page can also send messages, stop teammates and answer
+permission requests as the lead. Listening beyond loopback needs --token
+(default $TROUPE_DASHBOARD_TOKEN).`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if token == "" {
+				token = a.Getenv("TROUPE_DASHBOARD_TOKEN")
+			}
+			if err := dashboard.CheckListen(addr, token); err != nil {
+				return usagef("--addr: %w", err)
+			}
+			ctx := cmd.Context()
+			s, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer s.done(&err)
+			srv, err := dashboard.New(dashboard.Config{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks, Control: control, Token: token,
+				Now: a.Now, Log: slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			if err != nil {
+				return err
+			}
+			return serveDashboard(ctx, a, srv, addr, token, control, s.home)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", dashboard.DefaultAddr, "listen `HOST:PORT`")
+	f.BoolVar(&control, "control", false, "allow sending messages, stopping teammates and answering permission requests from the page")
+	f.StringVar(&token, "token", "", "access `TOKEN` required on every request (default $TROUPE_DASHBOARD_TOKEN); needed to listen beyond loopback")
+	return cmd
+}
+
+// serveDashboard listens and serves until ctx ends; event streams end
+// with it (BaseContext), then the server shuts down.
+func serveDashboard(ctx context.Context, a *app, h http.Handler, addr, token string, control bool, where string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	if token != "" {
+		url += "?token=" + token
+	}
+	mode := "read-only"
+	if control {
+		mode = "with control"
+	}
+	fmt.Fprintf(a.Stdout, "troupe dashboard (%s) of %s at %s\n", mode, where, url)
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("dashboard: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("dashboard: shut down: %w", err)
+	}
+	<-errc
+	return nil
+}

@@ -1,0 +1,235 @@
+package dashboard_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/dashboard"
+	"github.com/troupe-dev/troupe/internal/jsonx"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
+)
+
+func TestCheckListen(t *testing.T) {
+	tests := []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:7420", "", true},
+		{"[::1]:7420", "", true},
+		{"localhost:7420", "", true},
+		{"0.0.0.0:7420", "", false},
+		{":7420", "", false},
+		{"192.168.1.5:7420", "", false},
+		{"example.com:7420", "", false},
+		{"0.0.0.0:7420", "s3cret", true},
+		{"no-port", "", false},
+	}
+	for _, tt := range tests {
+		err := dashboard.CheckListen(tt.addr, tt.token)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckListen(%q, %q) = %v; want ok=%v", tt.addr, tt.token, err, tt.ok)
+		}
+		if err != nil && tt.ok == false && tt.addr != "no-port" && !strings.Contains(err.Error(), "--token") {
+			t.Errorf("CheckListen(%q) error %q does not say to give --token", tt.addr, err)
+		}
+	}
+}
+
+func TestToken(t *testing.T) {
+	f := newFixture(t, dashboard.Config{Token: "s3cret"})
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string, hdr ...string) *http.Response {
+		req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	for _, path := range []string{"/", "/team/alpha", "/team/alpha/events", "/?token=wrong"} {
+		if res := get(path); res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token: %s; want 401", path, res.Status)
+		}
+	}
+	if res := get("/team/alpha/events", "Authorization", "Bearer wrong"); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("events with a wrong bearer token: %s; want 401", res.Status)
+	}
+	if res := get("/", "Authorization", "Bearer s3cret"); res.StatusCode != http.StatusOK {
+		t.Errorf("GET / with the bearer token: %s; want 200", res.Status)
+	}
+	res := get("/team/alpha?token=s3cret")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/team/alpha" {
+		t.Fatalf("GET with ?token: %s to %q; want 303 to /team/alpha", res.Status, res.Header.Get("Location"))
+	}
+	var cookie string
+	for _, c := range res.Cookies() {
+		if c.HttpOnly && c.SameSite == http.SameSiteStrictMode {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	if cookie == "" {
+		t.Fatalf("no HttpOnly SameSite=Strict cookie set: %v", res.Header["Set-Cookie"])
+	}
+	if res := get("/team/alpha", "Cookie", cookie); res.StatusCode != http.StatusOK {
+		t.Errorf("GET with the cookie: %s; want 200", res.Status)
+	}
+}
+
+// TestLoopbackHost refuses a non-loopback Host header when there is no
+// token (DNS rebinding), and control requests from other origins.
+func TestLoopbackHost(t *testing.T) {
+	f := newFixture(t, dashboard.Config{Control: true})
+	req, _ := http.NewRequest("GET", f.srv.URL+"/", nil)
+	req.Host = "attacker.example:7420"
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("Host attacker.example: %s; want 403", res.Status)
+	}
+	post := func(body, ctype, origin string) int {
+		req, _ := http.NewRequest("POST", f.srv.URL+"/team/alpha/send", strings.NewReader(body))
+		req.Header.Set("Content-Type", ctype)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Sec-Fetch-Site", "cross-site")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if c := post(`{"to":"bob","text":"hi"}`, "application/json", "https://evil.example"); c != http.StatusForbidden {
+		t.Errorf("cross-site control request: %d; want 403", c)
+	}
+	if c := post(`to=bob&text=hi`, "application/x-www-form-urlencoded", ""); c != http.StatusUnsupportedMediaType {
+		t.Errorf("form-encoded control request: %d; want 415", c)
+	}
+	if c := post(`{"to":"nobody","text":"hi"}`, "application/json", ""); c != http.StatusNotFound {
+		t.Errorf("send to an unknown member: %d; want 404", c)
+	}
+	if c := post(`{"to":"bob","text":"  "}`, "application/json", ""); c != http.StatusBadRequest {
+		t.Errorf("empty message: %d; want 400", c)
+	}
+	inbox, _ := f.other.Mail().Read(t.Context(), "alpha", "bob", false)
+	if len(inbox) != 0 {
+		t.Errorf("refused requests stored %d messages", len(inbox))
+	}
+}
+
+// TestReadOnly: without Control the write endpoints do not exist.
+func TestReadOnly(t *testing.T) {
+	f := newFixture(t, dashboard.Config{})
+	res, err := http.Post(f.srv.URL+"/team/alpha/send", "application/json", strings.NewReader(`{"to":"bob","text":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode == http.StatusOK {
+		t.Errorf("send on a read-only dashboard: %s; want a refusal", res.Status)
+	}
+}
+
+// TestEventStream reads the SSE stream over plain HTTP: the current state
+// first, then a new event soon after a message lands.
+func TestEventStream(t *testing.T) {
+	f := newFixture(t, dashboard.Config{})
+	next := stream(t, f.srv.URL+"/team/alpha/events")
+	if first := next(); !strings.Contains(first, `data-name="alice"`) {
+		t.Fatalf("first event lacks the roster:\n%s", first)
+	}
+	start := time.Now()
+	if _, err := f.other.Mail().Send(t.Context(), "alpha", "bob", mailbox.Message{From: "alice", Text: "ping <b>"}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); !strings.Contains(ev, "ping &lt;b&gt;") {
+		t.Fatalf("event after the send lacks the escaped message:\n%s", ev)
+	}
+	t.Logf("event %v after the send", time.Since(start))
+}
+
+func TestUnknownTeam(t *testing.T) {
+	f := newFixture(t, dashboard.Config{})
+	for _, p := range []string{"/team/nope", "/team/nope/events"} {
+		res, err := http.Get(f.srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %s; want 404", p, res.Status)
+		}
+	}
+}
+
+// TestDeadMember: a teammate the lead marked dead shows as dead.
+func TestDeadMember(t *testing.T) {
+	f := newFixture(t, dashboard.Config{})
+	if _, err := team.UpdateMember(t.Context(), f.other.Teams(), "alpha", "bob", func(m *team.Member) error {
+		if m.Extra == nil {
+			m.Extra = jsonx.Extra{}
+		}
+		m.Extra[swarm.StatusKey] = json.RawMessage(`"` + swarm.StatusDead + `"`)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get(f.srv.URL + "/team/alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(b), `<td class="state dead">dead</td>`) {
+		t.Errorf("bob is not shown dead:\n%s", b)
+	}
+}
+
+// stream opens an event stream for at most 10 s and returns a function
+// that reads the next event's data.
+func stream(t *testing.T, url string) func() string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	return func() string {
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "" && data != nil {
+				return strings.Join(data, "\n")
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = append(data, d)
+			}
+		}
+		t.Fatalf("stream ended: %v", sc.Err())
+		return ""
+	}
+}
