@@ -55,6 +55,7 @@ type model struct {
 	spin      int
 	tokensIn  int64
 	tokensOut int64
+	usage     llm.Usage // the lead's, summed, for Options.Cost
 	mode      string
 
 	tasks map[task.ID]*taskView // every task seen
@@ -688,6 +689,7 @@ func (m *model) agent(e agent.Event) {
 		if e.Usage != nil {
 			m.tokensIn += e.Usage.InputTokens + e.Usage.CacheReadTokens + e.Usage.CacheWriteTokens
 			m.tokensOut += e.Usage.OutputTokens
+			m.usage = m.usage.Add(*e.Usage)
 		}
 	case agent.EventUser:
 		if e.Message != nil {

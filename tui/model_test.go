@@ -84,7 +84,10 @@ func newTest(t *testing.T) (*model, *recorder) {
 	t.Helper()
 	r := &recorder{}
 	m := newModel(context.Background(), r, Options{NoColor: true, Now: func() time.Time { return t0 },
-		Commands: map[string]string{"review": "review the diff"}})
+		Commands: map[string]string{"review": "review the diff"},
+		Cost: func(u llm.Usage) (float64, bool) {
+			return float64(u.InputTokens)*3/1e6 + float64(u.OutputTokens)*15/1e6, true
+		}})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	return m, r
 }

@@ -50,6 +50,9 @@ type Options struct {
 	Input  io.Reader
 	Output io.Writer
 	Now    func() time.Time
+	// Cost, when set, prices the lead's usage in US dollars (false: the
+	// model's price is not known).
+	Cost func(u llm.Usage) (float64, bool)
 	// Prompt, when set, is submitted at the start.
 	Prompt string
 	// History is the resumed conversation, shown before the first prompt.

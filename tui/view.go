@@ -165,7 +165,17 @@ func (m *model) footer() []string {
 	for _, p := range m.pills() {
 		parts = append(parts, m.st.accent(p))
 	}
-	parts = append(parts, "mode: "+m.mode, tokens(m.tokensIn+m.tokensOut)+" tokens")
+	spent := tokens(m.tokensIn+m.tokensOut) + " tokens"
+	if m.opts.Cost != nil {
+		if usd, ok := m.opts.Cost(m.usage); ok {
+			if usd < 1 {
+				spent += fmt.Sprintf(" · $%.3f", usd)
+			} else {
+				spent += fmt.Sprintf(" · $%.2f", usd)
+			}
+		}
+	}
+	parts = append(parts, "mode: "+m.mode, spent)
 	out := []string{strings.Join(parts, m.st.dim(" · "))}
 	if len(m.mates) > 0 {
 		out = append(out, m.strip())

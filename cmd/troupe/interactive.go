@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/tui"
@@ -79,6 +80,10 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
+		Cost: func(u llm.Usage) (float64, bool) { // the built-in list prices (budget)
+			p, ok := budget.DefaultPrices().Lookup(lr.model)
+			return p.Cost(u), ok
+		},
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
 			switch name {
 			case "dream": // dream.go
