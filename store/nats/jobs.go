@@ -83,14 +83,14 @@ func (s *Store) Jobs(ctx context.Context, o JobOptions) (*Jobs, error) {
 	j := &Jobs{s: s, opts: o, jobSubject: ns + ".v" + schemaVersion + ".jobs", eventSubject: ns + ".v" + schemaVersion + ".jobevents"}
 	if j.jobs, err = s.ownStream(ctx, jetstream.StreamConfig{
 		Name: bucketName(ns, "jobs"), Description: "troupe remote-agent jobs", Subjects: []string{j.jobSubject},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: s.opts.Replicas,
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 		Duplicates: duplicateWindow, MaxMsgs: -1, MaxBytes: -1, Metadata: map[string]string{schemaKey: schemaVersion},
 	}); err != nil {
 		return nil, err
 	}
 	if j.events, err = s.ownStream(ctx, jetstream.StreamConfig{
 		Name: bucketName(ns, "jobevents"), Description: "troupe remote-agent job events", Subjects: []string{j.eventSubject + ".>"},
-		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: s.opts.Replicas,
+		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
 		MaxAge: jobsKeep, MaxMsgs: -1, MaxBytes: -1, Metadata: map[string]string{schemaKey: schemaVersion},
 	}); err != nil {
 		return nil, err
@@ -124,46 +124,51 @@ func (s *Store) jobCtx(ctx context.Context) (context.Context, context.CancelFunc
 // differ from the store's own streams, refusing one not made by troupe
 // (checkOurs) before the update would reconfigure it.
 func (s *Store) ownStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	if err := s.checkOurs(ctx, cfg.Name, "stream "+cfg.Name); err != nil {
+	cur, err := s.checkOurs(ctx, cfg.Name, "stream "+cfg.Name)
+	if err != nil {
 		return nil, err
 	}
+	cfg.Replicas = s.replicasFor(cur)
 	str, err := s.js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, natsgo.ErrNoResponders) {
 			return nil, fmt.Errorf("stream %s: no JetStream responded: %w", cfg.Name, err)
 		}
-		return nil, fmt.Errorf("stream %s: %w (delete it or choose another namespace)", cfg.Name, err)
+		return nil, fmt.Errorf("stream %s: %w (delete it or choose another namespace)", cfg.Name, replicaHint(err))
 	}
 	return str, nil
 }
 
 // checkOurs refuses an existing stream (what names it) that troupe did not
-// make for this schema, before an update would reconfigure it.
-func (s *Store) checkOurs(ctx context.Context, stream, what string) error {
+// make for this schema, before an update would reconfigure it. It returns
+// the stream's configuration, or nil when there is no such stream.
+func (s *Store) checkOurs(ctx context.Context, stream, what string) (*jetstream.StreamConfig, error) {
 	str, err := s.js.Stream(ctx, stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if v := str.CachedInfo().Config.Metadata[schemaKey]; v != schemaVersion {
-		return fmt.Errorf("%s exists with %s metadata %q, not troupe's schema %q (delete it or choose another namespace)", what, schemaKey, v, schemaVersion)
+	cfg := str.CachedInfo().Config
+	if v := cfg.Metadata[schemaKey]; v != schemaVersion {
+		return nil, fmt.Errorf("%s exists with %s metadata %q, not troupe's schema %q (delete it or choose another namespace)", what, schemaKey, v, schemaVersion)
 	}
-	return nil
+	return &cfg, nil
 }
 
 // ttlBucket binds (or creates) a KV bucket whose entries expire after ttl.
 func (s *Store) ttlBucket(ctx context.Context, name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
-	if err := s.checkOurs(ctx, "KV_"+name, "bucket "+name); err != nil {
+	cur, err := s.checkOurs(ctx, "KV_"+name, "bucket "+name)
+	if err != nil {
 		return nil, err
 	}
 	kv, err := s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: name, Description: desc, History: 1, TTL: ttl, MaxValueSize: maxValueSize,
-		Storage: jetstream.FileStorage, Replicas: s.opts.Replicas, Metadata: map[string]string{schemaKey: schemaVersion},
+		Storage: jetstream.FileStorage, Replicas: s.replicasFor(cur), Metadata: map[string]string{schemaKey: schemaVersion},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", name, err)
+		return nil, fmt.Errorf("bucket %s: %w", name, replicaHint(err))
 	}
 	return kv, nil
 }
@@ -396,7 +401,8 @@ func (d *delivery) addRun(ctx context.Context, delta int) (int, error) {
 
 func isWrongSequence(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) // the latter on replicated streams
 }
 
 func (d *delivery) InProgress(ctx context.Context) error { return d.msg.InProgress() }

@@ -30,6 +30,11 @@ import (
 // errConnLost ends an attempt whose connection dropped.
 var errConnLost = errors.New("nats connection lost")
 
+// errStalled ends a scan whose consumer stopped delivering for
+// attemptTimeout: in a cluster, the server holding it died while the
+// client stayed connected to another one.
+var errStalled = errors.New("no progress from the server")
+
 // connLost returns a channel closed when the current connection drops.
 func (s *Store) connLost() <-chan struct{} {
 	s.connMu.Lock()
@@ -127,6 +132,7 @@ func transient(err error) bool {
 	}
 	return errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, errConnLost) ||
+		errors.Is(err, errStalled) ||
 		errors.Is(err, natsgo.ErrTimeout) ||
 		errors.Is(err, natsgo.ErrNoResponders) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) ||
