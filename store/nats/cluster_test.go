@@ -31,9 +31,12 @@ type clusterNode struct {
 func startCluster(t testing.TB) *testCluster {
 	t.Helper()
 	c := &testCluster{}
-	for i := range 3 {
-		n := &clusterNode{name: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), port: -1, clusterPort: -1}
-		c.nodes = append(c.nodes, n)
+	// JetStream clustering needs every server's routes from the start, so
+	// the route ports are chosen before any server starts.
+	for i, p := range freePorts(t, 3) {
+		c.nodes = append(c.nodes, &clusterNode{name: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), port: -1, clusterPort: p})
+	}
+	for _, n := range c.nodes {
 		c.start(t, n)
 	}
 	t.Cleanup(func() {
@@ -45,12 +48,31 @@ func startCluster(t testing.TB) *testCluster {
 	return c
 }
 
-// start starts n routed to every other node whose cluster port is known.
+// freePorts returns n loopback ports that were free a moment ago.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// start starts n routed to every other node.
 func (c *testCluster) start(t testing.TB, n *clusterNode) {
 	t.Helper()
 	var routes []string
 	for _, o := range c.nodes {
-		if o != n && o.clusterPort > 0 {
+		if o != n {
 			routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", o.clusterPort))
 		}
 	}
