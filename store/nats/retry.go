@@ -3,6 +3,7 @@ package nats
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -194,11 +195,44 @@ func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDe
 }
 
 // landed reports whether key holds exactly value at a revision after last:
-// an earlier attempt of this write, whose reply was lost, stored it.
+// an earlier attempt of this write, whose reply was lost, stored it. It
+// asks the stream's leader, not any replica (as a KV Get may): a follower
+// still applying the write would deny it, and the caller would report a
+// conflict for a write that landed (a claim that nobody works on).
 func (kv retryKV) landed(ctx context.Context, key string, value []byte, last uint64) (uint64, bool) {
-	e, err := kv.KeyValue.Get(ctx, key)
-	if err != nil || e.Revision() <= last || !bytes.Equal(e.Value(), value) {
+	rev, data, err := kv.s.leaderLast(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+key)
+	if err != nil || rev <= last || !bytes.Equal(data, value) {
 		return 0, false
 	}
-	return e.Revision(), true
+	return rev, true
+}
+
+// leaderLast returns the sequence and data of the last message on subject
+// in stream, read by the stream's leader (a non-direct get).
+func (s *Store) leaderLast(ctx context.Context, stream, subject string) (uint64, []byte, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
+	if err != nil {
+		return 0, nil, err
+	}
+	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	var resp struct {
+		Error   *jetstream.APIError `json:"error"`
+		Message *struct {
+			Seq  uint64 `json:"seq"`
+			Data []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return 0, nil, fmt.Errorf("get last message of %s: %w", subject, err)
+	}
+	if resp.Error != nil {
+		return 0, nil, resp.Error
+	}
+	if resp.Message == nil {
+		return 0, nil, fmt.Errorf("get last message of %s: empty answer", subject)
+	}
+	return resp.Message.Seq, resp.Message.Data, nil
 }
