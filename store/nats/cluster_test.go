@@ -203,3 +203,19 @@ func (c *testCluster) waitCurrent(t testing.TB, stream string) {
 	}
 	t.Fatalf("stream %s not current on every node within 30s", stream)
 }
+
+// moveLeaderOff steps stream's leader down while n leads it, as an
+// operator's rolling restart does before stopping a server.
+func (c *testCluster) moveLeaderOff(t testing.TB, stream string, n *clusterNode) {
+	t.Helper()
+	for range 20 {
+		if !n.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, stream) {
+			return
+		}
+		if err := n.JetStreamStepdownStream(server.DEFAULT_GLOBAL_ACCOUNT, stream); err != nil {
+			t.Fatalf("step down %s on %s: %v", stream, n.name, err)
+		}
+		c.streamLeader(t, stream)
+	}
+	t.Fatalf("could not move the leader of %s off %s", stream, n.name)
+}

@@ -170,7 +170,7 @@ func (s *Store) ttlBucket(ctx context.Context, name, desc string, ttl time.Durat
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", name, replicaHint(err))
 	}
-	return kv, nil
+	return retryKV{KeyValue: kv, s: s}, nil
 }
 
 // Submit implements remote.Queue.
@@ -190,7 +190,12 @@ func (j *Jobs) Submit(ctx context.Context, job remote.Job) error {
 		return fmt.Errorf("submit job %s: %w", job.ID, err)
 	}
 	defer cancel()
-	if _, err := j.s.js.Publish(ctx, j.jobSubject, b, jetstream.WithMsgID("job."+job.ID)); err != nil {
+	// The message id makes a publish retried after a lost acknowledgement
+	// store the job once.
+	if err := j.s.retry(ctx, "submit job "+job.ID, attemptTimeout, func(ctx context.Context, _ int) error {
+		_, err := j.s.js.Publish(ctx, j.jobSubject, b, jetstream.WithMsgID("job."+job.ID))
+		return err
+	}); err != nil {
 		return fmt.Errorf("submit job %s: %w", job.ID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
@@ -299,7 +304,7 @@ func (j *Jobs) Watch(ctx context.Context, jobID string) (<-chan remote.Event, er
 		return nil, fmt.Errorf("watch job %s: %w", jobID, err)
 	}
 	defer cancel()
-	cons, err := j.events.OrderedConsumer(rctx, jetstream.OrderedConsumerConfig{
+	cons, err := j.s.orderedConsumer(rctx, j.events, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{j.eventSubject + "." + token(jobID)}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
@@ -469,7 +474,11 @@ func (j *Jobs) List(ctx context.Context) ([]remote.WorkerInfo, error) {
 		return nil, fmt.Errorf("list workers: %w", err)
 	}
 	defer cancel()
-	keys, err := j.workers.Keys(ctx)
+	var keys []string
+	err = j.s.retry(ctx, "list workers", attemptTimeout, func(ctx context.Context, _ int) (err error) {
+		keys, err = j.workers.Keys(ctx)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, nil
 	}
