@@ -90,7 +90,7 @@ func TestClusterRollingRestart(t *testing.T) {
 				return
 			}
 			created.Add(1)
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(30 * time.Millisecond)
 		}
 	})
 	var mu sync.Mutex
@@ -149,8 +149,10 @@ func TestClusterRollingRestart(t *testing.T) {
 	t.Logf("rolling restart of 3 servers took %v", time.Since(start).Round(time.Millisecond))
 	close(stop)
 	wg.Wait()
+	t.Logf("workload stopped %v after the start", time.Since(start).Round(time.Millisecond))
 	close(claimers)
 	cwg.Wait()
+	t.Logf("claims drained %v after the start", time.Since(start).Round(time.Millisecond))
 	close(errs)
 	for err := range errs {
 		t.Errorf("%v (want every operation to survive a rolling restart)", err)
@@ -196,6 +198,7 @@ func TestClusterRollingRestart(t *testing.T) {
 		}
 		ended[ev.State.ID] = ev.State.Status
 	}
+	t.Logf("jobs ended %v after the start", time.Since(start).Round(time.Millisecond))
 	failed := 0
 	for _, st := range ended {
 		if st != task.Completed {
