@@ -52,4 +52,17 @@ func TestLanded(t *testing.T) {
 			}
 		})
 	}
+
+	// The newest message of an inbox, by a wildcard subject, as a Read
+	// checks its scan against it.
+	ack, err := s.js.Publish(ctx, s.inboxSubject("crew", "bob")+".m1", []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject("crew", "bob")+".*"); err != nil || seq != ack.Sequence {
+		t.Errorf("leaderLast(inbox of bob) = %d, %v; want %d", seq, err, ack.Sequence)
+	}
+	if _, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject("crew", "nobody")+".*"); err == nil {
+		t.Error("leaderLast(an empty inbox) succeeded; want message not found")
+	}
 }

@@ -191,7 +191,21 @@ const scanBatch = 1000
 // stops delivering before the end starts over with a new one.
 func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []rawMsg, err error) {
 	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
+		// On a cluster the scan's consumer may run on a replica still
+		// applying the newest messages: the leader's newest message of
+		// the inbox must be in the scan, or the scan starts over.
+		last, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+			last, err = 0, nil // an empty inbox
+		}
+		if err != nil {
+			return err
+		}
 		out, err = s.scanInboxOnce(ctx, teamName, agent)
+		if err == nil && last > 0 && (len(out) == 0 || out[len(out)-1].seq < last) {
+			return fmt.Errorf("inbox scan behind the stream leader (message %d): %w", last, errStalled)
+		}
 		return err
 	})
 	return out, err
