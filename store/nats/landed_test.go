@@ -66,3 +66,21 @@ func TestLanded(t *testing.T) {
 		t.Error("leaderLast(an empty inbox) succeeded; want message not found")
 	}
 }
+
+// FuzzDecodeMsgGet: any answer decodes to a message with a sequence, or
+// to an error; never a panic.
+func FuzzDecodeMsgGet(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"io.nats.jetstream.api.v1.stream_msg_get_response","message":{"subject":"$KV.b.k","seq":7,"data":"bWluZQ==","time":"2026-12-03T12:00:00Z"}}`,
+		`{"error":{"code":404,"err_code":10037,"description":"no message found"}}`,
+		`{"message":{"seq":0}}`, `{"message":{"seq":1,"data":"!!"}}`, `{}`, `null`, ``, `[`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		seq, _, err := decodeMsgGet(b)
+		if err == nil && seq == 0 {
+			t.Errorf("decodeMsgGet(%q) = sequence 0 without an error", b)
+		}
+	})
+}

@@ -218,6 +218,16 @@ func (s *Store) leaderLast(ctx context.Context, stream, subject string) (uint64,
 	if err != nil {
 		return 0, nil, err
 	}
+	seq, data, err := decodeMsgGet(msg.Data)
+	if err != nil {
+		return 0, nil, fmt.Errorf("get last message of %s: %w", subject, err)
+	}
+	return seq, data, nil
+}
+
+// decodeMsgGet decodes the server's answer to a stream message get: the
+// message's sequence and data, or the API error it carries.
+func decodeMsgGet(b []byte) (uint64, []byte, error) {
 	var resp struct {
 		Error   *jetstream.APIError `json:"error"`
 		Message *struct {
@@ -225,14 +235,14 @@ func (s *Store) leaderLast(ctx context.Context, stream, subject string) (uint64,
 			Data []byte `json:"data"`
 		} `json:"message"`
 	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return 0, nil, fmt.Errorf("get last message of %s: %w", subject, err)
+	if err := json.Unmarshal(b, &resp); err != nil {
+		return 0, nil, err
 	}
 	if resp.Error != nil {
 		return 0, nil, resp.Error
 	}
-	if resp.Message == nil {
-		return 0, nil, fmt.Errorf("get last message of %s: empty answer", subject)
+	if resp.Message == nil || resp.Message.Seq == 0 {
+		return 0, nil, errors.New("answer without a message")
 	}
 	return resp.Message.Seq, resp.Message.Data, nil
 }
