@@ -2,6 +2,8 @@ package nats
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -290,7 +292,15 @@ func (j *Jobs) Publish(ctx context.Context, e remote.Event) error {
 		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, err)
 	}
 	defer cancel()
-	if _, err := j.s.js.Publish(ctx, subject, b); err != nil {
+	// Retried like a send: the event's hash as its message id stores a
+	// publish retried after a lost acknowledgement once (two events differ
+	// at least in their time).
+	sum := sha256.Sum256(b)
+	id := "ev." + hex.EncodeToString(sum[:16])
+	if err := j.s.retry(ctx, "publish an event of job "+e.JobID, attemptTimeout, func(ctx context.Context, _ int) error {
+		_, err := j.s.js.Publish(ctx, subject, b, jetstream.WithMsgID(id))
+		return err
+	}); err != nil {
 		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
