@@ -15,7 +15,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/remote"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tasklist"
 )
 
@@ -86,11 +88,12 @@ func TestClusterReplicas(t *testing.T) {
 	}
 }
 
-// TestClusterLeaderLoss kills the server that leads the mail stream and the
-// task list while a sender sends and four claimers drain a task list, on
+// TestClusterLeaderLoss kills the server that leads every stream (mail,
+// task list, remote jobs) while a sender sends, four claimers drain a task
+// list and a lead submits remote jobs to a worker, on
 // stores that know every server's URL. Every acknowledged message is in
 // the inbox exactly once and in order, every task is claimed by exactly
-// one claimer, the watches started before the loss still fire after it,
+// one claimer, every job ends once (done or reported failed), the watches started before the loss still fire after it,
 // and the killed server restarts and catches up.
 func TestClusterLeaderLoss(t *testing.T) {
 	c := startCluster(t)
@@ -121,9 +124,26 @@ func TestClusterLeaderLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Both leaders on one server, so that one kill takes both.
+	jobsOf := func(s *natsstore.Store) *natsstore.Jobs {
+		j, err := s.Jobs(ctx, natsstore.JobOptions{HeartbeatTimeout: 10 * time.Second, WorkerTTL: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	leadJobs := jobsOf(sender)
+	startWorker(t, jobsOf(open()), remote.WorkerConfig{Name: "w1", Capacity: 4,
+		Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+			time.Sleep(20 * time.Millisecond)
+			return remote.Result{Text: "done"}
+		}})
+	lead, jobEvents := leadClient(t, leadJobs, remote.OnLostFail)
+
+	// Every leader on one server, so that one kill takes them all.
 	victim := c.streamLeader(t, ns+"_v1_mail")
-	c.moveLeader(t, "KV_"+ns+"_v1_tasks", victim)
+	for _, st := range []string{"KV_" + ns + "_v1_tasks", ns + "_v1_jobs", ns + "_v1_jobevents", "KV_" + ns + "_v1_workers", "KV_" + ns + "_v1_jobruns"} {
+		c.moveLeader(t, st, victim)
+	}
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -139,7 +159,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 	var acked, claimed atomic.Int64
 	ids := make([]string, total)
 	var wg sync.WaitGroup
-	errs := make(chan error, claimers+1)
+	errs := make(chan error, claimers+2)
 	wg.Go(func() {
 		for i := range total {
 			d, err := sender.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: fmt.Sprint(i)})
@@ -149,6 +169,20 @@ func TestClusterLeaderLoss(t *testing.T) {
 			}
 			ids[i] = d[0].ID
 			acked.Add(1)
+		}
+	})
+	var submitted []task.ID
+	var nsubmitted atomic.Int64
+	wg.Go(func() {
+		for range 40 {
+			st, err := lead.Submit(ctx, remote.Request{Description: "j", Prompt: "p"})
+			if err != nil {
+				errs <- fmt.Errorf("Submit job: %w", err)
+				return
+			}
+			submitted = append(submitted, st.ID)
+			nsubmitted.Add(1)
+			time.Sleep(25 * time.Millisecond)
 		}
 	})
 	// The claimers take a quarter of the tasks, then hold the rest back
@@ -187,7 +221,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	killedAt := time.Now()
-	t.Logf("killing %s (leader of the mail stream and the task list) after %d sends and %d claims", victim.name, acked.Load(), claimed.Load())
+	t.Logf("killing %s (leader of every stream) after %d sends, %d claims and %d job submits", victim.name, acked.Load(), claimed.Load(), nsubmitted.Load())
 	close(killing)
 	victim.stop()
 	wg.Wait()
@@ -234,6 +268,31 @@ func TestClusterLeaderLoss(t *testing.T) {
 	}
 	waitKick(t, mailKicks, "inbox watch")
 	waitKick(t, taskKicks, "task list watch")
+
+	// Every job ends once, done or reported failed.
+	ended := map[task.ID]task.Status{}
+	for len(ended) < len(submitted) {
+		nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		ev, err := jobEvents.Next(nctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%d of %d jobs ended: %v", len(ended), len(submitted), err)
+		}
+		if ev.Kind != task.EventTerminated || ev.Notification == "" {
+			continue
+		}
+		if _, dup := ended[ev.State.ID]; dup {
+			t.Errorf("job %s ended twice", ev.State.ID)
+		}
+		ended[ev.State.ID] = ev.State.Status
+	}
+	failed := 0
+	for _, st := range ended {
+		if st != task.Completed {
+			failed++
+		}
+	}
+	t.Logf("%d jobs ended once each, %d of them failed and reported", len(ended), failed)
 
 	// The killed server comes back and catches up.
 	c.start(t, victim)
