@@ -178,7 +178,10 @@ func (a *app) ensureReplicas(ctx context.Context, url, token string, c clusterCo
 		Namespace: a.storeSel.namespace,
 		Replicas:  c.replicas,
 		Name:      "troupe serve",
-		Logger:    slog.New(slog.DiscardHandler),
+		// Short attempts: the loop below retries while the cluster forms.
+		RequestTimeout: 2 * time.Second,
+		ConnectTimeout: 2 * time.Second,
+		Logger:         slog.New(slog.DiscardHandler),
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = a.Getenv("TROUPE_NATS_NAMESPACE")
