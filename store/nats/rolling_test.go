@@ -43,7 +43,7 @@ func TestClusterRollingRestart(t *testing.T) {
 		return s
 	}
 	jobsOf := func(s *natsstore.Store) *natsstore.Jobs {
-		j, err := s.Jobs(t.Context(), natsstore.JobOptions{HeartbeatTimeout: 5 * time.Second, WorkerTTL: 5 * time.Second})
+		j, err := s.Jobs(t.Context(), natsstore.JobOptions{HeartbeatTimeout: 2 * time.Second, WorkerTTL: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
