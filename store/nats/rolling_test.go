@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -32,7 +31,7 @@ func TestClusterRollingRestart(t *testing.T) {
 		SendTimeout:      time.Minute,
 		RequestTimeout:   time.Minute,
 		MaxReconnectWait: 200 * time.Millisecond,
-		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:           slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	open := func() *natsstore.Store {
 		s, err := natsstore.Open(t.Context(), c.urls(), opts)
