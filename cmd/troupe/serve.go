@@ -30,6 +30,8 @@ type serveConfig struct {
 	token string
 	// sync is how often JetStream flushes to disk: 0 after every write.
 	sync time.Duration
+	// cluster joins or forms a JetStream cluster (serve_cluster.go).
+	cluster clusterConfig
 }
 
 // embeddedServer is a running NATS server with JetStream on disk.
@@ -68,6 +70,9 @@ func startServer(c serveConfig) (*embeddedServer, error) {
 		SyncInterval:  c.sync,
 		NoLog:         true,
 		NoSigs:        true,
+	}
+	if err := c.cluster.apply(opts, c.token); err != nil {
+		return nil, err
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
@@ -108,7 +113,7 @@ func (a *app) serveCommand() *cobra.Command {
 		syncFlag string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:4222] [--data DIR] [--token TOKEN]",
+		Use:   "serve [--addr 127.0.0.1:4222] [--data DIR] [--token TOKEN] [--cluster HOST:PORT --routes URLS]",
 		Short: "Run an embedded NATS server with JetStream for teams that span machines",
 		Long: `Run a NATS server with JetStream, storing on disk under --data, for teams
 whose members run on several machines or processes that share no folder.
@@ -122,7 +127,10 @@ $TROUPE_NATS_TOKEN), which clients pass with --nats-token. See docs/nats.md.
 
 Every acknowledged write is flushed to disk before the acknowledgement, as
 the file store does; --sync 2m (the NATS default) is faster, and a crash of
-the machine may then lose the last two minutes of acknowledged writes.`,
+the machine may then lose the last two minutes of acknowledged writes.
+
+With --cluster and --routes, three or more servers form one JetStream
+cluster that keeps working when one of them goes; see docs/nats.md.`,
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c.token == "" {
@@ -151,6 +159,7 @@ the machine may then lose the last two minutes of acknowledged writes.`,
 	cmd.Flags().StringVar(&c.addr, "addr", DefaultServeAddr, "listen on `HOST:PORT` (port 0 picks a free port)")
 	cmd.Flags().StringVar(&c.data, "data", "", "JetStream data `DIR` (default: nats under the troupe home)")
 	cmd.Flags().StringVar(&c.token, "token", "", "require this auth `TOKEN` from clients (default $TROUPE_NATS_TOKEN)")
+	c.cluster.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&syncFlag, "sync", "always", "flush JetStream to disk after every write (always, as the file store does), or every `DURATION` (faster; a machine crash may lose what was acknowledged since)")
 	return cmd
 }
@@ -179,10 +188,13 @@ func (a *app) serve(ctx context.Context, c serveConfig) error {
 		if c.token != "" {
 			tokenFlag = " --nats-token TOKEN"
 		}
-		if _, err := fmt.Fprintf(a.Stdout, "NATS with JetStream listening on %s (data in %s)\nUse it with: troupe --store %s%s ...  (or TROUPE_STORE=%s)\n", s.url, c.data, s.url, tokenFlag, s.url); err != nil {
+		if _, err := fmt.Fprintf(a.Stdout, "NATS with JetStream listening on %s (data in %s)\n%sUse it with: troupe --store %s%s ...  (or TROUPE_STORE=%s)\n", s.url, c.data, describeCluster(s.Server, c.cluster), s.url, tokenFlag, s.url); err != nil {
 			return err
 		}
 	}
+	done := make(chan struct{})
+	go func() { defer close(done); a.ensureReplicas(ctx, s.url, c.token, c.cluster) }()
+	defer func() { <-done }()
 	<-ctx.Done()
 	fmt.Fprintln(a.Stderr, "shutting down the NATS server")
 	return nil

@@ -37,6 +37,7 @@ type storeFlags struct {
 	tlsCert   string
 	tlsKey    string
 	namespace string
+	replicas  int
 }
 
 // add registers the flags as persistent flags of the root.
@@ -48,6 +49,7 @@ func (f *storeFlags) add(pf *pflag.FlagSet) {
 	pf.StringVar(&f.tlsCert, "nats-cert", "", "client certificate `FILE` for NATS mutual TLS (default $TROUPE_NATS_CERT)")
 	pf.StringVar(&f.tlsKey, "nats-key", "", "client key `FILE` for NATS mutual TLS (default $TROUPE_NATS_KEY)")
 	pf.StringVar(&f.namespace, "nats-namespace", "", "prefix of troupe's NATS streams and subjects, to share a server between installations (default $TROUPE_NATS_NAMESPACE, else troupe)")
+	pf.IntVar(&f.replicas, "nats-replicas", 0, "give troupe's NATS streams `N` replicas (1-5), changing existing ones (default: 3 on a cluster of 3 or more servers, else 1; existing counts kept)")
 }
 
 // storeSpec is a resolved store selection.
@@ -91,6 +93,7 @@ func (a *app) storeSpec() (storeSpec, error) {
 		TLSCertFile: pick(f.tlsCert, "TROUPE_NATS_CERT"),
 		TLSKeyFile:  pick(f.tlsKey, "TROUPE_NATS_KEY"),
 		Namespace:   pick(f.namespace, "TROUPE_NATS_NAMESPACE"),
+		Replicas:    f.replicas,
 		Now:         a.Now,
 		Logger:      slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}}, nil

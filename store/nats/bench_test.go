@@ -86,12 +86,17 @@ func (f *fileBackend) preload(b *testing.B, n int) {
 }
 
 type natsBackend struct {
-	srv *testServer
-	ns  string
+	srv  *testServer
+	urls string // instead of srv: a cluster's URLs
+	ns   string
 }
 
 func (n *natsBackend) open(b *testing.B) (team.Store, mailbox.Store, func()) {
-	s, err := natsstore.Open(b.Context(), n.srv.url(), natsstore.Options{Namespace: n.ns})
+	url := n.urls
+	if url == "" {
+		url = n.srv.url()
+	}
+	s, err := natsstore.Open(b.Context(), url, natsstore.Options{Namespace: n.ns})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -388,4 +393,50 @@ func runDelivery(b *testing.B, be backend, n int) (fromReturn, fromCall []time.D
 		fromCall = append(fromCall, seen[text].Sub(called[text]))
 	}
 	return fromReturn, fromCall
+}
+
+// BenchmarkCluster runs B4 (delivery) and B1 (W = 1, 16 × 200) on a
+// three-server cluster on loopback, where every stream has three replicas,
+// beside one server ("single", same flush settings: JetStream's default).
+func BenchmarkCluster(b *testing.B) {
+	c := startCluster(b)
+	srv := startServer(b, "")
+	run := 0
+	for _, store := range []string{"single", "cluster"} {
+		be := func() backend {
+			run++
+			ns := fmt.Sprintf("cl%d", run)
+			if store == "cluster" {
+				return &natsBackend{urls: c.urls(), ns: ns}
+			}
+			return &natsBackend{srv: srv, ns: ns}
+		}
+		b.Run("B4/"+store, func(b *testing.B) {
+			var lat, latCall []time.Duration
+			for b.Loop() {
+				r, cl := runDelivery(b, be(), 50)
+				lat, latCall = append(lat, r...), append(latCall, cl...)
+			}
+			sum, call := msSummary(lat), msSummary(latCall)
+			b.ReportMetric(sum.P50, "p50-ms")
+			b.ReportMetric(sum.P99, "p99-ms")
+			b.ReportMetric(call.P50, "call-p50-ms")
+			b.ReportMetric(call.P99, "call-p99-ms")
+		})
+		for _, w := range []int{1, 16} {
+			b.Run(fmt.Sprintf("B1/W=%d/M=200/%s", w, store), func(b *testing.B) {
+				var total writersRun
+				for b.Loop() {
+					r := runWriters(b, be(), w, 200, 0)
+					total.elapsed += r.elapsed
+					total.acked += r.acked
+					total.lat = append(total.lat, r.lat...)
+				}
+				sum := msSummary(total.lat)
+				b.ReportMetric(float64(total.acked)/total.elapsed.Seconds(), "msgs/s")
+				b.ReportMetric(sum.P50, "p50-ms")
+				b.ReportMetric(sum.P99, "p99-ms")
+			})
+		}
+	}
 }

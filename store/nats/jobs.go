@@ -2,6 +2,8 @@ package nats
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,14 +85,14 @@ func (s *Store) Jobs(ctx context.Context, o JobOptions) (*Jobs, error) {
 	j := &Jobs{s: s, opts: o, jobSubject: ns + ".v" + schemaVersion + ".jobs", eventSubject: ns + ".v" + schemaVersion + ".jobevents"}
 	if j.jobs, err = s.ownStream(ctx, jetstream.StreamConfig{
 		Name: bucketName(ns, "jobs"), Description: "troupe remote-agent jobs", Subjects: []string{j.jobSubject},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: s.opts.Replicas,
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 		Duplicates: duplicateWindow, MaxMsgs: -1, MaxBytes: -1, Metadata: map[string]string{schemaKey: schemaVersion},
 	}); err != nil {
 		return nil, err
 	}
 	if j.events, err = s.ownStream(ctx, jetstream.StreamConfig{
 		Name: bucketName(ns, "jobevents"), Description: "troupe remote-agent job events", Subjects: []string{j.eventSubject + ".>"},
-		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: s.opts.Replicas,
+		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
 		MaxAge: jobsKeep, MaxMsgs: -1, MaxBytes: -1, Metadata: map[string]string{schemaKey: schemaVersion},
 	}); err != nil {
 		return nil, err
@@ -124,48 +126,53 @@ func (s *Store) jobCtx(ctx context.Context) (context.Context, context.CancelFunc
 // differ from the store's own streams, refusing one not made by troupe
 // (checkOurs) before the update would reconfigure it.
 func (s *Store) ownStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	if err := s.checkOurs(ctx, cfg.Name, "stream "+cfg.Name); err != nil {
+	cur, err := s.checkOurs(ctx, cfg.Name, "stream "+cfg.Name)
+	if err != nil {
 		return nil, err
 	}
+	cfg.Replicas = s.replicasFor(cur)
 	str, err := s.js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, natsgo.ErrNoResponders) {
 			return nil, fmt.Errorf("stream %s: no JetStream responded: %w", cfg.Name, err)
 		}
-		return nil, fmt.Errorf("stream %s: %w (delete it or choose another namespace)", cfg.Name, err)
+		return nil, fmt.Errorf("stream %s: %w (delete it or choose another namespace)", cfg.Name, replicaHint(err))
 	}
 	return str, nil
 }
 
 // checkOurs refuses an existing stream (what names it) that troupe did not
-// make for this schema, before an update would reconfigure it.
-func (s *Store) checkOurs(ctx context.Context, stream, what string) error {
+// make for this schema, before an update would reconfigure it. It returns
+// the stream's configuration, or nil when there is no such stream.
+func (s *Store) checkOurs(ctx context.Context, stream, what string) (*jetstream.StreamConfig, error) {
 	str, err := s.js.Stream(ctx, stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if v := str.CachedInfo().Config.Metadata[schemaKey]; v != schemaVersion {
-		return fmt.Errorf("%s exists with %s metadata %q, not troupe's schema %q (delete it or choose another namespace)", what, schemaKey, v, schemaVersion)
+	cfg := str.CachedInfo().Config
+	if v := cfg.Metadata[schemaKey]; v != schemaVersion {
+		return nil, fmt.Errorf("%s exists with %s metadata %q, not troupe's schema %q (delete it or choose another namespace)", what, schemaKey, v, schemaVersion)
 	}
-	return nil
+	return &cfg, nil
 }
 
 // ttlBucket binds (or creates) a KV bucket whose entries expire after ttl.
 func (s *Store) ttlBucket(ctx context.Context, name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
-	if err := s.checkOurs(ctx, "KV_"+name, "bucket "+name); err != nil {
+	cur, err := s.checkOurs(ctx, "KV_"+name, "bucket "+name)
+	if err != nil {
 		return nil, err
 	}
 	kv, err := s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: name, Description: desc, History: 1, TTL: ttl, MaxValueSize: maxValueSize,
-		Storage: jetstream.FileStorage, Replicas: s.opts.Replicas, Metadata: map[string]string{schemaKey: schemaVersion},
+		Storage: jetstream.FileStorage, Replicas: s.replicasFor(cur), Metadata: map[string]string{schemaKey: schemaVersion},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", name, err)
+		return nil, fmt.Errorf("bucket %s: %w", name, replicaHint(err))
 	}
-	return kv, nil
+	return retryKV{KeyValue: kv, s: s}, nil
 }
 
 // Submit implements remote.Queue.
@@ -185,7 +192,12 @@ func (j *Jobs) Submit(ctx context.Context, job remote.Job) error {
 		return fmt.Errorf("submit job %s: %w", job.ID, err)
 	}
 	defer cancel()
-	if _, err := j.s.js.Publish(ctx, j.jobSubject, b, jetstream.WithMsgID("job."+job.ID)); err != nil {
+	// The message id makes a publish retried after a lost acknowledgement
+	// store the job once.
+	if err := j.s.retry(ctx, "submit job "+job.ID, attemptTimeout, func(ctx context.Context, _ int) error {
+		_, err := j.s.js.Publish(ctx, j.jobSubject, b, jetstream.WithMsgID("job."+job.ID))
+		return err
+	}); err != nil {
 		return fmt.Errorf("submit job %s: %w", job.ID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
@@ -280,7 +292,15 @@ func (j *Jobs) Publish(ctx context.Context, e remote.Event) error {
 		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, err)
 	}
 	defer cancel()
-	if _, err := j.s.js.Publish(ctx, subject, b); err != nil {
+	// Retried like a send: the event's hash as its message id stores a
+	// publish retried after a lost acknowledgement once (two events differ
+	// at least in their time).
+	sum := sha256.Sum256(b)
+	id := "ev." + hex.EncodeToString(sum[:16])
+	if err := j.s.retry(ctx, "publish an event of job "+e.JobID, attemptTimeout, func(ctx context.Context, _ int) error {
+		_, err := j.s.js.Publish(ctx, subject, b, jetstream.WithMsgID(id))
+		return err
+	}); err != nil {
 		return fmt.Errorf("publish %s of job %s: %w", e.Kind, e.JobID, j.s.closedAs(err, remote.ErrClosed))
 	}
 	return nil
@@ -294,7 +314,7 @@ func (j *Jobs) Watch(ctx context.Context, jobID string) (<-chan remote.Event, er
 		return nil, fmt.Errorf("watch job %s: %w", jobID, err)
 	}
 	defer cancel()
-	cons, err := j.events.OrderedConsumer(rctx, jetstream.OrderedConsumerConfig{
+	cons, err := j.s.orderedConsumer(rctx, j.events, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{j.eventSubject + "." + token(jobID)}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
@@ -396,7 +416,8 @@ func (d *delivery) addRun(ctx context.Context, delta int) (int, error) {
 
 func isWrongSequence(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) // the latter on replicated streams
 }
 
 func (d *delivery) InProgress(ctx context.Context) error { return d.msg.InProgress() }
@@ -463,7 +484,11 @@ func (j *Jobs) List(ctx context.Context) ([]remote.WorkerInfo, error) {
 		return nil, fmt.Errorf("list workers: %w", err)
 	}
 	defer cancel()
-	keys, err := j.workers.Keys(ctx)
+	var keys []string
+	err = j.s.retry(ctx, "list workers", attemptTimeout, func(ctx context.Context, _ int) (err error) {
+		keys, err = j.workers.Keys(ctx)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, nil
 	}

@@ -52,10 +52,8 @@ func (s *Store) watchKV(ctx context.Context, kv jetstream.KeyValue, key string) 
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
-	wctx, cancel := context.WithCancel(s.ctx)
-	kw, err := kv.Watch(wctx, key, jetstream.UpdatesOnly())
+	kw, cancel, err := s.startKVWatch(ctx, kv, key)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
 	w := kick.New()
@@ -98,3 +96,43 @@ var (
 	_ team.Watcher     = (*Teams)(nil)
 	_ tasklist.Watcher = (*Tasks)(nil)
 )
+
+// startKVWatch starts a KV watch that lives until the returned cancel (or
+// Close). kv.Watch takes one ctx for both its start and its life, so an
+// attempt is given up, and retried, when its start goes unanswered for
+// attemptTimeout (a stream leader lost mid-request), until the request
+// timeout or ctx ends.
+func (s *Store) startKVWatch(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyWatcher, context.CancelFunc, error) {
+	ctx, stop := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer stop()
+	var kw jetstream.KeyWatcher
+	var cancel context.CancelFunc
+	err := s.retry(ctx, "watch "+kv.Bucket()+" "+key, attemptTimeout, func(actx context.Context, _ int) error {
+		wctx, wcancel := context.WithCancel(s.ctx)
+		type started struct {
+			kw  jetstream.KeyWatcher
+			err error
+		}
+		done := make(chan started, 1)
+		go func() {
+			w, err := kv.Watch(wctx, key, jetstream.UpdatesOnly())
+			done <- started{w, err}
+		}()
+		select {
+		case r := <-done:
+			if r.err != nil {
+				wcancel()
+				return r.err
+			}
+			kw, cancel = r.kw, wcancel
+			return nil
+		case <-actx.Done():
+			wcancel()
+			if r := <-done; r.err == nil {
+				r.kw.Stop()
+			}
+			return context.Cause(actx)
+		}
+	})
+	return kw, cancel, err
+}

@@ -187,8 +187,31 @@ type rawMsg struct {
 const scanBatch = 1000
 
 // scanInbox returns every entry of an inbox in stream order, through an
-// ephemeral consumer that is deleted afterwards.
-func (s *Store) scanInbox(ctx context.Context, teamName, agent string) ([]rawMsg, error) {
+// ephemeral consumer that is deleted afterwards. A scan whose consumer
+// stops delivering before the end starts over with a new one.
+func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []rawMsg, err error) {
+	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
+		// On a cluster the scan's consumer may run on a replica still
+		// applying the newest messages: the leader's newest message of
+		// the inbox must be in the scan, or the scan starts over.
+		last, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+			last, err = 0, nil // an empty inbox
+		}
+		if err != nil {
+			return err
+		}
+		out, err = s.scanInboxOnce(ctx, teamName, agent)
+		if err == nil && last > 0 && (len(out) == 0 || out[len(out)-1].seq < last) {
+			return fmt.Errorf("inbox scan behind the stream leader (message %d): %w", last, errStalled)
+		}
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) scanInboxOnce(ctx context.Context, teamName, agent string) ([]rawMsg, error) {
 	cons, err := s.js.CreateConsumer(ctx, s.mailStream, jetstream.ConsumerConfig{
 		FilterSubject:     s.inboxSubject(teamName, agent) + ".*",
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
@@ -228,7 +251,16 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) ([]rawMsg
 			return nil, fmt.Errorf("inbox fetch: %w", err)
 		}
 		if n == 0 {
-			break // entries deleted since the consumer counted them
+			// Entries deleted since the consumer counted them, or a
+			// consumer whose server is gone.
+			ci, err := cons.Info(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("inbox fetch: %w: %w", errStalled, err)
+			}
+			if ci.NumPending > 0 {
+				return nil, fmt.Errorf("inbox fetch: %w with %d messages pending", errStalled, ci.NumPending)
+			}
+			break
 		}
 	}
 	return out, nil

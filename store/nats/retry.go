@@ -3,6 +3,7 @@ package nats
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -29,6 +30,11 @@ import (
 
 // errConnLost ends an attempt whose connection dropped.
 var errConnLost = errors.New("nats connection lost")
+
+// errStalled ends a scan whose consumer stopped delivering for
+// attemptTimeout: in a cluster, the server holding it died while the
+// client stayed connected to another one.
+var errStalled = errors.New("no progress from the server")
 
 // connLost returns a channel closed when the current connection drops.
 func (s *Store) connLost() <-chan struct{} {
@@ -127,6 +133,7 @@ func transient(err error) bool {
 	}
 	return errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, errConnLost) ||
+		errors.Is(err, errStalled) ||
 		errors.Is(err, natsgo.ErrTimeout) ||
 		errors.Is(err, natsgo.ErrNoResponders) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) ||
@@ -188,11 +195,54 @@ func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDe
 }
 
 // landed reports whether key holds exactly value at a revision after last:
-// an earlier attempt of this write, whose reply was lost, stored it.
+// an earlier attempt of this write, whose reply was lost, stored it. It
+// asks the stream's leader, not any replica (as a KV Get may): a follower
+// still applying the write would deny it, and the caller would report a
+// conflict for a write that landed (a claim that nobody works on).
 func (kv retryKV) landed(ctx context.Context, key string, value []byte, last uint64) (uint64, bool) {
-	e, err := kv.KeyValue.Get(ctx, key)
-	if err != nil || e.Revision() <= last || !bytes.Equal(e.Value(), value) {
+	rev, data, err := kv.s.leaderLast(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+key)
+	if err != nil || rev <= last || !bytes.Equal(data, value) {
 		return 0, false
 	}
-	return e.Revision(), true
+	return rev, true
+}
+
+// leaderLast returns the sequence and data of the last message on subject
+// in stream, read by the stream's leader (a non-direct get).
+func (s *Store) leaderLast(ctx context.Context, stream, subject string) (uint64, []byte, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
+	if err != nil {
+		return 0, nil, err
+	}
+	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	seq, data, err := decodeMsgGet(msg.Data)
+	if err != nil {
+		return 0, nil, fmt.Errorf("get last message of %s: %w", subject, err)
+	}
+	return seq, data, nil
+}
+
+// decodeMsgGet decodes the server's answer to a stream message get: the
+// message's sequence and data, or the API error it carries.
+func decodeMsgGet(b []byte) (uint64, []byte, error) {
+	var resp struct {
+		Error   *jetstream.APIError `json:"error"`
+		Message *struct {
+			Seq  uint64 `json:"seq"`
+			Data []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil {
+		return 0, nil, err
+	}
+	if resp.Error != nil {
+		return 0, nil, resp.Error
+	}
+	if resp.Message == nil || resp.Message.Seq == 0 {
+		return 0, nil, errors.New("answer without a message")
+	}
+	return resp.Message.Seq, resp.Message.Data, nil
 }

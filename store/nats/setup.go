@@ -52,7 +52,7 @@ func (s *Store) setup(ctx context.Context) error {
 		Subjects:    []string{s.mailSubject + ".>"},
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
-		Replicas:    s.opts.Replicas,
+		Replicas:    s.replicas,
 		Duplicates:  duplicateWindow,
 		AllowDirect: true,
 		MaxMsgs:     -1,
@@ -73,7 +73,7 @@ func (s *Store) bucket(ctx context.Context, name, desc string, history uint8) (j
 			History:      history,
 			MaxValueSize: maxValueSize,
 			Storage:      jetstream.FileStorage,
-			Replicas:     s.opts.Replicas,
+			Replicas:     s.replicas,
 			Metadata:     map[string]string{schemaKey: schemaVersion},
 		})
 		if errors.Is(err, jetstream.ErrBucketExists) {
@@ -82,7 +82,7 @@ func (s *Store) bucket(ctx context.Context, name, desc string, history uint8) (j
 		}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("bucket %s: %w", name, err)
+		return nil, nil, fmt.Errorf("bucket %s: %w", name, replicaHint(err))
 	}
 	str, err := s.js.Stream(ctx, "KV_"+name)
 	if err != nil {
@@ -90,6 +90,9 @@ func (s *Store) bucket(ctx context.Context, name, desc string, history uint8) (j
 	}
 	if err := checkConfig(str.CachedInfo().Config, "bucket "+name, false); err != nil {
 		return nil, nil, err
+	}
+	if str, err = s.fitReplicas(ctx, str); err != nil {
+		return nil, nil, fmt.Errorf("bucket %s: %w", name, err)
 	}
 	return retryKV{KeyValue: kv, s: s}, str, nil
 }
@@ -107,7 +110,7 @@ func (s *Store) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstre
 		if errors.Is(err, natsgo.ErrNoResponders) {
 			return nil, fmt.Errorf("stream %s: no JetStream responded: %w", cfg.Name, err)
 		}
-		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("stream %s: %w", cfg.Name, replicaHint(err))
 	}
 	got := str.CachedInfo().Config
 	if err := checkConfig(got, "stream "+cfg.Name, true); err != nil {
@@ -116,7 +119,7 @@ func (s *Store) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstre
 	if !slices.Equal(got.Subjects, cfg.Subjects) {
 		return nil, fmt.Errorf("stream %s exists with subjects %q; troupe needs exactly %q (delete the stream or choose another namespace)", cfg.Name, got.Subjects, cfg.Subjects)
 	}
-	return str, nil
+	return s.fitReplicas(ctx, str)
 }
 
 // checkConfig refuses a stream of another schema or one whose limits

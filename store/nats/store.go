@@ -60,8 +60,11 @@ type Options struct {
 	// independent installations can share a server: [a-z0-9_-], at most 32
 	// characters. Default "troupe".
 	Namespace string
-	// Replicas is the replication factor of new streams in a clustered
-	// JetStream. Default 1.
+	// Replicas is how many servers of a JetStream cluster keep a copy of
+	// each stream and bucket: 1-5. A positive count is given to new
+	// streams and set on existing ones. 0 (auto) gives new streams 3 when
+	// the server is part of a cluster of 3 or more, else 1, and keeps the
+	// count of existing ones (see replicas.go).
 	Replicas int
 	// KeepRead is how many read messages an inbox keeps. Default 100;
 	// negative keeps none.
@@ -99,6 +102,9 @@ type Store struct {
 	log      *slog.Logger
 	now      func() time.Time
 	keepRead int
+
+	replicas int  // of new streams (see replicas.go)
+	resize   bool // set replicas on existing streams too
 
 	nc *natsgo.Conn
 	js jetstream.JetStream
@@ -146,11 +152,8 @@ func Open(ctx context.Context, serverURL string, opts Options) (*Store, error) {
 	if opts.Name == "" {
 		opts.Name = "troupe"
 	}
-	if opts.Replicas == 0 {
-		opts.Replicas = 1
-	}
-	if opts.Replicas < 1 || opts.Replicas > 5 {
-		return nil, fmt.Errorf("open nats store: replicas %d: want 1-5", opts.Replicas)
+	if opts.Replicas < 0 || opts.Replicas > 5 {
+		return nil, fmt.Errorf("open nats store: replicas %d: want 1-5, or 0 to choose from the cluster's size", opts.Replicas)
 	}
 	if opts.KeepRead == 0 {
 		opts.KeepRead = DefaultKeepRead
@@ -203,6 +206,7 @@ func Open(ctx context.Context, serverURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", shown, err)
 	}
 	s.nc = nc
+	s.chooseReplicas()
 	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(opts.RequestTimeout))
 	if err != nil {
 		s.cancel()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -154,8 +155,19 @@ func (s *Store) scanKV(ctx context.Context, kv jetstream.KeyValue, filter string
 }
 
 func scanOnce(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+	// A scan whose consumer stops delivering (its server died while this
+	// client stayed connected to another one) is a stalled attempt, ended
+	// after attemptTimeout without progress.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var got int
+	stall := time.AfterFunc(attemptTimeout, func() { cancel(errStalled) })
+	defer stall.Stop()
 	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errStalled) {
+			return nil, fmt.Errorf("scan %s: %w", filter, errStalled)
+		}
 		return nil, err
 	}
 	defer w.Stop()
@@ -170,7 +182,12 @@ func scanOnce(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jets
 				return out, nil
 			}
 			out = append(out, e)
+			got++
+			stall.Reset(attemptTimeout)
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), errStalled) {
+				return nil, fmt.Errorf("scan %s: %w after %d entries", filter, errStalled, got)
+			}
 			return nil, context.Cause(ctx)
 		}
 	}

@@ -23,11 +23,15 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
 	defer cancel()
-	info, err := s.mail.Info(rctx)
+	var info *jetstream.StreamInfo
+	err = s.retry(rctx, "watch: stream info", attemptTimeout, func(ctx context.Context, _ int) (err error) {
+		info, err = s.mail.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
-	cons, err := s.mail.OrderedConsumer(rctx, jetstream.OrderedConsumerConfig{
+	cons, err := s.orderedConsumer(rctx, s.mail, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{s.inboxSubject(teamName, agent) + ".*"},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    info.State.LastSeq + 1,
@@ -86,3 +90,14 @@ func (s *Store) kickAll() {
 
 // watcher is one Watch channel.
 type watcher = kick.Signal
+
+// orderedConsumer creates an ordered consumer on str, retrying an attempt
+// left unanswered (a stream leader lost mid-request) until ctx ends. An
+// abandoned attempt's consumer, if the server made it, expires unused.
+func (s *Store) orderedConsumer(ctx context.Context, str jetstream.Stream, cfg jetstream.OrderedConsumerConfig) (cons jetstream.Consumer, err error) {
+	err = s.retry(ctx, "create a consumer on "+str.CachedInfo().Config.Name, attemptTimeout, func(ctx context.Context, _ int) error {
+		cons, err = str.OrderedConsumer(ctx, cfg)
+		return err
+	})
+	return cons, err
+}

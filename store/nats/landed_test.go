@@ -1,0 +1,86 @@
+package nats
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// TestLanded: a retried write is recognised as landed only when the
+// leader holds exactly its bytes at a later revision.
+func TestLanded(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), Options{Namespace: "landed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	kv := s.tasks.(retryKV)
+	rev, err := kv.Create(ctx, "k", []byte("mine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		key   string
+		value string
+		last  uint64
+		want  bool
+	}{
+		{"my bytes after last", "k", "mine", 0, true},
+		{"someone else's bytes", "k", "theirs", 0, false},
+		{"not after last", "k", "mine", rev, false},
+		{"no such key", "nokey", "mine", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := kv.landed(ctx, tt.key, []byte(tt.value), tt.last)
+			if ok != tt.want || (ok && got != rev) {
+				t.Errorf("landed(%q, %q, %d) = %d, %v; want %v (revision %d)", tt.key, tt.value, tt.last, got, ok, tt.want, rev)
+			}
+		})
+	}
+
+	// The newest message of an inbox, by a wildcard subject, as a Read
+	// checks its scan against it.
+	ack, err := s.js.Publish(ctx, s.inboxSubject("crew", "bob")+".m1", []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject("crew", "bob")+".*"); err != nil || seq != ack.Sequence {
+		t.Errorf("leaderLast(inbox of bob) = %d, %v; want %d", seq, err, ack.Sequence)
+	}
+	if _, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject("crew", "nobody")+".*"); err == nil {
+		t.Error("leaderLast(an empty inbox) succeeded; want message not found")
+	}
+}
+
+// FuzzDecodeMsgGet: any answer decodes to a message with a sequence, or
+// to an error; never a panic.
+func FuzzDecodeMsgGet(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"io.nats.jetstream.api.v1.stream_msg_get_response","message":{"subject":"$KV.b.k","seq":7,"data":"bWluZQ==","time":"2026-12-03T12:00:00Z"}}`,
+		`{"error":{"code":404,"err_code":10037,"description":"no message found"}}`,
+		`{"message":{"seq":0}}`, `{"message":{"seq":1,"data":"!!"}}`, `{}`, `null`, ``, `[`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		seq, _, err := decodeMsgGet(b)
+		if err == nil && seq == 0 {
+			t.Errorf("decodeMsgGet(%q) = sequence 0 without an error", b)
+		}
+	})
+}
