@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -206,4 +207,36 @@ func TestForegroundRunningAndStop(t *testing.T) {
 	if err != nil || st.Status != task.Killed {
 		t.Fatalf("stop the backgrounded turn: %+v %v", st.Status, err)
 	}
+}
+
+// Compact summarizes the idle lead's conversation; a working lead refuses.
+func TestCompact(t *testing.T) {
+	s, sub := newInteractive(t, `{"turns":[
+ {"match":{"user":"Summarize the conversation so far"},"reply":{"text":"SUMMARY of four turns"}},
+ {"match":{"user":"slow"},"reply":{"delay_ms":60000,"text":"never"}},
+ {"match":{},"reply":{"text":"ok"},"repeat":true}
+]}`)
+	ctx := context.Background()
+	for _, p := range []string{"one", "two", "three", "four", "five"} {
+		s.Submit(ctx, p)
+		next(t, sub, KindTurnEnded)
+	}
+	before := len(s.Lead().Messages())
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := next(t, sub, KindCompact)
+	if e.Agent == nil || !strings.Contains(e.Agent.Text, "SUMMARY") {
+		t.Errorf("compact event %+v", e.Agent)
+	}
+	after := s.Lead().Messages()
+	if len(after) >= before || !strings.Contains(after[0].Text(), "SUMMARY of four turns") {
+		t.Errorf("after Compact: %d messages (before %d), first %q", len(after), before, after[0].Text())
+	}
+	s.Submit(ctx, "slow")
+	waitUser(t, sub)
+	if err := s.Compact(ctx); !errors.Is(err, ErrBusy) {
+		t.Errorf("Compact while the lead works: %v, want ErrBusy", err)
+	}
+	s.Interrupt()
 }

@@ -195,6 +195,32 @@ func (s *Session) Deliver(text string) {
 	}
 }
 
+// Compact replaces the idle lead's conversation by a summary and its
+// latest messages (agent.Agent.Compact), as /compact asks. The lead must
+// be idle: no run starts while it compacts.
+func (s *Session) Compact(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running || s.seat == nil {
+		s.mu.Unlock()
+		if s.seat == nil {
+			return errors.New("session: no lead agent")
+		}
+		return fmt.Errorf("the lead is working; compact when it is idle: %w", ErrBusy)
+	}
+	s.running = true
+	ag := s.seat.ag
+	s.mu.Unlock()
+	err := ag.Compact(ctx)
+	s.mu.Lock()
+	s.running = false
+	s.mu.Unlock()
+	select { // what came meanwhile starts a run (Serve)
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return err
+}
+
 // Running reports whether a run of the foreground lead is under way.
 func (s *Session) Running() bool {
 	s.mu.Lock()

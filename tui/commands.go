@@ -20,6 +20,7 @@ var builtins = map[string]string{
 	"permissions": "the permission mode and rules; add or remove a rule",
 	"model":       "the model in use",
 	"clear":       "clear the screen (the conversation goes on)",
+	"compact":     "replace the lead's conversation by a summary now (it also does so by itself when its context fills)",
 	"resume":      "pick an earlier session of this folder to continue",
 	"exit":        "leave (the team is shut down first)",
 	"expand":      "show or fold the last tool call's result",
@@ -96,6 +97,9 @@ func (m *model) slash(text string) tea.Cmd {
 		m.convo.offset = 0
 	case "expand":
 		m.convo.toggleLast()
+	case "compact":
+		m.notice = "Compacting the conversation…"
+		return m.do(func(ctx context.Context) error { return m.drv.Compact(ctx) })
 	case "permissions":
 		return m.permissions(args)
 	case "resume":

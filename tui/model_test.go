@@ -60,7 +60,8 @@ func (r *recorder) Stop(_ context.Context, id string) (task.State, error) {
 	r.add("stop %s", id)
 	return task.State{}, nil
 }
-func (r *recorder) SetMode(mode string) error { r.add("mode %s", mode); return nil }
+func (r *recorder) SetMode(mode string) error     { r.add("mode %s", mode); return nil }
+func (r *recorder) Compact(context.Context) error { r.add("compact"); return nil }
 func (r *recorder) Rules() (allow, ask, deny []permission.Rule) {
 	return []permission.Rule{{Tool: "Bash", Specifier: "npm test", Source: "/w/.troupe/settings.local.json"}}, nil,
 		[]permission.Rule{{Tool: "Read", Specifier: "./.env", Source: "/home/u/.troupe/settings.json"}}
@@ -322,9 +323,9 @@ func TestFrames(t *testing.T) {
 	})
 	t.Run("permissions", func(t *testing.T) {
 		m, r := newTest(t)
-		press(m, "/permissions", "enter", "/permissions deny Bash(rm:*)", "enter", "/permissions remove ask Bash(git push)", "enter", "/permissions plan", "enter")
+		press(m, "/permissions", "enter", "/permissions deny Bash(rm:*)", "enter", "/permissions remove ask Bash(git push)", "enter", "/permissions plan", "enter", "/compact", "enter")
 		golden(t, m, "permissions")
-		want := []string{"add deny Bash(rm:*)", "remove ask Bash(git push)", "mode plan"}
+		want := []string{"add deny Bash(rm:*)", "remove ask Bash(git push)", "mode plan", "compact"}
 		if diff := cmp.Diff(want, r.calls); diff != "" {
 			t.Errorf("calls (-want +got):\n%s", diff)
 		}

@@ -34,6 +34,7 @@ type Driver interface {
 	RemoveRule(b permission.Behavior, rule string) (note string, err error)
 	Stop(ctx context.Context, id string) (task.State, error)
 	SetMode(mode string) error
+	Compact(ctx context.Context) error
 }
 
 // Options set up the interactive lead.
