@@ -92,3 +92,28 @@ func TestForkOffInCoordinator(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+// forkSubagents in the settings turns forks on as the flag does.
+func TestForkFromSettings(t *testing.T) {
+	root := t.TempDir()
+	writeDef(t, filepath.Join(root, ".troupe", "settings.json"), `{"forkSubagents": true}`)
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+		llmtest.AnthropicToolCall("toolu_f", "Agent", `{"description": "side task", "prompt": "SIDE-TASK"}`),
+		llmtest.AnthropicText("FORK-REPORT"),
+		llmtest.AnthropicText("LEAD-DONE"),
+	))
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
+	var out bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] }, HomeDir: func() (string, error) { return root, nil }}
+	if err := m.Run(t.Context(), []string{"-p", "--allowedTools", "Agent", "--home", filepath.Join(root, "home"), "--cwd", root, "go"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests; want 3 (lead, fork, lead)", len(reqs))
+	}
+	raw := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	if raw(reqs[1].System[0].Text) != raw(reqs[0].System[0].Text) {
+		t.Error("the sub-agent's system prompt is not the lead's: it was not a fork")
+	}
+}

@@ -379,8 +379,12 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 // A lead may use the team tools and spawn teammates without asking: they
 // only coordinate, and every teammate's own calls pass its permissions.
 func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
+	fork, err := a.forkSubagents(h, cwd)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac,
-		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.get().root, fork: h.teams.trees.get().fork}
+		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.get().root, fork: fork}
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := coreTools(opts)
 		return append(tools, sub), approver, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
@@ -308,4 +309,18 @@ func (w *worktreeFlags) get() worktreeFlags {
 		return worktreeFlags{}
 	}
 	return *w
+}
+
+// forkSubagents reports whether an Agent call without subagent_type forks
+// the lead: --fork-subagents, else the settings' forkSubagents.
+func (a *app) forkSubagents(h *headless, cwd string) (bool, error) {
+	if h.teams.trees.get().fork {
+		return true, nil
+	}
+	home, err := a.home()
+	if err != nil {
+		return false, err
+	}
+	on, _, err := settingsKey[bool](settings.Files(home, cwd), "forkSubagents")
+	return on, err
 }
