@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
-	"github.com/troupe-dev/troupe/internal/atomicfile"
-	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/internal/fileedit"
 )
 
 // Sentinels of AddServer and RemoveServer.
@@ -57,54 +55,31 @@ func RemoveServer(ctx context.Context, path, name string) error {
 	})
 }
 
-func editServers(ctx context.Context, path string, edit func(map[string]json.RawMessage) error) (err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("edit %s: %w", path, err)
-	}
-	lock, err := lockfile.Acquire(ctx, path+".lock", lockfile.Options{})
-	if err != nil {
-		return fmt.Errorf("edit %s: lock: %w", path, err)
-	}
-	defer func() {
-		if rerr := lock.Release(); rerr != nil && err == nil {
-			err = fmt.Errorf("edit %s: unlock: %w", path, rerr)
-		}
-	}()
-	perm := fs.FileMode(0o644)
-	doc := map[string]json.RawMessage{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("edit %s: %w", path, err)
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			perm = fi.Mode().Perm()
-		}
+func editServers(ctx context.Context, path string, edit func(map[string]json.RawMessage) error) error {
+	return fileedit.Edit(ctx, path, 0o644, func(data []byte) ([]byte, error) {
+		doc := map[string]json.RawMessage{}
 		if len(bytes.TrimSpace(data)) > 0 {
 			if err := json.Unmarshal(data, &doc); err != nil {
-				return fmt.Errorf("%w: %s: not a JSON object: %v (left unchanged)", ErrBadConfig, path, err)
+				return nil, fmt.Errorf("%w: %s: not a JSON object: %v (left unchanged)", ErrBadConfig, path, err)
 			}
 		}
-	}
-	servers := map[string]json.RawMessage{}
-	if raw, ok := doc["mcpServers"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &servers); err != nil {
-			return fmt.Errorf("%w: %s: mcpServers is not an object: %v (left unchanged)", ErrBadConfig, path, err)
+		servers := map[string]json.RawMessage{}
+		if raw, ok := doc["mcpServers"]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &servers); err != nil {
+				return nil, fmt.Errorf("%w: %s: mcpServers is not an object: %v (left unchanged)", ErrBadConfig, path, err)
+			}
 		}
-	}
-	if err := edit(servers); err != nil {
-		return err
-	}
-	if doc["mcpServers"], err = json.Marshal(servers); err != nil {
-		return err
-	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(path, append(out, '\n'), perm, atomicfile.Options{BeforeCommit: lock.Verify}); err != nil {
-		return fmt.Errorf("edit %s: %w", path, err)
-	}
-	return nil
+		if err := edit(servers); err != nil {
+			return nil, err
+		}
+		var err error
+		if doc["mcpServers"], err = json.Marshal(servers); err != nil {
+			return nil, err
+		}
+		out, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return append(out, '\n'), nil
+	})
 }

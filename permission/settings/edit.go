@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 
-	"github.com/troupe-dev/troupe/internal/atomicfile"
-	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/internal/fileedit"
 	"github.com/troupe-dev/troupe/permission"
 )
 
@@ -54,51 +52,13 @@ func editRule(ctx context.Context, path string, b permission.Behavior, rule stri
 			return fmt.Errorf("%s %s: %w", verb, path, ErrNoRule)
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("add rule to %s: %w", path, err)
-	}
-	lock, err := lockfile.Acquire(ctx, path+".lock", lockfile.Options{})
-	if err != nil {
-		return fmt.Errorf("add rule to %s: lock: %w", path, err)
-	}
-	defer func() {
-		if rerr := lock.Release(); rerr != nil && err == nil {
-			err = fmt.Errorf("add rule to %s: unlock: %w", path, rerr)
+	return fileedit.Edit(ctx, path, 0o600, func(data []byte) ([]byte, error) {
+		out, err := withRule(path, data, string(b), r.String(), add)
+		if err == nil && out == nil && !add {
+			err = fmt.Errorf("%s %s: %s %w", verb, path, r, ErrNoRule)
 		}
-	}()
-	data, perm, err := readForEdit(path)
-	if err != nil {
-		return err
-	}
-	out, err := withRule(path, data, string(b), r.String(), add)
-	if err != nil {
-		return err
-	}
-	if out == nil {
-		if !add {
-			return fmt.Errorf("%s %s: %s %w", verb, path, r, ErrNoRule)
-		}
-		return nil // already there
-	}
-	if err := atomicfile.WriteFile(path, out, perm, atomicfile.Options{BeforeCommit: lock.Verify}); err != nil {
-		return fmt.Errorf("add rule to %s: %w", path, err)
-	}
-	return nil
-}
-
-func readForEdit(path string) ([]byte, fs.FileMode, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0o600, nil
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("add rule to %s: %w", path, err)
-	}
-	perm := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	return data, perm, nil
+		return out, err // nil: already there (add)
+	})
 }
 
 // withRule returns the file content with rule added to permissions.<key>
