@@ -61,13 +61,14 @@ type model struct {
 	tasks map[task.ID]*taskView // every task seen
 	order []task.ID             // in the order they came
 
-	mates     []string             // teammate names in joining order
-	mateInfo  map[string]*mateView // by name
-	selMate   int                  // selected teammate in the strip; -1 none
-	viewMate  string               // the teammate whose view is open
-	selTask   int                  // selected row of the task list
-	viewTask  task.ID              // the task whose detail is open
-	confirmed string               // "stop" while asking to confirm a stop
+	mates      []string             // teammate names in joining order
+	mateInfo   map[string]*mateView // by name
+	selMate    int                  // selected teammate in the strip; -1 none
+	viewMate   string               // the teammate whose view is open
+	selTask    int                  // selected row of the task list
+	viewTask   task.ID              // the task whose detail is open
+	confirmed  string               // "stop" while asking to confirm a stop
+	mateTyping bool                 // writing a message in the teammate view
 
 	questions []session.Question // permission questions, oldest first
 	feedback  bool               // typing the deny feedback of questions[0]
@@ -248,7 +249,7 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "enter":
 		if m.input.Value() == "" && m.selMate >= 0 && m.selMate < len(m.mates) {
-			m.viewMate, m.screen = m.mates[m.selMate], screenTeammate
+			m.viewMate, m.screen, m.mateTyping = m.mates[m.selMate], screenTeammate, false
 			return nil
 		}
 		return m.submit()
@@ -407,44 +408,59 @@ func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
 	mv := m.mateInfo[name]
 	if m.confirmed == "stop" {
 		m.confirmed = ""
-		if k.String() == "y" && mv != nil && mv.task != "" {
+		if k.String() == "x" && mv != nil && mv.task != "" { // x twice: no word typed by mistake stops it
 			id := mv.task
 			return m.do(func(ctx context.Context) error { _, err := m.drv.Stop(ctx, string(id)); return err })
 		}
 		return nil
 	}
+	if m.mateTyping { // writing a message to the teammate
+		switch k.String() {
+		case "esc":
+			m.mateTyping = false
+			return nil
+		case "enter":
+			text := strings.TrimSpace(m.input.Value())
+			m.mateTyping = false
+			if text == "" {
+				return nil
+			}
+			m.input.Reset()
+			if mv != nil {
+				mv.add(m.now, "you → "+name+": "+text)
+			}
+			return m.do(func(ctx context.Context) error { return m.drv.SendTo(ctx, name, text) })
+		}
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(k)
+		return cmd
+	}
+	// Viewing: single keys act; Enter, or any other text, starts a message.
 	switch k.String() {
 	case "esc":
 		m.screen, m.viewMate = screenMain, ""
 		return nil
 	case "enter":
-		text := strings.TrimSpace(m.input.Value())
-		if text == "" {
-			return nil
-		}
-		m.input.Reset()
-		if mv != nil {
-			mv.add(m.now, "you → "+name+": "+text)
-		}
-		return m.do(func(ctx context.Context) error { return m.drv.SendTo(ctx, name, text) })
+		m.mateTyping = true
+		return nil
 	case "x":
-		if m.input.Value() == "" {
-			m.confirmed = "stop"
-			return nil
-		}
+		m.confirmed = "stop"
+		return nil
 	case "i":
-		if m.input.Value() == "" {
-			return func() tea.Msg {
-				switch ran, err := m.drv.InterruptTeammate(name); {
-				case err != nil:
-					return noticeMsg("⚠ " + err.Error())
-				case !ran:
-					return noticeMsg(name + " was not in a turn")
-				}
-				return noticeMsg("Interrupted " + name + "'s turn")
+		return func() tea.Msg {
+			switch ran, err := m.drv.InterruptTeammate(name); {
+			case err != nil:
+				return noticeMsg("⚠ " + err.Error())
+			case !ran:
+				return noticeMsg(name + " was not in a turn")
 			}
+			return noticeMsg("Interrupted " + name + "'s turn")
 		}
 	}
+	if k.Text == "" {
+		return nil // a key that types nothing
+	}
+	m.mateTyping = true
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return cmd
@@ -480,7 +496,7 @@ func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
 		if m.selTask < len(list) {
 			tv := list[m.selTask]
 			if d, ok := tv.state.Detail.(*task.Teammate); ok {
-				m.viewMate, m.screen = d.AgentName, screenTeammate
+				m.viewMate, m.screen, m.mateTyping = d.AgentName, screenTeammate, false
 				return nil
 			}
 			m.viewTask, m.screen = tv.state.ID, screenTask

@@ -344,7 +344,7 @@ func TestKeys(t *testing.T) {
 	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "hello"})
 	press(m, "esc", "ctrl+b", "shift+tab")
 	teammates(m)
-	press(m, "shift+down", "enter", "please rebase", "enter", "i", "x", "y")
+	press(m, "shift+down", "enter", "please rebase", "enter", "i", "x", "x")
 	if m.screen != screenTeammate {
 		t.Errorf("screen %d after opening a teammate, want its view", m.screen)
 	}
@@ -461,5 +461,18 @@ func TestPaste(t *testing.T) {
 	press(m, "enter")
 	if len(r.calls) != 1 || !strings.HasSuffix(r.calls[0], "line 499 of a long log") {
 		t.Errorf("the pasted prompt was not sent whole: %d calls", len(r.calls))
+	}
+}
+
+// In a teammate's view, i and x act on the teammate; a message may still
+// begin with either once writing has started (Enter, or any other key).
+func TestTeammateViewTyping(t *testing.T) {
+	m, r := newTest(t)
+	teammates(m)
+	press(m, "shift+down", "enter", "enter", "is it done?", "enter", "enter", "xylophone", "enter", "i", "x", "y")
+	// "x" then "y": the stop is not confirmed (x twice confirms it).
+	want := []string{"send alice is it done?", "send alice xylophone", "interrupt alice"}
+	if diff := cmp.Diff(want, r.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }

@@ -96,7 +96,8 @@ func (m *model) bottom() (out []string, at int) {
 		out = append(out, m.status())
 		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
 		in := m.inputView()
-		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume) && m.confirmed == "" {
+		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume) && m.confirmed == "" &&
+			(m.screen != screenTeammate || m.mateTyping) {
 			at = len(out)
 		}
 		out = append(out, strings.Split(in, "\n")...)
@@ -117,9 +118,12 @@ func (m *model) inputView() string {
 	switch m.screen {
 	case screenTeammate:
 		if m.confirmed == "stop" {
-			return m.st.warn(fmt.Sprintf("Stop %s? y to stop, any other key to keep it", m.viewMate))
+			return m.st.warn(fmt.Sprintf("Stop %s? x again stops it, any other key keeps it", m.viewMate))
 		}
-		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends · Esc back · i interrupts · x stops)"
+		if !m.mateTyping {
+			return m.st.dim("type to message " + m.viewMate + " · i interrupts its turn · x twice stops it · Esc back")
+		}
+		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends · Esc stops writing)"
 	case screenTasks, screenTask:
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
 	case screenResume:

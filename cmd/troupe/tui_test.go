@@ -224,7 +224,7 @@ func TestTUITeam(t *testing.T) {
 
 	p.keys("S-Down")
 	p.keys("Enter")
-	p.wait("Message alice", 5*time.Second)
+	p.wait("type to message alice", 5*time.Second)
 	// i interrupts the turn alice is in; she stays and takes the next line.
 	p.submit("long-job")
 	deadline := time.Now().Add(10 * time.Second)
