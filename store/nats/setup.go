@@ -25,16 +25,23 @@ func bucketName(ns, what string) string { return ns + "_v" + schemaVersion + "_"
 // setup binds the namespace's buckets and mail stream, creating missing
 // ones, and checks the configuration of existing ones.
 func (s *Store) setup(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	// Setting up is a handful of requests: they share three request
+	// timeouts, and the first (which also says whether JetStream is on)
+	// is asked again when a server busy with an election or a restart
+	// leaves it unanswered.
+	ctx, cancel := context.WithTimeout(ctx, 3*s.opts.RequestTimeout)
 	defer cancel()
-	if _, err := s.js.AccountInfo(ctx); err != nil {
+	err := s.retry(ctx, "account info", s.opts.RequestTimeout/2, func(ctx context.Context, _ int) error {
+		_, err := s.js.AccountInfo(ctx)
+		return err
+	})
+	if err != nil {
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
 			return errors.New("JetStream is not enabled on this server or account (run nats-server with -js, or troupe serve)")
 		}
 		return fmt.Errorf("JetStream account info: %w", err)
 	}
 	ns := s.opts.Namespace
-	var err error
 	if s.teams, _, err = s.bucket(ctx, bucketName(ns, "teams"), "troupe team files", 1); err != nil {
 		return err
 	}
