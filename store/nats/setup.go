@@ -26,12 +26,14 @@ func bucketName(ns, what string) string { return ns + "_v" + schemaVersion + "_"
 // ones, and checks the configuration of existing ones.
 func (s *Store) setup(ctx context.Context) error {
 	// Setting up is a handful of requests: they share three request
-	// timeouts, and the first (which also says whether JetStream is on)
-	// is asked again when a server busy with an election or a restart
-	// leaves it unanswered.
+	// timeouts, and each is asked again when a server busy with an
+	// election or a restart (or one just lost) leaves it unanswered.
 	ctx, cancel := context.WithTimeout(ctx, 3*s.opts.RequestTimeout)
 	defer cancel()
-	err := s.retry(ctx, "account info", s.opts.RequestTimeout/2, func(ctx context.Context, _ int) error {
+	ask := func(what string, f func(ctx context.Context) error) error {
+		return s.retry(ctx, what, s.opts.RequestTimeout/2, func(ctx context.Context, _ int) error { return f(ctx) })
+	}
+	err := ask("account info", func(ctx context.Context) error {
 		_, err := s.js.AccountInfo(ctx)
 		return err
 	})
@@ -42,18 +44,32 @@ func (s *Store) setup(ctx context.Context) error {
 		return fmt.Errorf("JetStream account info: %w", err)
 	}
 	ns := s.opts.Namespace
-	if s.teams, _, err = s.bucket(ctx, bucketName(ns, "teams"), "troupe team files", 1); err != nil {
-		return err
-	}
-	if s.tasks, s.tasksStream, err = s.bucket(ctx, bucketName(ns, "tasks"), "troupe task lists", 1); err != nil {
-		return err
-	}
-	if s.mailRead, s.mailReadStream, err = s.bucket(ctx, bucketName(ns, "mailread"), "troupe inbox read marks", 1); err != nil {
-		return err
+	for _, b := range []struct {
+		name, desc string
+		kv         *jetstream.KeyValue
+		str        *jetstream.Stream
+	}{
+		{bucketName(ns, "teams"), "troupe team files", &s.teams, nil},
+		{bucketName(ns, "tasks"), "troupe task lists", &s.tasks, &s.tasksStream},
+		{bucketName(ns, "mailread"), "troupe inbox read marks", &s.mailRead, &s.mailReadStream},
+	} {
+		err := ask("bucket "+b.name, func(ctx context.Context) error {
+			kv, str, err := s.bucket(ctx, b.name, b.desc, 1)
+			if err == nil {
+				*b.kv = kv
+				if b.str != nil {
+					*b.str = str
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	}
 	s.mailStream = bucketName(ns, "mail")
 	s.mailSubject = ns + ".v" + schemaVersion + ".mail"
-	s.mail, err = s.stream(ctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name:        s.mailStream,
 		Description: "troupe inboxes: one message per delivery",
 		Subjects:    []string{s.mailSubject + ".>"},
@@ -66,8 +82,12 @@ func (s *Store) setup(ctx context.Context) error {
 		MaxBytes:    -1,
 		MaxAge:      0,
 		Metadata:    map[string]string{schemaKey: schemaVersion},
+	}
+	return ask("stream "+s.mailStream, func(ctx context.Context) error {
+		var err error
+		s.mail, err = s.stream(ctx, cfg)
+		return err
 	})
-	return err
 }
 
 // bucket binds (or creates) the KV bucket name and checks it.
