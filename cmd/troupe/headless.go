@@ -118,11 +118,8 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	}
 	prompt := strings.Join(args, " ")
 	if strings.TrimSpace(prompt) == "" {
-		if f, ok := a.Stdin.(*os.File); ok {
-			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				// A terminal: reading it would wait for input nobody meant to give.
-				return usagef("no prompt: give it as arguments (troupe -p \"...\") or pipe it on stdin")
-			}
+		if isTerminal(a.Stdin) { // reading it would wait for input nobody meant to give
+			return usagef("no prompt: give it as arguments (troupe -p \"...\") or pipe it on stdin")
 		}
 		b, err := io.ReadAll(io.LimitReader(a.Stdin, mailbox.MaxTextLen+1))
 		if err != nil {
