@@ -100,7 +100,8 @@ func (l Lock) Acquire() (*Held, error) {
 		return nil, err
 	}
 	now := l.now()
-	if err := os.WriteFile(l.path(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err == nil {
+	err = os.WriteFile(l.path(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	if err == nil {
 		err = os.Chtimes(l.path(), now, now)
 	}
 	if err != nil {

@@ -198,3 +198,18 @@ func writeFileErr(path, s string) error {
 	}
 	return os.WriteFile(path, []byte(s), 0o644)
 }
+
+// A lock file that cannot be written fails Acquire (and frees the hold)
+// instead of reporting a lock that was never taken.
+func TestLockWriteFails(t *testing.T) {
+	l := Lock{Dir: t.TempDir()}
+	if err := os.Mkdir(filepath.Join(l.Dir, LockName), 0o755); err != nil { // a folder where the file goes
+		t.Fatal(err)
+	}
+	if h, err := l.Acquire(); err == nil {
+		t.Fatalf("Acquire over an unwritable lock file = %+v, nil; want an error", h)
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir, LockName+".held")); !os.IsNotExist(err) {
+		t.Errorf("the hold is left behind: %v", err)
+	}
+}
