@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -106,10 +105,4 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 		}
 		t.Logf("screenshot: %s", p)
 	}
-}
-
-// jsString quotes s for a JavaScript expression.
-func jsString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\x1b", `\x1b`, "\x07", `\x07`)
-	return "'" + r.Replace(s) + "'"
 }

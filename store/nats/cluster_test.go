@@ -116,13 +116,6 @@ func (n *clusterNode) stop() {
 
 func (n *clusterNode) running() bool { return n.Server != nil }
 
-// restart starts a stopped node again with its ports and folder.
-func (c *testCluster) restart(t testing.TB, n *clusterNode) {
-	t.Helper()
-	n.stop()
-	c.start(t, n)
-}
-
 // urls returns every node's client URL, comma-separated, as --store takes it.
 func (c *testCluster) urls() string {
 	var us []string

@@ -299,13 +299,6 @@ func (q *fileQueue) take(max int) (c *fileChunk, ok bool) {
 	return c, true
 }
 
-// chunks returns how many chunks were taken.
-func (q *fileQueue) chunks() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.seq
-}
-
 // grepWorker is one search worker's reusable memory.
 type grepWorker struct {
 	buf     []byte // the file being searched
