@@ -53,9 +53,7 @@ type model struct {
 	turnStart time.Time
 	activity  string // the lead's current activity in words
 	spin      int
-	tokensIn  int64
-	tokensOut int64
-	usage     llm.Usage // the lead's, summed, for Options.Cost
+	usage     llm.Usage // the lead's, summed: its tokens and, with Options.Cost, its price
 	mode      string
 
 	tasks map[task.ID]*taskView // every task seen
@@ -703,8 +701,6 @@ func (m *model) agent(e agent.Event) {
 		}
 		m.convo.finish(text)
 		if e.Usage != nil {
-			m.tokensIn += e.Usage.InputTokens + e.Usage.CacheReadTokens + e.Usage.CacheWriteTokens
-			m.tokensOut += e.Usage.OutputTokens
 			m.usage = m.usage.Add(*e.Usage)
 		}
 	case agent.EventUser:

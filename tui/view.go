@@ -155,7 +155,7 @@ func (m *model) status() string {
 			act = "Working"
 		}
 		return fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), act,
-			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.tokensIn+m.tokensOut))))
+			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.usage.TotalInput()+m.usage.OutputTokens))))
 	}
 	if m.notice != "" {
 		return m.st.warn(m.notice)
@@ -169,7 +169,7 @@ func (m *model) footer() []string {
 	for _, p := range m.pills() {
 		parts = append(parts, m.st.accent(p))
 	}
-	spent := tokens(m.tokensIn+m.tokensOut) + " tokens"
+	spent := tokens(m.usage.TotalInput()+m.usage.OutputTokens) + " tokens"
 	if m.opts.Cost != nil {
 		if usd, ok := m.opts.Cost(m.usage); ok {
 			if usd < 1 {
