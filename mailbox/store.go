@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/troupe-dev/troupe/team"
 )
 
 // Sentinel errors. Store implementations return these (wrapped), never
@@ -91,15 +93,26 @@ func (e *CorruptError) Error() string {
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 
 // Recipients resolves to against a roster: the named member, or for
-// Broadcast every member but from. It returns *UnknownRecipientError when to
-// is not on the roster.
-func Recipients(team string, roster []string, from, to string) ([]string, error) {
+// Broadcast every member but from, in roster order with the lead last.
+// Stores deliver in this order, so when the lead's copy of a broadcast
+// arrives every other copy is already stored: the lead can tell a
+// broadcast from a direct message by looking at another member's inbox.
+// It returns *UnknownRecipientError when to is not on the roster.
+func Recipients(teamName string, roster []string, from, to string) ([]string, error) {
 	if to == Broadcast {
 		var out []string
+		lead := false
 		for _, n := range roster {
-			if n != from {
+			switch {
+			case n == from:
+			case n == team.LeadName:
+				lead = true
+			default:
 				out = append(out, n)
 			}
+		}
+		if lead {
+			out = append(out, team.LeadName)
 		}
 		return out, nil
 	}
@@ -108,7 +121,7 @@ func Recipients(team string, roster []string, from, to string) ([]string, error)
 			return []string{to}, nil
 		}
 	}
-	return nil, &UnknownRecipientError{Team: team, Name: to, Valid: append([]string(nil), roster...)}
+	return nil, &UnknownRecipientError{Team: teamName, Name: to, Valid: append([]string(nil), roster...)}
 }
 
 func asType(err error, target any) bool { return errors.As(err, target) }

@@ -248,6 +248,9 @@ func testNoTeam(t *testing.T, ts team.Store, ms mailbox.Store) {
 func testBroadcast(t *testing.T, ts team.Store, ms mailbox.Store) {
 	newTeam(t, ts, "alice", "bob", "carol")
 	d := send(t, ms, mailbox.Broadcast, mailbox.Message{From: "alice", Text: "all hands", Summary: "sync"})
+	if len(d) == 0 || d[len(d)-1].To != team.LeadName {
+		t.Errorf("broadcast deliveries %+v; want the lead's copy last, so every other copy is stored when the lead sees its own", d)
+	}
 	var to []string
 	ids := map[string]string{}
 	for _, x := range d {
