@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // observedEntry is an inbox entry as PROTOCOL.md section 4 shows it.
@@ -219,6 +220,9 @@ func TestPrepare(t *testing.T) {
 }
 
 func TestRecipients(t *testing.T) {
+	if team.LeadName != "team-lead" {
+		t.Fatalf("team.LeadName is %q; mailbox.Recipients puts \"team-lead\" last", team.LeadName)
+	}
 	roster := []string{"team-lead", "alice", "bob"}
 	tests := []struct {
 		from, to string

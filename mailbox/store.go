@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/troupe-dev/troupe/team"
 )
 
 // Sentinel errors. Store implementations return these (wrapped), never
@@ -92,6 +90,9 @@ func (e *CorruptError) Error() string {
 // Unwrap returns ErrCorrupt and the parse error.
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 
+// leadName is team.LeadName: mailbox sits beside team, not above it.
+const leadName = "team-lead"
+
 // Recipients resolves to against a roster: the named member, or for
 // Broadcast every member but from, in roster order with the lead last.
 // Stores deliver in this order, so when the lead's copy of a broadcast
@@ -105,14 +106,14 @@ func Recipients(teamName string, roster []string, from, to string) ([]string, er
 		for _, n := range roster {
 			switch {
 			case n == from:
-			case n == team.LeadName:
+			case n == leadName:
 				lead = true
 			default:
 				out = append(out, n)
 			}
 		}
 		if lead {
-			out = append(out, team.LeadName)
+			out = append(out, leadName)
 		}
 		return out, nil
 	}

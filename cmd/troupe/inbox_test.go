@@ -20,7 +20,7 @@ func TestInboxSendRead(t *testing.T) {
 			t.Errorf("send to alice = %+v; want one delivery to alice with an id", s)
 		}
 		out := h.ok("inbox", "send", "--team", "alpha", "--from", "alice", "--to", "*", "standup at ten")
-		if want := "sent to team-lead, bob\n"; out != want {
+		if want := "sent to bob, team-lead\n"; out != want {
 			t.Errorf("broadcast from alice printed %q; want %q", out, want)
 		}
 		r := h.exec("line one\nline two\n", "inbox", "send", "--team", "alpha", "--from", "bob", "--to", "alice", "-")
