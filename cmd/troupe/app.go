@@ -15,6 +15,7 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -55,6 +56,9 @@ type Stores struct {
 	// Close releases the stores; nil means there is nothing to release.
 	Close func() error
 }
+
+// kit returns the stores an agent of a team works on.
+func (s Stores) kit() kit.Stores { return kit.Stores{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks} }
 
 // UsageError reports a malformed command line: an unknown command or flag,
 // a missing or extra argument, or a value that fails validation before any
@@ -170,7 +174,7 @@ type app struct {
 	joined   bool       // a teammate process started working (teammate_fail.go)
 	storeSel storeFlags // --store and the NATS options (store.go)
 	warned   sync.Map   // warnings already printed (warnOnce)
-	hooks    *hookSet   // the settings' hooks of this run, read once (hooks.go)
+	hooks    *kit.Hooks // the settings' hooks of this run, read once (hooks.go)
 	mcp      mcpState   // MCP servers as tools (mcp.go)
 }
 

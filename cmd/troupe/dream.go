@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/dream"
 	"github.com/troupe-dev/troupe/memory"
 	"github.com/troupe-dev/troupe/permission/settings"
@@ -33,14 +32,6 @@ func (a *app) memoryPrompt(cwd string) string {
 		a.warnOnce(err.Error())
 	}
 	return text
-}
-
-// withMemory appends memory to the stable prompt of the lead.
-func withMemory(role, stable, mem string) string {
-	if role != brief.RoleLead || mem == "" {
-		return stable
-	}
-	return stable + "\n\n" + mem
 }
 
 // dreamCommand is `troupe dream`: consolidate the project's memory now

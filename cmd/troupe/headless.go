@@ -20,9 +20,12 @@ import (
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/transcript"
 )
@@ -153,9 +156,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 		return err
 	}
 	lr.out.init(cwd, lr.tools)
-	lr.hooks.sessionStart(ctx, len(lr.history) > 0, lr.bg.sess.Lead().Send)
+	lr.hooks.SessionStart(ctx, len(lr.history) > 0, lr.bg.sess.Lead().Send)
 	res, runErr := lr.bg.sess.Run(ctx, prompt)
-	lr.hooks.sessionEnd(ctx, "other")
+	lr.hooks.SessionEnd(ctx, "other")
 	if lr.explain != nil {
 		runErr = lr.explain(runErr)
 	}
@@ -177,7 +180,7 @@ type leadRun struct {
 	mode    string        // the lead's permission mode at the start
 	coord   bool
 	explain func(error) error // a model server's explanation of a failed run
-	hooks   *hookSet          // hooks.go: the settings' hooks, read once
+	hooks   *kit.Hooks        // hooks.go: the settings' hooks, read once
 	trace   func(agent.Event) // telemetry.go: OpenTelemetry spans, nil when off
 
 	mu      sync.Mutex
@@ -238,7 +241,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if lr.hooks, err = a.openHooks(cwd, lr.id, approver.Audit, a.Stderr); err != nil {
 		return lr, err
 	}
-	approver.PermissionHook = lr.hooks.permissionHook()
+	approver.PermissionHook = lr.hooks.PermissionHook()
 	lr.model = cmp.Or(h.model, model.Info().Model)
 	if lr.trace, err = a.leadTelemetry(ctx, lr); err != nil {
 		return lr, err
@@ -263,7 +266,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	lr.bg = bg
 	lr.defer_(bg.close)
 	if interactive {
-		lr.hooks.warnToTimeline(bg.sess, a.Now) // hooks.go
+		lr.hooks.WarnTo(func(msg string) { // hooks.go: the timeline, not the screen
+			bg.sess.TeamEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: swarm.EventWarning, Text: msg})
+		})
 		if approver.Asker == nil {
 			approver.Asker = bg.sess.LeadAsker()
 		}
@@ -285,38 +290,10 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.defer_(closeMCP)
-	var toolList []tool.Tool
-	ac := a.newAgentContext(cwd, lr.model, h.noInstr, approver) // context.go
-	bg.ac = ac
-	bg.tx = a.transcriptsFor(lr.id)
-	if !lr.coord {
-		a.autoDream(cwd, lr.id, h, bg.reg) // dream.go: when the autoDream setting is on and a dream is due
-	}
-	var system string
-	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = coordinatorSetup(cwd, lr.id, bg.reg, model, h.model, approver, h.system, ac, bg.tx); err != nil {
-			return lr, err
-		}
-		system = brief.Build(system, ac.instr, "").Stable
-	} else {
-		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg); err != nil { // swarm.go: teams when enabled
-			return lr, err
-		}
-		if system, err = ac.system(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
-			return lr, err
-		}
-	}
-	tools, err := tool.NewRegistry(toolList...)
+	cfg, ac, err := a.leadConfig(h, cwd, lr, model, approver)
 	if err != nil {
 		return lr, err
 	}
-	lr.tools = tools.Names()
-	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
-	bg.sess.SetApprover(leadApprover)
-	lr.mode = string(leadApprover.Mode())
-	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.environment, Tools: tools,
-		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.forAgent(transcript.KindLead, false)}
-	lr.hooks.mode = func() string { return string(leadApprover.Mode()) }
 	var extra io.Writer // the --transcript file
 	if h.transcript != "" {
 		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -326,13 +303,54 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		lr.defer_(func() { f.Close() })
 		extra = f
 	}
-	if _, err := bg.sess.StartLead(a.leadFactory(lr, cfg, ac.nested(bg.sess.Deliver), extra), sess.history); err != nil {
+	if _, err := bg.sess.StartLead(a.leadFactory(lr, cfg, ac.Nested(bg.sess.Deliver), extra), sess.history); err != nil {
 		return lr, err
 	}
 	if lr.rec != nil {
 		lr.rec.messages = func() []llm.Message { return bg.sess.Lead().Messages() }
 	}
 	return lr, nil
+}
+
+// leadConfig builds the lead agent's configuration: its context (the
+// project instructions, skills, memory), its tools and system prompt, as
+// a coordinator or as a lead with or without a team, and its approver.
+func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, approver *approve.Approver) (agent.Config, *kit.Context, error) {
+	bg := lr.bg
+	var toolList []tool.Tool
+	var err error
+	ac := a.newAgentContext(cwd, lr.model, h.noInstr, approver) // context.go
+	bg.ac = ac
+	bg.tx = a.transcriptsFor(lr.id)
+	if !lr.coord {
+		a.autoDream(cwd, lr.id, h, bg.reg) // dream.go: when the autoDream setting is on and a dream is due
+	}
+	var system string
+	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
+		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model, Context: ac, Transcripts: bg.tx}, approver, lr.id, h.system); err != nil {
+			return agent.Config{}, nil, err
+		}
+		system = brief.Build(system, ac.Instructions(), "").Stable
+	} else {
+		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg); err != nil { // swarm.go: teams when enabled
+			return agent.Config{}, nil, err
+		}
+		if system, err = ac.System(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
+			return agent.Config{}, nil, err
+		}
+	}
+	tools, err := tool.NewRegistry(toolList...)
+	if err != nil {
+		return agent.Config{}, nil, err
+	}
+	lr.tools = tools.Names()
+	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
+	bg.sess.SetApprover(leadApprover)
+	lr.mode = string(leadApprover.Mode())
+	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.Environment, Tools: tools,
+		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
+	lr.hooks.SetMode(func() string { return string(leadApprover.Mode()) })
+	return cfg, ac, nil
 }
 
 // leadFactory returns the session's LeadFactory: lead agents on cfg, each
@@ -357,7 +375,7 @@ func (a *app) leadFactory(lr *leadRun, cfg agent.Config, nested func(agent.Event
 			name = fmt.Sprintf("%s-%d", transcript.KindLead, n)
 		}
 		var tws []io.Writer
-		if w := lr.bg.tx.writer(name, transcript.KindLead, ""); w != nil {
+		if w := lr.bg.tx.Writer(name, transcript.KindLead, ""); w != nil {
 			tws = append(tws, w)
 		}
 		if extra != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-dev/troupe/hooks"
 	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/session/kit"
 )
 
 // hooksCommand is `troupe hooks`.
@@ -54,7 +55,7 @@ skipped (an unknown event, a hook type other than command) is a warning.`,
 			if cwd, err = filepath.Abs(cwd); err != nil {
 				return err
 			}
-			c, err := hooks.Load(settingsPaths(home, cwd))
+			c, err := hooks.Load(kit.SettingsPaths(home, cwd))
 			if err != nil {
 				return err
 			}

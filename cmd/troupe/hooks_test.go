@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/hooks"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
 )
 
@@ -409,27 +410,27 @@ func TestHooksReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	note, err := hs.review()
+	note, err := hs.Review()
 	if err != nil || !strings.Contains(note, "unchanged") || !strings.Contains(note, "a.sh") {
 		t.Errorf("review() = %q, %v; want the unchanged list", note, err)
 	}
 	local := filepath.Join(dir, ".claude", "settings.local.json")
 	os.WriteFile(local, []byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"exit 2"}]}]}}`), 0o644)
-	if hs.active(hooks.PreToolUse) {
+	if hs.Active(hooks.PreToolUse) {
 		t.Fatal("a hook written during the session is in force before review")
 	}
-	note, err = hs.review()
+	note, err = hs.Review()
 	if err != nil || !strings.Contains(note, "now in force") || !strings.Contains(note, "PreToolUse [Bash] exit 2") {
 		t.Errorf("review() = %q, %v; want the new hooks", note, err)
 	}
-	if !hs.active(hooks.PreToolUse) {
+	if !hs.Active(hooks.PreToolUse) {
 		t.Error("the reviewed hook is not in force")
 	}
 	os.WriteFile(local, []byte(`{"hooks":{"PreToolUse":7}}`), 0o644)
-	if _, err := hs.review(); err == nil || !strings.Contains(err.Error(), "not used") {
+	if _, err := hs.Review(); err == nil || !strings.Contains(err.Error(), "not used") {
 		t.Errorf("review() of a malformed file = %v; want an error saying it is not used", err)
 	}
-	if !hs.active(hooks.PreToolUse) {
+	if !hs.Active(hooks.PreToolUse) {
 		t.Error("a malformed file dropped the hooks in force")
 	}
 }
@@ -438,7 +439,7 @@ func TestHooksReview(t *testing.T) {
 // hook's reason.
 func TestHooksBlockedCallOnTimeline(t *testing.T) {
 	var got []swarm.Event
-	tl := toolTimeline("ann", time.Now, func(e swarm.Event) { got = append(got, e) })
+	tl := kit.ToolTimeline("ann", time.Now, func(e swarm.Event) { got = append(got, e) })
 	call := llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"rm -rf build"}`))
 	blocked := llm.ToolResult("t1", agent.HookBlocked+"rm is not allowed here\nuse git clean", true)
 	other := llm.ToolResult("t1", "exit status 1", true)

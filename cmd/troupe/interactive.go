@@ -73,7 +73,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		names[n] = c.Description
 	}
 	names["dream"] = "consolidate the project's memory now, in the background (dream.go)"
-	lr.hooks.sessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
+	lr.hooks.SessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
 	names["mcp"] = "the MCP servers: their state and tools"           // mcp.go
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
@@ -93,7 +93,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 			case "model":
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
 			case "hooks": // hooks.go: list them; adopt changed settings once seen
-				note, err := lr.hooks.review()
+				note, err := lr.hooks.Review()
 				return "", note, err
 			}
 			prompt, err := a.expandCommand(h, cwd, strings.TrimSpace("/"+name+" "+args))
@@ -105,7 +105,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	sess.Interrupt()
 	stopServe()
 	<-served
-	lr.hooks.sessionEnd(ctx, "prompt_input_exit")
+	lr.hooks.SessionEnd(ctx, "prompt_input_exit")
 	if !h.noResumeHint {
 		fmt.Fprintf(a.Stderr, "troupe: ending the session; resume it with: troupe --resume %s\n", lr.id)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,28 +112,6 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	}
 	a.mcp.mgr, a.mcp.tools = m, m.Tools()
 	return func() { m.Close() }, nil
-}
-
-// mcpTools returns the MCP tools every agent of ac gets; nil when there
-// are none.
-func (ac *agentContext) mcpTools() []tool.Tool {
-	if ac == nil {
-		return nil
-	}
-	return ac.mcp
-}
-
-// mcpServers returns the names of the MCP servers whose tools ac has,
-// for the coordinator's worker prompt.
-func (ac *agentContext) mcpServers() []string {
-	var out []string
-	for _, t := range ac.mcpTools() {
-		rest, ok := strings.CutPrefix(t.Spec().Name, "mcp__")
-		if name, _, found := strings.Cut(rest, "__"); ok && found && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // mcpStatusLine describes one server for people.

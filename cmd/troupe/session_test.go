@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -22,7 +23,7 @@ import (
 func sessionRun(t *testing.T, home, cwd, id string, env map[string]string, args ...string) (string, string, error) {
 	t.Helper()
 	t.Cleanup(func() { // the task output folders of the runs in cwd
-		if d, err := task.OutputDir("", projectSlug(cwd), "x"); err == nil {
+		if d, err := task.OutputDir("", kit.ProjectSlug(cwd), "x"); err == nil {
 			os.RemoveAll(filepath.Dir(filepath.Dir(d)))
 		}
 	})

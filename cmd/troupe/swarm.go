@@ -12,13 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
@@ -49,8 +49,8 @@ type leadTeam struct {
 	lead   *swarm.Lead
 	stores Stores
 	close  func()
-	trees  *teamWorktrees // teammates' worktrees (worktrees.go)
-	hooks  *hookSet       // TaskCreated and TaskCompleted of the lead's task tools
+	trees  *kit.TeamWorktrees // teammates' worktrees (worktrees.go)
+	hooks  *kit.Hooks         // TaskCreated and TaskCompleted of the lead's task tools
 }
 
 // leadTeamOptions configure newLeadTeam.
@@ -69,8 +69,8 @@ type leadTeamOptions struct {
 	answerPlan swarm.PlanAnswerer
 	onEvent    func(swarm.Event)
 	deliver    func(string)
-	reg        *task.Registry // holds the teammates as tasks
-	tx         *transcripts   // the session's transcripts
+	reg        *task.Registry   // holds the teammates as tasks
+	tx         *kit.Transcripts // the session's transcripts
 	// paneArgv returns the command line of a pane teammate.
 	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
 	idleNote func(name string) string // a teammate's worktree, in its idle notification (worktrees.go)
@@ -121,6 +121,8 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 	leadStores.Mail = swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}
 	leadKey := signer.VerifyKey().String()
 	lt := &leadTeam{stores: leadStores, hooks: a.hooks}
+	mates := kit.InProcess{Run: a.kitRun(), Stores: st.kit(), Cwd: o.cwd, Model: o.model, NoInstr: o.h.noInstr, Approver: o.approver,
+		Transcripts: o.tx, OnEvent: o.onEvent, AskTimeout: o.h.teams.ask}
 	var lead *swarm.Lead
 	lead, err = swarm.NewLead(swarm.LeadConfig{
 		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
@@ -137,37 +139,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 				return backend.Spec{Argv: argv, Env: env}, err
 			}
 			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
-			return backend.Spec{Run: func(ctx context.Context) error {
-				ac := a.newAgentContext(cmp.Or(m.Cwd, o.cwd), cmp.Or(m.Model, o.model.Info().Model), o.h.noInstr, o.approver)
-				var tm *swarm.Teammate
-				timeline := toolTimeline(m.Name, a.Now, o.onEvent)
-				onAgentEvent := func(e agent.Event) { // the timeline, and the teammate's progress in its task
-					if timeline != nil {
-						timeline(e)
-					}
-					if tm != nil && (e.Type == agent.EventToolUse || e.Type == agent.EventAssistant) {
-						p := tm.Agent().Progress()
-						recent := make([]string, len(p.Recent))
-						for i, act := range p.Recent {
-							recent[i] = swarm.Activity(act.Tool, act.Input)
-						}
-						l.MateProgress(m.Name, task.Usage{TotalTokens: p.LatestInputTokens + p.OutputTokens, ToolUses: p.ToolUses}, recent)
-					}
-				}
-				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: cmp.Or(m.Cwd, o.cwd), model: o.model, ac: ac, tx: o.tx,
-					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: mateEvents(o.onEvent), askTimeout: o.h.teams.ask,
-					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
-						return l.AskInProcess(ctx, m.Name, m.Color, req)
-					}),
-					rules:        func(add func([]string)) { l.RegisterRules(m.Name, add) },
-					onAgentEvent: onAgentEvent})
-				if err != nil {
-					return err
-				}
-				defer cleanup()
-				l.RegisterInterrupt(m.Name, func() bool { return tm.Agent().Interrupt() })
-				return tm.Run(ctx)
-			}}, nil
+			return backend.Spec{Run: func(ctx context.Context) error { return mates.Launch(ctx, l, m, r) }}, nil
 		},
 	})
 	if err != nil {
@@ -183,22 +155,6 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		closeStores()
 	}
 	return lt, nil
-}
-
-// mateEvents passes on the events of an in-process teammate that the
-// lead's own do not already tell (claims, warnings): its idle
-// notifications, shutdown and permission and plan steps reach the
-// timeline once, as the lead sees them, in every backend.
-func mateEvents(on func(swarm.Event)) func(swarm.Event) {
-	if on == nil {
-		return nil
-	}
-	return func(e swarm.Event) {
-		switch e.Kind {
-		case swarm.EventClaim, swarm.EventWarning, swarm.EventHook:
-			on(e)
-		}
-	}
 }
 
 // pickBackend detects the teammate backend for mode; in auto mode a pane
@@ -231,7 +187,7 @@ func teamTools(lt *leadTeam, subSend tool.Tool, now func() time.Time) []tool.Too
 		Self: func() teamtool.Self {
 			return teamtool.Self{Team: lt.lead.Team(), Name: team.LeadName, Lead: true}
 		},
-		SubAgents: subSend, Now: now, Hooks: teamtool.Hooks{PlanDigest: lt.lead.PlanDigest, TaskGate: lt.hooks.taskGate()}})
+		SubAgents: subSend, Now: now, Hooks: teamtool.Hooks{PlanDigest: lt.lead.PlanDigest, TaskGate: lt.hooks.TaskGate()}})
 }
 
 // teammates adapts the Lead to the Agent tool's Teammates.
@@ -383,10 +339,10 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := toolOptions{cwd: cwd, reg: bg.reg, model: model, modelName: h.model, approver: approver, remote: bg.remote, ac: bg.ac,
-		tx: bg.tx, parent: transcript.KindLead, worktreeRoot: h.teams.trees.get().root, fork: fork}
+	opts := kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model, Approver: approver, Remote: bg.remote, Context: bg.ac,
+		Transcripts: bg.tx, Parent: transcript.KindLead, WorktreeRoot: h.teams.trees.get().root, Fork: fork}
 	if !a.teamsEnabled(h.teams.enabled) {
-		tools, sub := coreTools(opts)
+		tools, sub := kit.Tools(opts)
 		return append(tools, sub), approver, nil
 	}
 	if cmd := teammateCommand(a, h); cmd != "" {
@@ -410,23 +366,23 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		}
 	}
 	bg.sess.SetDigestQuiet(h.teams.digest == digestQuiet)
-	trees := newTeamWorktrees(h.teams.trees.get().all, cwd, h.teams.trees.get().root, bg.sess.Deliver) // worktrees.go
+	trees := kit.NewTeamWorktrees(h.teams.trees.get().all, cwd, h.teams.trees.get().root, bg.sess.Deliver) // worktrees.go
 	// The timeline is ready before the team: newLeadTeam reports the backend.
 	bg.stderr, bg.onTeamEvent = a.Stderr, h.teams.onEvent
 	if h.teams.timeline != nil {
 		bg.stderr = h.teams.timeline
 	}
 	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: trees.onEvent(bg.sess.TeamEvent), deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd), idleNote: trees.idleNote})
+		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: trees.OnEvent(bg.sess.TeamEvent), deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd), idleNote: trees.IdleNote})
 	if err != nil {
 		return nil, nil, err
 	}
 	bg.team = lt
 	bg.sess.SetTeam(lt.lead)
 	lt.trees = trees
-	opts.teammates = isolatedTeammates{inner: teammates{lt.lead}, team: lt.lead.Team, trees: trees}
-	tools, sub := coreTools(opts)
-	return append(tools, teamTools(lt, sub, a.Now)...), withAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
+	opts.Teammates = kit.IsolatedTeammates{Inner: teammates{lt.lead}, Team: lt.lead.Team, Trees: trees}
+	tools, sub := kit.Tools(opts)
+	return append(tools, teamTools(lt, sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
 }
 
 // withLeadKey adds --lead-verify-key after the identity flags (argv[0]

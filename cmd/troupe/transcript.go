@@ -3,46 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
-// transcripts opens the transcripts of one session's agents
-// (<home>/sessions/<session>/<agent>.jsonl).
-type transcripts struct {
-	dir, session string
-	now          func() time.Time
-	warn         io.Writer
-}
-
-func (a *app) transcriptsFor(session string) *transcripts {
+func (a *app) transcriptsFor(session string) *kit.Transcripts {
 	home, err := a.home()
 	if err != nil {
 		return nil
 	}
-	return &transcripts{dir: transcript.Dir(home, session), session: session, now: a.Now, warn: a.Stderr}
-}
-
-// writer returns agent's transcript writer, nil when it cannot be
-// created (said on stderr: the run goes on without it).
-func (t *transcripts) writer(agent, kind, parent string) io.Writer {
-	if t == nil {
-		return nil
-	}
-	w, err := transcript.Appender(t.dir, transcript.Header{Agent: agent, Kind: kind, Parent: parent, Session: t.session}, t.now())
-	if err != nil {
-		fmt.Fprintf(t.warn, "troupe: warning: no transcript for %s: %v\n", termtext.Line(agent), err)
-		return nil
-	}
-	return w
+	return kit.NewTranscripts(home, session, a.Now, a.Stderr)
 }
 
 // transcriptCommand is `troupe transcript`.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -12,13 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/agent"
-	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/remote"
+	"github.com/troupe-dev/troupe/session/kit"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
-	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
-	"github.com/troupe-dev/troupe/tool"
-	"github.com/troupe-dev/troupe/transcript"
 )
 
 // workerFlags are the flags of troupe worker; h carries the model and
@@ -117,7 +113,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return err
 	}
-	approver.PermissionHook = hs.permissionHook()
+	approver.PermissionHook = hs.PermissionHook()
 	model, err := a.openModel(&f.h)
 	if err != nil {
 		return err
@@ -127,7 +123,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer s.Close()
-	jobs, err := s.Jobs(ctx, jobOptions(beat))
+	queue, err := s.Jobs(ctx, jobOptions(beat))
 	if err != nil {
 		return fmt.Errorf("remote agents on %s: %w", s.URL(), err)
 	}
@@ -137,69 +133,10 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		defer outMu.Unlock()
 		fmt.Fprintf(a.Stdout, "%s %s\n", a.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
-	run := func(ctx context.Context, j remote.Job, progress func(string, remote.Usage)) remote.Result {
-		// Each job has its own task registry (background shells, sub-agents):
-		// closing it when the job ends stops what the job left running.
-		dir, err := task.OutputDir("", projectSlug(cwd), "worker-"+f.name+"-"+j.ID)
-		if err != nil {
-			return remote.Result{Error: err.Error()}
-		}
-		reg := task.New(task.Config{Dir: dir})
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			reg.Close(cctx)
-			pruneOutputDir(dir)
-		}()
-		ac := a.newAgentContext(cwd, cmp.Or(f.h.model, model.Info().Model), f.h.noInstr, approver) // each job reads them afresh
-		tools, sub := coreTools(toolOptions{cwd: cwd, reg: reg, model: model, modelName: f.h.model, approver: approver, ac: ac})
-		treg, err := tool.NewRegistry(append(tools, sub)...)
-		if err != nil {
-			return remote.Result{Error: err.Error()}
-		}
-		system, err := ac.system(brief.RoleRemote, brief.Vars{}, "")
-		if err != nil {
-			return remote.Result{Error: err.Error()}
-		}
-		var ag *agent.Agent
-		nested := ac.nested(func(text string) { ag.Send(text) })
-		var u remote.Usage
-		var latestInput, output int64
-		tw := a.transcriptsFor("worker-"+f.name).writer(j.ID, transcript.KindRemote, "")
-		ag, err = agent.New(agent.Config{Model: model, ModelName: f.h.model, System: system, Environment: ac.environment, Tools: treg, Transcript: tw,
-			MaxTurns: f.h.maxTurns, Now: a.Now, Approver: approver, Hooks: ac.hooks.forAgent(j.ID, true),
-			OnEvent: func(e agent.Event) {
-				nested(e)
-				switch e.Type {
-				case agent.EventAssistant:
-					if e.Usage != nil {
-						latestInput, output = e.Usage.TotalInput(), output+e.Usage.OutputTokens
-						u.TotalTokens = latestInput + output
-					}
-				case agent.EventToolUse:
-					if e.Call != nil {
-						u.ToolUses++
-						progress("running "+e.Call.Name, u)
-					}
-				}
-			}})
-		if err != nil {
-			return remote.Result{Error: err.Error()}
-		}
-		defer ag.Kill()
-		res, err := ag.Run(ctx, j.Prompt)
-		u.Duration = res.Duration
-		if err != nil {
-			return remote.Result{Error: err.Error(), Usage: u}
-		}
-		text := strings.TrimSpace(res.Text)
-		if res.StopReason == agent.StopMaxTurns {
-			text += "\n\n[The agent stopped at its turn limit before finishing.]"
-		}
-		return remote.Result{Text: text, Usage: u}
-	}
-	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: jobs, Registry: jobs,
-		Run: run, Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
+	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model, MaxTurns: f.h.maxTurns,
+		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
+	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: queue, Registry: queue,
+		Run: jobs.Do, Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
 		Log: func(msg string) { say("worker %s: %s", f.name, msg) },
 		OnEvent: func(e remote.Event) {
 			switch e.Kind {

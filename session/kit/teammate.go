@@ -1,0 +1,240 @@
+package kit
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/tool"
+	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/transcript"
+)
+
+// MateEvents passes on the events of an in-process teammate that the
+// lead's own do not already tell (claims, warnings): its idle
+// notifications, shutdown and permission and plan steps reach the
+// timeline once, as the lead sees them, in every backend.
+func MateEvents(on func(swarm.Event)) func(swarm.Event) {
+	if on == nil {
+		return nil
+	}
+	return func(e swarm.Event) {
+		switch e.Kind {
+		case swarm.EventClaim, swarm.EventWarning, swarm.EventHook:
+			on(e)
+		}
+	}
+}
+
+// TeammateConfig is what building a teammate's agent needs, in either
+// process: the lead's (in-process teammates) or its own (pane teammates).
+type TeammateConfig struct {
+	Stores  Stores // the team's
+	Team    string
+	Member  team.Member
+	Cwd     string
+	Model   llm.Model
+	Base    *approve.Approver // the permission layer the teammate starts from
+	Asker   approve.Asker     // where its questions go
+	Prompt  string
+	Planned bool
+	Now     func() time.Time
+	OnEvent func(swarm.Event)
+	Trust   func(mailbox.Message) bool
+	// AskTimeout bounds the wait for the lead's answers (0: the default).
+	AskTimeout time.Duration
+	// Rules receives the teammate's Approver.AddAllowRules (the lead's
+	// team-wide "allow always" Rules, for in-process teammates).
+	Rules func(add func([]string))
+	// OnAgentEvent sees the teammate's agent events (stream-json, logs).
+	OnAgentEvent func(agent.Event)
+	// Context gives it the project instructions and the environment.
+	Context *Context
+	// Transcripts keeps its transcript and its sub-agents'.
+	Transcripts *Transcripts
+}
+
+// Teammate returns a teammate ready to Run, and the cleanup to call
+// after it ends (stops its background tasks).
+func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
+	dir, err := task.OutputDir("", ProjectSlug(p.Cwd), p.Team+"-"+p.Member.Name+"-"+mailbox.NewID()[:8])
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := task.New(task.Config{Dir: dir})
+	cleanup := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		reg.Close(ctx)
+		PruneOutputDir(dir)
+	}
+	base := *p.Base
+	base.Agent = p.Member.Name
+	base.Cwd = cmp.Or(p.Member.Cwd, base.Cwd) // its own worktree, if it has one
+	base.Asker = p.Asker
+	base.Hint = nil
+	if p.Member.Mode != "" {
+		if mode, err := permission.ParseMode(p.Member.Mode); err == nil {
+			base.Mode = mode
+		}
+	}
+	if p.Planned {
+		base.Mode = permission.ModePlan
+	}
+	appr := swarm.NewApprover(&base)
+	if cfg, err := p.Stores.Teams.Get(context.Background(), p.Team); err == nil {
+		_ = appr.AddAllowRules(swarm.TeamRules(cfg.TeamAllowedPaths))
+	}
+	if p.Rules != nil {
+		p.Rules(func(r []string) { _ = appr.AddAllowRules(r) })
+	}
+	self := teamtool.Self{Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType}
+	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
+		Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType,
+		Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
+		Prompt: p.Prompt, PlanMode: p.Planned, Trust: p.Trust, Now: p.Now, OnEvent: p.OnEvent, AskTimeout: p.AskTimeout,
+		SetMode:       func(m string) { _ = appr.SetMode(m) },
+		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
+		BeforeIdle:    p.Context.hooks.TeammateIdle(p.Team, p.Member.Name),
+		Build: func(tm *swarm.Teammate) (agent.Config, error) {
+			core, subSend := Tools(ToolOptions{Cwd: p.Cwd, Registry: reg, Model: p.Model, ModelName: p.Member.Model, Approver: appr, Context: p.Context,
+				Transcripts: p.Transcripts, Parent: p.Member.Name})
+			tt := teamtool.Tools(teamtool.Config{Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
+				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.Now,
+				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted, TaskGate: p.Context.hooks.TaskGate()}})
+			tools, err := tool.NewRegistry(append(core, tt...)...)
+			if err != nil {
+				return agent.Config{}, err
+			}
+			system, err := p.Context.System(brief.RoleTeammate, brief.Vars{Name: p.Member.Name, Team: p.Team, Planned: p.Planned}, "")
+			if err != nil {
+				return agent.Config{}, err
+			}
+			tools, system = AsAgentType(p.Context.agents, p.Member.AgentType, tools, swarm.TeamTools, system) // agents.go
+			nested := p.Context.Nested(tm.Notify)
+			return agent.Config{Model: p.Model, ModelName: p.Member.Model, Tools: tools, Approver: appr, Now: p.Now, Hooks: p.Context.hooks.ForAgent(p.Member.Name, false),
+				System: system, Environment: p.Context.Environment, Transcript: p.Transcripts.Writer(p.Member.Name, transcript.KindTeammate, ""),
+				OnEvent: func(e agent.Event) {
+					nested(e)
+					if p.OnAgentEvent != nil {
+						p.OnAgentEvent(e)
+					}
+				}}, nil
+		}})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	// The teammate's background tasks report to it, not to the lead.
+	sub := reg.Subscribe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			e, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			if e.Notification != "" {
+				tm.Notify(session.SystemNotification(e.Notification))
+			}
+		}
+	}()
+	return tm, func() { sub.Close(); <-done; cleanup() }, nil
+}
+
+// ToolTimeline turns a teammate's tool calls into timeline events.
+func ToolTimeline(name string, now func() time.Time, on func(swarm.Event)) func(agent.Event) {
+	if on == nil {
+		return nil
+	}
+	return func(e agent.Event) {
+		if reason, ok := HookBlocked(e); ok { // hooks.go
+			on(swarm.Event{Time: now(), Agent: name, Kind: swarm.EventHook, Text: reason})
+		}
+		if e.Type != agent.EventToolUse || e.Call == nil {
+			return
+		}
+		var in map[string]any
+		_ = json.Unmarshal(e.Call.Input, &in)
+		detail := ""
+		for _, k := range []string{"command", "file_path", "pattern", "to", "taskId"} {
+			if v, ok := in[k].(string); ok {
+				detail = v
+				break
+			}
+		}
+		if e.Call.Name == "TaskUpdate" {
+			if st, ok := in["status"].(string); ok {
+				detail = "#" + detail + " → " + st
+			}
+		}
+		on(swarm.Event{Time: now(), Agent: name, Kind: "tool", Text: strings.TrimSpace(e.Call.Name + " " + detail)})
+	}
+}
+
+// InProcess is what the lead's in-process teammates are built from.
+type InProcess struct {
+	Run         Run
+	Stores      Stores
+	Cwd         string // the lead's; a member with a worktree works there
+	Model       llm.Model
+	NoInstr     bool              // --no-project-instructions
+	Approver    *approve.Approver // the lead's permission layer, the teammates' start
+	Transcripts *Transcripts
+	OnEvent     func(swarm.Event) // the team's timeline
+	AskTimeout  time.Duration
+}
+
+// Launch runs member m of l's team in this process, on the prompt of its
+// spawn r, until it shuts down or ctx ends: its questions go to the lead
+// (l.AskInProcess), it takes the team's "allow always" rules, its
+// progress shows in its task and its current turn can be interrupted.
+func (p InProcess) Launch(ctx context.Context, l *swarm.Lead, m team.Member, r swarm.SpawnRequest) error {
+	now := p.Run.Now
+	if now == nil {
+		now = time.Now
+	}
+	cwd := cmp.Or(m.Cwd, p.Cwd)
+	ac := p.Run.NewContext(cwd, cmp.Or(m.Model, p.Model.Info().Model), p.NoInstr, p.Approver)
+	var tm *swarm.Teammate
+	timeline := ToolTimeline(m.Name, now, p.OnEvent)
+	onAgentEvent := func(e agent.Event) { // the timeline, and the teammate's progress in its task
+		if timeline != nil {
+			timeline(e)
+		}
+		if tm != nil && (e.Type == agent.EventToolUse || e.Type == agent.EventAssistant) {
+			pr := tm.Agent().Progress()
+			recent := make([]string, len(pr.Recent))
+			for i, act := range pr.Recent {
+				recent[i] = swarm.Activity(act.Tool, act.Input)
+			}
+			l.MateProgress(m.Name, task.Usage{TotalTokens: pr.LatestInputTokens + pr.OutputTokens, ToolUses: pr.ToolUses}, recent)
+		}
+	}
+	tm, cleanup, err := Teammate(TeammateConfig{Stores: p.Stores, Team: l.Team(), Member: m, Cwd: cwd, Model: p.Model, Context: ac, Transcripts: p.Transcripts,
+		Base: p.Approver, Prompt: r.Prompt, Planned: r.PlanModeRequired, Now: now, OnEvent: MateEvents(p.OnEvent), AskTimeout: p.AskTimeout,
+		Asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
+			return l.AskInProcess(ctx, m.Name, m.Color, req)
+		}),
+		Rules:        func(add func([]string)) { l.RegisterRules(m.Name, add) },
+		OnAgentEvent: onAgentEvent})
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	l.RegisterInterrupt(m.Name, func() bool { return tm.Agent().Interrupt() })
+	return tm.Run(ctx)
+}

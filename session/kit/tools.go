@@ -1,0 +1,135 @@
+package kit
+
+import (
+	"context"
+
+	agenttool "github.com/troupe-dev/troupe/tool/agent"
+	tasktool "github.com/troupe-dev/troupe/tool/task"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/bash"
+	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/transcript"
+)
+
+// ToolOptions configure coreTools.
+type ToolOptions struct {
+	Cwd       string
+	Registry  *task.Registry
+	Model     llm.Model
+	ModelName string
+	Approver  agent.Approver
+	// Teammates, when set, makes a named Agent call spawn a teammate.
+	Teammates agenttool.Teammates
+	// Remote, when set, runs Agent calls with isolation "Remote" on
+	// Remote workers (Remote.go).
+	Remote agenttool.Remote
+	// Context, when set, gives sub-agents the project instructions and the
+	// environment (context.go).
+	Context *Context
+	// Transcripts, when set, keeps each sub-agent's transcript, a sidechain of
+	// parent (transcript.go).
+	Transcripts *Transcripts
+	Parent      string
+	// WorktreeRoot is where agents' worktrees go; "" means beside the
+	// repository (worktrees.go).
+	WorktreeRoot string
+	Fork         bool // --fork-subagents
+}
+
+// Tools returns the tools of an agent rooted at cwd: the file tools,
+// Bash (with background shells in reg), TaskOutput, TaskStop and Agent
+// (sub-agents on the same model and permissions), and separately the
+// SendMessage tool that addresses its background sub-agents (a team
+// member's SendMessage falls through to it).
+func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
+	cwd, reg := o.Cwd, o.Registry
+	newBash := func(agentID string) tool.Tool {
+		return bash.New(bash.Config{Dir: cwd,
+			Background: tasktool.BashBackground(reg, tasktool.BashOptions{AgentID: agentID, Dir: cwd})})
+	}
+	var at *agenttool.Tool // set below, before any call
+	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
+	base := append(fs.All(FileConfig(cwd, o.Approver)), newBash(""),
+		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
+	if st := o.Context.SkillTool(); st != nil {
+		base = append(base, st) // sub-agents get it too
+	}
+	// mcp.go: every agent gets the MCP servers' tools
+	base = append(base, o.Context.MCPTools()...)
+	parent, _ := tool.NewRegistry(base...) // the names are unique
+	var types []brief.Agent                // agents.go
+	if o.Context != nil {
+		types = o.Context.agents
+	}
+	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.Teammates, Remote: o.Remote, Agents: AgentDefs(types),
+		Worktrees: &Worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.WorktreeRoot}, Fork: o.Fork,
+		OnFork: func(id string, cfg *agent.Config) {
+			cfg.Transcript = o.Transcripts.Writer(id, transcript.KindSubAgent, o.Parent)
+		},
+		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
+			var ts []tool.Tool
+			for _, name := range s.Tools.Names() {
+				t, _ := s.Tools.Get(name)
+				if name == "Bash" {
+					t = newBash(s.AgentID) // its background shells end with the sub-agent
+				}
+				ts = append(ts, t)
+			}
+			tools, err := tool.NewRegistry(ts...)
+			if err != nil {
+				return agent.Config{}, err
+			}
+			ap := o.Approver
+			if s.Dir != "" { // isolation "worktree" (worktrees.go)
+				if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
+					return agent.Config{}, err
+				}
+			}
+			modelName := o.ModelName
+			if s.Model != "" && s.Model != "inherit" { // the call's model, else its definition's
+				modelName = s.Model
+			}
+			cfg := agent.Config{Model: o.Model, ModelName: modelName, Tools: tools, Approver: ap,
+				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
+			if o.Context != nil {
+				role, custom := subagentRole(s.Agent) // agents.go
+				if cfg.System, err = o.Context.System(role, brief.Vars{Type: s.Type}, custom); err != nil {
+					return agent.Config{}, err
+				}
+				cfg.Environment = o.Context.Environment
+				cfg.Hooks = o.Context.hooks.ForAgent(string(s.AgentID), true)
+			}
+			if s.Dir != "" {
+				cfg.System += WorktreeNote(s.Dir)
+			}
+			if w := o.Transcripts.Writer(string(s.AgentID), transcript.KindSubAgent, o.Parent); w != nil {
+				cfg.Transcript = w
+			}
+			return cfg, nil
+		}})
+	return append(base, at), agenttool.NewSendMessage(at)
+}
+
+// pathJudge is the part of a permission layer the file tools consult
+// after the approval (approve.Approver and swarm.Approver have it).
+type pathJudge interface {
+	Confine(tool, abs, real string) error
+	Withholds(abs string) bool
+}
+
+// FileConfig returns the file tools' configuration for an agent rooted
+// at cwd whose calls ap approves: the tools check the real path of what
+// they open with ap and keep what its Read deny rules cover out of Glob
+// and Grep results.
+func FileConfig(cwd string, ap agent.Approver) fs.Config {
+	cfg := fs.Config{Root: cwd}
+	if j, ok := ap.(pathJudge); ok {
+		cfg.Confine, cfg.Withhold = j.Confine, j.Withholds
+	}
+	return cfg
+}
