@@ -87,7 +87,7 @@ func LoadSkills(dirs []string) ([]Skill, error) {
 				errs = append(errs, err)
 				continue
 			}
-			s := Skill{Name: doc.Text("name"), Description: doc.Text("description"), AllowedTools: doc.Strings("allowed-tools"), Path: path, Body: doc.Body}
+			s := Skill{Name: doc.Text("name"), Description: doc.Text("description"), AllowedTools: ToolList(doc.Strings("allowed-tools")), Path: path, Body: doc.Body}
 			if s.Name == "" {
 				s.Name = e.Name()
 			}
@@ -202,7 +202,7 @@ func LoadCommands(dirs []string) (map[string]Command, error) {
 				return nil
 			}
 			out[name] = Command{Name: name, Description: doc.Text("description"), ArgumentHint: doc.Text("argument-hint"), Model: doc.Text("model"),
-				AllowedTools: doc.Strings("allowed-tools"), Path: path, Body: doc.Body}
+				AllowedTools: ToolList(doc.Strings("allowed-tools")), Path: path, Body: doc.Body}
 			return nil
 		})
 		if err != nil {
@@ -282,6 +282,37 @@ func splitArgs(s string) []string {
 	}
 	if has {
 		out = append(out, cur.String())
+	}
+	return out
+}
+
+// ToolList splits a front matter tool list written Claude Code's ways
+// (a YAML list, "Read, Grep", or "Read Grep Bash(git diff *)") into its
+// entries: commas and spaces separate, except inside parentheses.
+func ToolList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		depth, start := 0, -1
+		for i, r := range v {
+			switch {
+			case r == '(':
+				depth++
+			case r == ')' && depth > 0:
+				depth--
+			case depth == 0 && (r == ' ' || r == '\t' || r == ','):
+				if start >= 0 {
+					out = append(out, v[start:i])
+					start = -1
+				}
+				continue
+			}
+			if start < 0 {
+				start = i
+			}
+		}
+		if start >= 0 { // also an entry whose parenthesis is never closed
+			out = append(out, v[start:])
+		}
 	}
 	return out
 }
