@@ -350,7 +350,8 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.Environment, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
 	lr.hooks.SetMode(func() string { return string(leadApprover.Mode()) })
-	return cfg, ac, nil
+	cfg, err = ac.NarrowBySkills(cfg) // a skill's allowed-tools narrow the rest of its turn
+	return cfg, ac, err
 }
 
 // leadFactory returns the session's LeadFactory: lead agents on cfg, each

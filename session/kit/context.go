@@ -25,17 +25,18 @@ import (
 // (package brief). One per agent: it remembers which subfolders' files
 // that agent has been given.
 type Context struct {
-	cwd    string
-	model  string
-	loader *brief.Loader // nil with --no-project-instructions
-	instr  *brief.Instructions
-	skills []brief.Skill
-	agents []brief.Agent // the agent types subagent_type selects (agents.go)
-	memory string        // the project's memory, for the lead (dream.go)
-	now    func() time.Time
-	getenv func(string) string
-	hooks  *Hooks      // every agent built on this context runs the hooks (hooks.go)
-	mcp    []tool.Tool // the MCP servers' tools (mcp.go)
+	cwd      string
+	userHome string // for ~/ in skills' allowed-tools
+	model    string
+	loader   *brief.Loader // nil with --no-project-instructions
+	instr    *brief.Instructions
+	skills   []brief.Skill
+	agents   []brief.Agent // the agent types subagent_type selects (agents.go)
+	memory   string        // the project's memory, for the lead (dream.go)
+	now      func() time.Time
+	getenv   func(string) string
+	hooks    *Hooks      // every agent built on this context runs the hooks (hooks.go)
+	mcp      []tool.Tool // the MCP servers' tools (mcp.go)
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -76,7 +77,7 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 	if warn == nil {
 		warn = func(string) {}
 	}
-	ac := &Context{cwd: cwd, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP}
+	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP}
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, r.UserHome, r.TroupeHome))
 	if err != nil {
 		warn(err.Error())

@@ -83,6 +83,9 @@ func (r RemoteJobs) Do(ctx context.Context, j remote.Job, progress func(string, 
 	if w := r.Transcripts.Writer(j.ID, transcript.KindRemote, ""); w != nil {
 		cfg.Transcript = w
 	}
+	if cfg, err = ac.NarrowBySkills(cfg); err != nil {
+		return remote.Result{Error: err.Error()}
+	}
 	ag, err = agent.New(cfg)
 	if err != nil {
 		return remote.Result{Error: err.Error()}

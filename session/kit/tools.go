@@ -110,7 +110,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			if w := o.Transcripts.Writer(string(s.AgentID), transcript.KindSubAgent, o.Parent); w != nil {
 				cfg.Transcript = w
 			}
-			return cfg, nil
+			return o.Context.NarrowBySkills(cfg)
 		}})
 	return append(base, at), agenttool.NewSendMessage(at)
 }

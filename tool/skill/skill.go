@@ -26,10 +26,25 @@ type Skill struct {
 
 // Tool is the Skill tool over a fixed set of skills. It keeps no state
 // and is safe for concurrent use.
-type Tool struct{ skills []Skill }
+type Tool struct {
+	skills []Skill
+	onLoad func(context.Context, Skill) // nil: nobody is told
+}
 
 // New returns the Skill tool for skills.
 func New(skills []Skill) *Tool { return &Tool{skills: skills} }
+
+// OnLoad returns a copy of t that calls f with each skill it loads,
+// before its body reaches the model (an agent narrows its tools to the
+// skill's allowed-tools there).
+func (t *Tool) OnLoad(f func(context.Context, Skill)) *Tool {
+	c := *t
+	c.onLoad = f
+	return &c
+}
+
+// Skills returns the skills t offers.
+func (t *Tool) Skills() []Skill { return t.skills }
 
 //go:embed skill.md
 var description string
@@ -74,10 +89,13 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		return tool.Errorf("Skill: no skill %q; the skills are: %s", name, strings.Join(names, ", ")), nil
 	}
 	s := t.skills[i]
+	if t.onLoad != nil {
+		t.onLoad(ctx, s)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Skill %q loaded. Its files are in %s (read them with Read when its instructions refer to them).\n", s.Name, s.Dir)
 	if len(s.AllowedTools) > 0 {
-		fmt.Fprintf(&b, "It is meant to use only these tools: %s.\n", strings.Join(s.AllowedTools, ", "))
+		fmt.Fprintf(&b, "Until this turn ends, only these tools may run: %s (Skill too, to load another skill).\n", strings.Join(s.AllowedTools, ", "))
 	}
 	if in.Args != "" {
 		fmt.Fprintf(&b, "Arguments: %s\n", in.Args)

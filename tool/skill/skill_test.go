@@ -14,7 +14,7 @@ func TestSkill(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("Skill review: %v %s", err, res.Content)
 	}
-	for _, want := range []string{`Skill "review" loaded`, "/p/.claude/skills/review", "only these tools: Read, Grep", "Arguments: HEAD~1", "1. Read the diff."} {
+	for _, want := range []string{`Skill "review" loaded`, "/p/.claude/skills/review", "only these tools may run: Read, Grep", "Arguments: HEAD~1", "1. Read the diff."} {
 		if !strings.Contains(res.Content, want) {
 			t.Errorf("result lacks %q:\n%s", want, res.Content)
 		}
