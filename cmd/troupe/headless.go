@@ -24,6 +24,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/kit"
+	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
@@ -172,7 +173,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 type leadRun struct {
 	bg      *background
 	out     *eventWriter
-	rec     *sessionLog
+	rec     *record.Log
 	id      string        // the session's id
 	tools   []string      // the lead's tool names
 	model   string        // the model's name, for the record and the header
@@ -247,7 +248,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model)
-	lr.defer_(lr.rec.close)
+	lr.defer_(lr.rec.Close)
 	stdout := a.Stdout
 	if interactive {
 		stdout = io.Discard // the screen is the interactive lead's
@@ -306,9 +307,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if _, err := bg.sess.StartLead(a.leadFactory(lr, cfg, ac.Nested(bg.sess.Deliver), extra), sess.history); err != nil {
 		return lr, err
 	}
-	if lr.rec != nil {
-		lr.rec.messages = func() []llm.Message { return bg.sess.Lead().Messages() }
-	}
+	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
 	return lr, nil
 }
 
@@ -364,7 +363,7 @@ func (a *app) leadFactory(lr *leadRun, cfg agent.Config, nested func(agent.Event
 		c.History = history
 		c.OnEvent = func(e agent.Event) {
 			if observe(e) {
-				lr.rec.event(e)
+				lr.rec.Event(e)
 			}
 			if lr.trace != nil {
 				lr.trace(e)

@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/tui"
 )
 
@@ -125,13 +126,13 @@ func (a *app) recentSessions(cwd, current string) []tui.SessionInfo {
 	}
 	dir := filepath.Join(home, "sessions")
 	var out []tui.SessionInfo
-	for _, si := range listSessions(dir, cwd) {
-		if si.id == current {
+	for _, si := range record.List(dir, cwd) {
+		if si.ID == current {
 			continue
 		}
-		info := tui.SessionInfo{ID: si.id, When: si.mod}
-		if rs, err := loadSession(filepath.Join(dir, si.id+".jsonl")); err == nil {
-			for _, m := range rs.messages {
+		info := tui.SessionInfo{ID: si.ID, When: si.Mod}
+		if rs, err := record.Load(record.Path(dir, si.ID)); err == nil {
+			for _, m := range rs.Messages {
 				if t := strings.TrimSpace(m.Text()); m.Role == llm.RoleUser && t != "" {
 					info.Prompt = t
 					break
@@ -157,7 +158,7 @@ func (a *app) recordSwaps(ctx context.Context, lr *leadRun) {
 			return
 		}
 		if e.Kind == session.KindBackgrounded || e.Kind == session.KindForegrounded {
-			lr.rec.reset(lr.bg.sess.Lead().Messages())
+			lr.rec.Reset(lr.bg.sess.Lead().Messages())
 		}
 	}
 }

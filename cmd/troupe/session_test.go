@@ -2,19 +2,16 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/coordinator"
-	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session/kit"
+	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -98,16 +95,16 @@ func TestResumeCoordinatorSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rec, err := parseSession(f, path)
+	rec, err := record.Parse(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var texts []string
-	for _, msg := range rec.messages {
+	for _, msg := range rec.Messages {
 		texts = append(texts, msg.Text())
 	}
-	if want := []string{"FIRST prompt", "FIRST-ANSWER", "SECOND prompt", "SECOND-ANSWER"}; !slices.Equal(texts, want) || !rec.header.Coordinator {
-		t.Errorf("recorded conversation = %q (coordinator %v); want %q in coordinator mode", texts, rec.header.Coordinator, want)
+	if want := []string{"FIRST prompt", "FIRST-ANSWER", "SECOND prompt", "SECOND-ANSWER"}; !slices.Equal(texts, want) || !rec.Header.Coordinator {
+		t.Errorf("recorded conversation = %q (coordinator %v); want %q in coordinator mode", texts, rec.Header.Coordinator, want)
 	}
 	// The flag that matches says nothing.
 	third := writeScript(t, `{"turns": [{"match": {"system": "`+m+`", "turn": 2}, "reply": {"text": "THIRD-ANSWER"}}]}`)
@@ -209,12 +206,12 @@ func TestResumeUnfinishedTurn(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q", out, stderr)
 	}
 	b, _ := os.ReadFile(path)
-	rec, err := parseSession(bytes.NewReader(b), path)
+	rec, err := record.Parse(bytes.NewReader(b), path)
 	if err != nil {
 		t.Fatalf("the resumed file does not read back: %v\n%s", err, b)
 	}
 	var texts []string
-	for _, m := range rec.messages {
+	for _, m := range rec.Messages {
 		texts = append(texts, m.Text())
 	}
 	if want := []string{"ONE", "ONE-ANSWER", "THREE", "THREE-ANSWER"}; !slices.Equal(texts, want) {
@@ -222,158 +219,5 @@ func TestResumeUnfinishedTurn(t *testing.T) {
 	}
 	if bytes.Contains(b, []byte(`{"type":"mess{`)) {
 		t.Error("the cut line was not dropped before appending")
-	}
-}
-
-func TestParseSession(t *testing.T) {
-	hdr := `{"type":"session","version":1,"session_id":"s1","cwd":"/w","coordinator":true,"provider":"anthropic","model":"m"}`
-	msg := func(role, text string) string {
-		b, _ := json.Marshal(sessionLine{Type: "message", Message: &llm.Message{Role: llm.Role(role), Content: []llm.Block{llm.Text(text)}}})
-		return string(b)
-	}
-	reset, _ := json.Marshal(sessionLine{Type: "reset", Messages: []llm.Message{llm.UserText("summary")}})
-	for _, tt := range []struct {
-		name, in string
-		texts    []string
-		err      string
-	}{
-		{name: "header only", in: hdr + "\n"},
-		{name: "messages", in: hdr + "\n" + msg("user", "a") + "\n" + msg("assistant", "b") + "\n", texts: []string{"a", "b"}},
-		{name: "reset", in: hdr + "\n" + msg("user", "a") + "\n" + string(reset) + "\n" + msg("assistant", "b") + "\n", texts: []string{"summary", "b"}},
-		{name: "cut last line", in: hdr + "\n" + msg("user", "a") + "\n" + `{"type":"message","mes`, texts: []string{"a"}},
-		{name: "empty", in: "", err: "f.jsonl: no complete session line"},
-		{name: "no header", in: msg("user", "a") + "\n", err: `f.jsonl line 1: type "message": the first line must be the session line`},
-		{name: "bad version", in: strings.Replace(hdr, `"version":1`, `"version":7`, 1) + "\n", err: "line 1: version 7: want 1"},
-		{name: "bad id", in: strings.Replace(hdr, `"s1"`, `"../s"`, 1) + "\n", err: `line 1: session_id "../s"`},
-		{name: "relative cwd", in: strings.Replace(hdr, `"/w"`, `"w"`, 1) + "\n", err: `line 1: cwd "w": want an absolute path`},
-		{name: "unknown type", in: hdr + "\n" + `{"type":"x"}` + "\n", err: `line 2: unknown type "x"`},
-		{name: "bad role", in: hdr + "\n" + msg("system", "a") + "\n", err: `line 2: message role "system"`},
-		{name: "no message", in: hdr + "\n" + `{"type":"message"}` + "\n", err: "line 2: a message line without its message"},
-		{name: "second header", in: hdr + "\n" + hdr + "\n", err: "line 2: a second session line"},
-		{name: "garbage", in: hdr + "\n" + "not json\n", err: "line 2: not a JSON object"},
-	} {
-		s, err := parseSession(strings.NewReader(tt.in), "f.jsonl")
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("%s: err = %v; want %q", tt.name, err, tt.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		var texts []string
-		for _, m := range s.messages {
-			texts = append(texts, m.Text())
-		}
-		if !slices.Equal(texts, tt.texts) || s.header.SessionID != "s1" || !s.header.Coordinator || s.header.Model != "m" {
-			t.Errorf("%s: messages %q, header %+v", tt.name, texts, s.header)
-		}
-		if want := int64(strings.LastIndexByte(tt.in, '\n') + 1); s.size != want {
-			t.Errorf("%s: size = %d; want %d (the complete lines)", tt.name, s.size, want)
-		}
-	}
-}
-
-// FuzzParseSession: the parser never panics, and what it accepts is
-// written back (one line each) to a file that parses to the same thing.
-func FuzzParseSession(f *testing.F) {
-	hdr := `{"type":"session","version":1,"session_id":"s1","cwd":"/w"}` + "\n"
-	f.Add(hdr)
-	f.Add(hdr + `{"type":"message","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}` + "\n")
-	f.Add(hdr + `{"type":"reset","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Read","input":{}}]}]}` + "\n")
-	f.Add(hdr + `{"type":"message","message":{"role":"user","content":[]}}` + "\n" + `{"type":"mess`)
-	f.Add(hdr + `{"type":"message"}` + "\n")
-	f.Add("")
-	f.Add("\n\n")
-	f.Add(`{"type":"session","version":1,"session_id":"s1","cwd":"/w"}`)
-	f.Fuzz(func(t *testing.T, in string) {
-		s, err := parseSession(strings.NewReader(in), "f")
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "session file f") {
-				t.Fatalf("error %q does not name the file", err)
-			}
-			return
-		}
-		if s.size > int64(len(in)) || (s.size > 0 && in[s.size-1] != '\n') {
-			t.Fatalf("size %d is not the end of a line of %q", s.size, in)
-		}
-		var b bytes.Buffer
-		for _, l := range []sessionLine{s.header, {Type: "reset", Messages: s.messages}} {
-			line, err := json.Marshal(l)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.Write(append(line, '\n'))
-		}
-		again, err := parseSession(&b, "f")
-		if err != nil {
-			t.Fatalf("written back, it does not parse: %v\n%s", err, b.String())
-		}
-		if !reflect.DeepEqual(again.header, s.header) || len(again.messages) != len(s.messages) {
-			t.Fatalf("round trip changed it: %+v %d vs %+v %d", again.header, len(again.messages), s.header, len(s.messages))
-		}
-	})
-}
-
-// --continue takes the session of the working folder written last;
-// sessions of other folders and unreadable files are skipped.
-func TestListSessions(t *testing.T) {
-	dir := t.TempDir()
-	write := func(id, cwd string, age time.Duration) {
-		p := filepath.Join(dir, id+".jsonl")
-		os.WriteFile(p, []byte(`{"type":"session","version":1,"session_id":"`+id+`","cwd":"`+cwd+`"}`+"\n"), 0o600)
-		at := time.Now().Add(-age)
-		os.Chtimes(p, at, at)
-	}
-	write("old", "/w", time.Hour)
-	write("new", "/w", time.Minute)
-	write("other", "/elsewhere", 0)
-	os.WriteFile(filepath.Join(dir, "broken.jsonl"), []byte("{"), 0o600)
-	var ids []string
-	for _, s := range listSessions(dir, "/w") {
-		ids = append(ids, s.id)
-	}
-	if want := []string{"new", "old"}; !slices.Equal(ids, want) {
-		t.Errorf("listSessions = %v; want %v", ids, want)
-	}
-}
-
-// A compaction is recorded as a reset to the lead's new conversation, and
-// reading the file back gives that conversation.
-func TestSessionLogCompaction(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s1.jsonl")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	l := &sessionLog{f: f, path: path, stderr: &stderr}
-	l.write(sessionLine{Type: "session", Version: sessionVersion, SessionID: "s1", Cwd: "/w"})
-	q, a := llm.UserText("question"), llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("answer")}}
-	l.event(agent.Event{Type: agent.EventUser, Message: &q})
-	l.event(agent.Event{Type: agent.EventDelta, Text: "ans"})
-	l.event(agent.Event{Type: agent.EventAssistant, Message: &a})
-	summary := llm.UserText("summary")
-	l.messages = func() []llm.Message { return []llm.Message{summary, a} }
-	l.event(agent.Event{Type: agent.EventCompact, Text: "summary"})
-	l.close()
-	if stderr.Len() > 0 {
-		t.Errorf("stderr: %s", stderr.String())
-	}
-	s, err := loadSession(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.messages) != 2 || s.messages[0].Text() != "summary" || s.messages[1].Text() != "answer" {
-		t.Errorf("conversation read back = %+v; want the compacted one", s.messages)
-	}
-	// A write after the file is gone is reported once, at close.
-	l2 := &sessionLog{f: f, path: path, stderr: &stderr} // f is closed
-	l2.write(sessionLine{Type: "message", Message: &q})
-	l2.close()
-	if !strings.Contains(stderr.String(), "the session record is incomplete: record session in "+path) {
-		t.Errorf("stderr = %q; want the failed record named", stderr.String())
 	}
 }
