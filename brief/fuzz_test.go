@@ -24,35 +24,3 @@ func FuzzImports(f *testing.F) {
 		}
 	})
 }
-
-// FuzzToolList: ToolList keeps every byte but the separators outside
-// parentheses, in order, and makes no empty entry.
-func FuzzToolList(f *testing.F) {
-	for _, s := range []string{"Read Grep", "Read, Bash(git diff *)", "Bash(a (b) c)", "((", ")) Read", "Bash(git diff", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var kept strings.Builder
-		depth := 0
-		for i := range len(s) { // the separators are ASCII: bytes will do
-			switch c := s[i]; {
-			case c == '(':
-				depth++
-			case c == ')' && depth > 0:
-				depth--
-			case depth == 0 && (c == ' ' || c == '\t' || c == ','):
-				continue
-			}
-			kept.WriteByte(s[i])
-		}
-		got := ToolList([]string{s})
-		for _, e := range got {
-			if e == "" {
-				t.Errorf("ToolList(%q) = %q: an empty entry", s, got)
-			}
-		}
-		if j := strings.Join(got, ""); j != kept.String() {
-			t.Errorf("ToolList(%q) = %q; joined %q, want %q", s, got, j, kept.String())
-		}
-	})
-}

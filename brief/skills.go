@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/internal/frontmatter"
+	"github.com/troupe-dev/troupe/permission"
 )
 
 // maxDefinitionBytes bounds a skill or command file.
@@ -288,31 +289,11 @@ func splitArgs(s string) []string {
 
 // ToolList splits a front matter tool list written Claude Code's ways
 // (a YAML list, "Read, Grep", or "Read Grep Bash(git diff *)") into its
-// entries: commas and spaces separate, except inside parentheses.
+// entries (permission.SplitRules).
 func ToolList(vals []string) []string {
 	var out []string
 	for _, v := range vals {
-		depth, start := 0, -1
-		for i, r := range v {
-			switch {
-			case r == '(':
-				depth++
-			case r == ')' && depth > 0:
-				depth--
-			case depth == 0 && (r == ' ' || r == '\t' || r == ','):
-				if start >= 0 {
-					out = append(out, v[start:i])
-					start = -1
-				}
-				continue
-			}
-			if start < 0 {
-				start = i
-			}
-		}
-		if start >= 0 { // also an entry whose parenthesis is never closed
-			out = append(out, v[start:])
-		}
+		out = append(out, permission.SplitRules(v)...)
 	}
 	return out
 }

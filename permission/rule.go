@@ -259,3 +259,34 @@ func checkPathPattern(spec string) error {
 	}
 	return nil
 }
+
+// SplitRules splits a list of rules as people write them (a
+// --allowedTools value, a skill's allowed-tools): commas and blanks
+// separate, except inside parentheses, so "Bash(npm test), Edit
+// Read(./src/**)" is three rules. A parenthesis never closed keeps the
+// rest in its rule. Every other byte is kept as written.
+func SplitRules(s string) []string {
+	var out []string
+	depth, start := 0, -1
+	for i := range len(s) { // the separators are ASCII: bytes will do
+		switch c := s[i]; {
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case depth == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','):
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}

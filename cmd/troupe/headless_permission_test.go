@@ -9,10 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/troupe-dev/troupe/permission"
-	"github.com/troupe-dev/troupe/permission/approve"
-	"github.com/troupe-dev/troupe/permission/shell"
 )
 
 // rmScript is a scripted model that runs `rm -rf build` and then stops.
@@ -271,43 +267,5 @@ func TestHeadlessAddDirAllowsReads(t *testing.T) {
 	}
 	if res, _ := toolResult(t, out, "toolu_r"); !strings.Contains(res, "shared") {
 		t.Errorf("read with --add-dir: tool result %q; want the file", res)
-	}
-}
-
-func TestSplitRules(t *testing.T) {
-	got := splitRules(` Bash(npm run test:*), Edit  Read(./src/**),Bash(git log --oneline) WebFetch(domain:a.com)`)
-	want := []string{"Bash(npm run test:*)", "Edit", "Read(./src/**)", "Bash(git log --oneline)", "WebFetch(domain:a.com)"}
-	if !slices.Equal(got, want) {
-		t.Errorf("splitRules = %q; want %q", got, want)
-	}
-}
-
-func TestHeadlessHint(t *testing.T) {
-	cwd := "/work/proj"
-	p := permission.Policy{Shell: shell.Parse}
-	hint := headlessHint(p, cwd, nil)
-	tests := []struct {
-		tool, input string
-		want        []string
-	}{
-		{"Write", `{"file_path":"a.go"}`, []string{"--permission-mode acceptEdits"}},
-		{"Write", `{"file_path":"/etc/x.conf"}`, []string{"--add-dir /etc --permission-mode acceptEdits"}},
-		{"Read", `{"file_path":"/srv/lib/x.go"}`, []string{"--add-dir /srv/lib"}},
-		{"Bash", `{"command":"npm test && rm -rf 'my build'"}`, []string{`--allowedTools "Bash(npm test) Bash(rm -rf 'my build')"`}},
-		{"Bash", `{"command":"echo $(whoami)"}`, []string{"--permission-mode bypassPermissions"}},
-		{"WebFetch", `{"url":"https://Example.com/x"}`, []string{`--allowedTools "WebFetch(domain:example.com)"`}},
-		{"mcp__gh__create_issue", `{}`, []string{`--allowedTools "mcp__gh__create_issue"`}},
-	}
-	for _, tt := range tests {
-		d := p.Check(permission.Request{Tool: tt.tool, Input: json.RawMessage(tt.input), Cwd: cwd})
-		if d.Behavior != permission.Ask {
-			t.Fatalf("%s %s: decision %s; want ask", tt.tool, tt.input, d.Behavior)
-		}
-		got := hint(approve.AskRequest{Tool: tt.tool, Input: json.RawMessage(tt.input), Cwd: cwd, Mode: permission.ModeDefault, Reason: d.Reason})
-		for _, w := range append(tt.want, "--permission-prompt-command") {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s %s: hint %q does not contain %q", tt.tool, tt.input, got, w)
-			}
-		}
 	}
 }
