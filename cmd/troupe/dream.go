@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,9 +13,9 @@ import (
 	"github.com/troupe-dev/troupe/dream"
 	"github.com/troupe-dev/troupe/memory"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/session/kit"
+	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/task"
-	"github.com/troupe-dev/troupe/tool"
-	"github.com/troupe-dev/troupe/tool/fs"
 )
 
 // memoryPrompt returns the project's memory for the lead's system prompt
@@ -74,7 +72,7 @@ func (a *app) runDream(ctx context.Context, h *headless, cwd string) error {
 	if err != nil {
 		return err
 	}
-	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
+	cfg := kit.Dream(home, cwd, "", model, h.model)
 	reg := task.New(task.Config{Dir: filepath.Join(os.TempDir(), "troupe-dream-"+memory.Slug(cwd)), PollInterval: -1})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -83,12 +81,7 @@ func (a *app) runDream(ctx context.Context, h *headless, cwd string) error {
 	}()
 	sub := reg.Subscribe()
 	defer sub.Close()
-	id, err := dream.Start(reg, dream.Config{Model: model, ModelName: h.model, MemoryDir: memDir, SessionsDir: sessions,
-		Approver: dream.Approver{MemoryDir: memDir, SessionsDir: sessions},
-		Filter:   func(s string) bool { return sessionCwd(sessions, s) == cwd },
-		Tools: func(dir string) (*tool.Registry, error) {
-			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
-		}})
+	id, err := dream.Start(reg, cfg)
 	if errors.Is(err, dream.ErrNothing) {
 		_, err = fmt.Fprintln(a.Stdout, "troupe dream: nothing to consolidate: no session of this project since the last dream")
 		return err
@@ -107,29 +100,9 @@ func (a *app) runDream(ctx context.Context, h *headless, cwd string) error {
 		if e.State.Status != task.Completed {
 			return fmt.Errorf("dream %s %s: %s (memory unchanged on record: it is due again)", id, e.State.Status, e.State.Description)
 		}
-		_, err = fmt.Fprintf(a.Stdout, "troupe dream: %s in %s\n", e.State.Description, memDir)
+		_, err = fmt.Fprintf(a.Stdout, "troupe dream: %s in %s\n", e.State.Description, cfg.MemoryDir)
 		return err
 	}
-}
-
-// sessionCwd returns the working folder a session record names
-// (<sessions>/<id>.jsonl, its first line), "" when unknown.
-func sessionCwd(sessions, id string) string {
-	f, err := os.Open(filepath.Join(sessions, id+".jsonl"))
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	if !sc.Scan() {
-		return ""
-	}
-	var l struct {
-		Cwd string `json:"cwd"`
-	}
-	_ = json.Unmarshal(sc.Bytes(), &l)
-	return l.Cwd
 }
 
 // Defaults of the autoDream settings.
@@ -174,7 +147,7 @@ func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
 	ids, _ := memory.SessionsSince(sessions, last, session)
 	n := 0
 	for _, id := range ids {
-		if sessionCwd(sessions, id) == cwd {
+		if record.Cwd(sessions, id) == cwd {
 			n++
 		}
 	}
@@ -196,13 +169,7 @@ func (a *app) startDream(h *headless, cwd, session string, reg *task.Registry) (
 	if err != nil {
 		return "", err
 	}
-	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
-	return dream.Start(reg, dream.Config{Model: model, ModelName: h.model, MemoryDir: memDir, SessionsDir: sessions, Current: session,
-		Approver: dream.Approver{MemoryDir: memDir, SessionsDir: sessions},
-		Filter:   func(s string) bool { return sessionCwd(sessions, s) == cwd },
-		Tools: func(dir string) (*tool.Registry, error) {
-			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
-		}})
+	return dream.Start(reg, kit.Dream(home, cwd, session, model, h.model))
 }
 
 // slashDream is /dream in the interactive lead: a dream in the session's

@@ -69,6 +69,19 @@ func ValidID(id string) bool { return sessionIDPattern.MatchString(id) }
 // Path returns the file of session id in dir.
 func Path(dir, id string) string { return filepath.Join(dir, id+".jsonl") }
 
+// Cwd returns the working folder of session id in dir, "" when its
+// record cannot be read.
+func Cwd(dir, id string) string {
+	if !ValidID(id) {
+		return ""
+	}
+	h, err := readHeader(Path(dir, id))
+	if err != nil {
+		return ""
+	}
+	return h.Cwd
+}
+
 // Create starts the record of a new session in dir (made 0700 when
 // missing): its file, created 0600 and never over an existing one (an id
 // used before keeps its own record), begins with hdr (Type and Version
