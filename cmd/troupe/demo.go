@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -166,6 +167,11 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 	if runErr != nil {
 		problems = append([]string{"the lead's run failed: " + runErr.Error()}, problems...)
 	}
+	return stats.summary(out, elapsed, mode, granted, strings.TrimSpace(result.String()), problems)
+}
+
+// summary prints the demo's figures and its verdict.
+func (stats *demoStats) summary(out io.Writer, elapsed time.Duration, mode string, granted int, answer string, problems []string) error {
 	fmt.Fprintf(out, "\nsummary (%s):\n", elapsed.Round(10*time.Millisecond))
 	stats.mu.Lock()
 	fmt.Fprintf(out, "  teammates spawned      %d (%s)\n", stats.counts[swarm.EventSpawned], mode)
@@ -177,7 +183,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 	fmt.Fprintf(out, "  shutdowns              %d\n", stats.counts["shutdowns"])
 	fmt.Fprintf(out, "  deaths                 %d\n", stats.counts[swarm.EventDead])
 	stats.mu.Unlock()
-	fmt.Fprintf(out, "  lead's answer          %s\n", strings.TrimSpace(result.String()))
+	fmt.Fprintf(out, "  lead's answer          %s\n", answer)
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintf(out, "  FAILED: %s\n", p)

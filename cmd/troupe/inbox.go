@@ -92,23 +92,7 @@ the sender. TEXT "-" reads the text from standard input.`,
 				}
 				return fmt.Errorf("send to %s in team %s: %w", to, c.Name, err)
 			}
-			if a.jsonOut {
-				out := sent{Team: c.Name, From: from, Deliveries: make([]delivery, len(ds))}
-				for i, d := range ds {
-					out.Deliveries[i] = delivery{To: d.To, ID: d.ID}
-				}
-				return a.printJSON(out)
-			}
-			if len(ds) == 0 {
-				_, err = fmt.Fprintf(a.Stdout, "no recipients: %s is the only member of team %s\n", from, c.Name)
-				return err
-			}
-			names := make([]string, len(ds))
-			for i, d := range ds {
-				names[i] = d.To
-			}
-			_, err = fmt.Fprintf(a.Stdout, "sent to %s\n", strings.Join(names, ", "))
-			return err
+			return a.printSent(c.Name, from, ds)
 		},
 	}
 	f := cmd.Flags()
@@ -121,6 +105,27 @@ the sender. TEXT "-" reads the text from standard input.`,
 		_ = cmd.MarkFlagRequired(n)
 	}
 	return cmd
+}
+
+// printSent says where troupe inbox send delivered.
+func (a *app) printSent(teamName, from string, ds []mailbox.Delivery) (err error) {
+	if a.jsonOut {
+		out := sent{Team: teamName, From: from, Deliveries: make([]delivery, len(ds))}
+		for i, d := range ds {
+			out.Deliveries[i] = delivery{To: d.To, ID: d.ID}
+		}
+		return a.printJSON(out)
+	}
+	if len(ds) == 0 {
+		_, err = fmt.Fprintf(a.Stdout, "no recipients: %s is the only member of team %s\n", from, teamName)
+		return err
+	}
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.To
+	}
+	_, err = fmt.Fprintf(a.Stdout, "sent to %s\n", strings.Join(names, ", "))
+	return err
 }
 
 func (a *app) inboxReadCommand() *cobra.Command {

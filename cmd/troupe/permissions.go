@@ -51,10 +51,7 @@ type checkResult struct {
 }
 
 func (a *app) permissionsCheckCommand() *cobra.Command {
-	var (
-		tool, input, mode, cwd string
-		files, dirs            []string
-	)
+	var o checkOptions
 	c := &cobra.Command{
 		Use:   "check --tool TOOL [--input JSON]",
 		Short: "Decide a tool call against the permission settings",
@@ -72,94 +69,104 @@ command line).`,
 		Example: `  troupe permissions check --tool Bash --input '{"command":"git status && rm -rf ~"}'
   troupe permissions check --tool Read --input '{"file_path":"/etc/passwd"}' --mode plan --json`,
 		Args: positional(),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if tool == "" {
-				return usagef("--tool is required")
-			}
-			raw := json.RawMessage(input)
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &obj); err != nil {
-				return usagef("--input: want a JSON object: %v", err)
-			}
-			m, err := permission.ParseMode(mode)
-			if err != nil && mode != "" {
-				return usagef("--mode: %v", err)
-			}
-			home, err := a.home()
-			if err != nil {
-				return err
-			}
-			if cwd == "" {
-				if cwd, err = a.Getwd(); err != nil {
-					return err
-				}
-			}
-			if cwd, err = filepath.Abs(cwd); err != nil {
-				return err
-			}
-			userHome, err := a.HomeDir()
-			if err != nil {
-				userHome = "" // rules under ~/ then never allow
-			}
-			list := settings.Files(home, cwd)
-			for _, f := range files {
-				abs, err := filepath.Abs(f)
-				if err != nil {
-					return err
-				}
-				list = append(list, settings.File{Path: abs, Scope: settings.ScopeCommandLine, Base: cwd})
-			}
-			s, err := settings.Load(list, userHome)
-			if err != nil {
-				return err
-			}
-			for _, w := range s.Warnings {
-				fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", w)
-			}
-			if mode == "" {
-				m = s.DefaultMode
-				if m == "" {
-					m = permission.ModeDefault
-				}
-			}
-			extra := append([]string(nil), s.Dirs...)
-			for _, d := range dirs {
-				abs, err := filepath.Abs(d)
-				if err != nil {
-					return err
-				}
-				extra = append(extra, abs)
-			}
-			p := s.Policy()
-			p.Home, p.Shell, p.Realpath = userHome, shell.Parse, realpath.Resolve
-			d := p.Check(permission.Request{Tool: tool, Input: raw, Cwd: cwd, Dirs: extra, Mode: m})
-			res := checkResult{Decision: d.Behavior, Reason: d.Reason, Mode: m, Settings: s.Loaded}
-			if res.Settings == nil {
-				res.Settings = []string{}
-			}
-			if d.Rule != nil {
-				res.Rule, res.Source = d.Rule.String(), d.Rule.Source
-			}
-			if err := a.printCheck(res); err != nil {
-				return err
-			}
-			switch d.Behavior {
-			case permission.Deny:
-				return &ExitError{Code: exitDeny, Msg: "denied"}
-			case permission.Ask:
-				return &ExitError{Code: exitAsk, Msg: "would ask"}
-			}
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return a.permissionsCheck(o) },
 	}
 	f := c.Flags()
-	f.StringVar(&tool, "tool", "", "tool `NAME`: Bash, Read, Write, Edit, Glob, Grep, WebFetch, mcp__server__tool, ...")
-	f.StringVar(&input, "input", "{}", "the tool input as a JSON object, such as '{\"command\":\"ls\"}'")
-	f.StringVar(&mode, "mode", "", "permission `MODE`: default, acceptEdits, plan, bypassPermissions or dontAsk (default: the settings' defaultMode)")
-	f.StringVar(&cwd, "cwd", "", "working `DIR` of the call (default: the current folder)")
-	f.StringArrayVar(&files, "settings", nil, "read this settings `FILE` too, last (repeatable)")
-	f.StringArrayVar(&dirs, "add-dir", nil, "a further working `DIR` (repeatable)")
+	f.StringVar(&o.tool, "tool", "", "tool `NAME`: Bash, Read, Write, Edit, Glob, Grep, WebFetch, mcp__server__tool, ...")
+	f.StringVar(&o.input, "input", "{}", "the tool input as a JSON object, such as '{\"command\":\"ls\"}'")
+	f.StringVar(&o.mode, "mode", "", "permission `MODE`: default, acceptEdits, plan, bypassPermissions or dontAsk (default: the settings' defaultMode)")
+	f.StringVar(&o.cwd, "cwd", "", "working `DIR` of the call (default: the current folder)")
+	f.StringArrayVar(&o.files, "settings", nil, "read this settings `FILE` too, last (repeatable)")
+	f.StringArrayVar(&o.dirs, "add-dir", nil, "a further working `DIR` (repeatable)")
 	return c
+}
+
+// checkOptions are the flags of troupe permissions check.
+type checkOptions struct {
+	tool, input, mode, cwd string
+	files, dirs            []string
+}
+
+// permissionsCheck is troupe permissions check: it decides one call.
+func (a *app) permissionsCheck(o checkOptions) error {
+	tool, input, mode, cwd, files, dirs := o.tool, o.input, o.mode, o.cwd, o.files, o.dirs
+	if tool == "" {
+		return usagef("--tool is required")
+	}
+	raw := json.RawMessage(input)
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return usagef("--input: want a JSON object: %v", err)
+	}
+	m, err := permission.ParseMode(mode)
+	if err != nil && mode != "" {
+		return usagef("--mode: %v", err)
+	}
+	home, err := a.home()
+	if err != nil {
+		return err
+	}
+	if cwd == "" {
+		if cwd, err = a.Getwd(); err != nil {
+			return err
+		}
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return err
+	}
+	userHome, err := a.HomeDir()
+	if err != nil {
+		userHome = "" // rules under ~/ then never allow
+	}
+	list := settings.Files(home, cwd)
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		list = append(list, settings.File{Path: abs, Scope: settings.ScopeCommandLine, Base: cwd})
+	}
+	s, err := settings.Load(list, userHome)
+	if err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", w)
+	}
+	if mode == "" {
+		m = s.DefaultMode
+		if m == "" {
+			m = permission.ModeDefault
+		}
+	}
+	extra := append([]string(nil), s.Dirs...)
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return err
+		}
+		extra = append(extra, abs)
+	}
+	p := s.Policy()
+	p.Home, p.Shell, p.Realpath = userHome, shell.Parse, realpath.Resolve
+	d := p.Check(permission.Request{Tool: tool, Input: raw, Cwd: cwd, Dirs: extra, Mode: m})
+	res := checkResult{Decision: d.Behavior, Reason: d.Reason, Mode: m, Settings: s.Loaded}
+	if res.Settings == nil {
+		res.Settings = []string{}
+	}
+	if d.Rule != nil {
+		res.Rule, res.Source = d.Rule.String(), d.Rule.Source
+	}
+	if err := a.printCheck(res); err != nil {
+		return err
+	}
+	switch d.Behavior {
+	case permission.Deny:
+		return &ExitError{Code: exitDeny, Msg: "denied"}
+	case permission.Ask:
+		return &ExitError{Code: exitAsk, Msg: "would ask"}
+	}
+	return nil
 }
 
 func (a *app) printCheck(r checkResult) error {

@@ -281,27 +281,7 @@ A task is not completed while a task that blocks it is open.`,
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				if res.Updated == nil {
-					res.Updated = []string{}
-				}
-				return a.printJSON(updated{Task: res.Task, Updated: res.Updated, From: res.From, Deleted: res.Deleted})
-			}
-			switch {
-			case res.Deleted:
-				_, err = fmt.Fprintf(a.Stdout, "deleted task %s\n", id)
-			case len(res.Updated) == 0:
-				_, err = fmt.Fprintf(a.Stdout, "task %s: nothing changed\n", id)
-			default:
-				changes := append([]string(nil), res.Updated...)
-				for i, n := range changes {
-					if n == "status" && res.From != "" {
-						changes[i] = fmt.Sprintf("status %s -> %s", res.From, res.Task.Status)
-					}
-				}
-				_, err = fmt.Fprintf(a.Stdout, "updated task %s: %s\n", id, strings.Join(changes, ", "))
-			}
-			return err
+			return a.printUpdated(id, res)
 		},
 	}
 	f := cmd.Flags()
@@ -316,6 +296,31 @@ A task is not completed while a task that blocks it is open.`,
 	f.StringArrayVar(&meta, "metadata", nil, "merge metadata entry `KEY=JSON`; KEY=null deletes the key (repeatable)")
 	_ = cmd.MarkFlagRequired("team")
 	return cmd
+}
+
+// printUpdated says what troupe task update changed.
+func (a *app) printUpdated(id string, res tasklist.Result) (err error) {
+	if a.jsonOut {
+		if res.Updated == nil {
+			res.Updated = []string{}
+		}
+		return a.printJSON(updated{Task: res.Task, Updated: res.Updated, From: res.From, Deleted: res.Deleted})
+	}
+	switch {
+	case res.Deleted:
+		_, err = fmt.Fprintf(a.Stdout, "deleted task %s\n", id)
+	case len(res.Updated) == 0:
+		_, err = fmt.Fprintf(a.Stdout, "task %s: nothing changed\n", id)
+	default:
+		changes := append([]string(nil), res.Updated...)
+		for i, n := range changes {
+			if n == "status" && res.From != "" {
+				changes[i] = fmt.Sprintf("status %s -> %s", res.From, res.Task.Status)
+			}
+		}
+		_, err = fmt.Fprintf(a.Stdout, "updated task %s: %s\n", id, strings.Join(changes, ", "))
+	}
+	return err
 }
 
 func (a *app) taskClaimCommand() *cobra.Command {
