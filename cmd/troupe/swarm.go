@@ -97,9 +97,9 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		o.onEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: "backend", Text: text})
 	}
 	answer := o.answer
-	if pc, ok := o.approver.Asker.(*promptCommand); ok && answer == nil {
+	if pc, ok := o.approver.Asker.(*approve.Command); ok && answer == nil {
 		answer = func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
-			return pc.teamAnswer(ctx, q, o.cwd)
+			return teamAnswer(ctx, pc, q, o.cwd)
 		}
 	}
 	if answer == nil && o.approver.Asker != nil {
