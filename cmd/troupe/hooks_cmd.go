@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -47,12 +46,7 @@ skipped (an unknown event, a hook type other than command) is a warning.`,
 			if err != nil {
 				return err
 			}
-			if cwd == "" {
-				if cwd, err = a.Getwd(); err != nil {
-					return err
-				}
-			}
-			if cwd, err = filepath.Abs(cwd); err != nil {
+			if cwd, err = a.workDir(cwd); err != nil {
 				return err
 			}
 			c, err := hooks.Load(kit.SettingsPaths(home, cwd))

@@ -106,12 +106,7 @@ func (a *app) permissionsCheck(o checkOptions) error {
 	if err != nil {
 		return err
 	}
-	if cwd == "" {
-		if cwd, err = a.Getwd(); err != nil {
-			return err
-		}
-	}
-	if cwd, err = filepath.Abs(cwd); err != nil {
+	if cwd, err = a.workDir(cwd); err != nil {
 		return err
 	}
 	userHome, err := a.HomeDir()
