@@ -245,3 +245,52 @@ func (a appender) Write(p []byte) (int, error) {
 	}
 	return n, werr
 }
+
+// Tail reads the lines of the transcript at path from offset off (0: the
+// whole file, whose header line is checked and skipped) and returns them
+// with the offset after the last complete line, where the next Tail goes
+// on. A torn last line is left for then. A file shorter than off (it was
+// replaced) is read again from the start.
+func Tail(path string, off int64) ([]Line, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, off, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() < off {
+		off = 0
+	}
+	if off == 0 {
+		t, err := Parse(f)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		return t.Lines, t.Size, nil
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, off, err
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	var out []Line
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > maxLine {
+			return out, off, fmt.Errorf("%s: a line longer than %d bytes", path, maxLine)
+		}
+		if err == io.EOF {
+			return out, off, nil
+		}
+		if err != nil {
+			return out, off, err
+		}
+		n := int64(len(b))
+		if b = bytes.TrimSpace(b); len(b) > 0 {
+			var l Line
+			if err := json.Unmarshal(b, &l); err != nil {
+				return out, off, fmt.Errorf("%s at byte %d: %v", path, off, err)
+			}
+			out = append(out, l)
+		}
+		off += n
+	}
+}

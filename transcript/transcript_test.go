@@ -2,11 +2,15 @@ package transcript
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/llm"
 )
 
 var t0 = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
@@ -105,4 +109,41 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("size %d does not end a line", tr.Size)
 		}
 	})
+}
+
+// Tail reads what was appended since the last call, leaves a torn line
+// for the next one, and starts over on a file that was replaced.
+func TestTail(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Appender(dir, Header{Agent: "alice", Kind: "teammate", Session: "s"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(text string) string {
+		b, _ := json.Marshal(Line{Type: "assistant", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(text)}}})
+		return string(b) + "\n"
+	}
+	io.WriteString(w, line("one"))
+	path := filepath.Join(dir, FileName("alice"))
+	ls, off, err := Tail(path, 0)
+	if err != nil || len(ls) != 1 || ls[0].Message.Text() != "one" {
+		t.Fatalf("Tail from 0 = %+v, %d, %v", ls, off, err)
+	}
+	io.WriteString(w, line("two"))
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"type":"assis`) // torn
+	f.Close()
+	ls, off2, err := Tail(path, off)
+	if err != nil || len(ls) != 1 || ls[0].Message.Text() != "two" || off2 <= off {
+		t.Fatalf("Tail from %d = %+v, %d, %v; want only two", off, ls, off2, err)
+	}
+	if ls, off3, err := Tail(path, off2); err != nil || len(ls) != 0 || off3 != off2 {
+		t.Errorf("Tail at the torn line = %+v, %d, %v; want nothing yet", ls, off3, err)
+	}
+	os.Remove(path)
+	w2, _ := Appender(dir, Header{Agent: "alice", Kind: "teammate", Session: "s"}, time.Now())
+	io.WriteString(w2, line("again"))
+	if ls, _, err := Tail(path, off2); err != nil || len(ls) != 1 || ls[0].Message.Text() != "again" {
+		t.Errorf("Tail of a replaced file = %+v, %v; want it read from the start", ls, err)
+	}
 }
