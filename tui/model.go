@@ -3,7 +3,9 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/transcript"
 )
 
 // screen is what fills the window above the prompt.
@@ -95,6 +98,28 @@ type mateView struct {
 	task               task.ID
 	lines              []string // its timeline, newest last (capped)
 	lastAt             time.Time
+	// Its transcript (Options.Transcript), read while its view is open.
+	said    []saidLine // newest last (capped)
+	off     int64      // where the next read goes on
+	reading bool       // a read is under way
+	readErr string
+}
+
+// saidLine is one line of a teammate's transcript, for its view.
+type saidLine struct {
+	kind string // text, call, result, error, note
+	text string
+}
+
+// maxSaidLines bounds the transcript lines a teammate's view keeps.
+const maxSaidLines = 2000
+
+// transcriptMsg is what a read of a teammate's transcript found.
+type transcriptMsg struct {
+	name  string
+	lines []transcript.Line
+	next  int64
+	err   error
 }
 
 const maxMateLines = 200
@@ -143,6 +168,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.spin++
 		m.evict()
+		return m, m.readMate()
+	case transcriptMsg:
+		m.said(msg)
 		return m, nil
 	case eventMsg:
 		m.event(msg.e)
@@ -875,4 +903,82 @@ func (m *model) replay(history []llm.Message) {
 	if len(history) > 0 {
 		m.convo.add(entry{kind: entryQuiet, text: "resumed: the conversation above goes on"})
 	}
+}
+
+// readMate returns the command that reads what the open teammate's
+// transcript gained since the last read; nil when no view is open, a
+// read is under way or there are no transcripts.
+func (m *model) readMate() tea.Cmd {
+	if m.screen != screenTeammate || m.opts.Transcript == nil {
+		return nil
+	}
+	mv := m.mateInfo[m.viewMate]
+	if mv == nil || mv.reading {
+		return nil
+	}
+	mv.reading = true
+	read, name, from := m.opts.Transcript, mv.name, mv.off
+	return func() tea.Msg {
+		lines, next, err := read(name, from)
+		return transcriptMsg{name: name, lines: lines, next: next, err: err}
+	}
+}
+
+// said adds what a read of a teammate's transcript found to its view.
+func (m *model) said(msg transcriptMsg) {
+	mv := m.mateInfo[msg.name]
+	if mv == nil {
+		return
+	}
+	mv.reading, mv.off, mv.readErr = false, msg.next, ""
+	if msg.err != nil && !errors.Is(msg.err, fs.ErrNotExist) {
+		mv.readErr = msg.err.Error()
+	}
+	for _, l := range msg.lines {
+		mv.said = append(mv.said, saidLines(l)...)
+	}
+	if len(mv.said) > maxSaidLines {
+		mv.said = slices.Delete(mv.said, 0, len(mv.said)-maxSaidLines)
+	}
+}
+
+// saidLines turns one transcript line into the view's lines: the
+// teammate's words whole, a tool call and its result on one line each.
+func saidLines(l transcript.Line) []saidLine {
+	switch l.Type {
+	case agent.EventUser:
+		if l.Message != nil {
+			if t := strings.TrimSpace(l.Message.Text()); t != "" {
+				return []saidLine{{kind: "note", text: "› " + firstLineOf(t)}}
+			}
+		}
+	case agent.EventAssistant:
+		if l.Message != nil {
+			if t := strings.TrimSpace(l.Message.Text()); t != "" {
+				return []saidLine{{kind: "text", text: t}}
+			}
+		}
+	case agent.EventToolUse:
+		if l.Call != nil {
+			return []saidLine{{kind: "call", text: "→ " + l.Call.Name + " " + firstLineOf(string(l.Call.Input))}}
+		}
+	case agent.EventToolResult:
+		if l.ToolResult != nil {
+			kind, mark := "result", "←"
+			if l.ToolResult.IsError {
+				kind, mark = "error", "✗"
+			}
+			return []saidLine{{kind: kind, text: fmt.Sprintf("  %s %s (%s)", mark, firstLineOf(l.ToolResult.Text), fmtDur(time.Duration(l.ElapsedMS)*time.Millisecond))}}
+		}
+	case agent.EventRetry:
+		return []saidLine{{kind: "error", text: "retry: " + firstLineOf(l.Error)}}
+	case agent.EventCompact:
+		return []saidLine{{kind: "note", text: "(conversation compacted)"}}
+	case agent.EventResult:
+		if l.Error != "" {
+			return []saidLine{{kind: "error", text: "run ended: " + firstLineOf(l.Error)}}
+		}
+		return []saidLine{{kind: "note", text: "(turn ended)"}}
+	}
+	return nil
 }

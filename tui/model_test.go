@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden frames")
@@ -474,5 +476,53 @@ func TestTeammateViewTyping(t *testing.T) {
 	want := []string{"send alice is it done?", "send alice xylophone", "interrupt alice"}
 	if diff := cmp.Diff(want, r.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// A teammate's view reads its transcript while open, from where the last
+// read ended, and shows what it wrote whole, its calls and their results;
+// no read happens with the view closed.
+func TestTeammateViewTranscript(t *testing.T) {
+	m, _ := newTest(t)
+	var mu sync.Mutex
+	var reads []string
+	lines := []transcript.Line{
+		{Type: agent.EventUser, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("fix the alice bug\nmore")}}},
+		{Type: agent.EventAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("The bug is in auth.go: the token check runs after the redirect, so I will move it before.")}}},
+		{Type: agent.EventToolUse, Call: &llm.Block{Type: llm.BlockToolUse, Name: "Edit", Input: json.RawMessage(`{"file_path":"auth.go"}`)}},
+		{Type: agent.EventToolResult, ToolResult: &llm.Block{Type: llm.BlockToolResult, Text: "\x1b[31mno match\x1b[0m", IsError: true}, ElapsedMS: 12},
+	}
+	m.opts.Transcript = func(name string, from int64) ([]transcript.Line, int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads = append(reads, fmt.Sprintf("%s@%d", name, from))
+		if from == 0 {
+			return lines, 100, nil
+		}
+		return nil, from, nil
+	}
+	teammates(m)
+	if cmd := m.readMate(); cmd != nil {
+		t.Fatal("a transcript read with no teammate view open")
+	}
+	press(m, "shift+down", "enter")
+	for range 2 {
+		_, cmd := m.Update(tickMsg(t0))
+		if cmd == nil {
+			t.Fatal("no transcript read on a tick with the view open")
+		}
+		m.Update(cmd())
+	}
+	if want := []string{"alice@0", "alice@100"}; !slices.Equal(reads, want) {
+		t.Errorf("reads %q; want %q (the second from where the first ended)", reads, want)
+	}
+	frame := m.frame()
+	for _, want := range []string{"› fix the alice bug", "the token check runs after the redirect", "→ Edit", "✗ no match (12ms)"} {
+		if !strings.Contains(ansi.Strip(frame), want) {
+			t.Errorf("the teammate's view lacks %q:\n%s", want, frame)
+		}
+	}
+	if strings.Contains(frame, "\x1b[31m") {
+		t.Errorf("a terminal escape from the transcript reached the screen:\n%q", frame)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/transcript"
 )
 
 // Driver is what the interactive lead asks of its session; a
@@ -64,6 +65,10 @@ type Options struct {
 	// Slash handles a slash command the model does not know itself
 	// (a custom command, /model, /compact): it returns the text to show.
 	Slash func(ctx context.Context, name, args string) (prompt string, note string, err error)
+	// Transcript, when set, reads a teammate's transcript from offset
+	// from on (transcript.Tail): the teammate's view then shows what it
+	// wrote and did, not only its timeline. Called from a command.
+	Transcript func(name string, from int64) ([]transcript.Line, int64, error)
 }
 
 // SessionInfo is a recorded session /resume offers.

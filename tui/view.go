@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -352,10 +353,25 @@ func (m *model) mateScreen(h int) []string {
 	}
 	head = append(head, m.st.dim(strings.Repeat("─", m.width)))
 	var body []string
-	for _, l := range mv.lines {
-		for _, wl := range strings.Split(ansi.Wrap(l, m.width, " "), "\n") {
-			body = append(body, wl)
+	if len(mv.said) > 0 { // its transcript: what it wrote and did
+		for _, l := range mv.said {
+			for _, wl := range strings.Split(ansi.Wrap(termtext.Clean(ansi.Strip(l.text)), m.width, " "), "\n") {
+				switch l.kind {
+				case "call", "note", "result":
+					wl = m.st.dim(wl)
+				case "error":
+					wl = m.st.warn(wl)
+				}
+				body = append(body, wl)
+			}
 		}
+	} else {
+		for _, l := range mv.lines {
+			body = append(body, strings.Split(ansi.Wrap(l, m.width, " "), "\n")...)
+		}
+	}
+	if mv.readErr != "" {
+		body = append(body, m.st.warn("transcript: "+ansi.Truncate(mv.readErr, m.width-12, "…")))
 	}
 	room := h - len(head)
 	if room < 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/record"
+	"github.com/troupe-dev/troupe/transcript"
 	"github.com/troupe-dev/troupe/tui"
 )
 
@@ -81,6 +82,9 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
+		Transcript: func(name string, from int64) ([]transcript.Line, int64, error) { // what a teammate wrote and did
+			return transcript.Tail(filepath.Join(transcript.Dir(troupeHome, lr.id), transcript.FileName(name)), from)
+		},
 		Cost: func(u llm.Usage) (float64, bool) { // the built-in list prices (budget)
 			p, ok := budget.DefaultPrices().Lookup(lr.model)
 			return p.Cost(u), ok

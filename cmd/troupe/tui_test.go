@@ -225,6 +225,8 @@ func TestTUITeam(t *testing.T) {
 	p.keys("S-Down")
 	p.keys("Enter")
 	p.wait("type to message alice", 5*time.Second)
+	// Her view shows her transcript: her calls as she made them.
+	p.wait(`→ Bash {"command":"touch team-file"}`, 5*time.Second)
 	// i interrupts the turn alice is in; she stays and takes the next line.
 	p.submit("long-job")
 	deadline := time.Now().Add(10 * time.Second)
