@@ -114,20 +114,21 @@ func (a *app) followTranscript(ctx context.Context, path string, seen transcript
 		return err
 	}
 	defer cancel()
+	off := seen.Size
 	for {
 		// A look first: lines appended between the first read and the
 		// watch are printed too.
-		if st, err := os.Stat(path); err == nil && st.Size() != seen.Size {
-			cur, err := transcript.Read(path)
+		if st, err := os.Stat(path); err == nil && st.Size() != off {
+			lines, next, err := transcript.Tail(path, off)
 			if err != nil {
 				return err
 			}
-			if len(cur.Lines) > len(seen.Lines) {
-				if err := a.printTranscript(cur, len(seen.Lines), false); err != nil {
+			if len(lines) > 0 {
+				if err := a.printTranscript(transcript.Transcript{Lines: lines}, 0, false); err != nil {
 					return err
 				}
 			}
-			seen = cur
+			off = next
 		}
 		select {
 		case <-ctx.Done():
