@@ -243,11 +243,14 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 }
 
 // markdown renders the lead's answer: headings bold, code blocks
-// indented and dim, bullets kept, long lines wrapped.
+// indented and dim, tables aligned, bullets, numbered items and quotes
+// kept with a hanging indent, long lines wrapped.
 func markdown(st styles, text string, w int) []string {
 	var out []string
 	code := false
-	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
 		t := strings.TrimSpace(l)
 		switch {
 		case strings.HasPrefix(t, "```"):
@@ -259,15 +262,32 @@ func markdown(st styles, text string, w int) []string {
 		case strings.HasPrefix(t, "#"):
 			out = append(out, st.bold(strings.TrimSpace(strings.TrimLeft(t, "#"))))
 			continue
+		case strings.HasPrefix(t, "|"):
+			j := i
+			for j < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[j]), "|") {
+				j++
+			}
+			out = append(out, table(st, lines[i:j], w)...)
+			i = j - 1
+			continue
 		}
-		indent := ""
-		if strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") {
+		first, indent := "", ""
+		switch {
+		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
 			l, indent = "• "+t[2:], "  "
+		case strings.HasPrefix(t, "> "):
+			first, l, indent = st.dim("│ "), t[2:], st.dim("│ ")
+		default:
+			if n := numbered(t); n > 0 {
+				l, indent = t, strings.Repeat(" ", n)
+			}
 		}
 		l = inlineMarkdown(st, l)
-		for j, wl := range strings.Split(ansi.Wrap(l, w-len(indent), " "), "\n") {
+		for j, wl := range strings.Split(ansi.Wrap(l, w-ansi.StringWidth(indent), " "), "\n") {
 			if j > 0 {
 				wl = indent + wl
+			} else {
+				wl = first + wl
 			}
 			out = append(out, wl)
 		}
@@ -275,8 +295,159 @@ func markdown(st styles, text string, w int) []string {
 	return out
 }
 
-// inlineMarkdown styles **bold** and `code` spans.
+// numbered returns the width of a numbered item's marker ("12. "), 0
+// when t is not one.
+func numbered(t string) int {
+	i := 0
+	for i < len(t) && i < 4 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 || !strings.HasPrefix(t[i:], ". ") {
+		return 0
+	}
+	return i + 2
+}
+
+// table renders the rows of a Markdown table aligned in columns, the
+// header bold and the separator row a rule; a table wider than w has its
+// widest columns cut.
+func table(st styles, rows []string, w int) []string {
+	var cells [][]string
+	header := -1
+	for _, r := range rows {
+		r = strings.TrimSpace(r)
+		r = strings.TrimSuffix(strings.TrimPrefix(r, "|"), "|")
+		cs := strings.Split(r, "|")
+		sep := true
+		for k := range cs {
+			cs[k] = strings.TrimSpace(cs[k])
+			if strings.Trim(cs[k], ":-") != "" || cs[k] == "" {
+				sep = false
+			}
+		}
+		if sep && len(cells) == 1 {
+			header = 0
+			continue
+		}
+		cells = append(cells, cs)
+	}
+	cols := 0
+	for _, r := range cells {
+		cols = max(cols, len(r))
+	}
+	width := make([]int, cols)
+	for _, r := range cells {
+		for k, c := range r {
+			width[k] = max(width[k], ansi.StringWidth(plainInline(c)))
+		}
+	}
+	// Cut the widest column until the table fits (3 columns of padding
+	// and rule per cell).
+	for total(width)+3*cols+1 > w {
+		k := widest(width)
+		if width[k] <= 3 {
+			break
+		}
+		width[k]--
+	}
+	var out []string
+	for n, r := range cells {
+		var b strings.Builder
+		b.WriteString(st.dim("│"))
+		for k := range cols {
+			c := ""
+			if k < len(r) {
+				c = plainInline(r[k])
+			}
+			c = ansi.Truncate(c, width[k], "…")
+			pad := strings.Repeat(" ", width[k]-ansi.StringWidth(c))
+			if n == header {
+				c = st.bold(c)
+			}
+			b.WriteString(" " + c + pad + " " + st.dim("│"))
+		}
+		out = append(out, b.String())
+		if n == header {
+			var rule strings.Builder
+			rule.WriteString("├")
+			for k := range cols {
+				rule.WriteString(strings.Repeat("─", width[k]+2))
+				if k < cols-1 {
+					rule.WriteString("┼")
+				}
+			}
+			rule.WriteString("┤")
+			out = append(out, st.dim(rule.String()))
+		}
+	}
+	return out
+}
+
+func total(ws []int) int {
+	n := 0
+	for _, w := range ws {
+		n += w
+	}
+	return n
+}
+
+func widest(ws []int) int {
+	k := 0
+	for i, w := range ws {
+		if w > ws[k] {
+			k = i
+		}
+	}
+	return k
+}
+
+// plainInline drops the Markdown marks of a table cell (**, `) and writes
+// a link as its text.
+func plainInline(c string) string {
+	c = strings.NewReplacer("**", "", "`", "").Replace(c)
+	return links(c, func(text, _ string) string { return text })
+}
+
+// links rewrites each [text](url) in l with f.
+func links(l string, f func(text, url string) string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(l, "[")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(l[i:], "](")
+		if j < 0 {
+			break
+		}
+		k := strings.Index(l[i+j:], ")")
+		if k < 0 {
+			break
+		}
+		text, url := l[i+1:i+j], l[i+j+2:i+j+k]
+		if strings.ContainsAny(url, " \t") || strings.Contains(text, "[") {
+			b.WriteString(l[:i+1])
+			l = l[i+1:]
+			continue
+		}
+		b.WriteString(l[:i])
+		b.WriteString(f(text, url))
+		l = l[i+j+k+1:]
+	}
+	b.WriteString(l)
+	return b.String()
+}
+
+// inlineMarkdown styles **bold** and `code` spans, and writes a link as
+// its text with the address after it, dim ("docs (https://…)"), or the
+// address alone when it is the text.
 func inlineMarkdown(st styles, l string) string {
+	l = links(l, func(text, url string) string {
+		if text == url || text == "" {
+			return url
+		}
+		return text + " " + st.dim("("+url+")")
+	})
 	var b strings.Builder
 	for {
 		i := strings.IndexAny(l, "*`")

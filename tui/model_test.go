@@ -526,3 +526,43 @@ func TestTeammateViewTranscript(t *testing.T) {
 		t.Errorf("a terminal escape from the transcript reached the screen:\n%q", frame)
 	}
 }
+
+// The lead's Markdown: a table in aligned columns (a wide one cut to the
+// screen), links with their address, numbered items and quotes with a
+// hanging indent.
+func TestMarkdown(t *testing.T) {
+	st := newStyles(true)
+	got := markdown(st, strings.Join([]string{
+		"| name | state | **tokens** |",
+		"|------|:-----:|-----------|",
+		"| alice | working | 12k |",
+		"| bob | idle | `3k` |",
+		"See [the docs](https://example.com/docs) or https://x.dev, [https://a.b](https://a.b).",
+		"1. First a long item that wraps onto the next line of this narrow screen",
+		"> quoted words that also wrap around here",
+	}, "\n"), 40)
+	want := []string{
+		"│ name  │ state   │ tokens │",
+		"├───────┼─────────┼────────┤",
+		"│ alice │ working │ 12k    │",
+		"│ bob   │ idle    │ 3k     │",
+		"See the docs (https://example.com/docs)",
+		"or https://x.dev, https://a.b.",
+		"1. First a long item that wraps onto",
+		"   the next line of this narrow screen",
+		"│ quoted words that also wrap around",
+		"│ here",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("markdown (-want +got):\n%s", diff)
+	}
+	wide := markdown(st, "| a | b |\n|---|---|\n| "+strings.Repeat("x", 60)+" | short |", 30)
+	for _, l := range wide {
+		if w := ansi.StringWidth(l); w > 30 {
+			t.Errorf("a table line %d wide on a 30-column screen: %q", w, l)
+		}
+	}
+	if !strings.Contains(wide[2], "…") {
+		t.Errorf("the wide cell is not cut: %q", wide)
+	}
+}
