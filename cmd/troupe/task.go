@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -229,35 +230,8 @@ A task is not completed while a task that blocks it is open.`,
 			if err := checkID("ID", id); err != nil {
 				return err
 			}
-			f := cmd.Flags()
-			for name, set := range map[string]struct {
-				dst **string
-				v   *string
-			}{
-				"subject": {&u.Subject, &subject}, "description": {&u.Description, &description},
-				"active-form": {&u.ActiveForm, &activeForm}, "owner": {&u.Owner, &owner},
-			} {
-				if f.Changed(name) {
-					*set.dst = set.v
-				}
-			}
-			if u.Subject != nil && strings.TrimSpace(*u.Subject) == "" {
-				return usagef("--subject: empty")
-			}
-			if f.Changed("status") {
-				st := tasklist.Status(status)
-				if !st.Valid() && st != tasklist.StatusDeleted {
-					return usagef("--status %q: want pending, in_progress, completed or deleted", status)
-				}
-				u.Status = &st
-			}
-			if u.AddBlocks, err = cleanIDs("--add-blocks", u.AddBlocks); err != nil {
-				return err
-			}
-			if u.AddBlockedBy, err = cleanIDs("--add-blocked-by", u.AddBlockedBy); err != nil {
-				return err
-			}
-			if u.Metadata, err = parseMetadata(meta); err != nil {
+			if err := updateFromFlags(cmd.Flags(), &u, meta, map[string]*string{"subject": &subject, "description": &description,
+				"active-form": &activeForm, "owner": &owner, "status": &status}); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -296,6 +270,42 @@ A task is not completed while a task that blocks it is open.`,
 	f.StringArrayVar(&meta, "metadata", nil, "merge metadata entry `KEY=JSON`; KEY=null deletes the key (repeatable)")
 	_ = cmd.MarkFlagRequired("team")
 	return cmd
+}
+
+// updateFromFlags fills u from the flags of troupe task update that were
+// given (v holds their values by name) and checks them.
+func updateFromFlags(f *pflag.FlagSet, u *tasklist.Update, meta []string, v map[string]*string) (err error) {
+	for name, set := range map[string]struct {
+		dst **string
+		v   *string
+	}{
+		"subject": {&u.Subject, v["subject"]}, "description": {&u.Description, v["description"]},
+		"active-form": {&u.ActiveForm, v["active-form"]}, "owner": {&u.Owner, v["owner"]},
+	} {
+		if f.Changed(name) {
+			*set.dst = set.v
+		}
+	}
+	if u.Subject != nil && strings.TrimSpace(*u.Subject) == "" {
+		return usagef("--subject: empty")
+	}
+	if f.Changed("status") {
+		st := tasklist.Status(*v["status"])
+		if !st.Valid() && st != tasklist.StatusDeleted {
+			return usagef("--status %q: want pending, in_progress, completed or deleted", *v["status"])
+		}
+		u.Status = &st
+	}
+	if u.AddBlocks, err = cleanIDs("--add-blocks", u.AddBlocks); err != nil {
+		return err
+	}
+	if u.AddBlockedBy, err = cleanIDs("--add-blocked-by", u.AddBlockedBy); err != nil {
+		return err
+	}
+	if u.Metadata, err = parseMetadata(meta); err != nil {
+		return err
+	}
+	return nil
 }
 
 // printUpdated says what troupe task update changed.
