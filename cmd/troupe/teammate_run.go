@@ -38,15 +38,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		}
 		a.homeFlag = root
 	}
-	cwd := h.cwd
-	if cwd == "" {
-		wd, err := a.Getwd()
-		if err != nil {
-			return err
-		}
-		cwd = wd
-	}
-	cwd, err := filepath.Abs(cwd)
+	cwd, err := a.workDir(h.cwd)
 	if err != nil {
 		return err
 	}
@@ -73,23 +65,9 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	defer sess.close()
 	ctx := cmd.Context()
-	cfg, err := sess.Teams.Get(ctx, tf.teamName)
+	cfg, member, err := paneMember(ctx, sess, h)
 	if err != nil {
-		return fmt.Errorf("teammate %s: team %q in %s: %w", tf.agentID, tf.teamName, sess.home, err)
-	}
-	m, ok := cfg.Member(tf.agentName)
-	if !ok {
-		return fmt.Errorf("teammate %s: team %q has no member %q (members: %s)", tf.agentID, tf.teamName, tf.agentName, strings.Join(cfg.Names(), ", "))
-	}
-	member := *m
-	if tf.agentColor != "" {
-		member.Color = tf.agentColor
-	}
-	if h.model != "" {
-		member.Model = h.model
-	}
-	if h.permissionMode != "" {
-		member.Mode = h.permissionMode // the flag the lead started it with
+		return err
 	}
 	var trust func(mailbox.Message) bool
 	if k := tf.leadKey; k != nil {
@@ -135,6 +113,31 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	fmt.Fprintf(errOut, "teammate %s shut down\n", member.Name)
 	return nil
+}
+
+// paneMember returns the team of a pane teammate and its roster entry,
+// with the color, model and mode its flags give.
+func paneMember(ctx context.Context, sess *opened, h *headless) (team.Config, team.Member, error) {
+	tf := h.teams.mate
+	cfg, err := sess.Teams.Get(ctx, tf.teamName)
+	if err != nil {
+		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q in %s: %w", tf.agentID, tf.teamName, sess.home, err)
+	}
+	m, ok := cfg.Member(tf.agentName)
+	if !ok {
+		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q has no member %q (members: %s)", tf.agentID, tf.teamName, tf.agentName, strings.Join(cfg.Names(), ", "))
+	}
+	member := *m
+	if tf.agentColor != "" {
+		member.Color = tf.agentColor
+	}
+	if h.model != "" {
+		member.Model = h.model
+	}
+	if h.permissionMode != "" {
+		member.Mode = h.permissionMode // the flag the lead started it with
+	}
+	return cfg, member, nil
 }
 
 // teammateLog returns where a pane teammate writes: the pane, and a log
