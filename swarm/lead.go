@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,9 @@ type SpawnRequest struct {
 	// Cwd is the teammate's working folder (its own worktree); "" is the
 	// lead's.
 	Cwd string
+	// Color is the teammate's color (its agent definition's), one of
+	// team.Palette; "" or another word picks the next free one.
+	Color string
 }
 
 // SpawnInfo describes a spawned teammate.
@@ -449,7 +453,11 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 		model = l.cfg.Model
 	}
 	active := true
-	m, err := team.AddMember(ctx, l.cfg.Teams, teamName, team.Member{Name: name, AgentType: r.AgentType, Model: model,
+	color := ""
+	if slices.Contains(team.Palette[:], r.Color) && r.Color != team.Palette[0] { // the lead's own stays the lead's
+		color = r.Color
+	}
+	m, err := team.AddMember(ctx, l.cfg.Teams, teamName, team.Member{Name: name, AgentType: r.AgentType, Model: model, Color: color,
 		Prompt: r.Prompt, PlanModeRequired: r.PlanModeRequired, Cwd: cmp.Or(r.Cwd, l.cfg.Cwd), Mode: mode,
 		BackendType: l.cfg.Backend.Name(), IsActive: &active, Subscriptions: []string{}}, l.cfg.Now())
 	if err != nil {

@@ -195,7 +195,7 @@ type teammates struct{ lead *swarm.Lead }
 
 func (t teammates) SpawnTeammate(ctx context.Context, r agenttool.TeammateRequest) (agenttool.TeammateInfo, error) {
 	info, err := t.lead.Spawn(ctx, swarm.SpawnRequest{Name: r.Name, Description: r.Description, Prompt: r.Prompt,
-		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired, Cwd: r.Dir})
+		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired, Cwd: r.Dir, Color: r.Color})
 	if err != nil {
 		return agenttool.TeammateInfo{}, err
 	}

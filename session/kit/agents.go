@@ -20,7 +20,7 @@ func AgentDefs(types []brief.Agent) []agenttool.Definition {
 
 func agentDef(a brief.Agent) agenttool.Definition {
 	return agenttool.Definition{Name: a.Name, Description: a.Description, Tools: a.Tools, DisallowedTools: a.DisallowedTools,
-		Model: a.Model, PermissionMode: a.PermissionMode, Builtin: a.Builtin(), Prompt: a.Prompt, Role: a.Role}
+		Model: a.Model, PermissionMode: a.PermissionMode, Color: a.Color, Builtin: a.Builtin(), Prompt: a.Prompt, Role: a.Role}
 }
 
 // subagentRole returns the role template and the custom prompt of a

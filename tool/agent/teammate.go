@@ -30,6 +30,8 @@ type TeammateRequest struct {
 	// Dir is the teammate's working folder when it is not the lead's
 	// (its worktree), set by an Isolation-aware Teammates wrapper.
 	Dir string
+	// Color is its definition's color; "" picks the next free one.
+	Color string
 }
 
 // TeammateInfo describes a spawned teammate.
@@ -85,6 +87,7 @@ func (t *Tool) spawnTeammate(ctx context.Context, in input) (tool.Result, error)
 	if res, ok := checkTeammate(in); !ok {
 		return res, nil
 	}
+	color := ""
 	if def, ok := t.resolve(in.SubagentType); ok {
 		if in.Model == "" {
 			in.Model = def.Model
@@ -92,9 +95,10 @@ func (t *Tool) spawnTeammate(ctx context.Context, in input) (tool.Result, error)
 		if in.Mode == "" {
 			in.Mode = def.PermissionMode
 		}
+		color = def.Color
 	}
 	req := TeammateRequest{Name: in.Name, Description: in.Description, Prompt: in.Prompt, Model: in.Model,
-		AgentType: in.SubagentType, PlanModeRequired: in.Mode == "plan", Mode: in.Mode, Isolation: in.Isolation}
+		AgentType: in.SubagentType, PlanModeRequired: in.Mode == "plan", Mode: in.Mode, Isolation: in.Isolation, Color: color}
 	info, err := t.cfg.Teammates.SpawnTeammate(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -23,6 +23,7 @@ type Definition struct {
 	Tools, DisallowedTools []string
 	Model                  string // "" inherits the caller's
 	PermissionMode         string // for a teammate; "" inherits
+	Color                  string // a teammate's color; "" picks the next free one
 	Builtin                bool   // troupe's own; custom ones lose CustomDisallowed too
 	// Prompt is a custom type's system prompt; Role names a built-in's
 	// role template. Both are for the Factory.

@@ -40,7 +40,7 @@ func definitions(t *testing.T) []agenttool.Definition {
 	files := map[string]string{
 		"reviewer.md": "---\nname: reviewer\ndescription: reviews\ntools: Read, Grep\nmodel: haiku\n---\nYou are REVIEWER.\n",
 		"fixer.md":    "---\nname: fixer\ndescription: fixes\ndisallowedTools: [Bash]\n---\nYou are FIXER.\n",
-		"lead.md":     "---\nname: planner\ndescription: plans\npermissionMode: plan\nmodel: claude-opus-4-1\n---\nYou plan.\n",
+		"lead.md":     "---\nname: planner\ndescription: plans\npermissionMode: plan\nmodel: claude-opus-4-1\ncolor: purple\n---\nYou plan.\n",
 	}
 	for name, src := range files {
 		if err := writeFile(dir, name, src); err != nil {
@@ -53,7 +53,7 @@ func definitions(t *testing.T) []agenttool.Definition {
 	}
 	var out []agenttool.Definition
 	for _, a := range brief.WithBuiltins(custom) {
-		out = append(out, agenttool.Definition{Name: a.Name, Description: a.Description, Tools: a.Tools, DisallowedTools: a.DisallowedTools,
+		out = append(out, agenttool.Definition{Name: a.Name, Description: a.Description, Tools: a.Tools, DisallowedTools: a.DisallowedTools, Color: a.Color,
 			Model: a.Model, PermissionMode: a.PermissionMode, Builtin: a.Builtin(), Prompt: a.Prompt, Role: a.Role})
 	}
 	return out
@@ -150,8 +150,8 @@ func TestTeammateFromDefinition(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("Agent = %+v", res)
 	}
-	if rec.got.AgentType != "planner" || rec.got.Model != "claude-opus-4-1" || rec.got.Mode != "plan" || !rec.got.PlanModeRequired {
-		t.Errorf("teammate request = %+v; want the planner definition's type, model and plan mode", rec.got)
+	if rec.got.AgentType != "planner" || rec.got.Model != "claude-opus-4-1" || rec.got.Mode != "plan" || !rec.got.PlanModeRequired || rec.got.Color != "purple" {
+		t.Errorf("teammate request = %+v; want the planner definition's type, model, plan mode and color", rec.got)
 	}
 }
 
