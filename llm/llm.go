@@ -37,7 +37,8 @@ const (
 // Block is one piece of a message. Which fields are set depends on Type:
 //   - text: Text
 //   - tool_use: ToolUseID, Name, Input
-//   - tool_result: ToolUseID, Text (the result), IsError
+//   - tool_result: ToolUseID, Text (the result), Images (pictures the
+//     tool returned, after the text), IsError
 //   - thinking: Text, Signature
 //   - redacted_thinking: Data
 type Block struct {
@@ -49,6 +50,7 @@ type Block struct {
 	IsError   bool            `json:"is_error,omitempty"`
 	Signature string          `json:"signature,omitempty"`
 	Data      string          `json:"data,omitempty"`
+	Images    []Image         `json:"images,omitempty"`
 }
 
 // Text returns a text block.
