@@ -25,6 +25,10 @@ type Image struct {
 	Omitted   int    `json:"omitted_bytes,omitempty"`
 }
 
+// MaxImageBytes is the largest picture a tool should return: its base64
+// form is the 5 MB the Anthropic API takes per image.
+const MaxImageBytes = 5 << 20 / 4 * 3
+
 // ErrImageOmitted says an image's data was left out of the record it was
 // read from.
 var ErrImageOmitted = errors.New("image data was omitted from its record")

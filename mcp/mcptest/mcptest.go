@@ -4,8 +4,12 @@
 package mcptest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,8 +55,19 @@ type sleepIn struct {
 	Millis int `json:"millis"`
 }
 
+// PNG is the picture the media tool returns: a real 4x3 PNG.
+var PNG = func() []byte {
+	var buf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	img.Set(1, 1, color.RGBA{R: 255, A: 255})
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}()
+
 // NewServer returns a go-sdk server with the tools and resources the
-// tests call: echo (read-only), media (text, image, resource link),
+// tests call: echo (read-only), media (text, the image PNG, a resource link),
 // sleep, die (exits the process mid-call) and fail (an error result).
 func NewServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
@@ -64,7 +79,7 @@ func NewServer() *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{
 				&sdk.TextContent{Text: "here"},
-				&sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG....")},
+				&sdk.ImageContent{MIMEType: "image/png", Data: PNG},
 				&sdk.ResourceLink{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
 			}}, nil, nil
 		})
