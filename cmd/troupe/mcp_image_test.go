@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/troupe-dev/troupe/llm/llmtest"
 	"github.com/troupe-dev/troupe/mcp/mcptest"
@@ -15,13 +19,27 @@ func TestMCPImageReachesModel(t *testing.T) {
 	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
 		llmtest.AnthropicToolCall("toolu_1", "mcp__local__media", `{}`),
 		llmtest.AnthropicText("a red dot"),
+		llmtest.AnthropicText("still red"),
 	))
-	cwd := t.TempDir()
+	cwd, home := t.TempDir(), t.TempDir()
 	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
-	out, stderr, err := runMCP(t, cwd, env, "-p", "--mcp-config", stdioConfig(t, "local", "ok"), "--allowedTools", "mcp__local", "look")
-	if err != nil || !strings.Contains(out, "a red dot") {
-		t.Fatalf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	troupe := func(args ...string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		m := &Main{
+			Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+			Getenv:  func(k string) string { return env[k] },
+			HomeDir: func() (string, error) { return home, nil },
+			Getwd:   func() (string, error) { return cwd, nil },
+			Now:     time.Now,
+			NewID:   func() string { return "session-1" },
+			Version: "v0.0.0-test",
+		}
+		if err := m.Run(t.Context(), append([]string{"--home", home}, args...)); err != nil {
+			t.Fatalf("troupe %q: %v\nstdout: %s\nstderr: %s", args, err, out.String(), errOut.String())
+		}
 	}
+	troupe("-p", "--mcp-config", stdioConfig(t, "local", "ok"), "--allowedTools", "mcp__local", "look")
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests; want 2", len(reqs))
@@ -33,5 +51,29 @@ func TestMCPImageReachesModel(t *testing.T) {
 	tr := reqs[1].LastMessage().Content[0]
 	if tr.Type != "tool_result" || !strings.Contains(tr.Text, "here") || tr.Inner[len(tr.Inner)-1].Type != "image" {
 		t.Errorf("tool_result = %+v; want its text, then the image", tr)
+	}
+
+	// The session record keeps the picture once, for --resume; the
+	// transcripts note it without its data.
+	b64 := base64.StdEncoding.EncodeToString(mcptest.PNG)
+	rec, err := os.ReadFile(filepath.Join(home, "sessions", "session-1.jsonl"))
+	if n := strings.Count(string(rec), b64); err != nil || n != 1 {
+		t.Errorf("session record holds the picture %d times (%v); want once", n, err)
+	}
+	trans, _ := filepath.Glob(filepath.Join(home, "sessions", "session-1", "*.jsonl"))
+	for _, p := range trans {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), b64) || !strings.Contains(string(b), `"omitted_bytes":`) {
+			t.Errorf("transcript %s: want the picture noted without its data:\n%s", p, b)
+		}
+	}
+	if len(trans) == 0 {
+		t.Error("no transcript written")
+	}
+
+	// A resumed conversation still shows the picture to the model.
+	troupe("-p", "--resume", "session-1", "and now?")
+	if imgs := srv.LastRequest().Images(); len(imgs) != 1 || imgs[0].Source.Data != b64 {
+		t.Errorf("resumed request carries %d images; want the picture", len(imgs))
 	}
 }
