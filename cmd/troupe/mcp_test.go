@@ -444,11 +444,11 @@ func TestMCPConformance(t *testing.T) {
 	}
 }
 
-// TestMCPConformanceClient runs the suite's client scenario initialize
-// against troupe -p. Its tools_call fails in the suite's own server: the
-// go-sdk client first probes with server/discover (answered 400), and the
-// suite's express server then answers initialize with 500 ("Already
-// connected to a transport"), so it is left out.
+// TestMCPConformanceClient runs the suite's client scenarios initialize
+// and tools_call (the model calls add_numbers) against troupe -p. The
+// others need what troupe's client does not do: OAuth (auth/*),
+// elicitation, and reconnecting by GET after a closed SSE stream
+// (sse-retry).
 func TestMCPConformanceClient(t *testing.T) {
 	bin := mcptest.NPMBin(t, "conformance")
 	dir := t.TempDir()
@@ -466,7 +466,7 @@ exec env `+asTroupeEnv+`=1 GORACE=atexit_sleep_ms=0 "`+os.Args[0]+`" -p --home "
 	if err := os.Chmod(client, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range []string{"initialize"} {
+	for _, sc := range []string{"initialize", "tools_call"} {
 		c := exec.CommandContext(t.Context(), bin, "client", "--command", client, "--scenario", sc, "--timeout", "20000")
 		c.Dir = t.TempDir()
 		b, err := c.CombinedOutput()

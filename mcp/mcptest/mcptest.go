@@ -165,7 +165,7 @@ const ConformanceEnv = "TROUPE_MCP_CONFORMANCE"
 var npmDirs = map[string]string{
 	"mcp-server-everything": "mcp-servers-2026.8.31",
 	"mcp-server-filesystem": "mcp-servers-2026.8.31",
-	"conformance":           "mcp-conformance-0.1.10",
+	"conformance":           "mcp-conformance-0.1.10-sdk1.25.2",
 }
 
 // NPMBin returns the path of an npm binary .ci/run installs (the reference
