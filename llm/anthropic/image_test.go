@@ -75,3 +75,20 @@ func TestToolResultImageRefused(t *testing.T) {
 		t.Errorf("%d requests reached the server; want none", n)
 	}
 }
+
+// BenchmarkParamsImage converts a request holding the largest picture a
+// tool returns (llm.MaxImageBytes): the base64 encoding every request
+// that carries it pays.
+func BenchmarkParamsImage(b *testing.B) {
+	m, err := New(Options{APIKey: "k", BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := imageConversation(llm.Image{MediaType: llm.ImagePNG, Data: make([]byte, llm.MaxImageBytes)})
+	b.SetBytes(llm.MaxImageBytes)
+	for b.Loop() {
+		if _, _, err := m.params(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -7,10 +7,13 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/tool"
 )
 
 func encoded(t testing.TB, w, h int, enc func(*bytes.Buffer, image.Image) error) string {
@@ -121,4 +124,22 @@ func FuzzImageSize(f *testing.F) {
 			t.Errorf("imageSize = %dx%d; want a non-negative size", w, h)
 		}
 	})
+}
+
+// BenchmarkReadImage reads a 1 MiB PNG as a picture.
+func BenchmarkReadImage(b *testing.B) {
+	data := pngOf(512, 512)(b)
+	data += strings.Repeat("\x00", 1<<20-len(data)) // trailing bytes after IEND: still a PNG by its header
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "big.png"), []byte(data), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	r := NewRead(Config{Root: root})
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		res, err := r.Run(b.Context(), tool.Call{Name: "Read", Input: []byte(`{"file_path":"big.png"}`)})
+		if err != nil || res.IsError || len(res.Images) != 1 {
+			b.Fatalf("Read = %+v, %v", res.Content, err)
+		}
+	}
 }
