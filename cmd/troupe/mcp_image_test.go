@@ -77,3 +77,31 @@ func TestMCPImageReachesModel(t *testing.T) {
 		t.Errorf("resumed request carries %d images; want the picture", len(imgs))
 	}
 }
+
+// TestMCPNPMImage: the reference server's get-tiny-image (a real PNG from
+// a TypeScript server) reaches the model as an image block, which the fake
+// API checks is a PNG.
+func TestMCPNPMImage(t *testing.T) {
+	everything := mcptest.NPMBin(t, "mcp-server-everything")
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+		llmtest.AnthropicToolCall("toolu_1", "mcp__everything__get-tiny-image", `{}`),
+		llmtest.AnthropicText("tiny"),
+	))
+	cfg := `{"mcpServers": {"everything": {"command": "` + everything + `", "args": ["stdio"]}}}`
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
+	out, stderr, err := runMCP(t, t.TempDir(), env, "-p", "--mcp-config", cfg, "--allowedTools", "mcp__everything", "look")
+	if err != nil || !strings.Contains(out, "tiny") {
+		t.Fatalf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests; want 2", len(reqs))
+	}
+	imgs := reqs[1].Images()
+	if len(imgs) != 1 || imgs[0].Source.MediaType != "image/png" {
+		t.Fatalf("images sent to the model = %+v; want the server's PNG", imgs)
+	}
+	if data, err := base64.StdEncoding.DecodeString(imgs[0].Source.Data); err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Errorf("image data = %.40q, %v; want a PNG", imgs[0].Source.Data, err)
+	}
+}
