@@ -3,6 +3,8 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Image media types every provider that takes images accepts.
@@ -93,4 +95,62 @@ func (m Message) Stubbed() Message {
 		return m
 	}
 	return m
+}
+
+// The image budget of one request. The Messages API takes at most 100
+// images and 32 MB a request; a long conversation with many screenshots
+// would pass that and fail every later request. TrimImages keeps the
+// newest pictures within it.
+const (
+	MaxRequestImages     = 100
+	MaxRequestImageBytes = 16 << 20 // 21.3 MiB as base64
+)
+
+// TrimImages returns msgs keeping the newest pictures, at most maxCount
+// of at most maxBytes in all, up to the first that does not fit: each
+// older picture leaves its tool result, whose text then ends with the picture's description and a note
+// that it is no longer shown. msgs is not changed; the messages and blocks
+// left as they were are shared.
+func TrimImages(msgs []Message, maxCount, maxBytes int) []Message {
+	count, bytes, full := 0, 0, false
+	var out []Message // copied on the first picture dropped
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for j := len(msgs[i].Content) - 1; j >= 0; j-- {
+			b := msgs[i].Content[j]
+			var kept []Image
+			var dropped []string
+			for k := len(b.Images) - 1; k >= 0; k-- {
+				im := b.Images[k]
+				full = full || count >= maxCount || bytes+im.Size() > maxBytes
+				if !full {
+					count, bytes = count+1, bytes+im.Size()
+					kept = append(kept, im)
+					continue
+				}
+				dropped = append(dropped, im.String())
+			}
+			if len(dropped) == 0 {
+				continue
+			}
+			if out == nil {
+				out = append([]Message(nil), msgs...)
+			}
+			if &out[i].Content[0] == &msgs[i].Content[0] {
+				out[i].Content = append([]Block(nil), msgs[i].Content...)
+			}
+			slices.Reverse(kept)
+			slices.Reverse(dropped)
+			b.Images = kept
+			note := strings.Join(dropped, "\n") + "\n[no longer shown: older pictures leave the conversation to keep each request within the API's image limits]"
+			if b.Text != "" {
+				note = b.Text + "\n" + note
+			}
+			b.Text = note
+			out[i].Content[j] = b
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }

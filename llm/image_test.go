@@ -55,3 +55,37 @@ func TestMessageStubbed(t *testing.T) {
 		t.Errorf("round trip = %+v, %v", back, err)
 	}
 }
+
+func TestTrimImages(t *testing.T) {
+	pic := func(n int) Image { return Image{MediaType: ImagePNG, Data: make([]byte, n)} }
+	result := func(id string, ims ...Image) Block {
+		b := ToolResult(id, "result "+id, false)
+		b.Images = ims
+		return b
+	}
+	msgs := []Message{
+		{Role: RoleUser, Content: []Block{result("a", pic(10), pic(20))}},
+		{Role: RoleAssistant, Content: []Block{Text("ok")}},
+		{Role: RoleUser, Content: []Block{result("b", pic(30)), result("c", pic(40))}},
+	}
+	if got := TrimImages(msgs, 10, 1000); &got[0] != &msgs[0] {
+		t.Error("within the budget: the messages were copied")
+	}
+	got := TrimImages(msgs, 3, 1000) // a's first picture goes
+	if n := len(got[0].Content[0].Images); n != 1 || got[0].Content[0].Images[0].Size() != 20 {
+		t.Errorf("a keeps %d pictures; want its newest", n)
+	}
+	if txt := got[0].Content[0].Text; !strings.HasPrefix(txt, "result a\n[image image/png, 10 bytes]\n[no longer shown") {
+		t.Errorf("a's text = %q", txt)
+	}
+	if len(msgs[0].Content[0].Images) != 2 || msgs[0].Content[0].Text != "result a" {
+		t.Error("the original messages changed")
+	}
+	got = TrimImages(msgs, 10, 75) // c (40) and b (30) fit; a's 20 does not, nor anything older
+	if len(got[2].Content[0].Images) != 1 || len(got[2].Content[1].Images) != 1 || len(got[0].Content[0].Images) != 0 {
+		t.Errorf("kept %d, %d, %d pictures; want b's and c's only", len(got[0].Content[0].Images), len(got[2].Content[0].Images), len(got[2].Content[1].Images))
+	}
+	if got[1].Content[0].Text != "ok" {
+		t.Error("a message without pictures changed")
+	}
+}

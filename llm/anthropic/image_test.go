@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
+	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/llm"
@@ -90,5 +92,32 @@ func BenchmarkParamsImage(b *testing.B) {
 		if _, _, err := m.params(req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A conversation with more pictures than a request takes sends the newest
+// llm.MaxRequestImages; the older ones become text.
+func TestToolResultImagesTrimmed(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(llmtest.AnthropicText("many")))
+	m := newModel(t, srv, nil)
+	data := pngBytes(t)
+	req := llm.Request{Messages: []llm.Message{llm.UserText("look")}}
+	for i := range llm.MaxRequestImages + 2 {
+		id := fmt.Sprintf("toolu_%d", i)
+		res := llm.ToolResult(id, "shot", false)
+		res.Images = []llm.Image{{MediaType: llm.ImagePNG, Data: data}}
+		req.Messages = append(req.Messages,
+			llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUse(id, "Shot", []byte(`{}`))}},
+			llm.Message{Role: llm.RoleUser, Content: []llm.Block{res}})
+	}
+	if _, err := llm.Complete(t.Context(), m, req); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	got := srv.LastRequest()
+	if n := len(got.Images()); n != llm.MaxRequestImages {
+		t.Errorf("request carries %d images; want %d", n, llm.MaxRequestImages)
+	}
+	if first := got.Messages[2].Content[0]; !strings.Contains(first.Text, "no longer shown") || len(first.Inner) != 1 {
+		t.Errorf("the oldest result = %q with %d parts; want its picture described as no longer shown", first.Text, len(first.Inner))
 	}
 }

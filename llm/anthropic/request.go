@@ -51,7 +51,7 @@ func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, []option.Re
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
-	for i, msg := range req.Messages {
+	for i, msg := range llm.TrimImages(req.Messages, llm.MaxRequestImages, llm.MaxRequestImageBytes) {
 		mp, err := messageParam(msg)
 		if err != nil {
 			return p, nil, fmt.Errorf("anthropic: message %d: %w", i, err)

@@ -299,6 +299,9 @@ func anthValidate(r AnthropicRequest) string {
 			}
 		}
 	}
+	if n := len(r.Images()); n > 100 {
+		return fmt.Sprintf("messages: too many images: %d > 100 (the maximum per request)", n)
+	}
 	if n := len(r.CacheBreakpoints()); n > 4 {
 		return fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", n)
 	}

@@ -29,7 +29,7 @@ func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) 
 	if sys := strings.TrimSpace(req.System + "\n\n" + req.SystemVolatile); sys != "" {
 		p.Messages = append(p.Messages, openai.SystemMessage(sys))
 	}
-	for i, msg := range req.Messages {
+	for i, msg := range llm.TrimImages(req.Messages, llm.MaxRequestImages, llm.MaxRequestImageBytes) {
 		ms, err := messages(msg, m.textOnly)
 		if err != nil {
 			return p, fmt.Errorf("openai: message %d: %w", i, err)
