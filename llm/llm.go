@@ -1,5 +1,6 @@
 // Package llm is the provider-neutral vocabulary of model conversations:
-// messages made of content blocks (text, tool use, tool result, thinking),
+// messages made of content blocks (text, tool use, tool result with its
+// pictures, thinking),
 // requests with tool specs, usage with cache reads and writes, stop reasons,
 // streaming events, and the Model interface every provider implements.
 //
