@@ -114,6 +114,9 @@ func readImage(abs string, f io.Reader, n, limit int64, mediaType string) tool.R
 		return tool.Errorf("Read: %s is a %s image larger than %s; Read shows images up to that size", abs, kind, size(limit))
 	}
 	w, h, err := imageSize(mediaType, data)
+	if err == nil && (w <= 0 || h <= 0) {
+		err = fmt.Errorf("it says %dx%d pixels", w, h)
+	}
 	if err != nil {
 		return tool.Errorf("Read: %s starts like a %s image but its header does not decode (%v); it may be damaged", abs, kind, err)
 	}

@@ -70,6 +70,7 @@ func TestReadImage(t *testing.T) {
 		file{path: "big.png", content: pngOf(3, 2)(t) + strings.Repeat("\x00", 2048)},
 		file{path: "broken.png", content: "\x89PNG\r\n\x1a\n\x00\x00garbage"},
 		file{path: "fake.png", content: "BM\x00\x00binary"},
+		file{path: "empty.webp", content: webpHeader("VP8 ", 0, 0)},
 	)
 	r := NewRead(Config{Root: root, MaxImageBytes: 1024})
 	for _, tc := range []struct {
@@ -95,6 +96,7 @@ func TestReadImage(t *testing.T) {
 		{"big.png", "Read shows images up to 1 KiB"},
 		{"broken.png", "starts like a PNG image but its header does not decode"},
 		{"fake.png", "has the name of an image but is not a PNG, JPEG, GIF or WebP picture"},
+		{"empty.webp", "its header does not decode (it says 0x0 pixels)"},
 	} {
 		res := run(t, r, js(map[string]string{"file_path": tc.path}))
 		check(t, tc.path, res, true, tc.want)
