@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,5 +50,35 @@ func TestExposeImages(t *testing.T) {
 	im, ok := res.Content[1].(*sdk.ImageContent)
 	if txt, _ := res.Content[0].(*sdk.TextContent); txt == nil || txt.Text != "a dot" || !ok || im.MIMEType != "image/png" || !bytes.Equal(im.Data, mcptest.PNG) {
 		t.Errorf("content = %+v, %+v; want the text, then the PNG", res.Content[0], res.Content[1])
+	}
+}
+
+// BenchmarkCallImage calls an MCP tool that returns a 1 MiB PNG over
+// streamable HTTP, through to the tool.Result the model gets.
+func BenchmarkCallImage(b *testing.B) {
+	pic := append(append([]byte(nil), mcptest.PNG...), make([]byte, 1<<20-len(mcptest.PNG))...)
+	s := sdk.NewServer(&sdk.Implementation{Name: "pics", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "shot", Description: "A screenshot."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{MIMEType: "image/png", Data: pic}}}, nil, nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	defer hs.Close()
+	m := start(b, []mcp.Server{{Name: "pics", Type: mcp.TypeHTTP, URL: hs.URL}}, mcp.Options{})
+	var shot tool.Tool
+	for _, t := range m.Tools() {
+		if t.Spec().Name == "mcp__pics__shot" {
+			shot = t
+		}
+	}
+	if shot == nil {
+		b.Fatalf("no shot tool: %+v", m.Status())
+	}
+	b.SetBytes(int64(len(pic)))
+	for b.Loop() {
+		res, err := shot.Run(b.Context(), tool.Call{ID: "1", Name: "mcp__pics__shot", Input: json.RawMessage(`{}`)})
+		if err != nil || len(res.Images) != 1 || len(res.Images[0].Data) != len(pic) {
+			b.Fatalf("Run = %q (%d images), %v", res.Content, len(res.Images), err)
+		}
 	}
 }
