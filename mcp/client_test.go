@@ -83,6 +83,10 @@ func TestTransports(t *testing.T) {
 			if res := call(t, tools, mcp.ReadResourceName, `{"server":"`+srv+`","uri":"test://hello"}`); !strings.Contains(res.Content, "hello, world") {
 				t.Errorf("ReadMcpResource = %+v", res)
 			}
+			if res := call(t, tools, mcp.ReadResourceName, `{"server":"`+srv+`","uri":"test://dot"}`); len(res.Images) != 1 ||
+				!bytes.Equal(res.Images[0].Data, mcptest.PNG) || !strings.Contains(res.Content, "shown as a picture") {
+				t.Errorf("ReadMcpResource(test://dot) = %q with %d images; want the PNG as a picture", res.Content, len(res.Images))
+			}
 		})
 	}
 	var echo tool.Tool

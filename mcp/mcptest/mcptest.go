@@ -67,8 +67,10 @@ var PNG = func() []byte {
 }()
 
 // NewServer returns a go-sdk server with the tools and resources the
-// tests call: echo (read-only), media (text, the image PNG, a resource link),
-// sleep, die (exits the process mid-call) and fail (an error result).
+// tests call: the tools echo (read-only), media (text, the image PNG, a
+// resource link), sleep, die (exits the process mid-call) and fail (an
+// error result), and the resources test://hello (text) and test://dot
+// (PNG).
 func NewServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
@@ -100,6 +102,10 @@ func NewServer() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Fail."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "it failed"}}}, nil, nil
+		})
+	s.AddResource(&sdk.Resource{URI: "test://dot", Name: "dot", MIMEType: "image/png"},
+		func(_ context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: r.Params.URI, MIMEType: "image/png", Blob: PNG}}}, nil
 		})
 	s.AddResource(&sdk.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
 		func(_ context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
