@@ -88,7 +88,8 @@ func newTranscript(w io.Writer, now func() time.Time) *transcript {
 }
 
 // TranscriptLine is the JSON form of an event in a transcript
-// (Config.Transcript), one a line.
+// (Config.Transcript), one a line. Images appear without their data
+// (llm.Image.Stub).
 type TranscriptLine struct {
 	Type       EventType    `json:"type"`
 	Time       string       `json:"time"`
@@ -108,6 +109,17 @@ func (t *transcript) write(e Event) {
 	}
 	line := TranscriptLine{Type: e.Type, Time: e.At.UTC().Format(time.RFC3339Nano), Message: e.Message, Usage: e.Usage,
 		Call: e.Call, ToolResult: e.ToolResult, ElapsedMS: e.Elapsed.Milliseconds(), Result: e.Result}
+	// A transcript is for reading: images keep their type and size, not
+	// their data, which would fill a line with megabytes of base64 twice
+	// (in the tool result and in the user message that carries it).
+	if line.Message != nil {
+		m := line.Message.Stubbed()
+		line.Message = &m
+	}
+	if line.ToolResult != nil {
+		b := line.ToolResult.Stubbed()
+		line.ToolResult = &b
+	}
 	if e.Type == EventCompact {
 		line.Text = e.Text
 	}

@@ -199,6 +199,7 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block) llm.Block {
 	a.emit(Event{Type: EventToolUse, Call: &call})
 	res := a.execute(ctx, call)
 	blk := llm.ToolResult(call.ToolUseID, res.Content, res.IsError)
+	blk.Images = res.Images
 	a.emit(Event{Type: EventToolResult, Call: &call, ToolResult: &blk, Elapsed: a.now().Sub(started)})
 	return blk
 }

@@ -1,5 +1,6 @@
 // Package llm is the provider-neutral vocabulary of model conversations:
-// messages made of content blocks (text, tool use, tool result, thinking),
+// messages made of content blocks (text, tool use, tool result with its
+// pictures, thinking),
 // requests with tool specs, usage with cache reads and writes, stop reasons,
 // streaming events, and the Model interface every provider implements.
 //
@@ -37,7 +38,8 @@ const (
 // Block is one piece of a message. Which fields are set depends on Type:
 //   - text: Text
 //   - tool_use: ToolUseID, Name, Input
-//   - tool_result: ToolUseID, Text (the result), IsError
+//   - tool_result: ToolUseID, Text (the result), Images (pictures the
+//     tool returned, after the text), IsError
 //   - thinking: Text, Signature
 //   - redacted_thinking: Data
 type Block struct {
@@ -49,6 +51,7 @@ type Block struct {
 	IsError   bool            `json:"is_error,omitempty"`
 	Signature string          `json:"signature,omitempty"`
 	Data      string          `json:"data,omitempty"`
+	Images    []Image         `json:"images,omitempty"`
 }
 
 // Text returns a text block.

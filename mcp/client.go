@@ -212,6 +212,11 @@ func (s *server) start(ctx context.Context) {
 	s.mu.Unlock()
 }
 
+// httpResumes bounds the reconnections that resume one interrupted
+// streamable HTTP event stream (after 1 s, then 1.5 s, or the server's
+// retry field).
+const httpResumes = 2
+
 // connect starts the server, initializes and lists its tools, all within
 // the start timeout.
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk.Tool, *sdk.ServerCapabilities, error) {
@@ -244,7 +249,11 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 		cmd.Stderr = stderr
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.opts.StopTimeout}
 	case TypeHTTP:
-		t = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient(cfg.Headers), MaxRetries: -1, DisableStandaloneSSE: true}
+		// A call's event stream that the server closes before the answer
+		// is resumed by GET with Last-Event-ID (as the spec asks), at most
+		// httpResumes times; a stream without event ids cannot be resumed
+		// and fails the call at once, so a dead server is still found fast.
+		t = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient(cfg.Headers), MaxRetries: httpResumes, DisableStandaloneSSE: true}
 	case TypeSSE:
 		t = &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient(cfg.Headers)}
 	}

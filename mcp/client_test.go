@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/mcp"
+	"github.com/troupe-dev/troupe/mcp/mcptest"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -67,16 +69,23 @@ func TestTransports(t *testing.T) {
 				t.Errorf("%s = %+v; want echo: hi", name, res)
 			}
 			res = call(t, tools, "mcp__"+srv+"__media", `{}`)
-			for _, want := range []string{"here", "[image image/png, 8 bytes]", "[resource link test://hello hello (text/plain)]"} {
+			for _, want := range []string{"here", "[resource link test://hello hello (text/plain)]"} {
 				if !strings.Contains(res.Content, want) {
 					t.Errorf("media = %q; want it to contain %q", res.Content, want)
 				}
+			}
+			if len(res.Images) != 1 || res.Images[0].MediaType != "image/png" || !bytes.Equal(res.Images[0].Data, mcptest.PNG) {
+				t.Errorf("media images = %+v; want the server's PNG", res.Images)
 			}
 			if res := call(t, tools, "mcp__"+srv+"__fail", `{}`); !res.IsError || res.Content != "it failed" {
 				t.Errorf("fail = %+v; want an error result", res)
 			}
 			if res := call(t, tools, mcp.ReadResourceName, `{"server":"`+srv+`","uri":"test://hello"}`); !strings.Contains(res.Content, "hello, world") {
 				t.Errorf("ReadMcpResource = %+v", res)
+			}
+			if res := call(t, tools, mcp.ReadResourceName, `{"server":"`+srv+`","uri":"test://dot"}`); len(res.Images) != 1 ||
+				!bytes.Equal(res.Images[0].Data, mcptest.PNG) || !strings.Contains(res.Content, "shown as a picture") {
+				t.Errorf("ReadMcpResource(test://dot) = %q with %d images; want the PNG as a picture", res.Content, len(res.Images))
 			}
 		})
 	}

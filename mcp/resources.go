@@ -141,8 +141,14 @@ func (r *readResource) Run(ctx context.Context, call tool.Call) (tool.Result, er
 		return s.callFailed(ctx, cctx, sess, ReadResourceName, err)
 	}
 	var parts []string
+	var images []llm.Image
 	for _, c := range res.Contents {
+		if im, ok := picture(&sdk.EmbeddedResource{Resource: c}); ok {
+			parts = append(parts, fmt.Sprintf("[resource %s: %s, %d bytes, shown as a picture]", c.URI, c.MIMEType, len(c.Blob)))
+			images = append(images, im)
+			continue
+		}
 		parts = append(parts, resourceText(c))
 	}
-	return tool.Result{Content: strings.Join(parts, "\n")}, nil
+	return tool.Result{Content: strings.Join(parts, "\n"), Images: images}, nil
 }

@@ -13,7 +13,8 @@ import (
 
 // Exposed is a set of tool.Tools served over MCP (troupe mcp serve):
 // each tool keeps its name, description and input schema, and its Result
-// becomes the call's text content (IsError included). A Go error from a
+// becomes the call's text content (IsError included), followed by its
+// images. A Go error from a
 // tool's Run is a protocol error of that call.
 type Exposed struct {
 	srv *sdk.Server
@@ -38,7 +39,11 @@ func Expose(name, version, instructions string, tools []tool.Tool) *Exposed {
 			if err != nil {
 				return nil, err
 			}
-			return &sdk.CallToolResult{IsError: res.IsError, Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}}, nil
+			content := []sdk.Content{&sdk.TextContent{Text: res.Content}}
+			for _, im := range res.Images {
+				content = append(content, &sdk.ImageContent{MIMEType: im.MediaType, Data: im.Data})
+			}
+			return &sdk.CallToolResult{IsError: res.IsError, Content: content}, nil
 		})
 	}
 	return &Exposed{srv: srv}

@@ -164,22 +164,46 @@ func isBroken(err error) bool {
 		strings.Contains(err.Error(), "connection closed") || strings.Contains(err.Error(), "client is closing")
 }
 
-// convert renders a call's result for the model: text as is, images and
-// audio as a note of their type and size (tool results carry text only),
-// resource links and embedded resources by URI (with their text when
-// embedded), and structured content as JSON when there is no other
-// content.
+// convert renders a call's result for the model: text as is, images of
+// a type the providers take (PNG, JPEG, GIF, WebP) up to
+// llm.MaxImageBytes as pictures, other images and audio as a note of
+// their type and size, resource links and embedded resources by URI (with
+// their text when embedded, and as a picture when they hold one), and
+// structured content as JSON when there is no other content.
 func convert(res *sdk.CallToolResult) tool.Result {
 	var parts []string
+	var images []llm.Image
 	for _, c := range res.Content {
+		if im, ok := picture(c); ok {
+			images = append(images, im)
+			continue
+		}
 		parts = append(parts, contentText(c))
 	}
-	if len(parts) == 0 && res.StructuredContent != nil {
+	if len(parts) == 0 && len(images) == 0 && res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			parts = append(parts, string(b))
 		}
 	}
-	return tool.Result{Content: strings.Join(parts, "\n"), IsError: res.IsError}
+	return tool.Result{Content: strings.Join(parts, "\n"), Images: images, IsError: res.IsError}
+}
+
+// picture returns c as an image the model can be shown: image content, or
+// an embedded resource holding an image, of a supported type and size.
+func picture(c sdk.Content) (llm.Image, bool) {
+	var im llm.Image
+	switch c := c.(type) {
+	case *sdk.ImageContent:
+		im = llm.Image{MediaType: c.MIMEType, Data: c.Data}
+	case *sdk.EmbeddedResource:
+		if c.Resource == nil || c.Resource.Blob == nil {
+			return im, false
+		}
+		im = llm.Image{MediaType: c.Resource.MIMEType, Data: c.Resource.Blob}
+	default:
+		return im, false
+	}
+	return im, im.Check() == nil && len(im.Data) <= llm.MaxImageBytes
 }
 
 func contentText(c sdk.Content) string {
@@ -187,7 +211,10 @@ func contentText(c sdk.Content) string {
 	case *sdk.TextContent:
 		return c.Text
 	case *sdk.ImageContent:
-		return fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
+		if len(c.Data) > llm.MaxImageBytes {
+			return fmt.Sprintf("[image %s, %d bytes: not shown, larger than the %d bytes a model takes]", c.MIMEType, len(c.Data), llm.MaxImageBytes)
+		}
+		return fmt.Sprintf("[image %s, %d bytes: not shown, the model takes PNG, JPEG, GIF and WebP]", c.MIMEType, len(c.Data))
 	case *sdk.AudioContent:
 		return fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
 	case *sdk.ResourceLink:

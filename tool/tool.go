@@ -40,9 +40,12 @@ type Call struct {
 	Input json.RawMessage // the model's arguments
 }
 
-// Result is what the model sees of a call.
+// Result is what the model sees of a call: its text, and the pictures
+// it returned (a Read of an image, an MCP tool's image content), which
+// reach the model after the text where the provider takes images.
 type Result struct {
 	Content string
+	Images  []llm.Image
 	IsError bool
 }
 

@@ -51,6 +51,9 @@ func RenderLines(w io.Writer, lines []Line, clean func(string) string) error {
 					mark = "✗"
 				}
 				text = fmt.Sprintf("  %s %s (%d ms)", mark, oneLine(l.ToolResult.Text, 200), l.ElapsedMS)
+				for _, im := range l.ToolResult.Images {
+					text += " " + im.String()
+				}
 			}
 		case "retry":
 			text = "retry: " + oneLine(l.Error, 200)

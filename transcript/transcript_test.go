@@ -96,6 +96,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"{\"type\":\"transcript\",\"agent\":\"lead\"}\n{\"type\":\"user\"}\n",
 		"{\"type\":\"transcript\"}\n{\"type\":\"assis",
+		"{\"type\":\"transcript\"}\n{\"type\":\"tool_result\",\"tool_result\":{\"type\":\"tool_result\",\"images\":[{\"media_type\":\"image/png\",\"omitted_bytes\":70}]}}\n",
 		"not json\n", "", "\n\n",
 	} {
 		f.Add([]byte(s))

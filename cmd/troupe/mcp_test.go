@@ -444,17 +444,20 @@ func TestMCPConformance(t *testing.T) {
 	}
 }
 
-// TestMCPConformanceClient runs the suite's client scenario initialize
-// against troupe -p. Its tools_call fails in the suite's own server: the
-// go-sdk client first probes with server/discover (answered 400), and the
-// suite's express server then answers initialize with 500 ("Already
-// connected to a transport"), so it is left out.
+// TestMCPConformanceClient runs the suite's client scenarios initialize,
+// tools_call (the model calls add_numbers) and sse-retry (the model calls
+// test_reconnection, whose event stream the server closes before its
+// answer) against troupe -p; each scenario's server has one of the two
+// tools, and a call of the other is an unknown tool that never leaves
+// troupe. The others need what troupe's client does not do: OAuth
+// (auth/*) and elicitation.
 func TestMCPConformanceClient(t *testing.T) {
 	bin := mcptest.NPMBin(t, "conformance")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.json")
 	writeFile(t, script, `{"turns": [
-	  {"match": {"turn": 0}, "reply": {"tool_calls": [{"id": "t1", "name": "mcp__conf__add_numbers", "input": {"a": 2, "b": 3}}]}},
+	  {"match": {"turn": 0}, "reply": {"tool_calls": [{"id": "t1", "name": "mcp__conf__add_numbers", "input": {"a": 2, "b": 3}},
+	    {"id": "t2", "name": "mcp__conf__test_reconnection", "input": {}}]}},
 	  {"match": {}, "reply": {"text": "done"}, "repeat": true}]}`)
 	client := filepath.Join(dir, "client.sh")
 	writeFile(t, client, `#!/bin/sh
@@ -466,7 +469,7 @@ exec env `+asTroupeEnv+`=1 GORACE=atexit_sleep_ms=0 "`+os.Args[0]+`" -p --home "
 	if err := os.Chmod(client, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range []string{"initialize"} {
+	for _, sc := range []string{"initialize", "tools_call", "sse-retry"} {
 		c := exec.CommandContext(t.Context(), bin, "client", "--command", client, "--scenario", sc, "--timeout", "20000")
 		c.Dir = t.TempDir()
 		b, err := c.CombinedOutput()

@@ -26,6 +26,8 @@ func (a *app) openSDKModel(provider string, h *headless) (llm.Model, bool, error
 			APIKey:  a.Getenv("OPENAI_API_KEY"),
 			BaseURL: a.Getenv("OPENAI_BASE_URL"),
 			Model:   h.model,
+			// A model without vision: pictures go as a line of text (docs/images.md).
+			TextOnly: a.Getenv("TROUPE_OPENAI_TEXT_ONLY") != "",
 		})
 		if errors.Is(err, llm.ErrNoModel) {
 			ep, _ := a.endpointOf("openai")

@@ -41,6 +41,9 @@ not used), with the core tools rooted at --cwd and this worker's permission
 settings; its progress goes back to the lead, and so does its result, which
 ends the lead's remote_agent task. Stopping the task on the lead cancels it.
 
+The jobs get the tools of this worker's MCP servers (its .mcp.json, settings
+files and --mcp-config), started once when the worker starts.
+
 A job wanting labels runs only on a worker that has all of them (--labels).
 On SIGINT or SIGTERM the worker stops taking jobs and finishes the running
 ones, or with --requeue gives them back to the queue for another worker.`,
@@ -62,6 +65,7 @@ ones, or with --requeue gives them back to the queue for another worker.`,
 	fl.StringArrayVar(&f.h.allowedTools, "allowedTools", nil, "allow these permission `RULES` (repeatable)")
 	fl.StringArrayVar(&f.h.disallowedTools, "disallowedTools", nil, "deny these permission `RULES` (repeatable)")
 	fl.StringVar(&f.h.audit, "audit", "", "append one JSON line per permission decision to `FILE`")
+	a.addMCPFlags(c) // mcp.go: the jobs' MCP servers are this worker's own
 	f.h.promptTimeout = time.Minute
 	return c
 }
@@ -133,6 +137,11 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		defer outMu.Unlock()
 		fmt.Fprintf(a.Stdout, "%s %s\n", a.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
+	closeMCP, err := a.startWorkerMCP(ctx, cwd, say) // worker_mcp.go: this host's MCP servers, for every job
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
 	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model, MaxTurns: f.h.maxTurns,
 		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
 	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: queue, Registry: queue,

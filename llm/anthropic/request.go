@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, []option.Re
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
-	for i, msg := range req.Messages {
+	for i, msg := range llm.TrimImages(req.Messages, llm.MaxRequestImages, llm.MaxRequestImageBytes) {
 		mp, err := messageParam(msg)
 		if err != nil {
 			return p, nil, fmt.Errorf("anthropic: message %d: %w", i, err)
@@ -158,6 +159,13 @@ func blockParam(b llm.Block) (p anthropic.ContentBlockParamUnion, ok bool, err e
 		if b.Text != "" {
 			tr.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: b.Text}}}
 		}
+		for k, im := range b.Images {
+			ip, err := imageParam(im)
+			if err != nil {
+				return p, false, fmt.Errorf("tool_result %s: image %d: %w", b.ToolUseID, k, err)
+			}
+			tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: ip})
+		}
 		p.OfToolResult = tr
 	case llm.BlockThinking:
 		p.OfThinking = &anthropic.ThinkingBlockParam{Thinking: b.Text, Signature: b.Signature}
@@ -167,6 +175,18 @@ func blockParam(b llm.Block) (p anthropic.ContentBlockParamUnion, ok bool, err e
 		return p, false, fmt.Errorf("unknown block type %q", b.Type)
 	}
 	return p, true, nil
+}
+
+// imageParam converts an image to a base64 image block, the form a
+// tool_result's content takes pictures in.
+func imageParam(im llm.Image) (*anthropic.ImageBlockParam, error) {
+	if err := im.Check(); err != nil {
+		return nil, err
+	}
+	return &anthropic.ImageBlockParam{Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{
+		Data:      base64.StdEncoding.EncodeToString(im.Data),
+		MediaType: anthropic.Base64ImageSourceMediaType(im.MediaType),
+	}}}, nil
 }
 
 // markLastBlock puts a cache breakpoint on the last block of the

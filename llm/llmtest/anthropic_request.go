@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -41,7 +42,9 @@ type AnthropicMessage struct {
 // Which fields are set depends on Type:
 //   - text: Text
 //   - tool_use: ID, Name, Input
-//   - tool_result: ToolUseID, Content (raw), Text (the text of Content), IsError
+//   - tool_result: ToolUseID, Content (raw), Text (the text of Content),
+//     Inner (the blocks of Content: text and image), IsError
+//   - image: Source
 //   - thinking: Thinking, Signature
 //   - redacted_thinking: Data
 type AnthropicBlock struct {
@@ -57,13 +60,43 @@ type AnthropicBlock struct {
 	Signature    string                 `json:"signature,omitempty"`
 	Data         string                 `json:"data,omitempty"`
 	CacheControl *AnthropicCacheControl `json:"cache_control,omitempty"`
+	Source       *AnthropicImageSource  `json:"source,omitempty"`
 
+	// Inner is a tool_result's content as blocks (requests only).
+	Inner []AnthropicBlock `json:"-"`
 	// Raw is the block as the client sent it (requests only).
 	Raw json.RawMessage `json:"-"`
 	// Deltas, in a scripted reply, are the pieces a text, thinking or
 	// tool_use block is streamed in; they must concatenate to its Text,
 	// Thinking or Input. Nil means an automatic split.
 	Deltas []string `json:"-"`
+}
+
+// AnthropicImageSource is the source of an image block.
+type AnthropicImageSource struct {
+	Type      string `json:"type"` // "base64" or "url"
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"` // base64
+	URL       string `json:"url,omitempty"`
+}
+
+// Images returns the image blocks of r's messages, those inside tool
+// results included, in request order.
+func (r AnthropicRequest) Images() []AnthropicBlock {
+	var out []AnthropicBlock
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if b.Type == "image" {
+				out = append(out, b)
+			}
+			for _, ib := range b.Inner {
+				if ib.Type == "image" {
+					out = append(out, ib)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // AnthropicCacheControl is a cache_control marker.
@@ -217,6 +250,7 @@ func anthDecodeContent(raw json.RawMessage) ([]AnthropicBlock, error) {
 			for _, ib := range inner {
 				b.Text += ib.Text
 			}
+			b.Inner = inner
 		}
 		blocks = append(blocks, b)
 	}
@@ -247,10 +281,61 @@ func anthValidate(r AnthropicRequest) string {
 			if b.Type == "tool_use" && !json.Valid(b.Input) {
 				return fmt.Sprintf("messages.%d.content.%d.input: want a JSON object", i, j)
 			}
+			if b.Type == "image" {
+				if msg := anthValidateImage(b); msg != "" {
+					return fmt.Sprintf("messages.%d.content.%d.%s", i, j, msg)
+				}
+			}
+			for k, ib := range b.Inner {
+				switch ib.Type {
+				case "text":
+				case "image":
+					if msg := anthValidateImage(ib); msg != "" {
+						return fmt.Sprintf("messages.%d.content.%d.content.%d.%s", i, j, k, msg)
+					}
+				default:
+					return fmt.Sprintf("messages.%d.content.%d.content.%d.type: unexpected %q in a tool_result", i, j, k, ib.Type)
+				}
+			}
 		}
+	}
+	if n := len(r.Images()); n > 100 {
+		return fmt.Sprintf("messages: too many images: %d > 100 (the maximum per request)", n)
 	}
 	if n := len(r.CacheBreakpoints()); n > 4 {
 		return fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", n)
+	}
+	return ""
+}
+
+// anthMaxImage is the API's limit on an image's base64 data.
+const anthMaxImage = 5 << 20
+
+// anthValidateImage checks an image block as the API does: a base64
+// source of a supported media type whose data decodes, is at most 5 MB,
+// and is a picture of that type. It returns the message's tail, or "".
+func anthValidateImage(b AnthropicBlock) string {
+	src := b.Source
+	switch {
+	case src == nil:
+		return "source: field required"
+	case src.Type != "base64":
+		return fmt.Sprintf("source.type: the fake server takes base64 sources, got %q", src.Type)
+	}
+	switch src.MediaType {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+	default:
+		return fmt.Sprintf("source.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp', got %q", src.MediaType)
+	}
+	if len(src.Data) > anthMaxImage {
+		return fmt.Sprintf("source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", len(src.Data), anthMaxImage)
+	}
+	data, err := base64.StdEncoding.DecodeString(src.Data)
+	if err != nil || len(data) == 0 {
+		return "source.base64.data: invalid base64 data"
+	}
+	if got := http.DetectContentType(data); got != src.MediaType {
+		return fmt.Sprintf("source.base64.data: the image was specified using the %s media type, but the image appears to be a %s image", src.MediaType, got)
 	}
 	return ""
 }

@@ -1,8 +1,10 @@
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 )
@@ -45,11 +47,13 @@ type OpenAIStreamOptions struct {
 
 // OpenAIMessage is one message of a request. Content holds the text whether
 // it was sent as a string or as an array of text parts (joined without a
-// separator); Parts counts the array parts (0 for a string).
+// separator); Parts counts the array parts (0 for a string); Images holds
+// the URLs of its image_url parts, in order.
 type OpenAIMessage struct {
 	Role       string               `json:"role"`
 	Content    string               `json:"content"`
 	Parts      int                  `json:"-"`
+	Images     []string             `json:"-"`
 	Name       string               `json:"name,omitempty"`
 	ToolCalls  []OpenAIToolCallItem `json:"tool_calls,omitempty"`
 	ToolCallID string               `json:"tool_call_id,omitempty"`
@@ -74,14 +78,23 @@ func (m *OpenAIMessage) UnmarshalJSON(data []byte) error {
 		return json.Unmarshal(w.Content, &m.Content)
 	default:
 		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			ImageURL *struct {
+				URL string `json:"url"`
+			} `json:"image_url"`
 		}
 		if err := json.Unmarshal(w.Content, &parts); err != nil {
 			return fmt.Errorf("content: %w", err)
 		}
 		for _, p := range parts {
 			m.Content += p.Text
+			if p.Type == "image_url" {
+				if p.ImageURL == nil || p.ImageURL.URL == "" {
+					return fmt.Errorf("content: an image_url part without its url")
+				}
+				m.Images = append(m.Images, p.ImageURL.URL)
+			}
 		}
 		m.Parts = len(parts)
 	}
@@ -172,7 +185,18 @@ func oaiValidate(r OpenAIRequest) string {
 				return fmt.Sprintf("An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s", strings.Join(open, ", "))
 			}
 			if m.Role != "assistant" {
+				if len(m.Images) > 0 && m.Role != "user" {
+					return fmt.Sprintf("Invalid 'messages[%d]'. Image URLs are only allowed for messages with role 'user', but this message with role '%s' contains an image URL.", i, m.Role)
+				}
+				for _, u := range m.Images {
+					if msg := oaiValidateImageURL(u); msg != "" {
+						return fmt.Sprintf("messages[%d]: %s", i, msg)
+					}
+				}
 				continue
+			}
+			if len(m.Images) > 0 {
+				return fmt.Sprintf("Invalid 'messages[%d]'. Image URLs are only allowed for messages with role 'user', but this message with role 'assistant' contains an image URL.", i)
 			}
 			for _, c := range m.ToolCalls {
 				if c.ID == "" || c.Type != "function" || c.Function.Name == "" {
@@ -187,6 +211,9 @@ func oaiValidate(r OpenAIRequest) string {
 				return fmt.Sprintf("messages[%d]: an assistant message needs content or tool_calls", i)
 			}
 		case "tool":
+			if len(m.Images) > 0 {
+				return fmt.Sprintf("Invalid 'messages[%d]'. Image URLs are only allowed for messages with role 'user', but this message with role 'tool' contains an image URL.", i)
+			}
 			j := slices.Index(open, m.ToolCallID)
 			if j < 0 {
 				return fmt.Sprintf("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (messages[%d].tool_call_id %q).", i, m.ToolCallID)
@@ -198,6 +225,35 @@ func oaiValidate(r OpenAIRequest) string {
 	}
 	if len(open) > 0 {
 		return fmt.Sprintf("An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s", strings.Join(open, ", "))
+	}
+	return ""
+}
+
+// oaiValidateImageURL checks an image_url: an http(s) URL, or a data URL
+// of a supported image type whose base64 decodes to a picture of it.
+func oaiValidateImageURL(u string) string {
+	if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return "Invalid image URL: want http(s) or a data URL"
+	}
+	mediaType, data, ok := strings.Cut(rest, ";base64,")
+	if !ok {
+		return "Invalid image URL: a data URL must be base64 (data:<type>;base64,<data>)"
+	}
+	switch mediaType {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+	default:
+		return fmt.Sprintf("Invalid MIME type %q: only image/jpeg, image/png, image/gif and image/webp are supported", mediaType)
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil || len(b) == 0 {
+		return "Invalid image data: not base64"
+	}
+	if got := http.DetectContentType(b); got != mediaType {
+		return fmt.Sprintf("Invalid image data: the data URL says %s but the bytes are %s", mediaType, got)
 	}
 	return ""
 }

@@ -13,6 +13,12 @@
 //     (placed first, as they must follow the assistant's tool_calls), with
 //     "Error: " before the content when IsError, since the API has no error
 //     flag; its text blocks become a user message;
+//   - images in tool results: a tool message holds text only, so each
+//     says how many pictures it returned, and the pictures follow in the
+//     user message after the tool messages, as image_url parts with data
+//     URLs, each group introduced by a text part naming its call id (the
+//     convention of OpenAI-compatible agents); with Options.TextOnly they
+//     stay a line of text in the tool message;
 //   - an assistant message's text and tool_use blocks become one assistant
 //     message with content and tool_calls;
 //   - thinking blocks are dropped: Chat Completions has no equivalent input;
@@ -93,6 +99,10 @@ type Options struct {
 	// ContextWindow, when positive, is reported by Info; otherwise Info
 	// reports the window of known OpenAI models, or 0.
 	ContextWindow int
+	// TextOnly is for models that take no images: a picture in a tool
+	// result is then sent as its description ("[image image/png, N
+	// bytes]") instead of an image_url part.
+	TextOnly bool
 	// HTTPClient sends the requests. Default http.DefaultClient.
 	HTTPClient *http.Client
 	// Logger receives retries at Warn level. Default: discard.
@@ -104,6 +114,7 @@ type Model struct {
 	svc           openai.ChatCompletionService
 	model         string
 	official      bool // BaseURL is api.openai.com
+	textOnly      bool
 	maxTokens     int
 	maxRetries    int
 	retryDelay    time.Duration
@@ -141,6 +152,7 @@ func New(opts Options) (*Model, error) {
 	m := &Model{
 		model:         opts.Model,
 		official:      official,
+		textOnly:      opts.TextOnly,
 		maxTokens:     opts.MaxTokens,
 		maxRetries:    opts.MaxRetries,
 		retryDelay:    opts.RetryDelay,

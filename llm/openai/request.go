@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -28,8 +29,8 @@ func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) 
 	if sys := strings.TrimSpace(req.System + "\n\n" + req.SystemVolatile); sys != "" {
 		p.Messages = append(p.Messages, openai.SystemMessage(sys))
 	}
-	for i, msg := range req.Messages {
-		ms, err := messages(msg)
+	for i, msg := range llm.TrimImages(req.Messages, llm.MaxRequestImages, llm.MaxRequestImageBytes) {
+		ms, err := messages(msg, m.textOnly)
 		if err != nil {
 			return p, fmt.Errorf("openai: message %d: %w", i, err)
 		}
@@ -61,12 +62,15 @@ func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) 
 	return p, nil
 }
 
-// messages translates one conversation message into API messages.
-func messages(msg llm.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+// messages translates one conversation message into API messages. The
+// images of tool results go in the user message after the tool messages,
+// or, when textOnly, stay a description in the tool message.
+func messages(msg llm.Message, textOnly bool) ([]openai.ChatCompletionMessageParamUnion, error) {
 	var out []openai.ChatCompletionMessageParamUnion
 	var texts []string
 	switch msg.Role {
 	case llm.RoleUser:
+		var pictures []openai.ChatCompletionContentPartUnionParam
 		for _, b := range msg.Content {
 			switch b.Type {
 			case llm.BlockText:
@@ -76,13 +80,27 @@ func messages(msg llm.Message) ([]openai.ChatCompletionMessageParamUnion, error)
 				if b.IsError {
 					content = "Error: " + content
 				}
+				parts, note, err := imageParts(b, textOnly)
+				if err != nil {
+					return nil, err
+				}
+				pictures = append(pictures, parts...)
+				if note != "" {
+					content = strings.TrimPrefix(content+"\n"+note, "\n")
+				}
 				out = append(out, openai.ToolMessage(content, b.ToolUseID))
 			case llm.BlockThinking, llm.BlockRedactedThinking:
 			default:
 				return nil, fmt.Errorf("user %s block: not supported", b.Type)
 			}
 		}
-		if len(texts) > 0 {
+		switch {
+		case len(pictures) > 0:
+			for _, t := range texts {
+				pictures = append(pictures, openai.TextContentPart(t))
+			}
+			out = append(out, openai.UserMessage(pictures))
+		case len(texts) > 0:
 			out = append(out, openai.UserMessage(strings.Join(texts, textSeparator)))
 		}
 	case llm.RoleAssistant:
@@ -118,6 +136,37 @@ func messages(msg llm.Message) ([]openai.ChatCompletionMessageParamUnion, error)
 		return nil, fmt.Errorf("role %q: not supported", msg.Role)
 	}
 	return out, nil
+}
+
+// imageParts returns the parts that carry the images of tool result b
+// in a user message (a text part naming the call, then one image_url part
+// a picture) and the note its tool message gets. With textOnly there are
+// no parts and the note describes each picture.
+func imageParts(b llm.Block, textOnly bool) ([]openai.ChatCompletionContentPartUnionParam, string, error) {
+	if len(b.Images) == 0 {
+		return nil, "", nil
+	}
+	var note strings.Builder
+	if textOnly {
+		sep := ""
+		for _, im := range b.Images {
+			note.WriteString(sep + im.String())
+			sep = "\n"
+		}
+		return nil, note.String(), nil
+	}
+	parts := []openai.ChatCompletionContentPartUnionParam{
+		openai.TextContentPart(fmt.Sprintf("The %d image(s) returned by tool call %s:", len(b.Images), b.ToolUseID)),
+	}
+	for k, im := range b.Images {
+		if err := im.Check(); err != nil {
+			return nil, "", fmt.Errorf("tool result %s: image %d: %w", b.ToolUseID, k, err)
+		}
+		url := "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+		parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+	}
+	fmt.Fprintf(&note, "[%d image(s) follow in the next user message]", len(b.Images))
+	return parts, note.String(), nil
 }
 
 // emptySchema is the parameters of a tool without an input schema.

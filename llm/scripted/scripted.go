@@ -243,6 +243,10 @@ func userText(m llm.Message) string {
 			b.WriteString(blk.Text)
 			b.WriteByte('\n')
 		}
+		for _, im := range blk.Images {
+			b.WriteString(im.String()) // so that a match can see a picture arrived
+			b.WriteByte('\n')
+		}
 	}
 	return b.String()
 }
@@ -378,12 +382,17 @@ func chunks(s string) []string {
 	return append(out, s)
 }
 
-// approxTokens estimates a request's input tokens (4 bytes a token).
+// imageBytes is what a picture counts for in approxTokens: about 1,600
+// tokens, the cost of a typical screenshot.
+const imageBytes = 1600 * 4
+
+// approxTokens estimates a request's input tokens (4 bytes a token, a
+// picture as imageBytes).
 func approxTokens(req llm.Request) int {
 	n := len(req.System)
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			n += len(b.Text) + len(b.Input)
+			n += len(b.Text) + len(b.Input) + imageBytes*len(b.Images)
 		}
 	}
 	for _, t := range req.Tools {

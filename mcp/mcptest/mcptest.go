@@ -4,8 +4,12 @@
 package mcptest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,9 +55,22 @@ type sleepIn struct {
 	Millis int `json:"millis"`
 }
 
+// PNG is the picture the media tool returns: a real 4x3 PNG.
+var PNG = func() []byte {
+	var buf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	img.Set(1, 1, color.RGBA{R: 255, A: 255})
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}()
+
 // NewServer returns a go-sdk server with the tools and resources the
-// tests call: echo (read-only), media (text, image, resource link),
-// sleep, die (exits the process mid-call) and fail (an error result).
+// tests call: the tools echo (read-only), media (text, the image PNG, a
+// resource link), sleep, die (exits the process mid-call) and fail (an
+// error result), and the resources test://hello (text) and test://dot
+// (PNG).
 func NewServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
@@ -64,7 +81,7 @@ func NewServer() *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{
 				&sdk.TextContent{Text: "here"},
-				&sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG....")},
+				&sdk.ImageContent{MIMEType: "image/png", Data: PNG},
 				&sdk.ResourceLink{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
 			}}, nil, nil
 		})
@@ -85,6 +102,10 @@ func NewServer() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Fail."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "it failed"}}}, nil, nil
+		})
+	s.AddResource(&sdk.Resource{URI: "test://dot", Name: "dot", MIMEType: "image/png"},
+		func(_ context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: r.Params.URI, MIMEType: "image/png", Blob: PNG}}}, nil
 		})
 	s.AddResource(&sdk.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
 		func(_ context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -150,7 +171,7 @@ const ConformanceEnv = "TROUPE_MCP_CONFORMANCE"
 var npmDirs = map[string]string{
 	"mcp-server-everything": "mcp-servers-2026.8.31",
 	"mcp-server-filesystem": "mcp-servers-2026.8.31",
-	"conformance":           "mcp-conformance-0.1.10",
+	"conformance":           "mcp-conformance-0.1.10-sdk1.25.2",
 }
 
 // NPMBin returns the path of an npm binary .ci/run installs (the reference

@@ -74,6 +74,7 @@ func FuzzParseSession(f *testing.F) {
 	f.Add(hdr + `{"type":"message","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}` + "\n")
 	f.Add(hdr + `{"type":"reset","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Read","input":{}}]}]}` + "\n")
 	f.Add(hdr + `{"type":"message","message":{"role":"user","content":[]}}` + "\n" + `{"type":"mess`)
+	f.Add(hdr + `{"type":"message","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","images":[{"media_type":"image/png","data":"iVBORw0KGgo="}]}]}}` + "\n")
 	f.Add(hdr + `{"type":"message"}` + "\n")
 	f.Add("")
 	f.Add("\n\n")

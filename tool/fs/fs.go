@@ -36,6 +36,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -66,6 +67,9 @@ type Config struct {
 	// MaxLines is how many lines Read shows when no limit is given;
 	// 0 means DefaultMaxLines.
 	MaxLines int
+	// MaxImageBytes bounds the image file Read shows as a picture; 0
+	// means llm.MaxImageBytes, the most a model takes.
+	MaxImageBytes int64
 	// Now is the clock; nil means time.Now. No tool reads it yet: it is
 	// here for checks of a file's age against the last Read of it.
 	Now func() time.Time
@@ -119,6 +123,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxLines <= 0 {
 		c.MaxLines = DefaultMaxLines
+	}
+	if c.MaxImageBytes <= 0 {
+		c.MaxImageBytes = llm.MaxImageBytes
 	}
 	if c.Now == nil {
 		c.Now = time.Now

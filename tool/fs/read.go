@@ -31,7 +31,8 @@ const readSchema = `{
 }`
 
 // Read is the Read tool: it shows a text file, or a range of its lines,
-// numbered like cat -n.
+// numbered like cat -n, or a PNG, JPEG, GIF or WebP image as a picture
+// (up to Config.MaxImageBytes and 8000 pixels a side).
 type Read struct {
 	cfg   Config
 	desc  string
@@ -44,7 +45,7 @@ var _ tool.Tool = (*Read)(nil)
 func NewRead(cfg Config) *Read {
 	cfg = cfg.withDefaults()
 	desc := strings.NewReplacer("{{max_lines}}", fmt.Sprint(cfg.MaxLines),
-		"{{max_bytes}}", size(cfg.MaxReadBytes)).Replace(readDescription)
+		"{{max_bytes}}", size(cfg.MaxReadBytes), "{{max_image}}", size(cfg.MaxImageBytes)).Replace(readDescription)
 	return &Read{cfg: cfg, desc: desc}
 }
 
@@ -113,8 +114,14 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if n == 0 {
 		return tool.Result{Content: fmt.Sprintf("(%s exists but is empty)", abs)}, nil
 	}
+	if mt := imageType(head); mt != "" {
+		return readImage(abs, io.MultiReader(bytes.NewReader(head), f), st.Size(), r.cfg.MaxImageBytes, mt), nil
+	}
 	if looksBinary(head, true) {
-		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes or invalid UTF-8); Read shows text files only", abs, size(st.Size())), nil
+		if imageExt(abs) {
+			return tool.Errorf("Read: %s has the name of an image but is not a PNG, JPEG, GIF or WebP picture (%s of binary data)", abs, size(st.Size())), nil
+		}
+		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes or invalid UTF-8); Read shows text files and PNG, JPEG, GIF and WebP images only", abs, size(st.Size())), nil
 	}
 	sc := &lineScan{idx: r.index.get(abs, st)}
 	if m, ok := sc.idx.before(first - 1); ok && m.off > 0 {

@@ -61,7 +61,7 @@ func TestRead(t *testing.T) {
 		{"long line cut on a rune boundary", js(map[string]any{"file_path": "wide.txt"}), false,
 			[]string{strings.Repeat("é", 1000) + " ... [line truncated: 1000 bytes more]\n", "     2\tshort"}, nil},
 		{"binary NUL", js(map[string]any{"file_path": "nul.bin"}), true,
-			[]string{"nul.bin looks like a binary file", "text files only"}, nil},
+			[]string{"nul.bin looks like a binary file", "Read shows text files and PNG, JPEG, GIF and WebP images only"}, nil},
 		{"invalid UTF-8", js(map[string]any{"file_path": "latin1.txt"}), true,
 			[]string{"binary"}, nil},
 		{"rune split by the sniff window", js(map[string]any{"file_path": "split.txt"}), false,
