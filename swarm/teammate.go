@@ -66,6 +66,11 @@ type TeammateConfig struct {
 	// run again at once with feedback as its prompt. At most
 	// MaxKeepWorking runs in a row are kept; then it goes idle anyway.
 	BeforeIdle func(ctx context.Context) (keep bool, feedback string)
+	// Final, when set, reports the run errors after which the teammate
+	// cannot work any more (its budget is spent, budget.ErrExceeded): it
+	// then sends the lead its idle notification with the error as the
+	// failure reason and ends cleanly instead of waiting for work.
+	Final func(runErr error) bool
 
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -271,6 +276,16 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.mu.Unlock()
 		if done {
 			tm.event(EventShutdown, "shutting down")
+			return nil
+		}
+		if runErr != nil && tm.cfg.Final != nil && tm.cfg.Final(runErr) {
+			// No model call can run any more (a spent budget): the lead
+			// learns why from its idle notification, and the teammate
+			// leaves, its tasks released.
+			runErr = fmt.Errorf("%w; it has stopped working", runErr)
+			tm.idle(ctx, res, runErr, turn)
+			tm.goIdle(ctx)
+			tm.event(EventWarning, "stopped: "+runErr.Error())
 			return nil
 		}
 		if keep, feedback := tm.keepWorking(ctx, res, runErr, kept); keep {
