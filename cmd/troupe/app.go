@@ -226,6 +226,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.hooksCommand(),  // hooks_cmd.go
 		a.mcpCommand(),    // mcp_cmd.go
 		a.dashboardCommand(),
+		a.usageCommand(), // usage.go
 	)
 	return root
 }

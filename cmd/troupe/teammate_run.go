@@ -93,6 +93,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 	if p.rules != nil {
 		p.rules(func(r []string) { _ = appr.AddAllowRules(r) })
 	}
+	p.model = teammateModel(p.model, p.ac, p.member.Name, p.member.AgentType) // budget.go: charged to it, under its maxBudgetUsd
 	self := teamtool.Self{Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType}
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
 		Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType,
@@ -101,6 +102,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		BeforeIdle:    p.ac.hooks.teammateIdle(p.team, p.member.Name),
+		Final:         budgetFinal, // budget.go: a spent budget ends it
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
 			core, subSend := coreTools(toolOptions{cwd: p.cwd, reg: reg, model: p.model, modelName: p.member.Model, approver: appr, ac: p.ac,
 				tx: p.tx, parent: p.member.Name})
@@ -224,6 +226,9 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	model, err := a.openModel(h)
 	if err != nil {
 		return fmt.Errorf("teammate %s: %w", tf.agentID, err)
+	}
+	if model, err = a.meterPane(h, cwd, tf.parentSessionID, tf.agentName, model); err != nil { // budget.go
+		return err
 	}
 	sess, err := a.open()
 	if err != nil {

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeIn writes a file, making its folder.
+func writeIn(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, content)
+}
+
+// runIn runs troupe in-process with home as its store root.
+func runIn(t *testing.T, home string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }, NewID: func() string { return "session-1" }}
+	err = m.Run(t.Context(), append([]string{"--home", home}, args...))
+	return out.String(), errOut.String(), err
+}
+
+// --max-tokens stops a headless run at its next model call: exit status 6,
+// a budget_exceeded event, the result's subtype and totals, and the
+// session's ledger that troupe usage reads.
+func TestMaxTokensStopsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "notes.txt"), "alpha\n")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"model":"claude-sonnet-4-5","turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"Read","input":{"file_path":"notes.txt"}}],"usage":{"input_tokens":100,"output_tokens":20}}},
+ {"reply":{"text":"NEVER"},"repeat":true}]}`)
+	out, errOut, err := runIn(t, home, "-p", "--cwd", cwd, "--provider", "scripted", "--script", script,
+		"--output-format", "stream-json", "--max-tokens", "100", "read the notes")
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != exitBudget {
+		t.Fatalf("run past --max-tokens: %v; want exit status %d\n%s\n%s", err, exitBudget, out, errOut)
+	}
+	if !strings.Contains(errOut, "budget exceeded: 120 tokens spent, --max-tokens allows 100 tokens") {
+		t.Errorf("stderr does not say why:\n%s", errOut)
+	}
+	lines := streamLines(t, out)
+	var sawEvent bool
+	for _, l := range lines {
+		sawEvent = sawEvent || l["subtype"] == "budget_exceeded"
+	}
+	if strings.Contains(out, "NEVER") {
+		t.Error("the model was called past the limit")
+	}
+	if !sawEvent {
+		t.Errorf("no budget_exceeded event:\n%s", out)
+	}
+	res := lines[len(lines)-1]
+	if res["type"] != "result" || res["subtype"] != "error_max_tokens" || res["is_error"] != true {
+		t.Errorf("result = %v; want subtype error_max_tokens", res)
+	}
+	lead, _ := res["usage_by_agent"].(map[string]any)["lead"].(map[string]any)
+	if lead["calls"] != 1.0 || lead["input_tokens"] != 100.0 {
+		t.Errorf("usage_by_agent.lead = %v; want 1 call of 100 input tokens", lead)
+	}
+	// 100 in, 20 out at $3 and $15 per million.
+	if c, ok := res["total_cost_usd"].(float64); !ok || math.Abs(c-0.0006) > 1e-12 {
+		t.Errorf("total_cost_usd = %v; want 0.0006", res["total_cost_usd"])
+	}
+
+	out, _, err = runIn(t, home, "usage", "--session", "session-1", "--json")
+	if err != nil {
+		t.Fatalf("troupe usage: %v", err)
+	}
+	var u usageJSON
+	if err := json.Unmarshal([]byte(out), &u); err != nil {
+		t.Fatalf("troupe usage --json: %v\n%s", err, out)
+	}
+	if u.Session != "session-1" || u.Calls != 1 || u.ByAgent["lead"].InputTokens != 100 || math.Abs(u.Total.CostUSD-0.0006) > 1e-12 {
+		t.Errorf("troupe usage --json = %+v", u)
+	}
+	out, _, err = runIn(t, home, "usage") // the newest session
+	if err != nil || !strings.Contains(out, "Session session-1: 1 model call(s), 120 tokens, $0.0006") || !strings.Contains(out, "claude-sonnet-4-5") {
+		t.Errorf("troupe usage = %v\n%s", err, out)
+	}
+}
+
+// A teammate of a type with maxBudgetUsd stops once it has spent it: the
+// lead hears why and finishes; the run succeeds, and the ledger has the
+// teammate's spending under its name.
+func TestTeammateMaxBudgetUsd(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "notes.txt"), "alpha\n")
+	writeIn(t, filepath.Join(cwd, ".claude", "agents", "frugal.md"), "---\nname: frugal\ndescription: a cheap helper\nmaxBudgetUsd: 0.001\n---\nYou are frugal.\n")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"model":"claude-sonnet-4-5","turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"thrift"}},
+   {"name":"Agent","input":{"description":"reader","name":"ann","subagent_type":"frugal","prompt":"read notes.txt"}}]}},
+ {"match":{"system":"You are frugal","turn":0},"reply":{"tool_calls":[{"name":"Read","input":{"file_path":"notes.txt"}}],
+   "usage":{"input_tokens":1000,"output_tokens":100}}},
+ {"match":{"system":"You are frugal"},"reply":{"text":"ANN-NEVER"},"repeat":true},
+ {"match":{"system":"You are troupe,","user":"budget exceeded"},"reply":{"text":"LEAD-HEARD"}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"waiting"},"repeat":true}
+]}`)
+	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+		"--provider", "scripted", "--script", script, "--output-format", "json", "go")
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.Contains(errOut, "budget exceeded: ann $0.0045 spent, maxBudgetUsd allows $0.0010") {
+		t.Errorf("the timeline does not say ann stopped at its budget:\n%s", errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, out)
+	}
+	if res["result"] != "LEAD-HEARD" {
+		t.Errorf("the lead's last answer = %v; want LEAD-HEARD (it was told why ann stopped)\n%s", res["result"], errOut)
+	}
+	ann, _ := res["usage_by_agent"].(map[string]any)["ann"].(map[string]any)
+	if ann["calls"] != 1.0 {
+		t.Errorf("usage_by_agent.ann = %v; want 1 call (its second was refused)", ann)
+	}
+	b, err := os.ReadFile(filepath.Join(home, "sessions", "session-1", "usage.ndjson"))
+	if err != nil || !bytes.Contains(b, []byte(`"agent":"ann","model":"claude-sonnet-4-5"`)) {
+		t.Errorf("ledger: %v\n%s", err, b)
+	}
+}
