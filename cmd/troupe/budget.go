@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/transcript"
+	"github.com/troupe-dev/troupe/tui"
 )
 
 // exitBudget is the exit status of a run that a budget limit stopped
@@ -28,16 +30,42 @@ type budgetFlags struct {
 }
 
 func addBudgetFlags(f *pflag.FlagSet, b *budgetFlags) {
-	f.Float64Var(&b.usd, "max-budget-usd", 0, "stop the session once its agents (the lead, its in-process teammates and sub-agents) have spent `USD` at list prices: no new model call starts, and the run exits with status 6")
-	f.Int64Var(&b.tokens, "max-tokens", 0, "stop the session once its agents have used `N` tokens (input, cached input and output), as --max-budget-usd does")
+	f.Var((*usdValue)(&b.usd), "max-budget-usd", "stop the session once its agents (the lead, its in-process teammates and sub-agents) have spent `USD` at list prices: no new model call starts, and the run exits with status 6")
+	f.Var((*tokensValue)(&b.tokens), "max-tokens", "stop the session once its agents have used `N` tokens (input, cached input and output), as --max-budget-usd does")
 }
 
-func (b budgetFlags) limits() (budget.Limits, error) {
-	l := budget.Limits{USD: b.usd, Tokens: b.tokens}
-	if err := l.Check("--max-budget-usd / --max-tokens"); err != nil {
-		return l, usagef("%v", err)
+func (b budgetFlags) limits() budget.Limits { return budget.Limits{USD: b.usd, Tokens: b.tokens} }
+
+// usdValue is a flag holding an amount in US dollars, refused at parsing
+// when it is not one.
+type usdValue float64
+
+func (v *usdValue) String() string { return strconv.FormatFloat(float64(*v), 'f', -1, 64) }
+func (v *usdValue) Type() string   { return "USD" }
+func (v *usdValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err == nil {
+		err = budget.Limits{USD: f}.Check("")
 	}
-	return l, nil
+	if err != nil {
+		return fmt.Errorf("%q is not an amount in US dollars (want a positive number such as 2.50, or 0 for no limit)", s)
+	}
+	*v = usdValue(f)
+	return nil
+}
+
+// tokensValue is a flag holding a number of tokens.
+type tokensValue int64
+
+func (v *tokensValue) String() string { return strconv.FormatInt(int64(*v), 10) }
+func (v *tokensValue) Type() string   { return "N" }
+func (v *tokensValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a number of tokens (want a positive whole number, or 0 for no limit)", s)
+	}
+	*v = tokensValue(n)
+	return nil
 }
 
 // prices returns the built-in price table with the settings' modelPrices
@@ -64,11 +92,7 @@ func (a *app) prices(cwd string) (budget.Table, error) {
 // session's meter; a teammate's own name and limit come from
 // teammateModel. The person is told once when a limit is reached.
 func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (llm.Model, error) {
-	limits, err := h.budget.limits()
-	if err != nil {
-		return nil, err
-	}
-	meter, err := a.newMeter(cwd, lr.id, limits, func(e *budget.ExceededError) { lr.out.budgetExceeded(e) })
+	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.budgetExceeded(e) })
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +104,7 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 // --max-budget-usd is the lead's cap for it, and its calls go to the
 // ledger of the lead's session.
 func (a *app) meterPane(h *headless, cwd, session, name string, model llm.Model) (llm.Model, error) {
-	limits, err := h.budget.limits()
-	if err != nil {
-		return nil, err
-	}
-	meter, err := a.newMeter(cwd, session, limits, nil)
+	meter, err := a.newMeter(cwd, session, h.budget.limits(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +231,17 @@ func budgetExit(stderr io.Writer, err error) error {
 	}
 	fmt.Fprintf(stderr, "troupe: %s\n", termtext.Clean(err.Error()))
 	return &ExitError{Code: exitBudget, Msg: err.Error()}
+}
+
+// tuiSpent returns the footer's view of meter, nil without one.
+func tuiSpent(meter *budget.Meter) func() tui.Spent {
+	if meter == nil {
+		return nil
+	}
+	return func() tui.Spent {
+		t, l := meter.Total(), meter.Limits()
+		return tui.Spent{Tokens: t.Tokens(), USD: t.USD, Priced: len(t.Unpriced) == 0, LimitUSD: l.USD, LimitTokens: l.Tokens}
+	}
 }
 
 // sortedKeys returns m's keys in order.

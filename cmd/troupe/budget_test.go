@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/llm/llmtest"
 )
 
 // writeIn writes a file, making its folder.
@@ -131,5 +133,77 @@ func TestTeammateMaxBudgetUsd(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(home, "sessions", "session-1", "usage.ndjson"))
 	if err != nil || !bytes.Contains(b, []byte(`"agent":"ann","model":"claude-sonnet-4-5"`)) {
 		t.Errorf("ledger: %v\n%s", err, b)
+	}
+}
+
+// --max-budget-usd against the fake Anthropic server, priced by the
+// settings' modelPrices: the call that reaches the cap is the last one
+// sent, and the run exits 6 with the cost on its result.
+func TestMaxBudgetUSDOnAnthropic(t *testing.T) {
+	dir := t.TempDir()
+	cwd := filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "notes.txt"), "alpha\n")
+	// $6 and $30 per million: 100k in and 10k out cost $0.90 a call.
+	writeIn(t, filepath.Join(cwd, ".troupe", "settings.json"), `{"modelPrices":{"claude-sonnet-4-5":{"input":6,"output":30}}}`)
+	srv := llmtest.NewAnthropicServer(t, func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		r := llmtest.AnthropicToolCall("toolu_1", "Read", `{"file_path":"notes.txt"}`)
+		r.Usage = llmtest.AnthropicUsage{InputTokens: 100_000, OutputTokens: 10_000}
+		return r
+	})
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string {
+		return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.URL}[k]
+	}}
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--cwd", cwd, "--model", "claude-sonnet-4-5",
+		"--output-format", "json", "--max-budget-usd", "1", "read the notes again and again"})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != exitBudget {
+		t.Fatalf("run: %v; want exit status %d\n%s\n%s", err, exitBudget, out.String(), errOut.String())
+	}
+	if n := srv.RequestCount(); n != 2 {
+		t.Errorf("the server got %d calls; want 2 ($1.80 after the second, past the $1 cap)", n)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, out.String())
+	}
+	if res["subtype"] != "error_max_budget_usd" || math.Abs(res["total_cost_usd"].(float64)-1.8) > 1e-9 {
+		t.Errorf("result = %v; want error_max_budget_usd costing $1.80", res)
+	}
+	if !strings.Contains(errOut.String(), "budget exceeded: $1.8000 spent, --max-budget-usd allows $1.0000") {
+		t.Errorf("stderr:\n%s", errOut.String())
+	}
+}
+
+// Limits and prices that are not amounts are refused before anything runs.
+func TestBudgetBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cwd := filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "x"), "")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-budget-usd", "-1"}, "is not an amount in US dollars"},
+		{[]string{"--max-tokens", "-5"}, "is not a number of tokens"},
+		{[]string{"--max-budget-usd", "lots"}, `"lots" is not an amount`},
+		{[]string{"--max-budget-usd", "NaN"}, `"NaN" is not an amount`},
+	} {
+		_, _, err := runIn(t, filepath.Join(dir, "home"), append(append([]string{"-p", "--cwd", cwd, "--provider", "scripted", "--script", "/nonexistent"}, tt.args...), "hi")...)
+		var ue *UsageError
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.As(err, &ue) {
+			t.Errorf("%v: %v; want a usage error containing %q", tt.args, err, tt.want)
+		}
+	}
+	writeIn(t, filepath.Join(cwd, ".troupe", "settings.json"), `{"modelPrices":{"m":{"input":-3}}}`)
+	script := filepath.Join(dir, "s.json")
+	writeFile(t, script, `{"turns":[{"reply":{"text":"x"}}]}`)
+	_, _, err := runIn(t, filepath.Join(dir, "home"), "-p", "--cwd", cwd, "--provider", "scripted", "--script", script, "hi")
+	if err == nil || !strings.Contains(err.Error(), "settings.json: modelPrices: price of m: -3") {
+		t.Errorf("a negative price: %v; want an error naming the file and the model", err)
+	}
+	_, _, err = runIn(t, filepath.Join(dir, "home"), "usage", "--session", "../x")
+	if err == nil || !strings.Contains(err.Error(), "not a session id") {
+		t.Errorf("usage --session ../x: %v", err)
 	}
 }
