@@ -44,6 +44,10 @@ type Config struct {
 	// Token, when set, is required on every request: as a bearer token,
 	// as the cookie set by a first visit with ?token=, or as that query.
 	Token string
+	// Spending, when set, returns what each agent of a lead's session has
+	// spent, from the session's records (spend.go); ok is false when they
+	// cannot be read from here (another machine's session).
+	Spending func(session string) (map[string]Spend, bool)
 	// Heartbeat is the idle interval of event streams; DefaultHeartbeat if 0.
 	Heartbeat time.Duration
 	Now       func() time.Time

@@ -233,3 +233,30 @@ func stream(t *testing.T, url string) func() string {
 		return ""
 	}
 }
+
+// The team page shows what the session and each member spent, from the
+// lead session's records.
+func TestSpending(t *testing.T) {
+	var asked []string
+	f := newFixture(t, dashboard.Config{Spending: func(session string) (map[string]dashboard.Spend, bool) {
+		asked = append(asked, session)
+		return map[string]dashboard.Spend{"lead": {Tokens: 1200, USD: 0.01, Priced: true}, "alice": {Tokens: 34567, USD: 0.1234, Priced: true}}, true
+	}})
+	if _, err := f.other.Teams().Update(t.Context(), "alpha", func(c *team.Config) error { c.LeadSessionID = "s-42"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get(f.srv.URL + "/team/alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for _, want := range []string{`Spent by the session: <span class="spent">35,767 tokens · $0.1334</span>`, `<td class="spent">34,567 tokens · $0.1234</td>`, `<td class="spent">1,200 tokens · $0.0100</td>`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks %s:\n%s", want, b)
+		}
+	}
+	if len(asked) == 0 || asked[0] != "s-42" {
+		t.Errorf("Spending asked for %v; want the lead's session s-42", asked)
+	}
+}
