@@ -136,3 +136,27 @@ func TestLimitsCheck(t *testing.T) {
 		t.Errorf("Check of good limits: %v", err)
 	}
 }
+
+// BenchmarkModel measures what metering adds to one model call: the
+// limit check before it and the charge after it.
+func BenchmarkModel(b *testing.B) {
+	inner := &fixed{usage: llm.Usage{InputTokens: 1000, OutputTokens: 100}}
+	meter := budget.NewMeter(budget.Config{Limits: budget.Limits{USD: 1e9}})
+	for _, bm := range []struct {
+		name string
+		m    llm.Model
+	}{
+		{"raw", inner},
+		{"metered", meter.Account("lead", budget.Limits{}).Model(inner)},
+		{"metered-own-limit", meter.Account("alice", budget.Limits{USD: 1e9}).Model(inner)},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := llm.Complete(ctx, bm.m, llm.Request{Model: "claude-sonnet-4-5"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
