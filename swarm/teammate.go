@@ -91,6 +91,7 @@ type Teammate struct {
 	plan     string        // pending plan approval request id
 	planned  bool          // still in plan mode
 	asks     map[string]chan mailbox.PermissionResponse
+	settled  map[string]bool // mirrored requests answered in process (AskMirrored)
 	history  []string
 	turn     turnState
 }
@@ -122,7 +123,7 @@ func NewTeammate(cfg TeammateConfig) (*Teammate, error) {
 		cfg.AskTimeout = DefaultAskTimeout
 	}
 	tm := &Teammate{cfg: cfg, wake: make(chan struct{}, 1), planned: cfg.PlanMode,
-		asks: map[string]chan mailbox.PermissionResponse{}}
+		asks: map[string]chan mailbox.PermissionResponse{}, settled: map[string]bool{}}
 	ac, err := cfg.Build(tm)
 	if err != nil {
 		return nil, err
