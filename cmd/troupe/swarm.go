@@ -157,7 +157,9 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 				tm, cleanup, err := buildTeammate(memberBuild{stores: st, team: l.Team(), member: m, cwd: cmp.Or(m.Cwd, o.cwd), model: o.model, ac: ac, tx: o.tx,
 					base: o.approver, prompt: r.Prompt, planned: r.PlanModeRequired, now: a.Now, onEvent: mateEvents(o.onEvent), askTimeout: o.h.teams.ask,
 					asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
-						return l.AskInProcess(ctx, m.Name, m.Color, req)
+						return tm.AskMirrored(ctx, req, func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { // the dashboard sees it too
+							return l.AskInProcess(ctx, m.Name, m.Color, req)
+						})
 					}),
 					rules:        func(add func([]string)) { l.RegisterRules(m.Name, add) },
 					onAgentEvent: onAgentEvent})
