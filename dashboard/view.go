@@ -29,6 +29,7 @@ type teamView struct {
 	Pending           []pendingView
 	Problems          []string // stores that could not be read in full
 	Spent             string   // the session's tokens and cost, "" when unknown (spend.go)
+	session           string   // the lead's session id
 	Control           bool
 }
 
@@ -129,6 +130,7 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 		}
 	}
 
+	v.session = cfg.LeadSessionID
 	spent := s.spending(cfg.LeadSessionID)
 	if len(spent) > 0 {
 		v.Spent = total(spent).String()

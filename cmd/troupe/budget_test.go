@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,7 +116,7 @@ func TestTeammateMaxBudgetUsd(t *testing.T) {
  {"match":{"system":"You are troupe,"},"reply":{"text":"waiting"},"repeat":true}
 ]}`)
 	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
-		"--provider", "scripted", "--script", script, "--output-format", "json", "go")
+		"--provider", "scripted", "--script", script, "--output-format", "json", "--keep-team", "go")
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
 	}
@@ -133,6 +137,41 @@ func TestTeammateMaxBudgetUsd(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(home, "sessions", "session-1", "usage.ndjson"))
 	if err != nil || !bytes.Contains(b, []byte(`"agent":"ann","model":"claude-sonnet-4-5"`)) {
 		t.Errorf("ledger: %v\n%s", err, b)
+	}
+	// The dashboard over the kept team shows what ann spent and did.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		m := &Main{Stdout: pw, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+		done <- m.Run(ctx, []string{"--home", home, "dashboard", "--addr", "127.0.0.1:0"})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read the dashboard's address: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	base := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "http://"):]), "/")
+	page := func(path string) string {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	if body := page("/team/thrift"); !strings.Contains(body, `<td class="spent">1,100 tokens · $0.0045</td>`) {
+		t.Errorf("the team page does not show ann's spending:\n%s", body)
+	}
+	if body := page("/team/thrift/member/ann"); !strings.Contains(body, "user: read notes.txt") || !strings.Contains(body, "Read") {
+		t.Errorf("ann's page does not show her transcript:\n%s", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("dashboard: %v", err)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/budget/ledger"
-	"github.com/troupe-dev/troupe/dashboard"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/transcript"
 )
@@ -165,31 +164,4 @@ func thousands(n int64) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// sessionSpending returns the dashboard's view of a session's ledger in
-// the local home: each agent's tokens and cost; false when the session
-// has no ledger here.
-func (a *app) sessionSpending() func(session string) (map[string]dashboard.Spend, bool) {
-	home, err := a.home()
-	if err != nil {
-		return nil
-	}
-	return func(session string) (map[string]dashboard.Spend, bool) {
-		if session == "" || strings.ContainsAny(session, `/\`) || session == "." || session == ".." {
-			return nil, false
-		}
-		es, err := ledger.Read(transcript.Dir(home, session))
-		if len(es) == 0 {
-			return nil, false
-		}
-		if err != nil {
-			a.warnOnce(err.Error()) // a malformed line: what came before it counts
-		}
-		out := map[string]dashboard.Spend{}
-		for name, sp := range ledger.Summarize(es).ByAgent {
-			out[name] = dashboard.Spend{Tokens: sp.Tokens(), USD: sp.USD, Priced: len(sp.Unpriced) == 0}
-		}
-		return out, true
-	}
 }
