@@ -28,9 +28,10 @@ import (
 
 // Span names and attribute keys troupe records.
 const (
-	SpanRun   = "troupe.run"
-	SpanModel = "troupe.model"
-	SpanTool  = "troupe.tool"
+	SpanSession = "troupe.session"
+	SpanRun     = "troupe.run"
+	SpanModel   = "troupe.model"
+	SpanTool    = "troupe.tool"
 
 	AttrAgent        = "troupe.agent"
 	AttrModel        = "gen_ai.request.model"
@@ -103,21 +104,20 @@ func (t *Telemetry) Observer(ctx context.Context, agentName, model string) func(
 	if !t.Enabled() {
 		return nil
 	}
-	o := &observer{t: t, parent: ctx, agent: agentName, model: model, tools: map[string]trace.Span{}}
-	return o.event
+	return t.Agent(ctx, agentName, model).Observe
 }
 
 // observer follows one agent's events.
 type observer struct {
 	t            *Telemetry
-	parent       context.Context
 	agent, model string
 
-	mu    sync.Mutex
-	run   context.Context       // guarded by mu: the current run's span context, nil between runs
-	runSp trace.Span            // guarded by mu
-	call  trace.Span            // guarded by mu: the model call in flight
-	tools map[string]trace.Span // guarded by mu: tool calls in flight by id
+	mu     sync.Mutex
+	parent context.Context       // guarded by mu: where the next run's span starts
+	run    context.Context       // guarded by mu: the current run's span context, nil between runs
+	runSp  trace.Span            // guarded by mu
+	call   trace.Span            // guarded by mu: the model call in flight
+	tools  map[string]trace.Span // guarded by mu: tool calls in flight by id
 }
 
 func (o *observer) event(e agent.Event) {
@@ -171,4 +171,13 @@ func (o *observer) event(e agent.Event) {
 		}
 		o.run, o.runSp = nil, nil
 	}
+}
+
+// Start starts a span named name under ctx (a session's root span, say);
+// with telemetry disabled it returns ctx and a span that records nothing.
+func (t *Telemetry) Start(ctx context.Context, name string) (context.Context, trace.Span) {
+	if !t.Enabled() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return t.tracer.Start(ctx, name)
 }
