@@ -51,6 +51,16 @@ func (a *Agent) current() trace.SpanContext {
 	return trace.SpanContextFromContext(a.o.parent)
 }
 
+// Context returns a context holding the span context of what the agent
+// does now (its run, else its parent): where work it starts belongs.
+// Background for a nil Agent.
+func (a *Agent) Context() context.Context {
+	if a == nil {
+		return context.Background()
+	}
+	return trace.ContextWithSpanContext(context.Background(), a.current())
+}
+
 // adopt makes the agent's next run start under sc, when no run is under
 // way.
 func (a *Agent) adopt(sc trace.SpanContext) {

@@ -172,6 +172,8 @@ type app struct {
 	warned   sync.Map   // warnings already printed (warnOnce)
 	hooks    *hookSet   // the settings' hooks of this run, read once (hooks.go)
 	mcp      mcpState   // MCP servers as tools (mcp.go)
+	// tel traces this process's agents (telemetry.go).
+	tel teamTelemetry
 }
 
 // warnOnce prints a warning on stderr, once per process however many

@@ -118,7 +118,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		return nil, err
 	}
 	leadStores := st
-	leadStores.Mail = swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}
+	leadStores.Mail = a.tel.leadMail(swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}) // telemetry.go: trace context on what it sends
 	leadKey := signer.VerifyKey().String()
 	lt := &leadTeam{stores: leadStores, hooks: a.hooks}
 	var lead *swarm.Lead
@@ -162,7 +162,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 						})
 					}),
 					rules:        func(add func([]string)) { l.RegisterRules(m.Name, add) },
-					onAgentEvent: onAgentEvent})
+					onAgentEvent: onAgentEvent, tel: a.tel.mate(m.Name, cmp.Or(m.Model, o.model.Info().Model))})
 				if err != nil {
 					return err
 				}
@@ -328,7 +328,8 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 // passThroughEnv are the variables a pane teammate gets from the lead:
 // the providers' endpoints and credentials, proxies and the store root.
 var passThroughEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS"} // telemetry.go
 
 func teamOf(agentID string) string {
 	_, t, _ := team.ParseAgentID(agentID)

@@ -25,6 +25,7 @@ import (
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/telemetry"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/transcript"
 
@@ -57,6 +58,8 @@ type memberBuild struct {
 	ac *agentContext
 	// tx keeps its transcript and its sub-agents'.
 	tx *transcripts
+	// tel traces it (telemetry.go); nil when telemetry is off.
+	tel *telemetry.Agent
 }
 
 // buildTeammate returns a teammate ready to Run, and the cleanup to call
@@ -94,6 +97,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 		p.rules(func(r []string) { _ = appr.AddAllowRules(r) })
 	}
 	p.model = teammateModel(p.model, p.ac, p.member.Name, p.member.AgentType) // budget.go: charged to it, under its maxBudgetUsd
+	p.stores.Mail = p.tel.Mail(p.stores.Mail, true)                           // telemetry.go: its runs join the trace of the message that woke it
 	self := teamtool.Self{Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType}
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
 		Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType,
@@ -122,6 +126,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 			return agent.Config{Model: p.model, ModelName: p.member.Model, Tools: tools, Approver: appr, Now: p.now, Hooks: p.ac.hooks.forAgent(p.member.Name, false),
 				System: system, Environment: p.ac.environment, Transcript: p.tx.writer(p.member.Name, transcript.KindTeammate, ""),
 				OnEvent: func(e agent.Event) {
+					p.tel.Observe(e) // nil-safe
 					nested(e)
 					if p.onAgentEvent != nil {
 						p.onAgentEvent(e)
@@ -293,6 +298,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	defer closeMCP()
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
+	flushTel, err := a.paneTelemetry(ctx) // telemetry.go
+	if err != nil {
+		return err
+	}
+	defer flushTel()
 	var tx *transcripts
 	if tf.parentSessionID != "" {
 		tx = a.transcriptsFor(tf.parentSessionID) // beside the lead's
@@ -300,7 +310,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	tm, cleanup, err := buildTeammate(memberBuild{stores: sess.Stores, team: cfg.Name, member: member, cwd: cwd, model: model, ac: ac, tx: tx,
 		base: approver, planned: tf.planModeRequired || member.PlanModeRequired, now: a.Now, trust: trust, askTimeout: h.teams.ask,
 		asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
-		onEvent: logLine, onAgentEvent: toolTimeline(member.Name, a.Now, logLine)})
+		onEvent: logLine, onAgentEvent: toolTimeline(member.Name, a.Now, logLine), tel: a.tel.mate(member.Name, cmp.Or(member.Model, model.Info().Model))})
 	if err != nil {
 		return err
 	}
