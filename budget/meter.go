@@ -106,6 +106,10 @@ type Config struct {
 	// OnExceeded, when set, is called once, when the session's limits
 	// are first reached.
 	OnExceeded func(*ExceededError)
+	// Sync, when set, is called before every check of the session's
+	// limits, outside the Meter's lock: it brings in what the session's
+	// agents in other processes spent (Count), so that a check sees it.
+	Sync func()
 }
 
 // Meter sums spending by agent and by model against the session's limits
@@ -137,7 +141,21 @@ func (m *Meter) Limits() Limits { return m.cfg.Limits }
 // later call).
 func (m *Meter) Add(agent, model string, u llm.Usage) error {
 	p, priced := m.cfg.Prices.Lookup(model)
-	cost := p.Cost(u)
+	return m.add(agent, model, u, p.Cost(u), priced, true)
+}
+
+// Count adds a call another process recorded (its cost as recorded, else
+// at this meter's prices), without recording it again. Its error is
+// Add's.
+func (m *Meter) Count(r Record) error {
+	if r.USD != nil {
+		return m.add(r.Agent, r.Model, r.Usage, *r.USD, true, false)
+	}
+	p, priced := m.cfg.Prices.Lookup(r.Model)
+	return m.add(r.Agent, r.Model, r.Usage, p.Cost(r.Usage), priced, false)
+}
+
+func (m *Meter) add(agent, model string, u llm.Usage, cost float64, priced, record bool) error {
 	m.mu.Lock()
 	m.byAgent[agent] = m.byAgent[agent].Add(model, u, cost, priced)
 	m.byModel[model] = m.byModel[model].Add(model, u, cost, priced)
@@ -148,7 +166,7 @@ func (m *Meter) Add(agent, model string, u llm.Usage) error {
 		m.told = true
 	}
 	m.mu.Unlock()
-	if m.cfg.Record != nil {
+	if record && m.cfg.Record != nil {
 		r := Record{Agent: agent, Model: model, Usage: u}
 		if priced {
 			r.USD = &cost
@@ -167,6 +185,9 @@ func (m *Meter) Add(agent, model string, u llm.Usage) error {
 // Exceeded returns an *ExceededError when a session limit has been
 // reached, else nil.
 func (m *Meter) Exceeded() error {
+	if m.cfg.Sync != nil {
+		m.cfg.Sync()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ee := exceeded(m.total, m.cfg.Limits, "", "--max-budget-usd", "--max-tokens"); ee != nil {

@@ -160,3 +160,32 @@ func BenchmarkModel(b *testing.B) {
 		})
 	}
 }
+
+// Spending recorded by other processes, brought in by Sync before each
+// check, counts toward the session's limits without being recorded again.
+func TestSyncCountsOtherProcesses(t *testing.T) {
+	var recorded int
+	pending := []budget.Record{{Agent: "ann", Model: "m", Usage: llm.Usage{InputTokens: 900}}}
+	var meter *budget.Meter
+	meter = budget.NewMeter(budget.Config{Limits: budget.Limits{Tokens: 1000},
+		Record: func(budget.Record) { recorded++ },
+		Sync: func() {
+			for _, r := range pending {
+				_ = meter.Count(r)
+			}
+			pending = nil
+		}})
+	lead := meter.Account("lead", budget.Limits{}).Model(&fixed{usage: llm.Usage{InputTokens: 100}})
+	if _, err := llm.Complete(t.Context(), lead, llm.Request{}); err != nil {
+		t.Fatalf("first call (ann's 900 tokens counted, 100 left): %v", err)
+	}
+	if _, err := llm.Complete(t.Context(), lead, llm.Request{}); !errors.Is(err, budget.ErrExceeded) {
+		t.Fatalf("second call: %v; want the session's limit reached (ann 900 + lead 100)", err)
+	}
+	if recorded != 1 {
+		t.Errorf("recorded %d calls; want 1 (ann's came from elsewhere)", recorded)
+	}
+	if got := meter.Agent("ann"); got.Calls != 1 || got.Usage.InputTokens != 900 {
+		t.Errorf("ann = %+v", got)
+	}
+}

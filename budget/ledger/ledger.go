@@ -19,6 +19,7 @@ package ledger
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,12 +44,16 @@ const maxLine = 64 << 10
 type Entry struct {
 	Time time.Time `json:"time"`
 	budget.Record
+	// Origin names the Writer (one per process) that wrote the line, so
+	// that a process following the ledger (Tailer) skips its own.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Writer appends records to a ledger file. It is safe for concurrent use.
 type Writer struct {
-	path string
-	now  func() time.Time
+	path   string
+	now    func() time.Time
+	origin string
 
 	mu  sync.Mutex // serializes this process's writes
 	err error      // guarded by mu; the first failed write
@@ -71,16 +76,19 @@ func Open(dir string, now func() time.Time) (*Writer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Writer{path: path, now: now}, nil
+	return &Writer{path: path, now: now, origin: rand.Text()[:12]}, nil
 }
 
 // Path returns the ledger file's path.
 func (w *Writer) Path() string { return w.path }
 
+// Origin returns the name this Writer stamps on its lines.
+func (w *Writer) Origin() string { return w.origin }
+
 // Record appends r as one line (budget.Config.Record). A failed write is
 // kept for Err; the run goes on.
 func (w *Writer) Record(r budget.Record) {
-	b, err := json.Marshal(Entry{Time: w.now().UTC(), Record: r})
+	b, err := json.Marshal(Entry{Time: w.now().UTC(), Record: r, Origin: w.origin})
 	if err != nil {
 		w.fail(err)
 		return
@@ -241,4 +249,73 @@ func Summarize(es []Entry) Summary {
 		}
 	}
 	return s
+}
+
+// Tailer reads the lines appended to a ledger since it last looked. It is
+// safe for concurrent use.
+type Tailer struct {
+	path string
+
+	mu  sync.Mutex
+	off int64 // guarded by mu: the end of the last complete line read
+}
+
+// NewTailer returns a Tailer of the ledger at path from its current end:
+// what was there before is not its to report.
+func NewTailer(path string) *Tailer {
+	t := &Tailer{path: path}
+	if st, err := os.Stat(path); err == nil {
+		t.off = st.Size()
+	}
+	return t
+}
+
+// Next returns the complete lines appended since the last call (a torn
+// last line waits for its end). A malformed line is skipped with the
+// error (matching ErrMalformed) and the lines after it still come.
+func (t *Tailer) Next() ([]Entry, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, err := os.Open(t.path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() <= t.off {
+		return nil, err
+	}
+	b := make([]byte, st.Size()-t.off)
+	n, err := f.ReadAt(b, t.off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	b = b[:n]
+	end := bytes.LastIndexByte(b, '\n')
+	if end < 0 {
+		return nil, nil
+	}
+	t.off += int64(end + 1)
+	var out []Entry
+	var errs []error
+	for i, line := range bytes.Split(b[:end], []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			errs = append(errs, fmt.Errorf("%w (appended line %d): %v", ErrMalformed, i+1, err))
+			continue
+		}
+		if err := e.check(); err != nil {
+			errs = append(errs, fmt.Errorf("%w (appended line %d): %v", ErrMalformed, i+1, err))
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, errors.Join(errs...)
 }

@@ -132,3 +132,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A Tailer reports only what was appended after it started, complete
+// lines only, each once, and the writer's origin tells whose lines they are.
+func TestTailer(t *testing.T) {
+	dir := t.TempDir()
+	w, err := ledger.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Record(budget.Record{Agent: "before", Usage: llm.Usage{InputTokens: 1}})
+	tail := ledger.NewTailer(filepath.Join(dir, ledger.FileName))
+	if es, err := tail.Next(); err != nil || len(es) != 0 {
+		t.Fatalf("Next before any append = %v, %v; want nothing", es, err)
+	}
+	other, err := ledger.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Record(budget.Record{Agent: "ann", Model: "m", Usage: llm.Usage{InputTokens: 5}})
+	w.Record(budget.Record{Agent: "lead", Model: "m", Usage: llm.Usage{InputTokens: 7}})
+	f, err := os.OpenFile(filepath.Join(dir, ledger.FileName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"agent":"torn","usage":{}`) // no newline yet
+	es, err := tail.Next()
+	if err != nil || len(es) != 2 || es[0].Agent != "ann" || es[0].Origin != other.Origin() || es[1].Origin != w.Origin() || w.Origin() == other.Origin() {
+		t.Fatalf("Next = %+v, %v; want ann's line (other's origin) then lead's (w's)", es, err)
+	}
+	f.WriteString("}\nnot json\n")
+	f.Close()
+	es, err = tail.Next()
+	if len(es) != 1 || es[0].Agent != "torn" || !errors.Is(err, ledger.ErrMalformed) {
+		t.Errorf("Next after the torn line's end = %+v, %v; want it, and the malformed line reported", es, err)
+	}
+	if es, err := tail.Next(); len(es) != 0 || err != nil {
+		t.Errorf("Next with nothing new = %+v, %v", es, err)
+	}
+}

@@ -92,7 +92,7 @@ func (a *app) prices(cwd string) (budget.Table, error) {
 // session's meter; a teammate's own name and limit come from
 // teammateModel. The person is told once when a limit is reached.
 func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (llm.Model, error) {
-	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.budgetExceeded(e) })
+	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.budgetExceeded(e) }, true)
 	if err != nil {
 		return nil, err
 	}
@@ -104,18 +104,23 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 // --max-budget-usd is the lead's cap for it, and its calls go to the
 // ledger of the lead's session.
 func (a *app) meterPane(h *headless, cwd, session, name string, model llm.Model) (llm.Model, error) {
-	meter, err := a.newMeter(cwd, session, h.budget.limits(), nil)
+	meter, err := a.newMeter(cwd, session, h.budget.limits(), nil, false)
 	if err != nil {
 		return nil, err
 	}
 	return meter.Account(name, budget.Limits{}).Model(model), nil
 }
 
-func (a *app) newMeter(cwd, session string, limits budget.Limits, exceeded func(*budget.ExceededError)) (*budget.Meter, error) {
+// newMeter returns a session's meter recording into its ledger; with
+// follow, the spending other processes of the session (pane teammates)
+// append to the ledger counts toward limits too, brought in before every
+// check.
+func (a *app) newMeter(cwd, session string, limits budget.Limits, exceeded func(*budget.ExceededError), follow bool) (*budget.Meter, error) {
 	prices, err := a.prices(cwd)
 	if err != nil {
 		return nil, err
 	}
+	var meter *budget.Meter
 	cfg := budget.Config{Prices: prices, Limits: limits, OnExceeded: exceeded}
 	if home, err := a.home(); err == nil && session != "" {
 		w, err := ledger.Open(transcript.Dir(home, session), a.Now)
@@ -123,9 +128,24 @@ func (a *app) newMeter(cwd, session string, limits budget.Limits, exceeded func(
 			fmt.Fprintf(a.Stderr, "troupe: warning: no usage ledger for this session (troupe usage will not see it): %v\n", err)
 		} else {
 			cfg.Record = w.Record
+			if follow {
+				tail := ledger.NewTailer(w.Path())
+				cfg.Sync = func() {
+					es, err := tail.Next()
+					if err != nil {
+						a.warnOnce(fmt.Sprintf("the session's usage ledger: %v", err))
+					}
+					for _, e := range es {
+						if e.Origin != w.Origin() {
+							_ = meter.Count(e.Record) // a limit reached shows at the check that follows
+						}
+					}
+				}
+			}
 		}
 	}
-	return budget.NewMeter(cfg), nil
+	meter = budget.NewMeter(cfg)
+	return meter, nil
 }
 
 // teammateModel returns the model of teammate name, of agent type

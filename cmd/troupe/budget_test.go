@@ -10,7 +10,9 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -244,5 +246,48 @@ func TestBudgetBadInput(t *testing.T) {
 	_, _, err = runIn(t, filepath.Join(dir, "home"), "usage", "--session", "../x")
 	if err == nil || !strings.Contains(err.Error(), "not a session id") {
 		t.Errorf("usage --session ../x: %v", err)
+	}
+}
+
+// A pane teammate's spending (another process, through the session's
+// ledger) counts toward the lead's --max-tokens: the lead's next call is
+// refused and the real process exits 6.
+func TestPaneSpendingCountsTowardTheSessionCap(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"model":"claude-sonnet-4-5","turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"spendy"}},
+   {"name":"Agent","input":{"description":"spender","name":"ann","prompt":"think hard"}}],"usage":{"input_tokens":10,"output_tokens":5}}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD-PAST-THE-CAP"},"repeat":true},
+ {"match":{"system":"You are teammate"},"reply":{"text":"THOUGHT","usage":{"input_tokens":4000,"output_tokens":1000}},"repeat":true}
+]}`)
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+		"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "json", "--max-tokens", "1000", "go")
+	c.Env = troupeEnv(t, sock)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err := c.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitBudget {
+		t.Fatalf("the lead: %v; want exit status %d\nstdout:\n%s\nstderr:\n%s", err, exitBudget, stdout.String(), stderr.String())
+	}
+	if strings.Contains(stdout.String(), "LEAD-PAST-THE-CAP") {
+		t.Error("the lead's model was called past the cap")
+	}
+	var res map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, stdout.String())
+	}
+	ann, _ := res["usage_by_agent"].(map[string]any)["ann"].(map[string]any)
+	if res["subtype"] != "error_max_tokens" || ann["output_tokens"] != 1000.0 {
+		t.Errorf("result = %v; want error_max_tokens with ann's 1000 output tokens counted", res)
+	}
+	t.Logf("usage by agent: %v", res["usage_by_agent"])
+	if !regexp.MustCompile(`budget exceeded: \d+ tokens spent, --max-tokens allows 1000 tokens`).MatchString(stderr.String()) {
+		t.Errorf("stderr does not say why:\n%s", stderr.String())
 	}
 }
