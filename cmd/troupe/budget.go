@@ -92,7 +92,11 @@ func (a *app) prices(cwd string) (budget.Table, error) {
 // session's meter; a teammate's own name and limit come from
 // teammateModel. The person is told once when a limit is reached.
 func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (llm.Model, error) {
-	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.budgetExceeded(e) }, true)
+	var notice io.Writer // the interactive lead's screen is the TUI's: it shows the run's error
+	if h.print {
+		notice = a.Stderr
+	}
+	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.budgetExceeded(e, notice) }, true)
 	if err != nil {
 		return nil, err
 	}
@@ -177,17 +181,17 @@ type streamBudget struct {
 }
 
 // budgetExceeded tells the person that a limit was reached: a stream-json
-// event, or a line on stderr (progress) in the other formats.
-func (e *eventWriter) budgetExceeded(ee *budget.ExceededError) {
+// event, or a line on notice (stderr) in the other formats.
+func (e *eventWriter) budgetExceeded(ee *budget.ExceededError, notice io.Writer) {
 	total := e.meter.Total()
 	msg := ee.Error() + "; no new model call starts, teammates stop, and the run ends"
 	if e.format == "stream-json" {
 		e.line(streamBudget{"system", "budget_exceeded", e.session, msg, total.USD, total.Tokens()})
 		return
 	}
-	if e.progress != nil {
+	if notice != nil {
 		e.mu.Lock()
-		fmt.Fprintf(e.progress, "troupe: %s\n", msg)
+		fmt.Fprintf(notice, "troupe: %s\n", msg)
 		e.mu.Unlock()
 	}
 }

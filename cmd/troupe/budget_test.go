@@ -211,7 +211,7 @@ func TestMaxBudgetUSDOnAnthropic(t *testing.T) {
 	if res["subtype"] != "error_max_budget_usd" || math.Abs(res["total_cost_usd"].(float64)-1.8) > 1e-9 {
 		t.Errorf("result = %v; want error_max_budget_usd costing $1.80", res)
 	}
-	if !strings.Contains(errOut.String(), "budget exceeded: $1.8000 spent, --max-budget-usd allows $1.0000") {
+	if !strings.Contains(errOut.String(), "budget exceeded: $1.8000 spent, --max-budget-usd allows $1.0000; no new model call starts") {
 		t.Errorf("stderr:\n%s", errOut.String())
 	}
 }
