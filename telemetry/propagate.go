@@ -92,6 +92,7 @@ type tracedMail struct {
 var propagator = propagation.TraceContext{}
 
 func (m tracedMail) Send(ctx context.Context, team, to string, msg mailbox.Message) ([]mailbox.Delivery, error) {
+	m.a.o.t.messageSent(msg.From)
 	if sc := m.a.current(); sc.IsValid() {
 		carrier := propagation.MapCarrier{}
 		propagator.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)

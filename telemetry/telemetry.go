@@ -12,6 +12,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -49,6 +50,10 @@ type Telemetry struct {
 	// shutdown flushes and stops the SDK provider; nil when disabled or
 	// when the provider was given (NewWith).
 	shutdown func(context.Context) error
+	// counters are the metrics (metrics.go), nil without them; mshutdown
+	// exports what is left and stops them.
+	counters  *counters
+	mshutdown func(context.Context) error
 }
 
 // Enabled reports whether spans are recorded.
@@ -77,6 +82,9 @@ func Setup(ctx context.Context, getenv func(string) string, service, version str
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t := NewWith(tp)
 	t.shutdown = tp.Shutdown
+	if err := t.setupMetrics(getenv, service, version, DefaultMetricInterval); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -88,13 +96,21 @@ func NewWith(tp trace.TracerProvider) *Telemetry {
 
 // Close flushes pending spans and stops the exporter, bounded by ctx.
 func (t *Telemetry) Close(ctx context.Context) error {
-	if t == nil || t.shutdown == nil {
+	if t == nil {
 		return nil
 	}
-	if err := t.shutdown(ctx); err != nil {
-		return fmt.Errorf("telemetry: flush: %w", err)
+	var errs []error
+	if t.shutdown != nil {
+		if err := t.shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: flush: %w", err))
+		}
 	}
-	return nil
+	if t.mshutdown != nil {
+		if err := t.mshutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: flush metrics: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Observer returns an agent.Config.OnEvent hook that records the agent's

@@ -125,13 +125,15 @@ func (a *app) newMeter(cwd, session string, limits budget.Limits, exceeded func(
 		return nil, err
 	}
 	var meter *budget.Meter
-	cfg := budget.Config{Prices: prices, Limits: limits, OnExceeded: exceeded}
+	// Every call counts in the metrics (telemetry.go), read when it is made.
+	cfg := budget.Config{Prices: prices, Limits: limits, OnExceeded: exceeded,
+		Record: func(r budget.Record) { a.tel.spent(r) }}
 	if home, err := a.home(); err == nil && session != "" {
 		w, err := ledger.Open(transcript.Dir(home, session), a.Now)
 		if err != nil {
 			fmt.Fprintf(a.Stderr, "troupe: warning: no usage ledger for this session (troupe usage will not see it): %v\n", err)
 		} else {
-			cfg.Record = w.Record
+			cfg.Record = func(r budget.Record) { w.Record(r); a.tel.spent(r) }
 			if follow {
 				tail := ledger.NewTailer(w.Path())
 				cfg.Sync = func() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/telemetry"
@@ -79,4 +80,10 @@ func (a *app) paneTelemetry(ctx context.Context) (func(), error) {
 			f()
 		}
 	}, err
+}
+
+// spent counts one model call in the metrics (budget.Config.Record).
+func (t teamTelemetry) spent(r budget.Record) {
+	u := r.Usage
+	t.tel.Spent(r.Agent, r.Model, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, r.USD)
 }

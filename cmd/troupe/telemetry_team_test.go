@@ -80,6 +80,19 @@ func TestTeamTraceAcrossPane(t *testing.T) {
 			t.Errorf("span %s (%s) is in another trace %s", s.Name, s.Attrs[telemetry.AttrAgent], s.TraceID)
 		}
 	}
+	// Metrics: both processes' tokens by agent, and the lead's messages.
+	var annTokens, leadMsgs int64
+	for _, p := range recv.Points() {
+		switch {
+		case p.Metric == telemetry.MetricTokens && p.Attrs[telemetry.AttrAgent] == "ann" && p.Attrs[telemetry.AttrTokenType] == "output":
+			annTokens = p.Int
+		case p.Metric == telemetry.MetricMessages && p.Attrs[telemetry.AttrAgent] == "team-lead":
+			leadMsgs = p.Int
+		}
+	}
+	if annTokens == 0 || leadMsgs == 0 {
+		t.Errorf("metrics: ann's output tokens %d, the lead's messages %d; want both counted", annTokens, leadMsgs)
+	}
 	if strings.Contains(stderr.String(), "telemetry: flush") {
 		t.Errorf("a flush failed:\n%s", stderr.String())
 	}

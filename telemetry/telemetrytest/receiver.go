@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -24,14 +25,23 @@ type Span struct {
 	Attrs    map[string]string
 }
 
-// Receiver collects the spans posted to /v1/traces. It is safe for
-// concurrent use.
+// Point is one received data point of a sum metric.
+type Point struct {
+	Metric string
+	Attrs  map[string]string
+	Int    int64
+	Double float64
+}
+
+// Receiver collects the spans posted to /v1/traces and the sums posted to
+// /v1/metrics. It is safe for concurrent use.
 type Receiver struct {
 	URL string // the endpoint, for OTEL_EXPORTER_OTLP_ENDPOINT
 
-	mu    sync.Mutex
-	spans []Span // guarded by mu
-	bad   []error
+	mu     sync.Mutex
+	spans  []Span  // guarded by mu
+	points []Point // guarded by mu
+	bad    []error
 }
 
 // New starts a Receiver, closed when t ends.
@@ -44,6 +54,10 @@ func New(t testing.TB) *Receiver {
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == "/v1/metrics" {
+		r.metrics(w, req)
+		return
+	}
 	if req.URL.Path != "/v1/traces" {
 		http.NotFound(w, req)
 		return
@@ -91,4 +105,43 @@ func (r *Receiver) Errors() []error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]error(nil), r.bad...)
+}
+
+func (r *Receiver) metrics(w http.ResponseWriter, req *http.Request) {
+	b, err := io.ReadAll(req.Body)
+	var msg colmetricpb.ExportMetricsServiceRequest
+	if err == nil {
+		err = proto.Unmarshal(b, &msg)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.bad = append(r.bad, err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	for _, rm := range msg.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				for _, dp := range m.GetSum().GetDataPoints() {
+					p := Point{Metric: m.Name, Attrs: map[string]string{}, Int: dp.GetAsInt(), Double: dp.GetAsDouble()}
+					for _, kv := range dp.Attributes {
+						p.Attrs[kv.Key] = kv.Value.GetStringValue()
+					}
+					r.points = append(r.points, p)
+				}
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	out, _ := proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{})
+	_, _ = w.Write(out)
+}
+
+// Points returns the metric data points received so far (each export
+// repeats the cumulative sums: the last point of a series is its total).
+func (r *Receiver) Points() []Point {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Point(nil), r.points...)
 }
