@@ -30,7 +30,7 @@ type budgetFlags struct {
 }
 
 func addBudgetFlags(f *pflag.FlagSet, b *budgetFlags) {
-	f.Var((*usdValue)(&b.usd), "max-budget-usd", "stop the session once its agents (the lead, its in-process teammates and sub-agents) have spent `USD` at list prices: no new model call starts, and the run exits with status 6")
+	f.Var((*usdValue)(&b.usd), "max-budget-usd", "stop the session once its agents (the lead, its teammates, their sub-agents) have spent `USD` at list prices: no new model call starts, and the run exits with status 6")
 	f.Var((*tokensValue)(&b.tokens), "max-tokens", "stop the session once its agents have used `N` tokens (input, cached input and output), as --max-budget-usd does")
 }
 
