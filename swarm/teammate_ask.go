@@ -125,8 +125,7 @@ func (tm *Teammate) AskMirrored(ctx context.Context, req approve.AskRequest, inP
 	}()
 	select {
 	case f := <-q.ch:
-		cancel()
-		<-res // withdrawn
+		cancel() // withdrawn: the lead's queue ends it without this call waiting
 		tm.forget(q.frame.RequestID, false)
 		return tm.verdict(f, req, q.digest), nil
 	case r := <-res:
