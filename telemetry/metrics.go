@@ -25,6 +25,7 @@ const (
 	MetricTokens   = "troupe.tokens"   // tokens used, by agent, model and AttrTokenType
 	MetricCost     = "troupe.cost"     // US dollars spent at list prices, by agent and model
 	MetricMessages = "troupe.messages" // messages sent, by sending agent
+	MetricClaims   = "troupe.claims"   // tasks claimed from the list, by agent
 
 	AttrTokenType = "troupe.token.type" // input, output, cache_read, cache_write
 )
@@ -37,6 +38,7 @@ type counters struct {
 	tokens   metric.Int64Counter
 	cost     metric.Float64Counter
 	messages metric.Int64Counter
+	claims   metric.Int64Counter
 }
 
 func newCounters(mp metric.MeterProvider) (*counters, error) {
@@ -50,6 +52,9 @@ func newCounters(mp metric.MeterProvider) (*counters, error) {
 		return nil, err
 	}
 	if c.messages, err = m.Int64Counter(MetricMessages, metric.WithUnit("{message}"), metric.WithDescription("messages sent between agents")); err != nil {
+		return nil, err
+	}
+	if c.claims, err = m.Int64Counter(MetricClaims, metric.WithUnit("{task}"), metric.WithDescription("tasks claimed from the team's list")); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -73,6 +78,15 @@ func (t *Telemetry) Spent(agentName, model string, input, output, cacheRead, cac
 	if usd != nil {
 		t.counters.cost.Add(ctx, *usd, metric.WithAttributes(attribute.String(AttrAgent, agentName), attribute.String(AttrModel, model)))
 	}
+}
+
+// Claimed counts a task the agent claimed from its team's list; it does
+// nothing for a nil Agent or without metrics.
+func (a *Agent) Claimed() {
+	if a == nil || a.o.t.counters == nil {
+		return
+	}
+	a.o.t.counters.claims.Add(context.Background(), 1, metric.WithAttributes(attribute.String(AttrAgent, a.o.agent)))
 }
 
 func (t *Telemetry) messageSent(from string) {

@@ -35,6 +35,7 @@ func TestMetricsExport(t *testing.T) {
 	if _, err := lead.Mail(store.Mail(), false).Send(t.Context(), "m", team.LeadName, mailbox.Message{From: team.LeadName, Text: "note to self"}); err != nil {
 		t.Fatal(err)
 	}
+	tel.Agent(context.Background(), "bob", "local").Claimed()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := tel.Close(ctx); err != nil {
@@ -50,6 +51,7 @@ func TestMetricsExport(t *testing.T) {
 		telemetry.MetricTokens + "/alice/claude-sonnet-4-5/cache_read": 50,
 		telemetry.MetricTokens + "/bob/local/input":                    7,
 		telemetry.MetricMessages + "/team-lead//":                      1,
+		telemetry.MetricClaims + "/bob//":                              1,
 	} {
 		if got := last[key].Int; got != want {
 			t.Errorf("%s = %d; want %d", key, got, want)

@@ -98,6 +98,7 @@ func buildTeammate(p memberBuild) (*swarm.Teammate, func(), error) {
 	}
 	p.model = teammateModel(p.model, p.ac, p.member.Name, p.member.AgentType) // budget.go: charged to it, under its maxBudgetUsd
 	p.stores.Mail = p.tel.Mail(p.stores.Mail, true)                           // telemetry.go: its runs join the trace of the message that woke it
+	p.onEvent = countClaims(p.tel, p.onEvent)                                 // telemetry.go
 	self := teamtool.Self{Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType}
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
 		Team: p.team, Name: p.member.Name, Color: p.member.Color, PaneID: p.member.TmuxPaneID, Backend: p.member.BackendType,

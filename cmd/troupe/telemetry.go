@@ -8,6 +8,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/telemetry"
 )
@@ -86,4 +87,20 @@ func (a *app) paneTelemetry(ctx context.Context) (func(), error) {
 func (t teamTelemetry) spent(r budget.Record) {
 	u := r.Usage
 	t.tel.Spent(r.Agent, r.Model, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, r.USD)
+}
+
+// countClaims returns on, counting the teammate's task claims in the
+// metrics first; on itself when telemetry is off.
+func countClaims(tel *telemetry.Agent, on func(swarm.Event)) func(swarm.Event) {
+	if tel == nil {
+		return on
+	}
+	return func(e swarm.Event) {
+		if e.Kind == swarm.EventClaim {
+			tel.Claimed()
+		}
+		if on != nil {
+			on(e)
+		}
+	}
 }
