@@ -276,6 +276,9 @@ func NewTailer(path string) *Tailer {
 func (t *Tailer) Next() ([]Entry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if st, err := os.Stat(t.path); err == nil && st.Size() <= t.off {
+		return nil, nil // nothing new: a stat, no open (the common case)
+	}
 	f, err := os.Open(t.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -171,3 +171,35 @@ func TestTailer(t *testing.T) {
 		t.Errorf("Next with nothing new = %+v, %v", es, err)
 	}
 }
+
+// BenchmarkTailerIdle measures what the lead pays before each limit check
+// when no other process has appended: the Tailer's look at the file.
+func BenchmarkTailerIdle(b *testing.B) {
+	dir := b.TempDir()
+	w, err := ledger.Open(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Record(budget.Record{Agent: "lead", Usage: llm.Usage{InputTokens: 1}})
+	tail := ledger.NewTailer(w.Path())
+	for b.Loop() {
+		if _, err := tail.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRecord measures one ledger line: what each model call adds.
+func BenchmarkRecord(b *testing.B) {
+	w, err := ledger.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	usd := 0.001
+	for b.Loop() {
+		w.Record(budget.Record{Agent: "lead", Model: "claude-sonnet-4-5", Usage: llm.Usage{InputTokens: 1000, OutputTokens: 100}, USD: &usd})
+	}
+	if err := w.Err(); err != nil {
+		b.Fatal(err)
+	}
+}
