@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/trace"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
@@ -80,13 +81,18 @@ func (t *Telemetry) Spent(agentName, model string, input, output, cacheRead, cac
 	}
 }
 
-// Claimed counts a task the agent claimed from its team's list; it does
-// nothing for a nil Agent or without metrics.
-func (a *Agent) Claimed() {
-	if a == nil || a.o.t.counters == nil {
+// Claimed records a task the agent claimed from its team's list (what
+// says which): a troupe.claim span where the agent is now, and the
+// claims metric. It does nothing for a nil Agent.
+func (a *Agent) Claimed(what string) {
+	if a == nil {
 		return
 	}
-	a.o.t.counters.claims.Add(context.Background(), 1, metric.WithAttributes(attribute.String(AttrAgent, a.o.agent)))
+	_, sp := a.o.t.tracer.Start(a.Context(), SpanClaim, trace.WithAttributes(attribute.String(AttrAgent, a.o.agent), attribute.String(AttrClaim, what)))
+	sp.End()
+	if a.o.t.counters != nil {
+		a.o.t.counters.claims.Add(context.Background(), 1, metric.WithAttributes(attribute.String(AttrAgent, a.o.agent)))
+	}
 }
 
 func (t *Telemetry) messageSent(from string) {

@@ -35,7 +35,7 @@ func TestMetricsExport(t *testing.T) {
 	if _, err := lead.Mail(store.Mail(), false).Send(t.Context(), "m", team.LeadName, mailbox.Message{From: team.LeadName, Text: "note to self"}); err != nil {
 		t.Fatal(err)
 	}
-	tel.Agent(context.Background(), "bob", "local").Claimed()
+	tel.Agent(context.Background(), "bob", "local").Claimed("claimed task #1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := tel.Close(ctx); err != nil {
@@ -62,6 +62,13 @@ func TestMetricsExport(t *testing.T) {
 	}
 	if _, ok := last[telemetry.MetricCost+"/bob/local/"]; ok {
 		t.Error("an unpriced call has a cost")
+	}
+	claimed := false
+	for _, s := range recv.Spans() {
+		claimed = claimed || (s.Name == telemetry.SpanClaim && s.Attrs[telemetry.AttrAgent] == "bob" && s.Attrs[telemetry.AttrClaim] == "claimed task #1")
+	}
+	if !claimed {
+		t.Errorf("no claim span of bob's among %+v", recv.Spans())
 	}
 	if errs := recv.Errors(); len(errs) > 0 {
 		t.Error(errs)

@@ -33,6 +33,7 @@ const (
 	SpanRun     = "troupe.run"
 	SpanModel   = "troupe.model"
 	SpanTool    = "troupe.tool"
+	SpanClaim   = "troupe.claim" // a teammate claimed a task from the list
 
 	AttrAgent        = "troupe.agent"
 	AttrModel        = "gen_ai.request.model"
@@ -41,6 +42,7 @@ const (
 	AttrCacheRead    = "troupe.usage.cache_read_tokens"
 	AttrTool         = "troupe.tool.name"
 	AttrToolError    = "troupe.tool.is_error"
+	AttrClaim        = "troupe.claim.task" // what was claimed: claimed task #3 "subject"
 )
 
 // Telemetry holds the tracer provider of one process.

@@ -97,7 +97,7 @@ func countClaims(tel *telemetry.Agent, on func(swarm.Event)) func(swarm.Event) {
 	}
 	return func(e swarm.Event) {
 		if e.Kind == swarm.EventClaim {
-			tel.Claimed()
+			tel.Claimed(e.Text)
 		}
 		if on != nil {
 			on(e)
