@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/troupe-dev/troupe/internal/frontmatter"
@@ -30,7 +31,8 @@ const (
 // Agent is an agent type a sub-agent or teammate can be made from, in
 // Claude Code's format: <dir>/<file>.md with front matter name,
 // description and optional tools, disallowedTools, model, color and
-// permissionMode; the body is the agent's system prompt.
+// permissionMode, and troupe's maxBudgetUsd; the body is the agent's
+// system prompt.
 type Agent struct {
 	Name        string
 	Description string
@@ -42,6 +44,9 @@ type Agent struct {
 	Model           string // "" or "inherit": the caller's model
 	Color           string
 	PermissionMode  string // "" inherits the caller's
+	// MaxBudgetUSD (maxBudgetUsd), when positive, caps what a teammate of
+	// this type may spend, in US dollars at list prices; it then stops.
+	MaxBudgetUSD float64
 	// Prompt is the system prompt (the file's body). A built-in has none
 	// and names its Role instead.
 	Prompt string
@@ -154,7 +159,7 @@ func agentFrom(path string, doc frontmatter.Doc) (Agent, error) {
 		Tools: doc.Strings("tools"), DisallowedTools: doc.Strings("disallowedTools"),
 		Model: doc.Text("model"), Color: doc.Text("color"), PermissionMode: doc.Text("permissionMode"),
 		Prompt: strings.TrimSpace(doc.Body), Path: path}
-	for _, key := range []string{"name", "description", "model", "color", "permissionMode"} {
+	for _, key := range []string{"name", "description", "model", "color", "permissionMode", "maxBudgetUsd"} {
 		if v, ok := doc.Fields[key]; ok && v.IsList {
 			return Agent{}, fmt.Errorf("%s: %s must be one value, not a list", at(key), key)
 		}
@@ -172,6 +177,13 @@ func agentFrom(path string, doc frontmatter.Doc) (Agent, error) {
 		return Agent{}, fmt.Errorf("%s: model %q is not a model id (one word, at most 200 bytes)", at("model"), a.Model)
 	case a.Prompt == "":
 		return Agent{}, fmt.Errorf("%s:%d: no system prompt (the body below the front matter)", path, doc.BodyLine)
+	}
+	if v := strings.TrimSpace(doc.Text("maxBudgetUsd")); v != "" {
+		usd, err := strconv.ParseFloat(v, 64)
+		if err != nil || usd < 0 || usd != usd || usd > 1e9 {
+			return Agent{}, fmt.Errorf("%s: maxBudgetUsd %q is not an amount in US dollars (want a number such as 0.50)", at("maxBudgetUsd"), v)
+		}
+		a.MaxBudgetUSD = usd
 	}
 	if v, ok := doc.Fields["tools"]; ok && !v.IsList && strings.TrimSpace(v.Text) == "" {
 		a.Tools = nil // "tools:" with nothing: every tool, as when absent

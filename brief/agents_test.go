@@ -13,7 +13,7 @@ func TestLoadAgentsPrecedenceAndErrors(t *testing.T) {
 	root := t.TempDir()
 	proj, home, troupeHome := filepath.Join(root, "proj"), filepath.Join(root, "home"), filepath.Join(root, "home", ".troupe")
 	write(t, filepath.Join(proj, ".claude", "agents", "reviewer.md"), "---\nname: reviewer\ndescription: Reviews code (project)\ntools: Read, Grep\nmodel: haiku\ncolor: blue\n---\nYou review code.\n")
-	write(t, filepath.Join(proj, ".troupe", "agents", "tester.md"), "---\nname: tester\ndescription: Runs tests\ndisallowedTools:\n  - Write\n  - Edit\npermissionMode: acceptEdits\nmodel: inherit\n---\nYou run tests.\n")
+	write(t, filepath.Join(proj, ".troupe", "agents", "tester.md"), "---\nname: tester\ndescription: Runs tests\ndisallowedTools:\n  - Write\n  - Edit\npermissionMode: acceptEdits\nmodel: inherit\nmaxBudgetUsd: 0.25\n---\nYou run tests.\n")
 	write(t, filepath.Join(home, ".claude", "agents", "reviewer.md"), "---\nname: reviewer\ndescription: Reviews code (user)\n---\nUser reviewer.\n")
 	write(t, filepath.Join(troupeHome, "agents", "writer.md"), "---\nname: writer\ndescription: Writes docs\ntools: [Read, Write]\n---\nYou write docs.\n")
 	write(t, filepath.Join(troupeHome, "agents", "Explore.md"), "---\nname: Explore\ndescription: my own explorer\n---\nExplore my way.\n")
@@ -24,13 +24,15 @@ func TestLoadAgentsPrecedenceAndErrors(t *testing.T) {
 	write(t, noDesc, "---\nname: nodesc\n---\nbody\n")
 	badMode := filepath.Join(proj, ".claude", "agents", "badmode.md")
 	write(t, badMode, "---\nname: badmode\ndescription: d\n\npermissionMode: yolo\n---\nbody\n")
+	badBudget := filepath.Join(proj, ".claude", "agents", "badbudget.md")
+	write(t, badBudget, "---\nname: badbudget\ndescription: d\nmaxBudgetUsd: lots\n---\nbody\n")
 	write(t, filepath.Join(proj, ".claude", "agents", "notes.txt"), "not an agent")
 
 	agents, err := LoadAgents(AgentDirs(proj, home, troupeHome))
 	if err == nil {
 		t.Fatal("LoadAgents: no error for the malformed files")
 	}
-	for _, want := range []string{bad + ":4: nested values", noDesc + ":1: no description", badMode + ":5: permissionMode \"yolo\""} {
+	for _, want := range []string{bad + ":4: nested values", noDesc + ":1: no description", badMode + ":5: permissionMode \"yolo\"", badBudget + ":4: maxBudgetUsd \"lots\" is not an amount"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadAgents error %q; want it to contain %q", err, want)
 		}
@@ -45,7 +47,7 @@ func TestLoadAgentsPrecedenceAndErrors(t *testing.T) {
 	if r := got["reviewer"]; r.Description != "Reviews code (project)" || r.Source != SourceProject || !slices.Equal(r.Tools, []string{"Read", "Grep"}) || r.Model != "haiku" || r.Color != "blue" || r.Prompt != "You review code." {
 		t.Errorf("reviewer = %+v; want the project's file", r)
 	}
-	if te := got["tester"]; !slices.Equal(te.DisallowedTools, []string{"Write", "Edit"}) || te.Tools != nil || te.Model != "" || te.PermissionMode != "acceptEdits" {
+	if te := got["tester"]; !slices.Equal(te.DisallowedTools, []string{"Write", "Edit"}) || te.Tools != nil || te.Model != "" || te.PermissionMode != "acceptEdits" || te.MaxBudgetUSD != 0.25 {
 		t.Errorf("tester = %+v", te)
 	}
 	if w := got["writer"]; w.Source != SourceUser || !slices.Equal(w.Tools, []string{"Read", "Write"}) {

@@ -1,16 +1,22 @@
 // Package budget accounts for what agents spend: tokens and their cost in
-// US dollars by agent and model, from a price table per model, and limits
-// that a run checks after every model call.
+// US dollars by agent and model, from a price table per model, and
+// enforces limits: the session's (--max-budget-usd, --max-tokens) and an
+// agent's own (a teammate's maxBudgetUsd).
 //
-// A Meter is safe for concurrent use; it does no I/O and reads no clock.
+// A Meter sums spending; an Account is one agent's purse under it; and
+// Account.Model meters a model, refusing every call once a limit is
+// reached, so that a run stops before its next turn. Limits are checked
+// between model calls, never in the middle of one: a call that starts
+// under a limit finishes and is charged in full.
+//
+// Everything here is safe for concurrent use, does no I/O and reads no
+// clock.
 package budget
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/troupe-dev/troupe/llm"
 )
@@ -93,113 +99,4 @@ func (t Table) Lookup(model string) (Price, bool) {
 		return Price{}, false
 	}
 	return t[best], true
-}
-
-// Limits bound a run; zero means no bound.
-type Limits struct {
-	USD    float64
-	Tokens int64 // input (cached included) plus output
-}
-
-// Spend is what one agent, or everyone, has used.
-type Spend struct {
-	Usage llm.Usage
-	USD   float64
-	// Unpriced lists the models used with no price in the table: their
-	// tokens count, their cost does not.
-	Unpriced []string
-}
-
-// Tokens returns every input and output token of s.
-func (s Spend) Tokens() int64 { return s.Usage.TotalInput() + s.Usage.OutputTokens }
-
-// ExceededError names the limit reached. It matches ErrExceeded.
-type ExceededError struct {
-	Limit string // "--max-budget-usd" or "--max-tokens"
-	Spent string // what was spent, in the limit's unit
-	Bound string
-}
-
-func (e *ExceededError) Error() string {
-	return fmt.Sprintf("budget exceeded: %s spent, %s allows %s", e.Spent, e.Limit, e.Bound)
-}
-
-// Unwrap returns ErrExceeded.
-func (e *ExceededError) Unwrap() error { return ErrExceeded }
-
-// Meter sums spending by agent against limits.
-type Meter struct {
-	prices Table
-	limits Limits
-
-	mu      sync.Mutex
-	byAgent map[string]*Spend // guarded by mu
-	total   Spend             // guarded by mu
-}
-
-// NewMeter returns a Meter pricing with prices and checking limits.
-func NewMeter(prices Table, limits Limits) *Meter {
-	return &Meter{prices: prices, limits: limits, byAgent: map[string]*Spend{}}
-}
-
-// Add records one model call of agent on model. It returns an
-// *ExceededError once the total reaches a limit (and on every later call).
-func (m *Meter) Add(agent, model string, u llm.Usage) error {
-	p, priced := m.prices.Lookup(model)
-	cost := p.Cost(u)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.byAgent[agent]
-	if a == nil {
-		a = &Spend{}
-		m.byAgent[agent] = a
-	}
-	for _, s := range []*Spend{a, &m.total} {
-		s.Usage = s.Usage.Add(u)
-		s.USD += cost
-		if !priced && !slices.Contains(s.Unpriced, model) {
-			s.Unpriced = append(s.Unpriced, model)
-		}
-	}
-	return m.exceededLocked()
-}
-
-// Exceeded returns an *ExceededError when a limit has been reached.
-func (m *Meter) Exceeded() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.exceededLocked()
-}
-
-func (m *Meter) exceededLocked() error {
-	if l := m.limits.USD; l > 0 && m.total.USD >= l {
-		return &ExceededError{Limit: "--max-budget-usd", Spent: fmt.Sprintf("$%.4f", m.total.USD), Bound: fmt.Sprintf("$%.4f", l)}
-	}
-	if l := m.limits.Tokens; l > 0 && m.total.Tokens() >= l {
-		return &ExceededError{Limit: "--max-tokens", Spent: fmt.Sprintf("%d tokens", m.total.Tokens()), Bound: fmt.Sprintf("%d", l)}
-	}
-	return nil
-}
-
-// Total returns everyone's spending.
-func (m *Meter) Total() Spend {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return clone(m.total)
-}
-
-// ByAgent returns each agent's spending.
-func (m *Meter) ByAgent() map[string]Spend {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make(map[string]Spend, len(m.byAgent))
-	for k, v := range m.byAgent {
-		out[k] = clone(*v)
-	}
-	return out
-}
-
-func clone(s Spend) Spend {
-	s.Unpriced = slices.Clone(s.Unpriced)
-	return s
 }

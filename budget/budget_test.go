@@ -36,7 +36,7 @@ func TestLookup(t *testing.T) {
 }
 
 func TestMeter(t *testing.T) {
-	m := budget.NewMeter(budget.Table{"m": {Input: 3, Output: 15}}, budget.Limits{USD: 0.05})
+	m := budget.NewMeter(budget.Config{Prices: budget.Table{"m": {Input: 3, Output: 15}}, Limits: budget.Limits{USD: 0.05}})
 	// 1000 in + 1000 out = $0.003 + $0.015 = $0.018 a call.
 	call := llm.Usage{InputTokens: 1000, OutputTokens: 1000}
 	var wg sync.WaitGroup
@@ -65,7 +65,7 @@ func TestMeter(t *testing.T) {
 }
 
 func TestUnpricedCountsTokens(t *testing.T) {
-	m := budget.NewMeter(budget.DefaultPrices(), budget.Limits{Tokens: 100})
+	m := budget.NewMeter(budget.Config{Limits: budget.Limits{Tokens: 100}})
 	if err := m.Add("alice", "mystery-model", llm.Usage{InputTokens: 60, CacheReadTokens: 40}); !errors.Is(err, budget.ErrExceeded) {
 		t.Fatalf("100 tokens with a 100 token limit: %v; want exceeded", err)
 	}

@@ -44,6 +44,14 @@ type Config struct {
 	// Token, when set, is required on every request: as a bearer token,
 	// as the cookie set by a first visit with ?token=, or as that query.
 	Token string
+	// Spending, when set, returns what each agent of a lead's session has
+	// spent, from the session's records (spend.go); ok is false when they
+	// cannot be read from here (another machine's session).
+	Spending func(session string) (map[string]Spend, bool)
+	// Transcript, when set, returns agent's transcript in a lead's
+	// session as text for a person ("lead" is the lead's); ok is false
+	// when it cannot be read from here. The member pages show it.
+	Transcript func(session, agent string) (text string, ok bool)
 	// Heartbeat is the idle interval of event streams; DefaultHeartbeat if 0.
 	Heartbeat time.Duration
 	Now       func() time.Time
@@ -81,6 +89,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.teams)
 	s.mux.HandleFunc("GET /team/{team}", s.team)
 	s.mux.HandleFunc("GET /team/{team}/events", s.events)
+	s.mux.HandleFunc("GET /team/{team}/member/{name}", s.member)
 	if cfg.Control {
 		s.mux.HandleFunc("POST /team/{team}/send", s.send)
 		s.mux.HandleFunc("POST /team/{team}/stop", s.stop)

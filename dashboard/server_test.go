@@ -233,3 +233,76 @@ func stream(t *testing.T, url string) func() string {
 		return ""
 	}
 }
+
+// The team page shows what the session and each member spent, from the
+// lead session's records.
+func TestSpending(t *testing.T) {
+	var asked []string
+	f := newFixture(t, dashboard.Config{Spending: func(session string) (map[string]dashboard.Spend, bool) {
+		asked = append(asked, session)
+		return map[string]dashboard.Spend{"lead": {Tokens: 1200, USD: 0.01, Priced: true}, "alice": {Tokens: 34567, USD: 0.1234, Priced: true}}, true
+	}})
+	if _, err := f.other.Teams().Update(t.Context(), "alpha", func(c *team.Config) error { c.LeadSessionID = "s-42"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get(f.srv.URL + "/team/alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for _, want := range []string{`Spent by the session: <span class="spent">35,767 tokens · $0.1334</span>`, `<td class="spent">34,567 tokens · $0.1234</td>`, `<td class="spent">1,200 tokens · $0.0100</td>`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks %s:\n%s", want, b)
+		}
+	}
+	if len(asked) == 0 || asked[0] != "s-42" {
+		t.Errorf("Spending asked for %v; want the lead's session s-42", asked)
+	}
+}
+
+// A member's page shows its transcript in the lead's session, escaped;
+// the team page links to it; an unknown member is a 404.
+func TestMemberTranscript(t *testing.T) {
+	var asked []string
+	f := newFixture(t, dashboard.Config{Transcript: func(session, agent string) (string, bool) {
+		asked = append(asked, session+"/"+agent)
+		if agent == "bob" {
+			return "", false
+		}
+		return "12:00:00 user: build it\n12:00:01 assistant: <script>window.x=1</script>\x1b[31mred\n", true
+	}})
+	get := func(path string) (int, string) {
+		t.Helper()
+		res, err := http.Get(f.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if _, body := get("/team/alpha/member/alice"); !strings.Contains(body, "The team file names no lead session") {
+		t.Errorf("without a lead session: %s", body)
+	}
+	if _, err := f.other.Teams().Update(t.Context(), "alpha", func(c *team.Config) error { c.LeadSessionID = "s-7"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	code, body := get("/team/alpha/member/alice")
+	if code != http.StatusOK || !strings.Contains(body, "12:00:00 user: build it") || !strings.Contains(body, "&lt;script&gt;window.x=1&lt;/script&gt;") || strings.Contains(body, "<script>window") || strings.Contains(body, "\x1b") {
+		t.Errorf("alice's page (%d) does not show her transcript escaped:\n%s", code, body)
+	}
+	if _, body := get("/team/alpha/member/bob"); !strings.Contains(body, "No transcript of bob is reachable from here") {
+		t.Errorf("bob's page: %s", body)
+	}
+	get("/team/alpha/member/team-lead")
+	if code, _ := get("/team/alpha/member/zed"); code != http.StatusNotFound {
+		t.Errorf("an unknown member: status %d; want 404", code)
+	}
+	if _, body := get("/team/alpha"); !strings.Contains(body, `<a href="/team/alpha/member/alice">alice</a>`) {
+		t.Errorf("the team page does not link alice's page:\n%s", body)
+	}
+	if want := []string{"s-7/alice", "s-7/bob", "s-7/lead"}; strings.Join(asked, " ") != strings.Join(want, " ") {
+		t.Errorf("Transcript asked for %v; want %v", asked, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-dev/troupe/dashboard"
 	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // TestBrowserTeamPage drives the read-only dashboard in headless Chromium:
@@ -16,7 +17,12 @@ import (
 // appear within one second without a reload; a hostile message is inert.
 func TestBrowserTeamPage(t *testing.T) {
 	ctx := browser(t)
-	f := newFixture(t, dashboard.Config{})
+	f := newFixture(t, dashboard.Config{Spending: func(string) (map[string]dashboard.Spend, bool) {
+		return map[string]dashboard.Spend{"lead": {Tokens: 48210, USD: 0.1834, Priced: true}, "alice": {Tokens: 23950, USD: 0.0912, Priced: true}}, true
+	}})
+	if _, err := f.other.Teams().Update(t.Context(), "alpha", func(c *team.Config) error { c.LeadSessionID = "s-1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	design, err := f.tasks.Create(t.Context(), tasklist.Draft{Subject: "design the widget", Owner: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +48,7 @@ func TestBrowserTeamPage(t *testing.T) {
 	)
 	until(t, ctx, "the event stream connects", `document.getElementById('conn').textContent === 'live'`, 5*time.Second)
 	got := get(t, ctx, "read alice's row", 5*time.Second, chromedp.Text(`#members tr[data-name="alice"]`))
-	for _, want := range []string{"alice", "working", "claude-sonnet-4-5", "#" + design.ID, "design the widget"} {
+	for _, want := range []string{"alice", "working", "claude-sonnet-4-5", "#" + design.ID, "design the widget", "23,950 tokens · $0.0912"} {
 		if !contains(got, want) {
 			t.Errorf("alice's row = %q; want it to show %q", got, want)
 		}

@@ -28,6 +28,8 @@ type teamView struct {
 	Messages          []messageView
 	Pending           []pendingView
 	Problems          []string // stores that could not be read in full
+	Spent             string   // the session's tokens and cost, "" when unknown (spend.go)
+	session           string   // the lead's session id
 	Control           bool
 }
 
@@ -36,6 +38,7 @@ type memberView struct {
 	Task                               string // "#3 subject", or ""
 	TaskID                             string
 	LastActivity                       string // RFC 3339, or ""
+	Spent                              string // its tokens and cost, "" when unknown
 }
 
 type column struct {
@@ -127,6 +130,11 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 		}
 	}
 
+	v.session = cfg.LeadSessionID
+	spent := s.spending(cfg.LeadSessionID)
+	if len(spent) > 0 {
+		v.Spent = total(spent).String()
+	}
 	for _, mem := range cfg.Members {
 		mv := memberView{Name: termtext.Line(mem.Name), Color: safeColor(mem.Color), Model: termtext.Line(mem.Model),
 			Backend: termtext.Line(mem.BackendType), State: "idle"}
@@ -147,6 +155,13 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 		}
 		if t, ok := last[mem.Name]; ok {
 			mv.LastActivity = t.UTC().Format(time.RFC3339)
+		}
+		name := mem.Name
+		if mem.IsLead() {
+			name = "lead" // the lead's agent in its session's records
+		}
+		if sp, ok := spent[name]; ok {
+			mv.Spent = sp.String()
 		}
 		v.Members = append(v.Members, mv)
 	}

@@ -81,6 +81,11 @@ func (l *Lead) pump(ctx context.Context, teamName string) error {
 				l.event(m.From, EventWarning, fmt.Sprintf("dropped a permission request naming %q sent by %q", f.AgentID, m.From))
 				continue
 			}
+			if strings.HasPrefix(f.RequestID, mirrorPrefix) && l.inProcess(m.From) {
+				// The mirror of a question its teammate asks in process
+				// (Teammate.AskMirrored): asked there, not again here.
+				continue
+			}
 			l.wg.Go(func() { l.answerMail(ctx, teamName, m, f) })
 		case mailbox.PlanApprovalRequest:
 			l.mu.Lock()

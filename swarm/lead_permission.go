@@ -50,6 +50,14 @@ func (l *Lead) InterruptMate(name string) (bool, error) {
 	return m.interrupt(), nil
 }
 
+// inProcess reports whether teammate name runs in the lead's process.
+func (l *Lead) inProcess(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.mates[name]
+	return m != nil && m.info.Backend == team.BackendInProcess
+}
+
 // AskInProcess answers an in-process teammate's permission question
 // through the lead's approval queue (approve.Asker for that teammate).
 func (l *Lead) AskInProcess(ctx context.Context, worker, color string, req approve.AskRequest) (approve.Answer, error) {

@@ -66,6 +66,11 @@ type TeammateConfig struct {
 	// run again at once with feedback as its prompt. At most
 	// MaxKeepWorking runs in a row are kept; then it goes idle anyway.
 	BeforeIdle func(ctx context.Context) (keep bool, feedback string)
+	// Final, when set, reports the run errors after which the teammate
+	// cannot work any more (its budget is spent, budget.ErrExceeded): it
+	// then sends the lead its idle notification with the error as the
+	// failure reason and ends cleanly instead of waiting for work.
+	Final func(runErr error) bool
 
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -86,6 +91,7 @@ type Teammate struct {
 	plan     string        // pending plan approval request id
 	planned  bool          // still in plan mode
 	asks     map[string]chan mailbox.PermissionResponse
+	settled  map[string]bool // mirrored requests answered in process (AskMirrored)
 	history  []string
 	turn     turnState
 }
@@ -117,7 +123,7 @@ func NewTeammate(cfg TeammateConfig) (*Teammate, error) {
 		cfg.AskTimeout = DefaultAskTimeout
 	}
 	tm := &Teammate{cfg: cfg, wake: make(chan struct{}, 1), planned: cfg.PlanMode,
-		asks: map[string]chan mailbox.PermissionResponse{}}
+		asks: map[string]chan mailbox.PermissionResponse{}, settled: map[string]bool{}}
 	ac, err := cfg.Build(tm)
 	if err != nil {
 		return nil, err
@@ -271,6 +277,16 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.mu.Unlock()
 		if done {
 			tm.event(EventShutdown, "shutting down")
+			return nil
+		}
+		if runErr != nil && tm.cfg.Final != nil && tm.cfg.Final(runErr) {
+			// No model call can run any more (a spent budget): the lead
+			// learns why from its idle notification, and the teammate
+			// leaves, its tasks released.
+			runErr = fmt.Errorf("%w; it has stopped working", runErr)
+			tm.idle(ctx, res, runErr, turn)
+			tm.goIdle(ctx)
+			tm.event(EventWarning, "stopped: "+runErr.Error())
 			return nil
 		}
 		if keep, feedback := tm.keepWorking(ctx, res, runErr, kept); keep {

@@ -62,7 +62,12 @@ func (tm *Teammate) answer(f mailbox.PermissionResponse) {
 	tm.mu.Lock()
 	ch := tm.asks[f.RequestID]
 	delete(tm.asks, f.RequestID)
+	settled := tm.settled[f.RequestID]
+	delete(tm.settled, f.RequestID)
 	tm.mu.Unlock()
+	if settled {
+		return // a mirrored request answered in process
+	}
 	if ch == nil {
 		tm.event(EventWarning, "ignored a permission response for unknown request "+f.RequestID)
 		return
@@ -74,62 +79,152 @@ func (tm *Teammate) answer(f mailbox.PermissionResponse) {
 // waits for the answer (approve.Asker). No answer within AskTimeout
 // denies the call with a reason the model sees.
 func (tm *Teammate) Ask(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
+	q, err := tm.mailAsk(ctx, req, "perm-")
+	if err != nil {
+		return approve.Answer{}, err
+	}
+	defer tm.forget(q.frame.RequestID, false)
+	timer := time.NewTimer(tm.cfg.AskTimeout)
+	defer timer.Stop()
+	select {
+	case f := <-q.ch:
+		return tm.verdict(f, req, q.digest), nil
+	case <-timer.C:
+		return approve.Answer{Allow: false, Message: fmt.Sprintf("the team lead did not answer the permission request within %s; the call was not run", tm.cfg.AskTimeout)}, nil
+	case <-ctx.Done():
+		return approve.Answer{}, context.Cause(ctx)
+	}
+}
+
+// AskMirrored asks in process (inProcess: the lead's approval queue, for
+// a teammate in the lead's process) and by mail at once: the request
+// frame in the lead's inbox lets the other front ends of the team (the
+// dashboard) see the question and answer it with the lead's encoding
+// (Verdict). The first answer wins and the other question is withdrawn
+// (inProcess's ctx is canceled); an answer given in process is written
+// back as the mail verdict, so those front ends see it answered. The lead
+// does not answer the mirrored frame itself (it comes from an in-process
+// teammate, and its request id starts with "perm-mirror-").
+func (tm *Teammate) AskMirrored(ctx context.Context, req approve.AskRequest, inProcess func(context.Context, approve.AskRequest) (approve.Answer, error)) (approve.Answer, error) {
+	q, err := tm.mailAsk(ctx, req, mirrorPrefix)
+	if err != nil {
+		// No mirror (the store refused it): the lead's queue alone.
+		tm.cfg.Log.Warn("mirror a permission request by mail", "agent", tm.cfg.Name, "err", err)
+		return inProcess(ctx, req)
+	}
+	type result struct {
+		ans approve.Answer
+		err error
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := make(chan result, 1)
+	go func() {
+		ans, err := inProcess(ictx, req)
+		res <- result{ans, err}
+	}()
+	select {
+	case f := <-q.ch:
+		cancel() // withdrawn: the lead's queue ends it without this call waiting
+		tm.forget(q.frame.RequestID, false)
+		return tm.verdict(f, req, q.digest), nil
+	case r := <-res:
+		if r.err != nil {
+			tm.forget(q.frame.RequestID, false)
+			return r.ans, r.err
+		}
+		// Answered here: the verdict by mail marks the mirror answered;
+		// the pump drops it when it comes back.
+		tm.forget(q.frame.RequestID, true)
+		if resp, err := Verdict(q.frame, r.ans.Allow, nil, r.ans.Message); err == nil {
+			if text, err := mailbox.Encode(resp); err == nil {
+				if _, err := tm.cfg.Mail.Send(ctx, tm.cfg.Team, tm.cfg.Name, mailbox.Message{From: team.LeadName, Text: text}); err != nil && ctx.Err() == nil {
+					tm.cfg.Log.Warn("mark a mirrored permission request answered", "agent", tm.cfg.Name, "err", err)
+				}
+			}
+		}
+		return r.ans, nil
+	case <-ctx.Done():
+		tm.forget(q.frame.RequestID, false)
+		return approve.Answer{}, context.Cause(ctx)
+	}
+}
+
+// mirrorPrefix starts the request id of a mirrored question
+// (AskMirrored), which its lead leaves to the in-process queue.
+const mirrorPrefix = "perm-mirror-"
+
+// question is a permission request sent by mail, waiting for its verdict.
+type question struct {
+	frame  mailbox.PermissionRequest
+	digest string
+	ch     chan mailbox.PermissionResponse
+}
+
+// mailAsk sends req to the lead's inbox as a permission request frame,
+// registered for its verdict (answer).
+func (tm *Teammate) mailAsk(ctx context.Context, req approve.AskRequest, prefix string) (question, error) {
 	input := req.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
 	digest, err := mailbox.InputDigest(req.Tool, input)
 	if err != nil {
-		return approve.Answer{}, err
+		return question{}, err
 	}
-	id := fmt.Sprintf("perm-%d-%s", tm.cfg.Now().UnixMilli(), strings.ToLower(rand.Text()[:7]))
-	ch := make(chan mailbox.PermissionResponse, 1)
-	tm.mu.Lock()
-	tm.asks[id] = ch
-	tm.mu.Unlock()
-	defer func() {
-		tm.mu.Lock()
-		delete(tm.asks, id)
-		tm.mu.Unlock()
-	}()
-	text, err := mailbox.Encode(mailbox.PermissionRequest{RequestID: id, AgentID: tm.cfg.Name, ToolName: req.Tool,
-		ToolUseID: req.ToolUseID, Description: req.Reason, Input: input, PermissionSuggestions: []json.RawMessage{}})
+	id := fmt.Sprintf("%s%d-%s", prefix, tm.cfg.Now().UnixMilli(), strings.ToLower(rand.Text()[:7]))
+	q := question{digest: digest, ch: make(chan mailbox.PermissionResponse, 1),
+		frame: mailbox.PermissionRequest{RequestID: id, AgentID: tm.cfg.Name, ToolName: req.Tool,
+			ToolUseID: req.ToolUseID, Description: req.Reason, Input: input, PermissionSuggestions: []json.RawMessage{}}}
+	text, err := mailbox.Encode(q.frame)
 	if err != nil {
-		return approve.Answer{}, err
+		return question{}, err
 	}
+	tm.mu.Lock()
+	tm.asks[id] = q.ch
+	tm.mu.Unlock()
 	if _, err := tm.cfg.Mail.Send(ctx, tm.cfg.Team, team.LeadName, mailbox.Message{From: tm.cfg.Name, Color: tm.cfg.Color, Text: text}); err != nil {
-		return approve.Answer{}, fmt.Errorf("ask the team lead: %w", err)
+		tm.forget(id, false)
+		return question{}, fmt.Errorf("ask the team lead: %w", err)
 	}
 	tm.event(EventPermission, fmt.Sprintf("asked the lead to allow %s (%s)", req.Tool, summarizeInput(input)))
-	timer := time.NewTimer(tm.cfg.AskTimeout)
-	defer timer.Stop()
-	select {
-	case f := <-ch:
-		if f.Subtype != "success" {
-			msg := f.Error
-			if msg == "" {
-				msg = "the team lead denied this call"
-			}
-			return approve.Answer{Allow: false, Message: msg}, nil
-		}
-		if ar := f.ApprovedRequest; ar != nil && (ar.ToolName != req.Tool || (ar.InputDigest != "" && ar.InputDigest != digest)) {
-			return approve.Answer{Allow: false, Message: "the team lead's approval names a different tool call; refused"}, nil
-		}
-		ans := approve.Answer{Allow: true}
-		if f.Response != nil {
-			if len(f.Response.UpdatedInput) > 0 && string(f.Response.UpdatedInput) != "null" {
-				ans.UpdatedInput = f.Response.UpdatedInput
-			}
-			if rules := allowRules(f.Response.PermissionUpdates); len(rules) > 0 && tm.cfg.AddAllowRules != nil {
-				tm.cfg.AddAllowRules(rules)
-			}
-		}
-		return ans, nil
-	case <-timer.C:
-		return approve.Answer{Allow: false, Message: fmt.Sprintf("the team lead did not answer the permission request within %s; the call was not run", tm.cfg.AskTimeout)}, nil
-	case <-ctx.Done():
-		return approve.Answer{}, context.Cause(ctx)
+	return q, nil
+}
+
+// forget stops waiting for request id's verdict; with settled, a verdict
+// that still comes is dropped without a warning (it was answered
+// another way).
+func (tm *Teammate) forget(id string, settled bool) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	delete(tm.asks, id)
+	if settled {
+		tm.settled[id] = true
 	}
+}
+
+// verdict turns the lead's mail verdict into the call's answer.
+func (tm *Teammate) verdict(f mailbox.PermissionResponse, req approve.AskRequest, digest string) approve.Answer {
+	if f.Subtype != "success" {
+		msg := f.Error
+		if msg == "" {
+			msg = "the team lead denied this call"
+		}
+		return approve.Answer{Allow: false, Message: msg}
+	}
+	if ar := f.ApprovedRequest; ar != nil && (ar.ToolName != req.Tool || (ar.InputDigest != "" && ar.InputDigest != digest)) {
+		return approve.Answer{Allow: false, Message: "the team lead's approval names a different tool call; refused"}
+	}
+	ans := approve.Answer{Allow: true}
+	if f.Response != nil {
+		if len(f.Response.UpdatedInput) > 0 && string(f.Response.UpdatedInput) != "null" {
+			ans.UpdatedInput = f.Response.UpdatedInput
+		}
+		if rules := allowRules(f.Response.PermissionUpdates); len(rules) > 0 && tm.cfg.AddAllowRules != nil {
+			tm.cfg.AddAllowRules(rules)
+		}
+	}
+	return ans
 }
 
 // summarizeInput is a one-line view of a tool input for the timeline.

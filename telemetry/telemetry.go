@@ -12,6 +12,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -28,9 +29,11 @@ import (
 
 // Span names and attribute keys troupe records.
 const (
-	SpanRun   = "troupe.run"
-	SpanModel = "troupe.model"
-	SpanTool  = "troupe.tool"
+	SpanSession = "troupe.session"
+	SpanRun     = "troupe.run"
+	SpanModel   = "troupe.model"
+	SpanTool    = "troupe.tool"
+	SpanClaim   = "troupe.claim" // a teammate claimed a task from the list
 
 	AttrAgent        = "troupe.agent"
 	AttrModel        = "gen_ai.request.model"
@@ -39,6 +42,7 @@ const (
 	AttrCacheRead    = "troupe.usage.cache_read_tokens"
 	AttrTool         = "troupe.tool.name"
 	AttrToolError    = "troupe.tool.is_error"
+	AttrClaim        = "troupe.claim.task" // what was claimed: claimed task #3 "subject"
 )
 
 // Telemetry holds the tracer provider of one process.
@@ -48,6 +52,10 @@ type Telemetry struct {
 	// shutdown flushes and stops the SDK provider; nil when disabled or
 	// when the provider was given (NewWith).
 	shutdown func(context.Context) error
+	// counters are the metrics (metrics.go), nil without them; mshutdown
+	// exports what is left and stops them.
+	counters  *counters
+	mshutdown func(context.Context) error
 }
 
 // Enabled reports whether spans are recorded.
@@ -76,6 +84,9 @@ func Setup(ctx context.Context, getenv func(string) string, service, version str
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t := NewWith(tp)
 	t.shutdown = tp.Shutdown
+	if err := t.setupMetrics(getenv, service, version, DefaultMetricInterval); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -87,13 +98,21 @@ func NewWith(tp trace.TracerProvider) *Telemetry {
 
 // Close flushes pending spans and stops the exporter, bounded by ctx.
 func (t *Telemetry) Close(ctx context.Context) error {
-	if t == nil || t.shutdown == nil {
+	if t == nil {
 		return nil
 	}
-	if err := t.shutdown(ctx); err != nil {
-		return fmt.Errorf("telemetry: flush: %w", err)
+	var errs []error
+	if t.shutdown != nil {
+		if err := t.shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: flush: %w", err))
+		}
 	}
-	return nil
+	if t.mshutdown != nil {
+		if err := t.mshutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: flush metrics: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Observer returns an agent.Config.OnEvent hook that records the agent's
@@ -103,21 +122,20 @@ func (t *Telemetry) Observer(ctx context.Context, agentName, model string) func(
 	if !t.Enabled() {
 		return nil
 	}
-	o := &observer{t: t, parent: ctx, agent: agentName, model: model, tools: map[string]trace.Span{}}
-	return o.event
+	return t.Agent(ctx, agentName, model).Observe
 }
 
 // observer follows one agent's events.
 type observer struct {
 	t            *Telemetry
-	parent       context.Context
 	agent, model string
 
-	mu    sync.Mutex
-	run   context.Context       // guarded by mu: the current run's span context, nil between runs
-	runSp trace.Span            // guarded by mu
-	call  trace.Span            // guarded by mu: the model call in flight
-	tools map[string]trace.Span // guarded by mu: tool calls in flight by id
+	mu     sync.Mutex
+	parent context.Context       // guarded by mu: where the next run's span starts
+	run    context.Context       // guarded by mu: the current run's span context, nil between runs
+	runSp  trace.Span            // guarded by mu
+	call   trace.Span            // guarded by mu: the model call in flight
+	tools  map[string]trace.Span // guarded by mu: tool calls in flight by id
 }
 
 func (o *observer) event(e agent.Event) {
@@ -171,4 +189,13 @@ func (o *observer) event(e agent.Event) {
 		}
 		o.run, o.runSp = nil, nil
 	}
+}
+
+// Start starts a span named name under ctx (a session's root span, say);
+// with telemetry disabled it returns ctx and a span that records nothing.
+func (t *Telemetry) Start(ctx context.Context, name string) (context.Context, trace.Span) {
+	if !t.Enabled() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return t.tracer.Start(ctx, name)
 }

@@ -57,6 +57,7 @@ type model struct {
 	activity  string // the lead's current activity in words
 	spin      int
 	usage     llm.Usage // the lead's, summed: its tokens and, with Options.Cost, its price
+	spent     Spent     // the session's, with Options.Spent (spent.go)
 	mode      string
 
 	tasks map[task.ID]*taskView // every task seen
@@ -641,6 +642,9 @@ func (mv *mateView) add(at time.Time, line string) {
 func (m *model) event(e session.Event) {
 	if !e.Time.IsZero() && e.Time.After(m.now) {
 		m.now = e.Time
+	}
+	if m.opts.Spent != nil {
+		m.spent = m.opts.Spent()
 	}
 	switch e.Kind {
 	case session.KindTurnStarted:

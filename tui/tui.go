@@ -55,6 +55,11 @@ type Options struct {
 	// Cost, when set, prices the lead's usage in US dollars (false: the
 	// model's price is not known).
 	Cost func(u llm.Usage) (float64, bool)
+	// Spent, when set, is the whole session's spending (the lead, its
+	// teammates and sub-agents) and its limits; the footer shows it
+	// instead of the lead's. It is read in Update, on each session
+	// event, and must be quick.
+	Spent func() Spent
 	// Prompt, when set, is submitted at the start.
 	Prompt string
 	// History is the resumed conversation, shown before the first prompt.

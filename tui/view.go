@@ -171,7 +171,9 @@ func (m *model) footer() []string {
 		parts = append(parts, m.st.accent(p))
 	}
 	spent := tokens(m.usage.TotalInput()+m.usage.OutputTokens) + " tokens"
-	if m.opts.Cost != nil {
+	if m.opts.Spent != nil {
+		spent = m.spent.String() // spent.go
+	} else if m.opts.Cost != nil {
 		if usd, ok := m.opts.Cost(m.usage); ok {
 			if usd < 1 {
 				spent += fmt.Sprintf(" · $%.3f", usd)

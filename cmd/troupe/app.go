@@ -176,6 +176,8 @@ type app struct {
 	warned   sync.Map   // warnings already printed (warnOnce)
 	hooks    *kit.Hooks // the settings' hooks of this run, read once (hooks.go)
 	mcp      mcpState   // MCP servers as tools (mcp.go)
+	// tel traces this process's agents (telemetry.go).
+	tel teamTelemetry
 }
 
 // warnOnce prints a warning on stderr, once per process however many
@@ -230,6 +232,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.hooksCommand(),  // hooks_cmd.go
 		a.mcpCommand(),    // mcp_cmd.go
 		a.dashboardCommand(),
+		a.usageCommand(), // usage.go
 	)
 	return root
 }

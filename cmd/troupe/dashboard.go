@@ -41,7 +41,8 @@ permission requests as the lead. Listening beyond loopback needs --token
 			}
 			defer s.done(&err)
 			srv, err := dashboard.New(dashboard.Config{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks, Control: control, Token: token,
-				Now: a.Now, Log: slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+				Now: a.Now, Log: slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+				Spending: a.sessionSpending(), Transcript: a.sessionTranscript()}) // dashboard_records.go
 			if err != nil {
 				return err
 			}

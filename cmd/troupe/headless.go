@@ -55,6 +55,8 @@ type headless struct {
 
 	coordinator bool // coordinator mode (coordinator.go)
 
+	budget budgetFlags // --max-budget-usd, --max-tokens (budget.go)
+
 	teams teamFlags // agent teams (swarm.go)
 
 	session sessionFlags // --resume, --continue (session.go)
@@ -84,6 +86,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.StringVar(&h.promptCommand, "permission-prompt-command", "", "with -p: a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout)")
 	f.DurationVar(&h.promptTimeout, "permission-prompt-timeout", 60*time.Second, "with -p: how long --permission-prompt-command may take before the call is denied")
 	a.addTeamFlags(root, &h.teams)
+	addBudgetFlags(f, &h.budget) // budget.go
 	addSessionFlags(f, &h.session)
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1 or "+coordinator.EnvClaudeMode+"=1")
 }
@@ -165,7 +168,8 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	}
 	lr.bg.endTeam(h.teams.keep)
 	lr.bg.flush() // every event is printed before the result
-	return lr.out.finish(res, runErr)
+	// budget.go: a limit reached exits 6
+	return budgetExit(a.Stderr, lr.out.finish(res, runErr))
 }
 
 // leadRun is a lead's session made ready to run, for `troupe -p` and the
@@ -254,6 +258,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		stdout = io.Discard // the screen is the interactive lead's
 	}
 	lr.out = newEventWriter(stdout, h.outputFormat, lr.id, model.Info())
+	if model, err = a.meterLead(h, cwd, lr, model); err != nil { // budget.go: every agent of the session is metered
+		return lr, err
+	}
 	if ep, hasServer := a.endpointOf(model.Info().Provider); hasServer {
 		lr.out.ep, lr.explain = ep, ep.explain
 		if !interactive {

@@ -16,6 +16,7 @@ var flagGroups = []struct {
 }{
 	{"Running one agent (-p)", []string{"print", "output-format", "provider", "model", "script", "max-turns", "cwd", "add-dir", "system-prompt", "transcript"}},
 	{"Sessions", []string{"resume", "continue"}},
+	{"Budgets", []string{"max-budget-usd", "max-tokens"}}, // budget.go
 	{"Permissions", []string{"permission-mode", "allowedTools", "disallowedTools", "dangerously-skip-permissions", "permission-prompt-command", "permission-prompt-timeout", "audit"}},
 	{"Agent teams and coordinator mode", []string{"agent-teams", "teammate-mode", "teammate-command", "idle-digest", "permission-answer-timeout", "shutdown-answer-timeout", "keep-team", "coordinator", "worktrees", "worktree-dir", "fork-subagents"}},
 	{"Stores (every command)", []string{"home", "store", "json", "nats-token", "nats-creds", "nats-ca", "nats-cert", "nats-key", "nats-namespace"}},

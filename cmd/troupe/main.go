@@ -3,7 +3,8 @@
 //
 // Exit status: 0 on success, 1 when a command fails, 2 for a malformed
 // command line, 3 when `inbox send` cannot tell whether its message was
-// delivered.
+// delivered, 6 when a budget limit (--max-budget-usd, --max-tokens)
+// stopped a run.
 package main
 
 import (

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -23,6 +24,8 @@ type eventWriter struct {
 	// words them.
 	progress io.Writer
 	ep       endpoint
+	// meter is the session's spending (budget.go).
+	meter *budget.Meter
 
 	mu sync.Mutex // serializes writes from parallel tool calls
 }
@@ -80,6 +83,8 @@ type (
 		Provider     string         `json:"provider"`
 		Model        string         `json:"model"`
 		Error        string         `json:"error,omitempty"`
+		// The session's spending by agent and by model (budget.go).
+		budgetTotals
 	}
 )
 
@@ -135,10 +140,11 @@ func (e *eventWriter) finish(res agent.Result, runErr error) error {
 	case res.Interrupted:
 		r.Subtype = "interrupted"
 	}
-	r.IsError = r.Subtype != "success"
 	if usd, ok := cost(e.info, res.Usage); ok {
 		r.TotalCostUSD = &usd
 	}
+	e.budgetResult(&r, runErr) // budget.go: the whole session's totals
+	r.IsError = r.Subtype != "success"
 	switch e.format {
 	case "stream-json":
 		e.line(r)

@@ -118,11 +118,11 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 		return nil, err
 	}
 	leadStores := st
-	leadStores.Mail = swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}
+	leadStores.Mail = a.tel.leadMail(swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}) // telemetry.go: trace context on what it sends
 	leadKey := signer.VerifyKey().String()
 	lt := &leadTeam{stores: leadStores, hooks: a.hooks}
 	mates := kit.InProcess{Run: a.kitRun(), Stores: st.kit(), Cwd: o.cwd, Model: o.model, NoInstr: o.h.noInstr, Approver: o.approver,
-		Transcripts: o.tx, OnEvent: o.onEvent, AskTimeout: o.h.teams.ask}
+		Transcripts: o.tx, OnEvent: o.onEvent, AskTimeout: o.h.teams.ask, Telemetry: a.tel.mate}
 	var lead *swarm.Lead
 	lead, err = swarm.NewLead(swarm.LeadConfig{
 		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
@@ -282,7 +282,8 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 // passThroughEnv are the variables a pane teammate gets from the lead:
 // the providers' endpoints and credentials, proxies and the store root.
 var passThroughEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS"} // telemetry.go
 
 func teamOf(agentID string) string {
 	_, t, _ := team.ParseAgentID(agentID)

@@ -59,6 +59,9 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err != nil {
 		return fmt.Errorf("teammate %s: %w", tf.agentID, err)
 	}
+	if model, err = a.meterPane(h, cwd, tf.parentSessionID, tf.agentName, model); err != nil { // budget.go
+		return err
+	}
 	sess, err := a.open()
 	if err != nil {
 		return err
@@ -93,6 +96,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	defer closeMCP()
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
+	flushTel, err := a.paneTelemetry(ctx) // telemetry.go
+	if err != nil {
+		return err
+	}
+	defer flushTel()
 	var tx *kit.Transcripts
 	if tf.parentSessionID != "" {
 		tx = a.transcriptsFor(tf.parentSessionID) // beside the lead's
@@ -100,7 +108,8 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	tm, cleanup, err := kit.Teammate(kit.TeammateConfig{Stores: sess.Stores.kit(), Team: cfg.Name, Member: member, Cwd: cwd, Model: model, Context: ac, Transcripts: tx,
 		Base: approver, Planned: tf.planModeRequired || member.PlanModeRequired, Now: a.Now, Trust: trust, AskTimeout: h.teams.ask,
 		Asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
-		OnEvent: logLine, OnAgentEvent: kit.ToolTimeline(member.Name, a.Now, logLine)})
+		OnEvent: logLine, OnAgentEvent: kit.ToolTimeline(member.Name, a.Now, logLine),
+		Telemetry: a.tel.mate(member.Name, cmp.Or(member.Model, model.Info().Model))})
 	if err != nil {
 		return err
 	}

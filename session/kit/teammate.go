@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
@@ -17,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/telemetry"
 	"github.com/troupe-dev/troupe/tool"
 	teamtool "github.com/troupe-dev/troupe/tool/team"
 	"github.com/troupe-dev/troupe/transcript"
@@ -64,6 +67,8 @@ type TeammateConfig struct {
 	Context *Context
 	// Transcripts keeps its transcript and its sub-agents'.
 	Transcripts *Transcripts
+	// Telemetry traces it; nil when telemetry is off.
+	Telemetry *telemetry.Agent
 }
 
 // Teammate returns a teammate ready to Run, and the cleanup to call
@@ -100,6 +105,9 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	if p.Rules != nil {
 		p.Rules(func(r []string) { _ = appr.AddAllowRules(r) })
 	}
+	p.Model = teammateModel(p.Model, p.Context, p.Member.Name, p.Member.AgentType) // charged to it, under its maxBudgetUsd
+	p.Stores.Mail = p.Telemetry.Mail(p.Stores.Mail, true)                          // its runs join the trace of the message that woke it
+	p.OnEvent = countClaims(p.Telemetry, p.OnEvent)
 	self := teamtool.Self{Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType}
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
 		Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType,
@@ -108,6 +116,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		BeforeIdle:    p.Context.hooks.TeammateIdle(p.Team, p.Member.Name),
+		Final:         budgetFinal, // a spent budget ends it
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
 			core, subSend := Tools(ToolOptions{Cwd: p.Cwd, Registry: reg, Model: p.Model, ModelName: p.Member.Model, Approver: appr, Context: p.Context,
 				Transcripts: p.Transcripts, Parent: p.Member.Name})
@@ -127,6 +136,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 			return p.Context.NarrowBySkills(agent.Config{Model: p.Model, ModelName: p.Member.Model, Tools: tools, Approver: appr, Now: p.Now, Hooks: p.Context.hooks.ForAgent(p.Member.Name, false),
 				System: system, Environment: p.Context.Environment, Transcript: p.Transcripts.Writer(p.Member.Name, transcript.KindTeammate, ""),
 				OnEvent: func(e agent.Event) {
+					p.Telemetry.Observe(e) // nil-safe
 					nested(e)
 					if p.OnAgentEvent != nil {
 						p.OnAgentEvent(e)
@@ -196,6 +206,9 @@ type InProcess struct {
 	Transcripts *Transcripts
 	OnEvent     func(swarm.Event) // the team's timeline
 	AskTimeout  time.Duration
+	// Telemetry returns the telemetry of teammate name on model; nil
+	// (or a nil result) when telemetry is off.
+	Telemetry func(name, model string) *telemetry.Agent
 }
 
 // Launch runs member m of l's team in this process, on the prompt of its
@@ -224,17 +237,53 @@ func (p InProcess) Launch(ctx context.Context, l *swarm.Lead, m team.Member, r s
 			l.MateProgress(m.Name, task.Usage{TotalTokens: pr.LatestInputTokens + pr.OutputTokens, ToolUses: pr.ToolUses}, recent)
 		}
 	}
+	var tel *telemetry.Agent
+	if p.Telemetry != nil {
+		tel = p.Telemetry(m.Name, cmp.Or(m.Model, p.Model.Info().Model))
+	}
 	tm, cleanup, err := Teammate(TeammateConfig{Stores: p.Stores, Team: l.Team(), Member: m, Cwd: cwd, Model: p.Model, Context: ac, Transcripts: p.Transcripts,
 		Base: p.Approver, Prompt: r.Prompt, Planned: r.PlanModeRequired, Now: now, OnEvent: MateEvents(p.OnEvent), AskTimeout: p.AskTimeout,
 		Asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
-			return l.AskInProcess(ctx, m.Name, m.Color, req)
+			return tm.AskMirrored(ctx, req, func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { // the dashboard sees it too
+				return l.AskInProcess(ctx, m.Name, m.Color, req)
+			})
 		}),
 		Rules:        func(add func([]string)) { l.RegisterRules(m.Name, add) },
-		OnAgentEvent: onAgentEvent})
+		OnAgentEvent: onAgentEvent, Telemetry: tel})
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	l.RegisterInterrupt(m.Name, func() bool { return tm.Agent().Interrupt() })
 	return tm.Run(ctx)
+}
+
+// teammateModel charges a teammate's model calls to it, under its agent
+// type's maxBudgetUsd.
+func teammateModel(model llm.Model, ac *Context, name, agentType string) llm.Model {
+	var own budget.Limits
+	for _, d := range ac.Agents() {
+		if d.Name == agentType {
+			own.USD = d.MaxBudgetUSD
+		}
+	}
+	return budget.For(model, name, own)
+}
+
+// budgetFinal reports the run errors that end a teammate for good.
+func budgetFinal(err error) bool { return errors.Is(err, budget.ErrExceeded) }
+
+// countClaims counts a teammate's task claims in its telemetry.
+func countClaims(tel *telemetry.Agent, on func(swarm.Event)) func(swarm.Event) {
+	if tel == nil {
+		return on
+	}
+	return func(e swarm.Event) {
+		if e.Kind == swarm.EventClaim {
+			tel.Claimed(e.Text)
+		}
+		if on != nil {
+			on(e)
+		}
+	}
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+
+	"github.com/troupe-dev/troupe/budget/ledger"
+	"github.com/troupe-dev/troupe/dashboard"
+	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/transcript"
+)
+
+// The dashboard's views of a session's records in the local home: what
+// its agents spent (the usage ledger) and what each did (transcripts).
+
+// validSessionID reports whether id can name a session folder.
+func validSessionID(id string) bool {
+	return id != "" && !strings.ContainsAny(id, `/\`) && id != "." && id != ".."
+}
+
+// sessionSpending returns the dashboard's view of a session's ledger in
+// the local home: each agent's tokens and cost; false when the session
+// has no ledger here.
+func (a *app) sessionSpending() func(session string) (map[string]dashboard.Spend, bool) {
+	home, err := a.home()
+	if err != nil {
+		return nil
+	}
+	return func(session string) (map[string]dashboard.Spend, bool) {
+		if !validSessionID(session) {
+			return nil, false
+		}
+		es, err := ledger.Read(transcript.Dir(home, session))
+		if len(es) == 0 {
+			return nil, false
+		}
+		if err != nil {
+			a.warnOnce(err.Error()) // a malformed line: what came before it counts
+		}
+		out := map[string]dashboard.Spend{}
+		for name, sp := range ledger.Summarize(es).ByAgent {
+			out[name] = dashboard.Spend{Tokens: sp.Tokens(), USD: sp.USD, Priced: len(sp.Unpriced) == 0}
+		}
+		return out, true
+	}
+}
+
+// sessionTranscript returns the dashboard's view of an agent's transcript
+// in a session of the local home, rendered as `troupe transcript` prints
+// it; false when there is none here.
+func (a *app) sessionTranscript() func(session, agent string) (string, bool) {
+	home, err := a.home()
+	if err != nil {
+		return nil
+	}
+	return func(session, agent string) (string, bool) {
+		if !validSessionID(session) {
+			return "", false
+		}
+		t, err := transcript.Read(filepath.Join(transcript.Dir(home, session), transcript.FileName(agent)))
+		if err != nil && len(t.Lines) == 0 {
+			return "", false
+		}
+		var b bytes.Buffer
+		if err := transcript.Render(&b, t, termtext.Clean); err != nil {
+			return "", false
+		}
+		return b.String(), true
+	}
+}
