@@ -288,7 +288,7 @@ func anthValidate(r AnthropicRequest) string {
 			}
 			for k, ib := range b.Inner {
 				switch ib.Type {
-				case "text":
+				case "text", "document", "search_result", "tool_reference": // what the API takes besides images (Claude Code's ToolSearch answers with tool_reference)
 				case "image":
 					if msg := anthValidateImage(ib); msg != "" {
 						return fmt.Sprintf("messages.%d.content.%d.content.%d.%s", i, j, k, msg)

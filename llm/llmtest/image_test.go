@@ -47,3 +47,22 @@ func TestOpenAIImageOnlyInUserMessages(t *testing.T) {
 		}
 	}
 }
+
+// A tool result may hold what the API takes besides text and images:
+// Claude Code's ToolSearch answers with tool_reference blocks, and a
+// fake server that refused them failed every later call of a real
+// Claude Code teammate. An unknown type is still refused.
+func TestAnthropicToolResultBlocks(t *testing.T) {
+	body := func(typ string) []byte {
+		return []byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"` + typ + `","tool_name":"Write"}]}]}]}`)
+	}
+	for typ, ok := range map[string]bool{"tool_reference": true, "search_result": true, "document": true, "video": false} {
+		req, err := anthDecodeRequest(body(typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := anthValidate(req); (msg == "") != ok {
+			t.Errorf("a tool_result holding %q: validation %q; want accepted %v", typ, msg, ok)
+		}
+	}
+}
