@@ -26,22 +26,33 @@ type walkFunc func(abs, rel string, d iofs.DirEntry) error
 // start. Unreadable subdirectories are skipped; ctx is checked once per
 // directory.
 func walkFiles(ctx context.Context, start, root string, maxDepth int, fn walkFunc) error {
-	top := ignoreTop(start, root)
-	relStart, err := filepath.Rel(top, start)
+	relStart, stack, err := startIgnores(start, root)
 	if err != nil {
 		return err
+	}
+	w := &walk{ctx: ctx, maxDepth: maxDepth, fn: fn}
+	return w.dir(start, relStart, "", 0, stack, true)
+}
+
+// startIgnores returns start's slash-separated path relative to the
+// ignore top (see ignoreTop; "" for the top itself) and the ignore files
+// in force in start before its own .gitignore: .git/info/exclude and the
+// .gitignore files of start's ancestors up to the top, from the top down.
+func startIgnores(start, root string) (relStart string, stack ignoreStack, err error) {
+	top := ignoreTop(start, root)
+	relStart, err = filepath.Rel(top, start)
+	if err != nil {
+		return "", nil, err
 	}
 	relStart = filepath.ToSlash(relStart)
 	if relStart == "." {
 		relStart = ""
 	}
-	var stack ignoreStack
 	if st, err := os.Stat(filepath.Join(top, ".git")); err == nil && st.IsDir() {
 		if f := loadIgnore(filepath.Join(top, ".git", "info", "exclude"), ""); f != nil {
 			stack = append(stack, f)
 		}
 	}
-	// The .gitignore files of start's ancestors, from top down.
 	if relStart != "" {
 		dir, rel := top, ""
 		if f := loadIgnore(filepath.Join(dir, ".gitignore"), rel); f != nil {
@@ -55,8 +66,7 @@ func walkFiles(ctx context.Context, start, root string, maxDepth int, fn walkFun
 			}
 		}
 	}
-	w := &walk{ctx: ctx, maxDepth: maxDepth, fn: fn}
-	return w.dir(start, relStart, "", 0, stack, true)
+	return relStart, stack, nil
 }
 
 // walk is the state of one walkFiles call.
