@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -170,9 +172,80 @@ func TestRipgrepSideBySide(t *testing.T) {
 			add(tr.name, "Grep "+c.name, best(func() { runTool(t, gr, c.input) }), best(func() { runRG(tr.root, c.rg...) }))
 		}
 	}
-	gl := NewGlob(Config{Root: gen})
-	add("100k files", "Glob **/*.go", best(func() { runTool(t, gl, map[string]any{"pattern": "**/*.go"}) }),
-		best(func() { runRG(gen, "--files", "-g", "*.go") }))
+	for _, tr := range []struct{ name, root string }{{"go src", goSrc}, {"100k files", gen}} {
+		if _, err := os.Stat(tr.root); err != nil {
+			continue
+		}
+		gl := NewGlob(Config{Root: tr.root})
+		add(tr.name, "Glob **/*.go", best(func() { runTool(t, gl, map[string]any{"pattern": "**/*.go"}) }),
+			best(func() { runRG(tr.root, "--files", "-g", "*.go") }))
+	}
 	sort.Strings(rows)
 	t.Logf("best of %d runs, ms; ripgrep's time includes its process start\n| tree | case | troupe | rg | ratio |\n|---|---|---|---|---|\n%s", runs, strings.Join(rows, "\n"))
+}
+
+// TestGlobMatchesRipgrep checks that Glob's scan finds the files that
+// rg --files -g finds, on a generated tree and the Go source tree. The
+// patterns match no ignored file: rg lets a -g glob override .gitignore
+// (rg --files -g '*.log' lists ignored logs), Glob does not.
+func TestGlobMatchesRipgrep(t *testing.T) {
+	rg := rgPath(t)
+	gen := t.TempDir()
+	genTree(t, gen, 3000)
+	type globCase struct{ root, glob, rg string }
+	cases := []globCase{{gen, "**/*.go", "*.go"}}
+	if _, err := os.Stat(goSrc); err == nil {
+		cases = append(cases, globCase{goSrc, "**/*.go", "*.go"}, globCase{goSrc, "**/*_test.go", "*_test.go"},
+			globCase{goSrc, "**/*.{s,txt}", "*.{s,txt}"})
+	}
+	for _, c := range cases {
+		root := c.root
+		t.Run(filepath.Base(root)+"/"+c.glob, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), rg, append(append([]string{}, rgArgs...), "--files", "-g", c.rg)...)
+			cmd.Dir = root
+			out, err := cmd.Output()
+			if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
+				t.Fatalf("rg --files -g %s: %v", c.rg, err)
+			}
+			var want []string
+			for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+				if line != "" {
+					want = append(want, filepath.Join(root, filepath.FromSlash(line)))
+				}
+			}
+			m, err := compileGlob(c.glob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := scanGlob(t.Context(), &globScan{open: openScanDir, match: m, keep: 1 << 30}, root, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := paths(res.files)
+			sort.Strings(got)
+			sort.Strings(want)
+			if len(want) == 0 {
+				t.Fatalf("rg found nothing; the case tests nothing")
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("Glob %s finds %d files, rg --files -g %s %d; first difference: %s", c.glob, len(got), c.rg, len(want), firstDiff(got, want))
+			}
+		})
+	}
+}
+
+// firstDiff describes where two sorted lists first differ.
+func firstDiff(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("Glob has %q where rg has %q", got[i], want[i])
+		}
+	}
+	if len(got) > len(want) {
+		return fmt.Sprintf("Glob has %q more", got[len(want)])
+	}
+	if len(want) > len(got) {
+		return fmt.Sprintf("rg has %q more", want[len(got)])
+	}
+	return "none"
 }
