@@ -117,8 +117,26 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes or invalid UTF-8); Read shows text files only", abs, size(st.Size())), nil
 	}
 	sc := &lineScan{idx: r.index.get(abs, st)}
-	if m, ok := sc.idx.before(first - 1); ok && m.off > 0 {
+	if _, known := sc.idx.total(); sc.idx != nil && !known {
+		// A large file read for the first time: count its lines on
+		// every core first, then start next to the lines to show.
+		err := indexLines(ctx, f, st.Size(), sc.idx)
+		switch {
+		case ctx.Err() != nil:
+			return tool.Result{}, ctx.Err()
+		case errors.Is(err, errShrank):
+			return tool.Errorf("Read: cannot read %s: %v; read it again", abs, err), nil
+		}
+		// Another failure (a file system that cannot map files) leaves
+		// the count to the reading below.
+		if _, err := f.Seek(int64(len(head)), io.SeekStart); err != nil {
+			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+		}
+	}
+	if m, ok := sc.idx.before(first - 2); ok && m.off > 0 {
 		// A Read of this file found where its lines are: start there.
+		// A mark may fall inside a line, so the one taken has a newline
+		// between it and line first, which starts after that newline.
 		if _, err := f.Seek(m.off, io.SeekStart); err != nil {
 			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
 		}

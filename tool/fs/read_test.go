@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -143,24 +144,11 @@ func TestReadIndexAgrees(t *testing.T) {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	warm := NewRead(Config{})
-	read := func(r *Read, offset, limit int) string {
-		t.Helper()
-		raw, _ := json.Marshal(map[string]any{"file_path": p, "offset": offset, "limit": limit})
-		res, err := r.Run(context.Background(), tool.Call{ID: "1", Name: "Read", Input: raw})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Content
-	}
 	total := strings.Count(b.String(), "\n") + 1
 	offsets := []int{total - 10, 1, total / 2, total - 1, total, total + 1, 12345, total / 3}
+	warm := NewRead(Config{})
 	for round := range 2 {
-		for _, off := range offsets {
-			if got, want := read(warm, off, 20), read(NewRead(Config{}), off, 20); got != want {
-				t.Fatalf("round %d, offset %d: the indexed Read differs from a fresh one:\n%.300s\n---\n%.300s", round, off, got, want)
-			}
-		}
+		checkReads(t, p, warm, offsets)
 		if idx := warm.index.files[p]; idx == nil || len(idx.marks) < 2 {
 			t.Fatalf("round %d: no index was kept for the large file", round)
 		}
@@ -172,5 +160,73 @@ func TestReadIndexAgrees(t *testing.T) {
 		f.WriteString("\nmore\nand more\n")
 		f.Close()
 		total += 2
+	}
+}
+
+// checkReads checks that Reads of p at offsets through r (which keeps
+// its index), and through a fresh Read, show what a Read that keeps no
+// index shows: the line-by-line reading from the start.
+func checkReads(t *testing.T, p string, r *Read, offsets []int) {
+	t.Helper()
+	read := func(r *Read, offset, limit int) string {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"file_path": p, "offset": offset, "limit": limit})
+		res, err := r.Run(context.Background(), tool.Call{ID: "1", Name: "Read", Input: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content
+	}
+	ref := NewRead(Config{})
+	ref.index.off = true
+	for _, off := range offsets {
+		want := read(ref, off, 20)
+		for name, r := range map[string]*Read{"kept": r, "fresh": NewRead(Config{})} {
+			if got := read(r, off, 20); got != want {
+				t.Fatalf("offset %d: the %s indexed Read differs from the unindexed one:\n%.300q\n---\n%.300q", off, name, got, want)
+			}
+		}
+	}
+}
+
+// TestReadSparse reads a sparse file whose holes span whole windows of
+// the count, and start and end it: holes read as NUL bytes, so they are
+// parts of long lines.
+func TestReadSparse(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sparse.log")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Repeat("a short line\n", 1000)
+	for _, at := range []int64{0, indexEvery - 7, 3*indexEvery + 4096, 4*indexEvery - 1} {
+		if _, err := f.WriteAt([]byte(lines), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(5*indexEvery + 123); err != nil { // a hole at the end
+		t.Fatal(err)
+	}
+	f.Close()
+	checkReads(t, p, NewRead(Config{}), []int{1, 999, 1000, 1001, 1002, 2500, 3001, 3999, 4000, 4001, 4002})
+	// The count itself, against bytes.Count.
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	idx := &lineIndex{info: st}
+	g, _ := os.Open(p)
+	defer g.Close()
+	if err := indexLines(t.Context(), g, st.Size(), idx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := idx.total(); n != countLines(string(data)) {
+		t.Errorf("indexLines total = %d; want %d", n, countLines(string(data)))
+	}
+	for _, m := range idx.marks {
+		if want := bytes.Count(data[:m.off], []byte("\n")); m.lines != want {
+			t.Errorf("mark at %d says %d lines before it; want %d", m.off, m.lines, want)
+		}
 	}
 }
