@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/tool"
@@ -114,7 +115,7 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		return tool.Result{Content: fmt.Sprintf("(%s exists but is empty)", abs)}, nil
 	}
 	if looksBinary(head, true) {
-		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes or invalid UTF-8); Read shows text files only", abs, size(st.Size())), nil
+		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes, or mostly bytes that are not text); Read shows text files only", abs, size(st.Size())), nil
 	}
 	sc := &lineScan{idx: r.index.get(abs, st)}
 	if _, known := sc.idx.total(); sc.idx != nil && !known {
@@ -167,6 +168,7 @@ func (r *Read) lines(ctx context.Context, abs string, sc *lineScan, src io.Reade
 	var out strings.Builder
 	var buf []byte
 	last, stopped := 0, false
+	var invalid []int // lines shown with bytes that are not UTF-8
 	for lineNo < first-1+limit && !stopped {
 		var full int
 		buf, full, err = readLine(br, buf[:0], maxLineLen)
@@ -181,6 +183,10 @@ func (r *Read) lines(ctx context.Context, abs string, sc *lineScan, src io.Reade
 			continue // the partial last line skipLines counted
 		}
 		text := string(buf)
+		if !utf8.ValidString(text) {
+			text = strings.ToValidUTF8(text, "\ufffd")
+			invalid = append(invalid, lineNo)
+		}
 		if full > len(buf) {
 			text += fmt.Sprintf(" ... [line truncated: %s more]", size(int64(full-len(buf))))
 		}
@@ -207,6 +213,9 @@ func (r *Read) lines(ctx context.Context, abs string, sc *lineScan, src io.Reade
 	}
 	if first > total {
 		return tool.Errorf("Read: offset %d is past the end of %s, which has %s", first, abs, plural(total, "line")), nil
+	}
+	if len(invalid) > 0 {
+		out.WriteString(invalidNote(invalid))
 	}
 	switch {
 	case stopped:
@@ -299,4 +308,21 @@ func readLine(br *bufio.Reader, buf []byte, max int) (line []byte, full int, err
 		buf = trimIncompleteRune(buf[:max])
 	}
 	return buf, full, nil
+}
+
+// invalidNote says which shown lines had bytes that are not valid UTF-8.
+func invalidNote(lines []int) string {
+	which := fmt.Sprintf("Line %d has", lines[0])
+	if len(lines) > 1 {
+		nums := make([]string, 0, 5)
+		for _, n := range lines[:min(len(lines), 5)] {
+			nums = append(nums, fmt.Sprint(n))
+		}
+		which = "Lines " + strings.Join(nums, ", ")
+		if len(lines) > 5 {
+			which += fmt.Sprintf(" and %d more", len(lines)-5)
+		}
+		which += " have"
+	}
+	return "\n[" + which + " bytes that are not valid UTF-8 (the file may be in another encoding, such as Latin-1), shown as \ufffd: Edit cannot match those bytes, so match the text around them.]"
 }

@@ -26,7 +26,8 @@ func TestRead(t *testing.T) {
 		file{path: "crlf.txt", content: "one\r\ntwo\r\n"},
 		file{path: "wide.txt", content: strings.Repeat("é", 1500) + "\nshort\n"},
 		file{path: "nul.bin", content: "abc\x00def"},
-		file{path: "latin1.txt", content: "caf\xe9\n"},
+		file{path: "latin1.txt", content: "caf\xe9\nna\xefve\nok\n"},
+		file{path: "noise.bin", content: "\x89\xff\x01\x02abc\xfe\x03\x04\x05\x06\n"},
 		file{path: "split.txt", content: strings.Repeat("a", sniffLen-1) + "é\n"},
 		file{path: "dir/inner.txt", content: "x\n"},
 		file{path: "config.yaml", content: "k: v\n"},
@@ -63,8 +64,10 @@ func TestRead(t *testing.T) {
 			[]string{strings.Repeat("é", 1000) + " ... [line truncated: 1000 bytes more]\n", "     2\tshort"}, nil},
 		{"binary NUL", js(map[string]any{"file_path": "nul.bin"}), true,
 			[]string{"nul.bin looks like a binary file", "text files only"}, nil},
-		{"invalid UTF-8", js(map[string]any{"file_path": "latin1.txt"}), true,
-			[]string{"binary"}, nil},
+		{"invalid UTF-8", js(map[string]any{"file_path": "latin1.txt"}), false,
+			[]string{"     1\tcaf\ufffd\n     2\tna\ufffdve\n     3\tok\n", "[Lines 1, 2 have bytes that are not valid UTF-8", "shown as \ufffd"}, nil},
+		{"mostly not text", js(map[string]any{"file_path": "noise.bin"}), true,
+			[]string{"noise.bin looks like a binary file"}, nil},
 		{"rune split by the sniff window", js(map[string]any{"file_path": "split.txt"}), false,
 			[]string{"\taaaa", "line truncated"}, nil},
 		{"directory", js(map[string]any{"file_path": "dir"}), true,
@@ -229,4 +232,74 @@ func TestReadSparse(t *testing.T) {
 			t.Errorf("mark at %d says %d lines before it; want %d", m.off, m.lines, want)
 		}
 	}
+}
+
+// FuzzRead reads random text at random offsets and checks the lines shown
+// against a plain split of the content: numbered from 1, without their
+// "\r\n", cut at maxLineLen on a rune boundary, invalid UTF-8 shown as
+// U+FFFD.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("a\nb\r\nc"), 1, 2)
+	f.Add([]byte("caf\xe9\n\nx\r\r\n"), 2, 3)
+	f.Add([]byte(strings.Repeat("é", 1200)+"\nz\n"), 1, 1)
+	f.Add([]byte("\n\n\n"), 3, 5)
+	f.Fuzz(func(t *testing.T, content []byte, offset, limit int) {
+		if offset < 1 || limit < 1 || limit > 50 {
+			return
+		}
+		p := filepath.Join(t.TempDir(), "f.txt")
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := runToolResult(t, NewRead(Config{}), map[string]any{"file_path": p, "offset": offset, "limit": limit})
+		lines := strings.SplitAfter(string(content), "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		switch {
+		case len(content) == 0:
+			return
+		case looksBinary(content[:min(len(content), sniffLen)], true):
+			if !res.IsError || !strings.Contains(res.Content, "binary") {
+				t.Fatalf("Read of binary %q = %q; want it refused", content, res.Content)
+			}
+			return
+		case offset > len(lines):
+			if !res.IsError || !strings.Contains(res.Content, "past the end") {
+				t.Fatalf("Read(%q, offset %d) = %q; want past the end", content, offset, res.Content)
+			}
+			return
+		}
+		var want strings.Builder
+		for i := offset - 1; i < min(len(lines), offset-1+limit); i++ {
+			l := strings.TrimSuffix(lines[i], "\n")
+			if len(l) <= maxLineLen+2 { // a line Read cuts keeps its "\r"
+				l = strings.TrimSuffix(l, "\r")
+			}
+			cut := l
+			if len(l) > maxLineLen {
+				cut = string(trimIncompleteRune([]byte(l[:maxLineLen])))
+			}
+			text := strings.ToValidUTF8(cut, "\ufffd")
+			if len(cut) < len(l) {
+				text += fmt.Sprintf(" ... [line truncated: %s more]", size(int64(len(l)-len(cut))))
+			}
+			fmt.Fprintf(&want, "%6d\t%s\n", i+1, text)
+		}
+		rest, ok := strings.CutPrefix(res.Content, want.String())
+		if res.IsError || !ok || rest != "" && !strings.HasPrefix(rest, "\n[") {
+			t.Fatalf("Read(%q, offset %d, limit %d) = %q; want the lines %q then notes", content, offset, limit, res.Content, want.String())
+		}
+	})
+}
+
+// runToolResult runs tl with input, failing only on a Go error.
+func runToolResult(tb testing.TB, tl tool.Tool, input map[string]any) tool.Result {
+	tb.Helper()
+	raw, _ := json.Marshal(input)
+	res, err := tl.Run(context.Background(), tool.Call{ID: "f", Name: tl.Spec().Name, Input: raw})
+	if err != nil {
+		tb.Fatalf("%s(%s): %v", tl.Spec().Name, raw, err)
+	}
+	return res
 }
