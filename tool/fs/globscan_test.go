@@ -12,16 +12,16 @@ import (
 )
 
 // refGlob is the Glob search as it was before the parallel scan, kept as
-// the reference the scan must agree with: walkFiles in order, an lstat
+// the reference the scan must agree with: the old walk in order, an lstat
 // of each match, a sort of them all by time then path, the first keep.
 func refGlob(t *testing.T, start, root string, m *globMatcher, maxDepth, keep int) (files []found, total int) {
 	t.Helper()
-	err := walkFiles(t.Context(), start, root, maxDepth, func(abs, rel string, d os.DirEntry) error {
+	err := refWalk(t.Context(), start, root, maxDepth, func(abs, rel string) error {
 		if !m.Match(rel) {
 			return nil
 		}
 		f := found{abs: abs}
-		if info, err := d.Info(); err == nil {
+		if info, err := os.Lstat(abs); err == nil {
 			f.mtime = info.ModTime()
 		}
 		files = append(files, f)
