@@ -34,9 +34,29 @@ func refGlob(t *testing.T, start, root string, m *globMatcher, maxDepth, keep in
 	return files[:min(len(files), keep)], len(files)
 }
 
-// openers are the scanDir implementations: the one Glob uses here, and
-// the portable one, which must agree.
-var openers = map[string]func(string) (scanDir, error){"native": openScanDir, "os": openOSDir}
+// openers are the scanDir implementations: the one Glob uses here, the
+// portable one, and the native one on a file system that does not type
+// its entries (as some do not fill d_type), which must all agree.
+var openers = map[string]func(string) (scanDir, error){
+	"native": openScanDir,
+	"os":     openOSDir,
+	"untyped": func(prefix string) (scanDir, error) {
+		d, err := openScanDir(prefix)
+		return untypedDir{d}, err
+	},
+}
+
+// untypedDir is a scanDir whose entries come without their kinds.
+type untypedDir struct{ scanDir }
+
+func (d untypedDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
+	n := len(ents)
+	ents, err := d.scanDir.entries(buf, ents)
+	for i := n; i < len(ents); i++ {
+		ents[i].kind = kindUnknown
+	}
+	return ents, err
+}
 
 // checkScan compares scanGlob with refGlob for one pattern.
 func checkScan(t *testing.T, start, root, pat string, keep int) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -231,6 +232,19 @@ func TestReadSparse(t *testing.T) {
 		if want := bytes.Count(data[:m.off], []byte("\n")); m.lines != want {
 			t.Errorf("mark at %d says %d lines before it; want %d", m.off, m.lines, want)
 		}
+	}
+	// A count whose context ended stops, and says so.
+	ctx, cancel := contextCanceled(t)
+	defer cancel()
+	fresh := &lineIndex{info: st}
+	if err := indexLines(ctx, g, st.Size(), fresh); !errors.Is(err, context.Canceled) {
+		t.Errorf("indexLines(canceled) = %v; want context.Canceled", err)
+	}
+	if _, known := fresh.total(); known {
+		t.Error("a canceled count set the line count")
+	}
+	if _, err := NewRead(Config{}).Run(ctx, tool.Call{Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "offset": 4000}`, p))}); err == nil {
+		t.Error("Read(canceled ctx) of a large file: error = nil; want the context's error")
 	}
 }
 
