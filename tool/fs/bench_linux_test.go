@@ -55,9 +55,11 @@ func BenchmarkReadEndDense1G(b *testing.B) {
 	cold := check(rd)
 	indexed := check(rd)
 	b.ResetTimer()
+	cpu := processCPU()
 	for b.Loop() {
 		check(NewRead(Config{}))
 	}
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(cold.Microseconds())/1000, "cold-ms")
 	b.ReportMetric(float64(indexed.Microseconds())/1000, "indexed-ms")
 }
