@@ -150,7 +150,6 @@ func (h *newest) add(x globHit) {
 
 // globScan is one Glob walk.
 type globScan struct {
-	ctx      context.Context
 	open     func(abs string) (scanDir, error)
 	match    *globMatcher
 	withhold func(abs string) bool // nil: nothing is withheld
@@ -203,14 +202,13 @@ func scanGlob(ctx context.Context, s *globScan, start, root string) (globResult,
 	if err != nil {
 		return globResult{}, err
 	}
-	s.ctx = ctx
 	s.wake = sync.NewCond(&s.mu)
 	prefix := start
 	if !strings.HasSuffix(prefix, sepString) {
 		prefix += sepString
 	}
 	first := &scanWorker{found: newest{keep: s.keep}}
-	if err := s.dir(first, &scanJob{prefix: prefix, topRel: relStart, stack: stack}); err != nil {
+	if err := s.dir(ctx, first, &scanJob{prefix: prefix, topRel: relStart, stack: stack}); err != nil {
 		return globResult{}, err
 	}
 	s.jobs = append(s.jobs, first.subs...)
@@ -220,9 +218,9 @@ func scanGlob(ctx context.Context, s *globScan, start, root string) (globResult,
 		for range runtime.GOMAXPROCS(0) - 1 {
 			w := &scanWorker{found: newest{keep: s.keep}}
 			workers = append(workers, w)
-			wg.Go(func() { s.work(w) })
+			wg.Go(func() { s.work(ctx, w) })
 		}
-		s.work(first)
+		s.work(ctx, first)
 		wg.Wait()
 	}
 	if s.err != nil {
@@ -250,7 +248,7 @@ func scanGlob(ctx context.Context, s *globScan, start, root string) (globResult,
 }
 
 // work lists folders until none is left and no worker may find more.
-func (s *globScan) work(w *scanWorker) {
+func (s *globScan) work(ctx context.Context, w *scanWorker) {
 	for {
 		s.mu.Lock()
 		for len(s.jobs) == 0 && s.busy > 0 && s.err == nil {
@@ -266,8 +264,8 @@ func (s *globScan) work(w *scanWorker) {
 		s.busy++
 		s.mu.Unlock()
 
-		err := s.dir(w, j)
-		if err != nil && s.ctx.Err() == nil {
+		err := s.dir(ctx, w, j)
+		if err != nil && ctx.Err() == nil {
 			err = nil // an unreadable folder is skipped
 		}
 
@@ -286,10 +284,10 @@ func (s *globScan) work(w *scanWorker) {
 
 // dir lists the folder of j: its subfolders go to w.subs, its matching
 // files to w.found.
-func (s *globScan) dir(w *scanWorker, j *scanJob) error {
+func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 	clear(w.subs)
 	w.subs = w.subs[:0]
-	if err := s.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	d, err := s.open(j.prefix)

@@ -29,8 +29,8 @@ func walkFiles(ctx context.Context, start, root string, maxDepth int, fn walkFun
 	if err != nil {
 		return err
 	}
-	w := &walk{ctx: ctx, maxDepth: maxDepth, fn: fn}
-	return w.dir(start, relStart, "", 0, stack, true)
+	w := &walk{maxDepth: maxDepth, fn: fn}
+	return w.dir(ctx, start, relStart, "", 0, stack, true)
 }
 
 // startIgnores returns start's slash-separated path relative to the
@@ -70,7 +70,6 @@ func startIgnores(start, root string) (relStart string, stack ignoreStack, err e
 
 // walk is the state of one walkFiles call.
 type walk struct {
-	ctx      context.Context
 	maxDepth int
 	fn       walkFunc
 	buf      []byte     // the folder reader's scratch space
@@ -80,8 +79,8 @@ type walk struct {
 
 // dir walks the directory abs, whose path is topRel relative to the ignore
 // top and rel relative to the start.
-func (w *walk) dir(abs, topRel, rel string, depth int, stack ignoreStack, isStart bool) error {
-	if err := w.ctx.Err(); err != nil {
+func (w *walk) dir(ctx context.Context, abs, topRel, rel string, depth int, stack ignoreStack, isStart bool) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	prefix := abs
@@ -116,7 +115,7 @@ func (w *walk) dir(abs, topRel, rel string, depth int, stack ignoreStack, isStar
 			if w.maxDepth > 0 && depth+1 >= w.maxDepth {
 				continue
 			}
-			if err := w.dir(prefix+name, join(topRel, name), join(rel, name), depth+1, stack, false); err != nil {
+			if err := w.dir(ctx, prefix+name, join(topRel, name), join(rel, name), depth+1, stack, false); err != nil {
 				return err
 			}
 			continue
