@@ -234,10 +234,13 @@ func scanGlob(ctx context.Context, s *globScan, start, root string) (globResult,
 		hits = append(hits, w.found.hits...)
 	}
 	slices.SortFunc(hits, func(a, b globHit) int {
-		if newer(&a, &b) {
+		switch {
+		case newer(&a, &b):
 			return -1
+		case newer(&b, &a):
+			return 1
 		}
-		return 1 // no two hits have one path
+		return 0
 	})
 	hits = hits[:min(len(hits), s.keep)]
 	res.files = make([]found, len(hits))
