@@ -52,13 +52,20 @@ func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
 		b = b[:len(b)+n]
 	}
 	*buf = b
+	return parseDirents(b, ents), nil
+}
+
+// parseDirents appends the entries of b, what getdents filled, to ents,
+// all names in one string; "." and ".." are left out. A record that does
+// not fit ends the parse (the kernel never writes one).
+func parseDirents(b []byte, ents []dirEnt) []dirEnt {
 	// struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type,
-	// then the name and a NUL. One copy holds every name.
+	// then the name and a NUL.
 	all := string(b)
 	for off := 0; off+19 <= len(all); {
 		reclen := int(binary.NativeEndian.Uint16(b[off+16:]))
 		if reclen < 20 || off+reclen > len(all) {
-			break // malformed: never seen from the kernel
+			break
 		}
 		name := all[off+19 : off+reclen]
 		if i := strings.IndexByte(name, 0); i >= 0 {
@@ -71,7 +78,7 @@ func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
 		}
 		ents = append(ents, dirEnt{name: name, kind: direntKind(typ)})
 	}
-	return ents, nil
+	return ents
 }
 
 // direntKind is the kind of a d_type.
