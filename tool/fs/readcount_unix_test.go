@@ -30,3 +30,27 @@ func TestCountMappedShrank(t *testing.T) {
 		t.Fatalf("countMapped(past the end) error = %v; want errShrank", err)
 	}
 }
+
+// TestIndexLinesUnmappable counts through a descriptor that cannot be
+// mapped for reading: the error is not errShrank (so a Read counts as it
+// reads instead), and no line count is set.
+func TestIndexLinesUnmappable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.log")
+	if err := os.WriteFile(p, []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	idx := &lineIndex{info: st}
+	err = indexLines(t.Context(), f, st.Size(), idx)
+	if err == nil || errors.Is(err, errShrank) {
+		t.Fatalf("indexLines(write-only file) = %v; want a mapping error", err)
+	}
+	if _, known := idx.total(); known {
+		t.Error("a failed count set the line count")
+	}
+}
