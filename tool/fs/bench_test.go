@@ -105,9 +105,11 @@ func benchGrep(b *testing.B, root string, cases []benchCase) {
 	gr := NewGrep(Config{Root: root})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			cpu := processCPU()
 			for b.Loop() {
 				runTool(b, gr, c.input)
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -129,9 +131,30 @@ func BenchmarkGlob100k(b *testing.B) {
 	dir := b.TempDir()
 	genTree(b, dir, 100_000)
 	gl := NewGlob(Config{Root: dir})
+	cpu := processCPU()
 	for b.Loop() {
 		runTool(b, gl, map[string]any{"pattern": "**/*.go"})
 	}
+	reportCPU(b, cpu)
+}
+
+func BenchmarkGlobGoSrc(b *testing.B) {
+	if _, err := os.Stat(goSrc); err != nil {
+		b.Skipf("no Go source tree at %s: %v", goSrc, err)
+	}
+	gl := NewGlob(Config{Root: goSrc})
+	cpu := processCPU()
+	for b.Loop() {
+		runTool(b, gl, map[string]any{"pattern": "**/*.go"})
+	}
+	reportCPU(b, cpu)
+}
+
+// reportCPU reports the CPU time (user and system, all goroutines) per
+// operation since processCPU said since: on a machine shared with other
+// work, steadier than the wall time.
+func reportCPU(b *testing.B, since time.Duration) {
+	b.ReportMetric(float64((processCPU()-since).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkReadEnd1G reads the last lines of a 1 GiB file: 1 MiB of short

@@ -196,8 +196,12 @@ func unwrapPath(err error) error {
 }
 
 // looksBinary reports whether head, the first bytes of a file, look like
-// binary data: a NUL byte, or invalid UTF-8 when strict (a sequence cut at
-// the end of head is not held against it).
+// binary data: a NUL byte, or when strict, mostly bytes that are not text:
+// over a quarter of them invalid UTF-8 or control characters other than
+// tab, newline, vertical tab, form feed, carriage return, backspace and
+// escape (a sequence cut at the end of head is not held against it). Text
+// in another encoding, such as Latin-1, has a few invalid bytes among
+// many valid ones: it is text.
 func looksBinary(head []byte, strict bool) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return true
@@ -205,8 +209,24 @@ func looksBinary(head []byte, strict bool) bool {
 	if !strict {
 		return false
 	}
-	// The sniff window may split a rune at its end.
-	return !utf8.Valid(trimIncompleteRune(head))
+	head = trimIncompleteRune(head)
+	odd := 0
+	for i := 0; i < len(head); {
+		c := head[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && !strings.ContainsRune("\t\n\v\f\r\b\x1b", rune(c)) || c == 0x7f {
+				odd++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n == 1 {
+			odd++
+		}
+		i += n
+	}
+	return odd*4 > len(head)
 }
 
 // trimIncompleteRune drops the start of a multi-byte UTF-8 sequence that b

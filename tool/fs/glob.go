@@ -9,11 +9,8 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/llm"
@@ -103,27 +100,13 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if !strings.Contains(rest, "**") && !strings.Contains(rest, "{") {
 		maxDepth = strings.Count(rest, "/") + 1
 	}
-	var (
-		files    []found
-		entries  []iofs.DirEntry // files[i]'s entry, for its time
-		withheld int
-	)
+	var hits globResult
 	if st, err := os.Stat(start); err == nil && st.IsDir() {
 		if res, ok := confineDir(g.cfg, "Glob", start); !ok {
 			return res, nil
 		}
-		err := walkFiles(ctx, start, g.cfg.Root, maxDepth, func(abs, rel string, d iofs.DirEntry) error {
-			if !m.Match(rel) {
-				return nil
-			}
-			if g.cfg.withheld(abs) {
-				withheld++
-				return nil
-			}
-			files = append(files, found{abs: abs})
-			entries = append(entries, d)
-			return nil
-		})
+		scan := &globScan{open: openScanDir, match: m, withhold: g.cfg.Withhold, maxDepth: maxDepth, keep: MaxGlobResults}
+		hits, err = scanGlob(ctx, scan, filepath.Clean(start), g.cfg.Root)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return tool.Result{}, ctxErr
 		}
@@ -131,46 +114,18 @@ func (g *Glob) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			return tool.Errorf("Glob: cannot search %s: %v", start, unwrapPath(err)), nil
 		}
 	}
-	if len(files) == 0 {
-		return tool.Result{Content: fmt.Sprintf("No files found matching %q in %s", in.Pattern, base) + withheldNote(withheld)}, nil
+	if hits.total == 0 {
+		return tool.Result{Content: fmt.Sprintf("No files found matching %q in %s", in.Pattern, base) + withheldNote(hits.withheld)}, nil
 	}
-	modTimes(files, entries)
-	sortByMtime(files)
 	var b strings.Builder
-	for i, f := range files {
-		if i == MaxGlobResults {
-			fmt.Fprintf(&b, "[Showing the %d most recently modified of %d matching files. Use a more specific pattern or path to see the others.]\n", MaxGlobResults, len(files))
-			break
-		}
+	for _, f := range hits.files {
 		b.WriteString(g.cfg.display(f.abs))
 		b.WriteByte('\n')
 	}
-	return tool.Result{Content: strings.TrimSuffix(b.String(), "\n") + withheldNote(withheld)}, nil
-}
-
-// modTimes sets the modification time of each file from its entry (an
-// lstat each), on as many goroutines as the process may run at once: on
-// a large tree the stats are most of a Glob's time.
-func modTimes(files []found, entries []iofs.DirEntry) {
-	const chunk = 512
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range min(runtime.GOMAXPROCS(0), (len(files)+chunk-1)/chunk) {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(files) {
-					return
-				}
-				for i := lo; i < min(lo+chunk, len(files)); i++ {
-					if info, err := entries[i].Info(); err == nil {
-						files[i].mtime = info.ModTime()
-					}
-				}
-			}
-		})
+	if hits.total > len(hits.files) {
+		fmt.Fprintf(&b, "[Showing the %d most recently modified of %d matching files. Use a more specific pattern or path to see the others.]\n", len(hits.files), hits.total)
 	}
-	wg.Wait()
+	return tool.Result{Content: strings.TrimSuffix(b.String(), "\n") + withheldNote(hits.withheld)}, nil
 }
 
 // sortByMtime sorts files newest first, then by path.

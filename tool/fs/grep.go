@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	iofs "io/fs"
 	"os"
 	"path"
 	"sort"
@@ -153,7 +152,7 @@ func (g *Grep) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			}
 			return nil
 		}
-		return walkFiles(ctx, base, g.cfg.Root, 0, func(abs, rel string, _ iofs.DirEntry) error {
+		return walkFiles(ctx, base, g.cfg.Root, 0, func(abs, rel string) error {
 			switch {
 			case !q.filter.match(rel):
 			case g.cfg.withheld(abs):

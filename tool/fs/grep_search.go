@@ -326,6 +326,15 @@ func (w *grepWorker) search(c Config, q *grepQuery, abs string) fileResult {
 // swapped in, or one leading where the search may not look) is not read
 // either.
 func (w *grepWorker) read(c Config, abs string) (content []byte, ok, large bool) {
+	if c.Confine == nil {
+		return w.readFD(c, abs)
+	}
+	return w.readOS(c, abs)
+}
+
+// readOS is read through package os, which Confine needs: it looks at
+// the open *os.File.
+func (w *grepWorker) readOS(c Config, abs string) (content []byte, ok, large bool) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return nil, false, false
@@ -365,7 +374,14 @@ func (w *grepWorker) read(c Config, abs string) (content []byte, ok, large bool)
 			return nil, false, false
 		}
 	}
-	content = buf[:n]
+	return searchable(buf[:n])
+}
+
+// searchable returns content when it may be searched: not over the size
+// limit (a file that grew while read) and without a NUL byte in its
+// first bytes.
+func searchable(content []byte) ([]byte, bool, bool) {
+	n := len(content)
 	if n > maxGrepFile || bytes.IndexByte(content[:min(n, sniffLen)], 0) >= 0 {
 		return nil, false, false
 	}

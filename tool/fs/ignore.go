@@ -140,3 +140,63 @@ func (s ignoreStack) ignored(rel string, isDir bool) bool {
 	}
 	return false
 }
+
+// matchIn is match for the entry name of the directory dir (relative to
+// the walk's top, "" for the top) without building the entry's path:
+// rules on the name alone look at name, and the others see the path
+// built in scratch, which is reused.
+func (f *ignoreFile) matchIn(dir, name string, isDir bool, scratch *[]byte) (ignored, decided bool) {
+	// The entry's path relative to base is pre + "/" + name, or name
+	// when pre is "".
+	pre := dir
+	if f.base != "" {
+		switch {
+		case dir == f.base:
+			pre = ""
+		case len(dir) > len(f.base) && dir[len(f.base)] == '/' && dir[:len(f.base)] == f.base:
+			pre = dir[len(f.base)+1:]
+		default:
+			return false, false
+		}
+	}
+	built := false
+	for i := len(f.rules) - 1; i >= 0; i-- {
+		r := f.rules[i]
+		if r.dirOnly && !isDir {
+			continue
+		}
+		if r.name.ok {
+			if r.name.match(name) {
+				return !r.negate, true
+			}
+			continue
+		}
+		if !built {
+			*scratch = appendJoin((*scratch)[:0], pre, name)
+			built = true
+		}
+		if r.re.Match(*scratch) {
+			return !r.negate, true
+		}
+	}
+	return false, false
+}
+
+// ignoredIn is ignored for the entry name of the directory dir (see
+// ignoreFile.matchIn).
+func (s ignoreStack) ignoredIn(dir, name string, isDir bool, scratch *[]byte) bool {
+	for i := len(s) - 1; i >= 0; i-- {
+		if ign, ok := s[i].matchIn(dir, name, isDir, scratch); ok {
+			return ign
+		}
+	}
+	return false
+}
+
+// appendJoin appends join(dir, name) to b.
+func appendJoin(b []byte, dir, name string) []byte {
+	if dir != "" {
+		b = append(append(b, dir...), '/')
+	}
+	return append(b, name...)
+}

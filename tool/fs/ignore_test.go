@@ -78,11 +78,25 @@ func FuzzIgnore(f *testing.F) {
 	f.Add("doc/**/*.txt\n\\#x\n[!a-z]?\n", "doc/a/b.txt", false)
 	f.Add("[[:alpha:]]\n[\n\\", "b", false)
 	f.Add("a/**/b/\r\n  \n", "a/b", true)
+	f.Add("/c\nd/e\n*.go\n", "sub/c", false)
+	f.Add("c/\n!d\n", "x/y/z/d", true)
+	f.Add("*.go\n", "x/y", false)
 	f.Fuzz(func(t *testing.T, content, path string, isDir bool) {
 		ig := parseIgnore("", []byte(content))
 		stack := ignoreStack{ig}
 		stack.ignored(path, isDir)
-		parseIgnore("sub", []byte(content)).match(path, isDir)
+		var scratch []byte
+		dir, last := splitLast(path)
+		for _, base := range []string{"", "sub", "x/y"} {
+			if !walkable(path) {
+				break
+			}
+			f := parseIgnore(base, []byte(content))
+			ign, dec := f.match(path, isDir)
+			if ign2, dec2 := f.matchIn(dir, last, isDir, &scratch); ign2 != ign || dec2 != dec {
+				t.Errorf("rules %q in %q on %q: matchIn = %v, %v; match = %v, %v", content, base, path, ign2, dec2, ign, dec)
+			}
+		}
 		for line := range strings.SplitSeq(content, "\n") {
 			if m, err := compileGlob(line); err == nil {
 				m.Match(path)

@@ -266,6 +266,17 @@ func (g *globMatcher) Match(p string) bool {
 	return g.quick.match(p[i+1:])
 }
 
+// matchIn is Match for the entry name of the directory dir (slash-separated,
+// "" for the walk's start), building the path in scratch only when the
+// pattern needs more than the name.
+func (g *globMatcher) matchIn(dir, name string, scratch *[]byte) bool {
+	if g.quick.ok {
+		return (dir == "" || g.anyDepth) && g.quick.match(name)
+	}
+	*scratch = appendJoin((*scratch)[:0], dir, name)
+	return g.re.Match(*scratch)
+}
+
 // nameMatch is a one-segment pattern that needs no regular expression: a
 // literal name, or "*" then a literal suffix.
 type nameMatch struct {

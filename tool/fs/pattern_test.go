@@ -1,6 +1,9 @@
 package fs
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCompileGlob(t *testing.T) {
 	tests := []struct {
@@ -120,6 +123,11 @@ func FuzzQuickName(f *testing.F) {
 		if got, want := g.Match(p), g.re.MatchString(p); got != want {
 			t.Errorf("glob %q on %q: %v quick, %v regexp", pat, p, got, want)
 		}
+		var scratch []byte
+		dir, name := splitLast(p)
+		if got, want := g.matchIn(dir, name, &scratch), g.Match(p); walkable(p) && got != want {
+			t.Errorf("glob %q on %q: matchIn(%q, %q) = %v; Match %v", pat, p, dir, name, got, want)
+		}
 		if r, ok := parseIgnoreLine(pat); ok && !r.dirOnly {
 			f := &ignoreFile{rules: []ignoreRule{r}}
 			ignored, decided := f.match(p, false)
@@ -128,4 +136,25 @@ func FuzzQuickName(f *testing.F) {
 			}
 		}
 	})
+}
+
+// splitLast splits a slash-separated path into its folder ("" for none)
+// and its last segment.
+func splitLast(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// walkable reports whether p is a path a walk can give: segments neither
+// empty nor "." or "..".
+func walkable(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/tool"
@@ -121,11 +122,29 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		if imageExt(abs) {
 			return tool.Errorf("Read: %s has the name of an image but is not a PNG, JPEG, GIF or WebP picture (%s of binary data)", abs, size(st.Size())), nil
 		}
-		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes or invalid UTF-8); Read shows text files and PNG, JPEG, GIF and WebP images only", abs, size(st.Size())), nil
+		return tool.Errorf("Read: %s looks like a binary file (%s; it has NUL bytes, or mostly bytes that are not text); Read shows text files and PNG, JPEG, GIF and WebP images only", abs, size(st.Size())), nil
 	}
 	sc := &lineScan{idx: r.index.get(abs, st)}
-	if m, ok := sc.idx.before(first - 1); ok && m.off > 0 {
+	if _, known := sc.idx.total(); sc.idx != nil && !known {
+		// A large file read for the first time: count its lines on
+		// every core first, then start next to the lines to show.
+		err := indexLines(ctx, f, st.Size(), sc.idx)
+		switch {
+		case ctx.Err() != nil:
+			return tool.Result{}, ctx.Err()
+		case errors.Is(err, errShrank):
+			return tool.Errorf("Read: cannot read %s: %v; read it again", abs, err), nil
+		}
+		// Another failure (a file system that cannot map files) leaves
+		// the count to the reading below.
+		if _, err := f.Seek(int64(len(head)), io.SeekStart); err != nil {
+			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+		}
+	}
+	if m, ok := sc.idx.before(first - 2); ok && m.off > 0 {
 		// A Read of this file found where its lines are: start there.
+		// A mark may fall inside a line, so the one taken has a newline
+		// between it and line first, which starts after that newline.
 		if _, err := f.Seek(m.off, io.SeekStart); err != nil {
 			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
 		}
@@ -156,6 +175,7 @@ func (r *Read) lines(ctx context.Context, abs string, sc *lineScan, src io.Reade
 	var out strings.Builder
 	var buf []byte
 	last, stopped := 0, false
+	var invalid []int // lines shown with bytes that are not UTF-8
 	for lineNo < first-1+limit && !stopped {
 		var full int
 		buf, full, err = readLine(br, buf[:0], maxLineLen)
@@ -170,6 +190,10 @@ func (r *Read) lines(ctx context.Context, abs string, sc *lineScan, src io.Reade
 			continue // the partial last line skipLines counted
 		}
 		text := string(buf)
+		if !utf8.ValidString(text) {
+			text = strings.ToValidUTF8(text, "\ufffd")
+			invalid = append(invalid, lineNo)
+		}
 		if full > len(buf) {
 			text += fmt.Sprintf(" ... [line truncated: %s more]", size(int64(full-len(buf))))
 		}
@@ -196,6 +220,9 @@ func (r *Read) lines(ctx context.Context, abs string, sc *lineScan, src io.Reade
 	}
 	if first > total {
 		return tool.Errorf("Read: offset %d is past the end of %s, which has %s", first, abs, plural(total, "line")), nil
+	}
+	if len(invalid) > 0 {
+		out.WriteString(invalidNote(invalid))
 	}
 	switch {
 	case stopped:
@@ -288,4 +315,21 @@ func readLine(br *bufio.Reader, buf []byte, max int) (line []byte, full int, err
 		buf = trimIncompleteRune(buf[:max])
 	}
 	return buf, full, nil
+}
+
+// invalidNote says which shown lines had bytes that are not valid UTF-8.
+func invalidNote(lines []int) string {
+	which := fmt.Sprintf("Line %d has", lines[0])
+	if len(lines) > 1 {
+		nums := make([]string, 0, 5)
+		for _, n := range lines[:min(len(lines), 5)] {
+			nums = append(nums, fmt.Sprint(n))
+		}
+		which = "Lines " + strings.Join(nums, ", ")
+		if len(lines) > 5 {
+			which += fmt.Sprintf(" and %d more", len(lines)-5)
+		}
+		which += " have"
+	}
+	return "\n[" + which + " bytes that are not valid UTF-8 (the file may be in another encoding, such as Latin-1), shown as \ufffd: Edit cannot match those bytes, so match the text around them.]"
 }

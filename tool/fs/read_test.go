@@ -1,8 +1,10 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +27,8 @@ func TestRead(t *testing.T) {
 		file{path: "crlf.txt", content: "one\r\ntwo\r\n"},
 		file{path: "wide.txt", content: strings.Repeat("é", 1500) + "\nshort\n"},
 		file{path: "nul.bin", content: "abc\x00def"},
-		file{path: "latin1.txt", content: "caf\xe9\n"},
+		file{path: "latin1.txt", content: "caf\xe9\nna\xefve\nok\n"},
+		file{path: "noise.bin", content: "\x89\xff\x01\x02abc\xfe\x03\x04\x05\x06\n"},
 		file{path: "split.txt", content: strings.Repeat("a", sniffLen-1) + "é\n"},
 		file{path: "dir/inner.txt", content: "x\n"},
 		file{path: "config.yaml", content: "k: v\n"},
@@ -62,8 +65,10 @@ func TestRead(t *testing.T) {
 			[]string{strings.Repeat("é", 1000) + " ... [line truncated: 1000 bytes more]\n", "     2\tshort"}, nil},
 		{"binary NUL", js(map[string]any{"file_path": "nul.bin"}), true,
 			[]string{"nul.bin looks like a binary file", "Read shows text files and PNG, JPEG, GIF and WebP images only"}, nil},
-		{"invalid UTF-8", js(map[string]any{"file_path": "latin1.txt"}), true,
-			[]string{"binary"}, nil},
+		{"invalid UTF-8", js(map[string]any{"file_path": "latin1.txt"}), false,
+			[]string{"     1\tcaf\ufffd\n     2\tna\ufffdve\n     3\tok\n", "[Lines 1, 2 have bytes that are not valid UTF-8", "shown as \ufffd"}, nil},
+		{"mostly not text", js(map[string]any{"file_path": "noise.bin"}), true,
+			[]string{"noise.bin looks like a binary file"}, nil},
 		{"rune split by the sniff window", js(map[string]any{"file_path": "split.txt"}), false,
 			[]string{"\taaaa", "line truncated"}, nil},
 		{"directory", js(map[string]any{"file_path": "dir"}), true,
@@ -143,24 +148,11 @@ func TestReadIndexAgrees(t *testing.T) {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	warm := NewRead(Config{})
-	read := func(r *Read, offset, limit int) string {
-		t.Helper()
-		raw, _ := json.Marshal(map[string]any{"file_path": p, "offset": offset, "limit": limit})
-		res, err := r.Run(context.Background(), tool.Call{ID: "1", Name: "Read", Input: raw})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Content
-	}
 	total := strings.Count(b.String(), "\n") + 1
 	offsets := []int{total - 10, 1, total / 2, total - 1, total, total + 1, 12345, total / 3}
+	warm := NewRead(Config{})
 	for round := range 2 {
-		for _, off := range offsets {
-			if got, want := read(warm, off, 20), read(NewRead(Config{}), off, 20); got != want {
-				t.Fatalf("round %d, offset %d: the indexed Read differs from a fresh one:\n%.300s\n---\n%.300s", round, off, got, want)
-			}
-		}
+		checkReads(t, p, warm, offsets)
 		if idx := warm.index.files[p]; idx == nil || len(idx.marks) < 2 {
 			t.Fatalf("round %d: no index was kept for the large file", round)
 		}
@@ -173,4 +165,155 @@ func TestReadIndexAgrees(t *testing.T) {
 		f.Close()
 		total += 2
 	}
+}
+
+// checkReads checks that Reads of p at offsets through r (which keeps
+// its index), and through a fresh Read, show what a Read that keeps no
+// index shows: the line-by-line reading from the start.
+func checkReads(t *testing.T, p string, r *Read, offsets []int) {
+	t.Helper()
+	read := func(r *Read, offset, limit int) string {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"file_path": p, "offset": offset, "limit": limit})
+		res, err := r.Run(context.Background(), tool.Call{ID: "1", Name: "Read", Input: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content
+	}
+	ref := NewRead(Config{})
+	ref.index.off = true
+	for _, off := range offsets {
+		want := read(ref, off, 20)
+		for name, r := range map[string]*Read{"kept": r, "fresh": NewRead(Config{})} {
+			if got := read(r, off, 20); got != want {
+				t.Fatalf("offset %d: the %s indexed Read differs from the unindexed one:\n%.300q\n---\n%.300q", off, name, got, want)
+			}
+		}
+	}
+}
+
+// TestReadSparse reads a sparse file whose holes span whole windows of
+// the count, and start and end it: holes read as NUL bytes, so they are
+// parts of long lines.
+func TestReadSparse(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sparse.log")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Repeat("a short line\n", 1000)
+	for _, at := range []int64{0, indexEvery - 7, 3*indexEvery + 4096, 4*indexEvery - 1} {
+		if _, err := f.WriteAt([]byte(lines), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(5*indexEvery + 123); err != nil { // a hole at the end
+		t.Fatal(err)
+	}
+	f.Close()
+	checkReads(t, p, NewRead(Config{}), []int{1, 999, 1000, 1001, 1002, 2500, 3001, 3999, 4000, 4001, 4002})
+	// The count itself, against bytes.Count.
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	idx := &lineIndex{info: st}
+	g, _ := os.Open(p)
+	defer g.Close()
+	if err := indexLines(t.Context(), g, st.Size(), idx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := idx.total(); n != countLines(string(data)) {
+		t.Errorf("indexLines total = %d; want %d", n, countLines(string(data)))
+	}
+	for _, m := range idx.marks {
+		if want := bytes.Count(data[:m.off], []byte("\n")); m.lines != want {
+			t.Errorf("mark at %d says %d lines before it; want %d", m.off, m.lines, want)
+		}
+	}
+	// A count whose context ended stops, and says so.
+	ctx, cancel := contextCanceled(t)
+	defer cancel()
+	fresh := &lineIndex{info: st}
+	if err := indexLines(ctx, g, st.Size(), fresh); !errors.Is(err, context.Canceled) {
+		t.Errorf("indexLines(canceled) = %v; want context.Canceled", err)
+	}
+	if _, known := fresh.total(); known {
+		t.Error("a canceled count set the line count")
+	}
+	if _, err := NewRead(Config{}).Run(ctx, tool.Call{Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "offset": 4000}`, p))}); err == nil {
+		t.Error("Read(canceled ctx) of a large file: error = nil; want the context's error")
+	}
+}
+
+// FuzzRead reads random text at random offsets and checks the lines shown
+// against a plain split of the content: numbered from 1, without their
+// "\r\n", cut at maxLineLen on a rune boundary, invalid UTF-8 shown as
+// U+FFFD.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("a\nb\r\nc"), 1, 2)
+	f.Add([]byte("caf\xe9\n\nx\r\r\n"), 2, 3)
+	f.Add([]byte(strings.Repeat("é", 1200)+"\nz\n"), 1, 1)
+	f.Add([]byte("\n\n\n"), 3, 5)
+	f.Fuzz(func(t *testing.T, content []byte, offset, limit int) {
+		if offset < 1 || limit < 1 || limit > 50 {
+			return
+		}
+		p := filepath.Join(t.TempDir(), "f.txt")
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := runToolResult(t, NewRead(Config{}), map[string]any{"file_path": p, "offset": offset, "limit": limit})
+		lines := strings.SplitAfter(string(content), "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		switch {
+		case len(content) == 0:
+			return
+		case looksBinary(content[:min(len(content), sniffLen)], true):
+			if !res.IsError || !strings.Contains(res.Content, "binary") {
+				t.Fatalf("Read of binary %q = %q; want it refused", content, res.Content)
+			}
+			return
+		case offset > len(lines):
+			if !res.IsError || !strings.Contains(res.Content, "past the end") {
+				t.Fatalf("Read(%q, offset %d) = %q; want past the end", content, offset, res.Content)
+			}
+			return
+		}
+		var want strings.Builder
+		for i := offset - 1; i < min(len(lines), offset-1+limit); i++ {
+			l := strings.TrimSuffix(lines[i], "\n")
+			if len(l) <= maxLineLen+2 { // a line Read cuts keeps its "\r"
+				l = strings.TrimSuffix(l, "\r")
+			}
+			cut := l
+			if len(l) > maxLineLen {
+				cut = string(trimIncompleteRune([]byte(l[:maxLineLen])))
+			}
+			text := strings.ToValidUTF8(cut, "\ufffd")
+			if len(cut) < len(l) {
+				text += fmt.Sprintf(" ... [line truncated: %s more]", size(int64(len(l)-len(cut))))
+			}
+			fmt.Fprintf(&want, "%6d\t%s\n", i+1, text)
+		}
+		rest, ok := strings.CutPrefix(res.Content, want.String())
+		if res.IsError || !ok || rest != "" && !strings.HasPrefix(rest, "\n[") {
+			t.Fatalf("Read(%q, offset %d, limit %d) = %q; want the lines %q then notes", content, offset, limit, res.Content, want.String())
+		}
+	})
+}
+
+// runToolResult runs tl with input, failing only on a Go error.
+func runToolResult(tb testing.TB, tl tool.Tool, input map[string]any) tool.Result {
+	tb.Helper()
+	raw, _ := json.Marshal(input)
+	res, err := tl.Run(context.Background(), tool.Call{ID: "f", Name: tl.Spec().Name, Input: raw})
+	if err != nil {
+		tb.Fatalf("%s(%s): %v", tl.Spec().Name, raw, err)
+	}
+	return res
 }

@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	"io"
-	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,9 +10,9 @@ import (
 )
 
 // walkFunc receives one regular file (or symbolic link to one) found by
-// walkFiles: its absolute path, its slash-separated path relative to the
-// walk's start, and its directory entry.
-type walkFunc func(abs, rel string, d iofs.DirEntry) error
+// walkFiles: its absolute path and its slash-separated path relative to
+// the walk's start.
+type walkFunc func(abs, rel string) error
 
 // walkFiles calls fn for the regular files below start (an absolute
 // directory), in the lexical order of their paths (a folder's files come
@@ -26,22 +25,33 @@ type walkFunc func(abs, rel string, d iofs.DirEntry) error
 // start. Unreadable subdirectories are skipped; ctx is checked once per
 // directory.
 func walkFiles(ctx context.Context, start, root string, maxDepth int, fn walkFunc) error {
-	top := ignoreTop(start, root)
-	relStart, err := filepath.Rel(top, start)
+	relStart, stack, err := startIgnores(start, root)
 	if err != nil {
 		return err
+	}
+	w := &walk{maxDepth: maxDepth, fn: fn}
+	return w.dir(ctx, start, relStart, "", 0, stack, true)
+}
+
+// startIgnores returns start's slash-separated path relative to the
+// ignore top (see ignoreTop; "" for the top itself) and the ignore files
+// in force in start before its own .gitignore: .git/info/exclude and the
+// .gitignore files of start's ancestors up to the top, from the top down.
+func startIgnores(start, root string) (relStart string, stack ignoreStack, err error) {
+	top := ignoreTop(start, root)
+	relStart, err = filepath.Rel(top, start)
+	if err != nil {
+		return "", nil, err
 	}
 	relStart = filepath.ToSlash(relStart)
 	if relStart == "." {
 		relStart = ""
 	}
-	var stack ignoreStack
 	if st, err := os.Stat(filepath.Join(top, ".git")); err == nil && st.IsDir() {
 		if f := loadIgnore(filepath.Join(top, ".git", "info", "exclude"), ""); f != nil {
 			stack = append(stack, f)
 		}
 	}
-	// The .gitignore files of start's ancestors, from top down.
 	if relStart != "" {
 		dir, rel := top, ""
 		if f := loadIgnore(filepath.Join(dir, ".gitignore"), rel); f != nil {
@@ -55,24 +65,29 @@ func walkFiles(ctx context.Context, start, root string, maxDepth int, fn walkFun
 			}
 		}
 	}
-	w := &walk{ctx: ctx, maxDepth: maxDepth, fn: fn}
-	return w.dir(start, relStart, "", 0, stack, true)
+	return relStart, stack, nil
 }
 
 // walk is the state of one walkFiles call.
 type walk struct {
-	ctx      context.Context
 	maxDepth int
 	fn       walkFunc
+	buf      []byte     // the folder reader's scratch space
+	scratch  []byte     // paths built for ignore rules
+	ents     [][]dirEnt // the entries of the folders being walked, by depth
 }
 
 // dir walks the directory abs, whose path is topRel relative to the ignore
 // top and rel relative to the start.
-func (w *walk) dir(abs, topRel, rel string, depth int, stack ignoreStack, isStart bool) error {
-	if err := w.ctx.Err(); err != nil {
+func (w *walk) dir(ctx context.Context, abs, topRel, rel string, depth int, stack ignoreStack, isStart bool) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := readDirSorted(abs)
+	prefix := abs
+	if !strings.HasSuffix(prefix, sepString) {
+		prefix += sepString
+	}
+	entries, err := w.readDirSorted(prefix, depth)
 	if err != nil {
 		if isStart {
 			return err
@@ -80,64 +95,75 @@ func (w *walk) dir(abs, topRel, rel string, depth int, stack ignoreStack, isStar
 		return nil // an unreadable subdirectory is skipped
 	}
 	for _, d := range entries {
-		if d.Name() == ".gitignore" {
-			if f := loadIgnore(filepath.Join(abs, ".gitignore"), topRel); f != nil {
+		if d.name == ".gitignore" {
+			if f := loadIgnore(prefix+".gitignore", topRel); f != nil {
 				stack = append(stack[:len(stack):len(stack)], f)
 			}
 			break
 		}
 	}
 	for _, d := range entries {
-		name := d.Name()
-		if name == ".git" {
+		name := d.name
+		if name == ".git" || d.kind == kindOther {
+			continue // devices, pipes, sockets: never read them
+		}
+		isDir := d.kind == kindDir
+		if stack.ignoredIn(topRel, name, isDir, &w.scratch) {
 			continue
 		}
-		entryTop, entryRel := join(topRel, name), join(rel, name)
-		entryAbs := filepath.Join(abs, name)
-		isDir := d.IsDir()
-		if stack.ignored(entryTop, isDir) {
-			continue
-		}
-		switch {
-		case isDir:
+		if isDir {
 			if w.maxDepth > 0 && depth+1 >= w.maxDepth {
 				continue
 			}
-			if err := w.dir(entryAbs, entryTop, entryRel, depth+1, stack, false); err != nil {
+			if err := w.dir(ctx, prefix+name, join(topRel, name), join(rel, name), depth+1, stack, false); err != nil {
 				return err
 			}
 			continue
-		case d.Type().IsRegular():
-		case d.Type()&iofs.ModeSymlink != 0:
-			st, err := os.Stat(entryAbs)
-			if err != nil || !st.Mode().IsRegular() {
-				continue
-			}
-		default:
-			continue // devices, pipes, sockets: never read them
 		}
-		if err := w.fn(entryAbs, entryRel, d); err != nil {
+		if err := w.fn(prefix+name, join(rel, name)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readDirSorted returns the entries of the directory abs sorted by name,
-// a folder's name with a '/' after it, so that walking them in order
-// yields paths in lexical order.
-func readDirSorted(abs string) ([]iofs.DirEntry, error) {
-	f, err := os.Open(abs)
+// readDirSorted returns the entries of the folder whose path with a
+// separator after it is prefix, sorted by name, a folder's name with a
+// '/' after it, so that walking them in order yields paths in lexical
+// order. Its kinds are settled: an entry the folder did not type is
+// lstat'ed, and a link is a file (kindFile) when it leads to a regular
+// file, else kindOther. The slice is the walk's for this depth: valid
+// until the next folder at this depth is read.
+func (w *walk) readDirSorted(prefix string, depth int) ([]dirEnt, error) {
+	d, err := openScanDir(prefix)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
+	defer d.close()
+	for len(w.ents) <= depth {
+		w.ents = append(w.ents, nil)
+	}
+	entries, err := d.entries(&w.buf, w.ents[depth][:0])
+	w.ents[depth] = entries
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(entries, func(a, b iofs.DirEntry) int {
-		return compareEntryNames(a.Name(), a.IsDir(), b.Name(), b.IsDir())
+	for i := range entries {
+		e := &entries[i]
+		if e.kind == kindUnknown {
+			if _, e.kind, err = d.lstat(e.name); err != nil {
+				e.kind = kindOther // gone since it was listed
+			}
+		}
+		if e.kind == kindLink {
+			e.kind = kindOther
+			if d.regular(e.name) {
+				e.kind = kindFile
+			}
+		}
+	}
+	slices.SortFunc(entries, func(a, b dirEnt) int {
+		return compareEntryNames(a.name, a.kind == kindDir, b.name, b.kind == kindDir)
 	})
 	return entries, nil
 }
