@@ -216,16 +216,8 @@ func (lr *leadRun) close() {
 // is closed by the caller, also when err is not nil.
 func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive bool) (*leadRun, error) {
 	lr := &leadRun{}
-	if !h.coordinator && a.Getenv(coordinator.EnvMode) == "" && a.Getenv(coordinator.EnvClaudeMode) == "" { // the settings' coordinatorMode, below the flag and the variable
-		home, err := a.home()
-		if err != nil {
-			return lr, err
-		}
-		on, _, err := settingsKey[bool](settings.Files(home, cwd), "coordinatorMode")
-		if err != nil {
-			return lr, err
-		}
-		h.coordinator = on
+	if err := a.settingsCoordinator(h, cwd); err != nil {
+		return lr, err
 	}
 	sess, err := a.openSessions(h, cwd) // session.go: --resume, --continue and the record of the run
 	if err != nil {
@@ -274,19 +266,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	lr.bg = bg
 	lr.defer_(bg.close)
 	if interactive {
-		lr.hooks.WarnTo(func(msg string) { // hooks.go: the timeline, not the screen
-			bg.sess.TeamEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: swarm.EventWarning, Text: msg})
-		})
-		if approver.Asker == nil {
-			approver.Asker = bg.sess.LeadAsker()
-		}
-		if h.teams.answer == nil {
-			h.teams.answer = bg.sess.TeamAnswerer()
-		}
-		if h.teams.plans == nil {
-			h.teams.plans = bg.sess.PlanAnswerer()
-		}
-		h.teams.timeline = io.Discard
+		a.askThePerson(h, lr, approver)
 	}
 	closeRemote, err := a.openRemote(ctx, bg) // remote.go: remote agents when the store is NATS
 	if err != nil {
@@ -302,20 +282,64 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if err != nil {
 		return lr, err
 	}
-	var extra io.Writer // the --transcript file
-	if h.transcript != "" {
-		f, err := os.OpenFile(h.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return lr, fmt.Errorf("--transcript: %w", err)
-		}
-		lr.defer_(func() { f.Close() })
-		extra = f
+	extra, err := lr.transcriptFile(h.transcript)
+	if err != nil {
+		return lr, err
 	}
 	if _, err := bg.sess.StartLead(a.leadFactory(lr, cfg, ac.Nested(bg.sess.Deliver), extra), sess.history); err != nil {
 		return lr, err
 	}
 	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
 	return lr, nil
+}
+
+// settingsCoordinator turns coordinator mode on when the settings say
+// coordinatorMode and neither the flag nor the variable does.
+func (a *app) settingsCoordinator(h *headless, cwd string) error {
+	if h.coordinator || a.Getenv(coordinator.EnvMode) != "" || a.Getenv(coordinator.EnvClaudeMode) != "" {
+		return nil
+	}
+	home, err := a.home()
+	if err != nil {
+		return err
+	}
+	on, _, err := settingsKey[bool](settings.Files(home, cwd), "coordinatorMode")
+	h.coordinator = on
+	return err
+}
+
+// askThePerson makes the person at the interactive lead the one who
+// answers: the lead's and teammates' permission questions and plans go to
+// the session, hook warnings to its timeline, the team's to the screen.
+func (a *app) askThePerson(h *headless, lr *leadRun, approver *approve.Approver) {
+	sess := lr.bg.sess
+	lr.hooks.WarnTo(func(msg string) { // hooks.go: the timeline, not the screen
+		sess.TeamEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: swarm.EventWarning, Text: msg})
+	})
+	if approver.Asker == nil {
+		approver.Asker = sess.LeadAsker()
+	}
+	if h.teams.answer == nil {
+		h.teams.answer = sess.TeamAnswerer()
+	}
+	if h.teams.plans == nil {
+		h.teams.plans = sess.PlanAnswerer()
+	}
+	h.teams.timeline = io.Discard
+}
+
+// transcriptFile opens --transcript's file for appending (nil without
+// the flag); it is closed with the run.
+func (lr *leadRun) transcriptFile(path string) (io.Writer, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("--transcript: %w", err)
+	}
+	lr.defer_(func() { f.Close() })
+	return f, nil
 }
 
 // leadConfig builds the lead agent's configuration: its context (the

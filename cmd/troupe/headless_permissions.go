@@ -72,21 +72,9 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 	// Loading a skill (the Skill tool) only reads its file; a deny or ask
 	// rule for Skill still wins over this.
 	p.Allow = append(p.Allow, permission.Rule{Tool: "Skill", Source: "built-in (loading a skill only reads it)"})
-	dirs := append([]string(nil), s.Dirs...)
-	for _, d := range h.addDirs {
-		abs := d
-		if !filepath.IsAbs(d) {
-			wd, err := a.Getwd()
-			if err != nil {
-				return nil, nop, err
-			}
-			abs = filepath.Join(wd, d)
-		}
-		abs = filepath.Clean(abs)
-		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-			return nil, nop, usagef("--add-dir %s: not a folder", d)
-		}
-		dirs = append(dirs, abs)
+	dirs, err := a.addDirs(s.Dirs, h.addDirs)
+	if err != nil {
+		return nil, nop, err
 	}
 	if h.promptTimeout <= 0 {
 		return nil, nop, usagef("--permission-prompt-timeout %s: want a positive duration", h.promptTimeout)
@@ -104,6 +92,29 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 		return ap, func() { log.Close() }, nil
 	}
 	return ap, nop, nil
+}
+
+// addDirs returns the settings' further working folders and those of
+// --add-dir (relative to the current folder); one that is not a folder is
+// a usage error.
+func (a *app) addDirs(fromSettings, flags []string) ([]string, error) {
+	dirs := append([]string(nil), fromSettings...)
+	for _, d := range flags {
+		abs := d
+		if !filepath.IsAbs(d) {
+			wd, err := a.Getwd()
+			if err != nil {
+				return nil, err
+			}
+			abs = filepath.Join(wd, d)
+		}
+		abs = filepath.Clean(abs)
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return nil, usagef("--add-dir %s: not a folder", d)
+		}
+		dirs = append(dirs, abs)
+	}
+	return dirs, nil
 }
 
 // teamAnswer answers a teammate's question relayed to a headless lead:

@@ -31,6 +31,21 @@ TeamMembers lists the team. When you have nothing to do, call WaitForWork: it te
 When a shutdown_request arrives, answer it with SendMessage (message {"type":"shutdown_response","request_id":...,"approve":true}); approving ends your membership.`
 
 // mcpServeCommand is troupe mcp serve: a team member's coordination tools
+// checkServeAddr refuses --http beyond loopback without --token.
+func checkServeAddr(httpAddr, token, name string) error {
+	if httpAddr == "" || token != "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return usagef("--http %q: %v", httpAddr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usagef("--http %s is not a loopback address: set --token so that only holders of it can act as %s", httpAddr, name)
+	}
+	return nil
+}
+
 // over MCP, so that any MCP-capable agent can be a teammate.
 func (a *app) mcpServeCommand() *cobra.Command {
 	var teamName, name, httpAddr, token, color string
@@ -42,12 +57,8 @@ func (a *app) mcpServeCommand() *cobra.Command {
 			if teamName == "" || name == "" {
 				return usagef("mcp serve needs --team and --agent")
 			}
-			if httpAddr != "" && token == "" {
-				if host, _, err := net.SplitHostPort(httpAddr); err != nil {
-					return usagef("--http %q: %v", httpAddr, err)
-				} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-					return usagef("--http %s is not a loopback address: set --token so that only holders of it can act as %s", httpAddr, name)
-				}
+			if err := checkServeAddr(httpAddr, token, name); err != nil {
+				return err
 			}
 			s, err := a.open()
 			if err != nil {

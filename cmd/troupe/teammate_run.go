@@ -29,15 +29,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err := h.teams.checkAskTimeout(); err != nil {
 		return err
 	}
-	if a.homeFlag == "" && a.Getenv("TROUPE_HOME") == "" && a.Getenv("TROUPE_STORE") == "" && a.Getenv("CLAUDECODE") == "1" {
-		// Launched by a Claude Code lead (CLAUDE_CODE_TEAMMATE_COMMAND):
-		// the team lives under Claude Code's root.
-		root := a.Getenv("CLAUDE_CONFIG_DIR")
-		if root == "" {
-			root = "~/.claude"
-		}
-		a.homeFlag = root
-	}
+	a.claudeCodeHome()
 	cwd, err := a.workDir(h.cwd)
 	if err != nil {
 		return err
@@ -72,35 +64,19 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err != nil {
 		return err
 	}
-	var trust func(mailbox.Message) bool
-	if k := tf.leadKey; k != nil {
-		trust = func(msg mailbox.Message) bool {
-			forged, err := mailbox.Forged(k, msg)
-			return err == nil && !forged
-		}
-	}
+	trust := leadTrust(tf.leadKey)
 	errOut, logLine, closeLog, err := a.teammateLog(cfg.Name, member.Name)
 	if err != nil {
 		return err
 	}
 	defer closeLog()
 	var tm *swarm.Teammate
-	hs, err := a.openHooks(cwd, cmp.Or(tf.parentSessionID, tf.agentID), approver.Audit, errOut) // hooks.go
+	closeAll, err := a.paneServices(ctx, cwd, cmp.Or(tf.parentSessionID, tf.agentID), approver, errOut)
+	defer closeAll()
 	if err != nil {
 		return err
 	}
-	approver.PermissionHook = hs.PermissionHook()
-	closeMCP, err := a.startMCP(ctx, cwd) // mcp.go: a pane teammate's own servers
-	if err != nil {
-		return err
-	}
-	defer closeMCP()
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
-	flushTel, err := a.paneTelemetry(ctx) // telemetry.go
-	if err != nil {
-		return err
-	}
-	defer flushTel()
 	var tx *kit.Transcripts
 	if tf.parentSessionID != "" {
 		tx = a.transcriptsFor(tf.parentSessionID) // beside the lead's
@@ -122,6 +98,56 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	fmt.Fprintf(errOut, "teammate %s shut down\n", member.Name)
 	return nil
+}
+
+// paneServices starts what a pane teammate's agents use besides the
+// stores: the settings' hooks (warnings to errOut), its own MCP servers,
+// and its telemetry. closeAll stops what was started, also after an error.
+func (a *app) paneServices(ctx context.Context, cwd, session string, approver *approve.Approver, errOut io.Writer) (closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	hs, err := a.openHooks(cwd, session, approver.Audit, errOut) // hooks.go
+	if err != nil {
+		return closeAll, err
+	}
+	approver.PermissionHook = hs.PermissionHook()
+	closeMCP, err := a.startMCP(ctx, cwd) // mcp.go: a pane teammate's own servers
+	if err != nil {
+		return closeAll, err
+	}
+	closers = append(closers, closeMCP)
+	flushTel, err := a.paneTelemetry(ctx) // telemetry.go
+	if err != nil {
+		return closeAll, err
+	}
+	closers = append(closers, flushTel)
+	return closeAll, nil
+}
+
+// claudeCodeHome makes Claude Code's root the home of a teammate that a
+// Claude Code lead launched (CLAUDE_CODE_TEAMMATE_COMMAND) when nothing
+// names another: the team lives there.
+func (a *app) claudeCodeHome() {
+	if a.homeFlag != "" || a.Getenv("TROUPE_HOME") != "" || a.Getenv("TROUPE_STORE") != "" || a.Getenv("CLAUDECODE") != "1" {
+		return
+	}
+	a.homeFlag = cmp.Or(a.Getenv("CLAUDE_CONFIG_DIR"), "~/.claude")
+}
+
+// leadTrust returns the check that a frame claiming to be the lead's is
+// signed with its key; nil (every frame trusted) without a key.
+func leadTrust(k *mailbox.LeadVerifyKey) func(mailbox.Message) bool {
+	if k == nil {
+		return nil
+	}
+	return func(msg mailbox.Message) bool {
+		forged, err := mailbox.Forged(k, msg)
+		return err == nil && !forged
+	}
 }
 
 // paneMember returns the team of a pane teammate and its roster entry,

@@ -79,26 +79,9 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if spec.url == "" {
 		return usagef("troupe worker needs a NATS store: --store nats://HOST:4222 (or $TROUPE_STORE); start a server with troupe serve")
 	}
-	if f.capacity < 1 {
-		return usagef("--capacity %d: want at least 1", f.capacity)
-	}
-	if f.h.maxTurns <= 0 {
-		return usagef("--max-turns %d: want a positive number", f.h.maxTurns)
-	}
-	labels := splitLabels(f.labels)
-	if err := remote.CheckLabels(labels); err != nil {
-		return usagef("--labels: %v", err)
-	}
-	if f.name == "" {
-		// <host>-<pid>, the host cut so that a long one still makes a
-		// valid name.
-		host, _ := os.Hostname()
-		pid := fmt.Sprintf("-%d", os.Getpid())
-		host = team.SanitizePath(host)
-		f.name = host[:min(len(host), 64-len(pid))] + pid
-	}
-	if err := remote.CheckName(f.name); err != nil {
-		return usagef("--name: %v", err)
+	labels, err := f.check()
+	if err != nil {
+		return err
 	}
 	beat, err := a.remoteHeartbeat(f.heartbeat)
 	if err != nil {
@@ -166,4 +149,31 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	err = w.Run(ctx)
 	say("worker %s stopped", f.name)
 	return err
+}
+
+// check checks the worker's flags and names it when --name is not given
+// (<host>-<pid>); it returns its labels.
+func (f *workerFlags) check() ([]string, error) {
+	if f.capacity < 1 {
+		return nil, usagef("--capacity %d: want at least 1", f.capacity)
+	}
+	if f.h.maxTurns <= 0 {
+		return nil, usagef("--max-turns %d: want a positive number", f.h.maxTurns)
+	}
+	labels := splitLabels(f.labels)
+	if err := remote.CheckLabels(labels); err != nil {
+		return nil, usagef("--labels: %v", err)
+	}
+	if f.name == "" {
+		// <host>-<pid>, the host cut so that a long one still makes a
+		// valid name.
+		host, _ := os.Hostname()
+		pid := fmt.Sprintf("-%d", os.Getpid())
+		host = team.SanitizePath(host)
+		f.name = host[:min(len(host), 64-len(pid))] + pid
+	}
+	if err := remote.CheckName(f.name); err != nil {
+		return nil, usagef("--name: %v", err)
+	}
+	return labels, nil
 }
