@@ -34,10 +34,10 @@ var ranks = []struct {
 // would mend it. The test fails on any other, and on a debt paid (so the
 // list only shrinks).
 var rankDebts = map[string]string{
-	"tool/agent -> agent":  "the Agent tool builds sub-agents itself; a session kit should hand it a constructor (an interface defined in tool/agent)",
-	"tool/agent -> task":   "the Agent tool registers local_agent tasks; the registry should come as an interface defined where it is used",
-	"tool/task -> task":    "TaskOutput and TaskStop read the registry; the same",
-	"store/nats -> remote": "the NATS store implements remote's job queue; the queue's types should live in vocabulary",
+	"tool/agenttool -> agent": "the Agent tool builds sub-agents itself; a session kit should hand it a constructor (an interface defined in tool/agenttool)",
+	"tool/agenttool -> task":  "the Agent tool registers local_agent tasks; the registry should come as an interface defined where it is used",
+	"tool/tasktool -> task":   "TaskOutput and TaskStop read the registry; the same",
+	"store/nats -> remote":    "the NATS store implements remote's job queue; the queue's types should live in vocabulary",
 }
 
 // support reports test support packages (and the module root, which holds
@@ -65,7 +65,7 @@ func rankOf(rel string) (int, bool) {
 }
 
 // treeOf is a package's own tree: its first path element, or for an
-// adapter its first two (store/nats, tool/fs).
+// adapter its first two (store/nats, tool/filetool).
 func treeOf(rel string) string {
 	parts := strings.Split(rel, "/")
 	if len(parts) >= 2 && slices.Contains([]string{"store", "llm", "tool", "backend", "cmd", "internal"}, parts[0]) {

@@ -16,7 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/memory"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
-	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/tool/filetool"
 )
 
 type setup struct {
@@ -50,7 +50,7 @@ func (s setup) config(t *testing.T, script string) dream.Config {
 	}
 	return dream.Config{Model: scripted.New(sc), MemoryDir: s.memDir, SessionsDir: s.sessions, Current: "now",
 		Tools: func(dir string) (*tool.Registry, error) {
-			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
+			return tool.NewRegistry(filetool.All(filetool.Config{Root: dir, Guard: memory.Guard(dir)})...)
 		}}
 }
 

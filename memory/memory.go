@@ -111,7 +111,7 @@ func Load(dir string, max int) (string, error) {
 	return b.String(), nil
 }
 
-// Guard returns a Write/Edit guard (tool/fs Config.Guard) that refuses
+// Guard returns a Write/Edit guard (tool/filetool Config.Guard) that refuses
 // any path outside dir, and any file there but Markdown: a dream's tools
 // may write only memory files.
 func Guard(dir string) func(ctx context.Context, path string) error {

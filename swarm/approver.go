@@ -153,7 +153,7 @@ func (a *Approver) update(fn func(*approve.Approver)) {
 	a.cur.Store(&c)
 }
 
-// Confine implements tool/fs Config.Confine with the current state (see
+// Confine implements tool/filetool Config.Confine with the current state (see
 // approve.Approver.Confine).
 func (a *Approver) Confine(tool, abs, real string) error {
 	if a == nil {
@@ -162,7 +162,7 @@ func (a *Approver) Confine(tool, abs, real string) error {
 	return a.cur.Load().Confine(tool, abs, real)
 }
 
-// Withholds implements tool/fs Config.Withhold with the current state
+// Withholds implements tool/filetool Config.Withhold with the current state
 // (see approve.Approver.Withholds).
 func (a *Approver) Withholds(abs string) bool {
 	return a != nil && a.cur.Load().Withholds(abs)

@@ -11,7 +11,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // withTeamTools gives the harness's teammates the real team tools, wired

@@ -17,7 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
 
-	agenttool "github.com/troupe-dev/troupe/tool/agent"
+	"github.com/troupe-dev/troupe/tool/agenttool"
 )
 
 // background is the cmd side of a headless run: the session (package

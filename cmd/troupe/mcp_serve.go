@@ -16,7 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/inbox"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // mcpBackendType is the backendType of a member attached through troupe

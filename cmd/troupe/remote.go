@@ -11,7 +11,7 @@ import (
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/task"
 
-	agenttool "github.com/troupe-dev/troupe/tool/agent"
+	"github.com/troupe-dev/troupe/tool/agenttool"
 )
 
 // Environment of remote agents, read by both the lead and the workers.

@@ -25,8 +25,8 @@ import (
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/transcript"
 
-	agenttool "github.com/troupe-dev/troupe/tool/agent"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // EnvAgentTeams turns agent teams on for `troupe -p` (as --agent-teams

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // worktreeFlags are --worktrees and --worktree-dir, and --fork-subagents.

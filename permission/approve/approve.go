@@ -192,7 +192,7 @@ func DenyReason(d permission.Decision) string {
 	return fmt.Sprintf("%s (rule %s from %s)", d.Reason, d.Rule, src)
 }
 
-// Confine implements the file tools' last look (tool/fs Config.Confine):
+// Confine implements the file tools' last look (tool/filetool Config.Confine):
 // a tool named tool was approved to use the path abs but opened (or will
 // write) real, where abs really points now. It refuses when the policy
 // judges real more strictly (ask or deny) than abs as written: a link
@@ -215,7 +215,7 @@ func (a *Approver) Confine(tool, abs, real string) error {
 
 // Withholds reports whether the policy's Read deny rules cover abs (as
 // written or where it really points), for the file tools to keep it out
-// of Glob and Grep results (tool/fs Config.Withhold). A nil Approver
+// of Glob and Grep results (tool/filetool Config.Withhold). A nil Approver
 // withholds nothing.
 func (a *Approver) Withholds(abs string) bool {
 	return a != nil && a.Policy.DeniesRead(abs, a.Cwd)

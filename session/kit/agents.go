@@ -3,7 +3,7 @@ package kit
 import (
 	"slices"
 
-	agenttool "github.com/troupe-dev/troupe/tool/agent"
+	"github.com/troupe-dev/troupe/tool/agenttool"
 
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/tool"

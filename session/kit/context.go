@@ -12,7 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/memory"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
-	skilltool "github.com/troupe-dev/troupe/tool/skill"
+	"github.com/troupe-dev/troupe/tool/skilltool"
 	"github.com/troupe-dev/troupe/worktree"
 
 	"github.com/troupe-dev/troupe/agent"

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 
-	agenttool "github.com/troupe-dev/troupe/tool/agent"
-	tasktool "github.com/troupe-dev/troupe/tool/task"
+	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/tasktool"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
@@ -16,7 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
-	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/tool/filetool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -58,7 +58,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
 	stop := tasktool.NewStop(reg, byName)
-	workerTools := append(fs.All(FileConfig(cwd, workerApprover)), newBash(""),
+	workerTools := append(filetool.All(FileConfig(cwd, workerApprover)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), stop)
 	workerTools = append(workerTools, ac.MCPTools()...) // mcp.go
 	parent, err := tool.NewRegistry(workerTools...)
@@ -123,8 +123,8 @@ type workerClaims struct {
 	claims coordinator.Claims
 	cwd    string // the working folder with its links resolved, for messages
 	reg    *task.Registry
-	root   string    // the tools' root
-	files  fs.Config // the file tools' Confine and Withhold (set before use)
+	root   string          // the tools' root
+	files  filetool.Config // the file tools' Confine and Withhold (set before use)
 }
 
 // newWorkerClaims returns the claims of a session whose tasks are in reg,
@@ -162,9 +162,9 @@ func (c *workerClaims) tool(name string, w coordinator.Worker) tool.Tool {
 	cfg := c.files
 	cfg.Root, cfg.Guard = c.root, func(_ context.Context, path string) error { return c.claim(w, path) }
 	if name == "Edit" {
-		return fs.NewEdit(cfg)
+		return filetool.NewEdit(cfg)
 	}
-	return fs.NewWrite(cfg)
+	return filetool.NewWrite(cfg)
 }
 
 // claim claims path for w. A holder whose task has ended loses its claims

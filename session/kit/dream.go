@@ -8,7 +8,7 @@ import (
 	"github.com/troupe-dev/troupe/memory"
 	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/tool"
-	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/tool/filetool"
 )
 
 // Dream returns the configuration of a dream of the project in cwd: its
@@ -22,6 +22,6 @@ func Dream(home, cwd, current string, model llm.Model, modelName string) dream.C
 		Approver: dream.Approver{MemoryDir: memDir, SessionsDir: sessions},
 		Filter:   func(id string) bool { return record.Cwd(sessions, id) == cwd },
 		Tools: func(dir string) (*tool.Registry, error) {
-			return tool.NewRegistry(fs.All(fs.Config{Root: dir, Guard: memory.Guard(dir)})...)
+			return tool.NewRegistry(filetool.All(filetool.Config{Root: dir, Guard: memory.Guard(dir)})...)
 		}}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/audit"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tasklist"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/shell"
 	"github.com/troupe-dev/troupe/tool"
 
-	skilltool "github.com/troupe-dev/troupe/tool/skill"
+	"github.com/troupe-dev/troupe/tool/skilltool"
 )
 
 // skillScope narrows one agent's calls to the allowed-tools of the skill

@@ -21,7 +21,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/telemetry"
 	"github.com/troupe-dev/troupe/tool"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 

@@ -3,8 +3,8 @@ package kit
 import (
 	"context"
 
-	agenttool "github.com/troupe-dev/troupe/tool/agent"
-	tasktool "github.com/troupe-dev/troupe/tool/task"
+	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/tasktool"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
@@ -12,7 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
-	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/tool/filetool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -54,7 +54,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	}
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
-	base := append(fs.All(FileConfig(cwd, o.Approver)), newBash(""),
+	base := append(filetool.All(FileConfig(cwd, o.Approver)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
 	if st := o.Context.SkillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
@@ -126,8 +126,8 @@ type pathJudge interface {
 // at cwd whose calls ap approves: the tools check the real path of what
 // they open with ap and keep what its Read deny rules cover out of Glob
 // and Grep results.
-func FileConfig(cwd string, ap agent.Approver) fs.Config {
-	cfg := fs.Config{Root: cwd}
+func FileConfig(cwd string, ap agent.Approver) filetool.Config {
+	cfg := filetool.Config{Root: cwd}
 	if j, ok := ap.(pathJudge); ok {
 		cfg.Confine, cfg.Withhold = j.Confine, j.Withholds
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	agenttool "github.com/troupe-dev/troupe/tool/agent"
-	tasktool "github.com/troupe-dev/troupe/tool/task"
+	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/tasktool"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/permission/approve"
@@ -18,7 +18,7 @@ import (
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
-	"github.com/troupe-dev/troupe/tool/fs"
+	"github.com/troupe-dev/troupe/tool/filetool"
 	"github.com/troupe-dev/troupe/worktree"
 )
 
@@ -84,7 +84,7 @@ func (w *Worktrees) Isolate(ctx context.Context, name string) (agenttool.Workspa
 func toolsIn(dir string, tools *tool.Registry, ap agent.Approver, reg *task.Registry, agentID string) (*tool.Registry, agent.Approver, error) {
 	ap = approverIn(ap, dir)
 	local := map[string]tool.Tool{}
-	for _, t := range fs.All(FileConfig(dir, ap)) {
+	for _, t := range filetool.All(FileConfig(dir, ap)) {
 		local[t.Spec().Name] = t
 	}
 	local["Bash"] = bash.New(bash.Config{Dir: dir,

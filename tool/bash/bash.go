@@ -12,7 +12,7 @@
 //
 // A call with run_in_background: true is refused unless Config.Background
 // is set; then it starts the command as a background task through it (see
-// tool/task.BashBackground) and returns at once with the task's id and
+// tool/tasktool.BashBackground) and returns at once with the task's id and
 // output file.
 //
 // Stdout and stderr share one pipe, so the output interleaves as it was
@@ -71,7 +71,7 @@ type Config struct {
 	// Background, when set, starts a call with run_in_background: true as
 	// a background task and returns at once with the task's id and output
 	// file; unset, such a call is refused and runs nothing. The task
-	// registry's wiring helper (tool/task.BashBackground) provides one.
+	// registry's wiring helper (tool/tasktool.BashBackground) provides one.
 	Background BackgroundFunc
 }
 

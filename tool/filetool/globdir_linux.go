@@ -1,0 +1,137 @@
+package filetool
+
+import (
+	"encoding/binary"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// linuxDir is the scanDir of Linux: getdents into a reused buffer, the
+// names copied out in one string per folder, and fstatat relative to the
+// open folder, so that no path is looked up from the root again.
+type linuxDir struct{ fd int }
+
+var _ scanDir = linuxDir{}
+
+// openScanDir opens a folder for a Glob scan.
+func openScanDir(prefix string) (scanDir, error) {
+	for {
+		fd, err := unix.Open(prefix, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: prefix, Err: err}
+		}
+		return linuxDir{fd: fd}, nil
+	}
+}
+
+// direntBuf is how much one getdents call may fill.
+const direntBuf = 32 << 10
+
+func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
+	b := (*buf)[:0]
+	for {
+		if cap(b)-len(b) < direntBuf {
+			b = append(b[:cap(b)], make([]byte, direntBuf)...)[:len(b)]
+		}
+		n, err := unix.Getdents(d.fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			*buf = b
+			return ents, err
+		}
+		if n <= 0 {
+			break
+		}
+		b = b[:len(b)+n]
+	}
+	*buf = b
+	return parseDirents(b, ents), nil
+}
+
+// parseDirents appends the entries of b, what getdents filled, to ents,
+// all names in one string; "." and ".." are left out. A record that does
+// not fit ends the parse (the kernel never writes one).
+func parseDirents(b []byte, ents []dirEnt) []dirEnt {
+	// struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type,
+	// then the name and a NUL.
+	all := string(b)
+	for off := 0; off+19 <= len(all); {
+		reclen := int(binary.NativeEndian.Uint16(b[off+16:]))
+		if reclen < 20 || off+reclen > len(all) {
+			break
+		}
+		name := all[off+19 : off+reclen]
+		if i := strings.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		typ := b[off+18]
+		off += reclen
+		if name == "." || name == ".." || name == "" {
+			continue
+		}
+		ents = append(ents, dirEnt{name: name, kind: direntKind(typ)})
+	}
+	return ents
+}
+
+// direntKind is the kind of a d_type.
+func direntKind(typ byte) entKind {
+	switch typ {
+	case unix.DT_REG:
+		return kindFile
+	case unix.DT_DIR:
+		return kindDir
+	case unix.DT_LNK:
+		return kindLink
+	case unix.DT_UNKNOWN:
+		return kindUnknown
+	}
+	return kindOther
+}
+
+func (d linuxDir) lstat(name string) (mtime, entKind, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return noTime, kindOther, err
+		}
+		return mtime{sec: st.Mtim.Sec, nsec: st.Mtim.Nsec}, statKind(st.Mode), nil
+	}
+}
+
+// statKind is the kind of a st_mode.
+func statKind(mode uint32) entKind {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return kindFile
+	case unix.S_IFDIR:
+		return kindDir
+	case unix.S_IFLNK:
+		return kindLink
+	}
+	return kindOther
+}
+
+func (d linuxDir) regular(name string) bool {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(d.fd, name, &st, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+	}
+}
+
+func (d linuxDir) close() { unix.Close(d.fd) }

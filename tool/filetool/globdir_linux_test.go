@@ -1,0 +1,57 @@
+package filetool
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// FuzzParseDirents feeds the getdents parser what a real folder gives
+// and arbitrary bytes: it may not panic, and every name it gives is a
+// name a folder can hold.
+func FuzzParseDirents(f *testing.F) {
+	dir := f.TempDir()
+	for _, name := range []string{"a.go", ".hidden", "é", strings.Repeat("n", 255)} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	buf := make([]byte, 8192)
+	n, err := unix.Getdents(fd, buf)
+	unix.Close(fd)
+	if err != nil {
+		f.Fatal(err)
+	}
+	real := parseDirents(buf[:n], nil)
+	var names []string
+	for _, e := range real {
+		names = append(names, e.name)
+	}
+	slices.Sort(names)
+	want := []string{".hidden", "a.go", "sub", "é", strings.Repeat("n", 255)}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		f.Fatalf("parseDirents(a real folder) = %q; want %q", names, want)
+	}
+	f.Add(buf[:n])
+	f.Add(buf[:n/2])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, e := range parseDirents(b, nil) {
+			if e.name == "" || e.name == "." || e.name == ".." || strings.IndexByte(e.name, 0) >= 0 {
+				t.Fatalf("parseDirents(%q) gave the name %q", b, e.name)
+			}
+		}
+	})
+}

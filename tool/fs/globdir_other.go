@@ -1,7 +1,0 @@
-//go:build !linux
-
-package fs
-
-// openScanDir opens a folder for a Glob scan: with package os outside
-// Linux.
-func openScanDir(prefix string) (scanDir, error) { return openOSDir(prefix) }

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package fs
-
-// readFD is readOS where there are no unix descriptors.
-func (w *grepWorker) readFD(c Config, abs string) (content []byte, ok, large bool) {
-	return w.readOS(c, abs)
-}
