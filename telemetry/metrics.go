@@ -179,7 +179,7 @@ func sum[N int64 | float64](d metricdata.Sum[N], point func(N) *metricpb.NumberD
 		p.StartTimeUnixNano, p.TimeUnixNano = uint64(dp.StartTime.UnixNano()), uint64(dp.Time.UnixNano())
 		for _, kv := range dp.Attributes.ToSlice() {
 			p.Attributes = append(p.Attributes, &commonpb.KeyValue{Key: string(kv.Key),
-				Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: kv.Value.Emit()}}})
+				Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: kv.Value.String()}}})
 		}
 		s.DataPoints = append(s.DataPoints, p)
 	}

@@ -10,17 +10,6 @@ import (
 	"github.com/troupe-dev/troupe/brief"
 )
 
-// agentTypes returns the agent types an agent working in cwd offers: the
-// built-ins and the definitions of the project and the user (project
-// wins). Malformed definitions are warned about once; the others load.
-func (a *app) agentTypes(cwd string) []brief.Agent {
-	custom, err := a.loadAgentTypes(cwd)
-	if err != nil {
-		a.warnOnce(err.Error())
-	}
-	return brief.WithBuiltins(custom)
-}
-
 func (a *app) loadAgentTypes(cwd string) ([]brief.Agent, error) {
 	userHome, troupeHome := a.userHomes()
 	return brief.LoadAgents(brief.AgentDirs(cwd, userHome, troupeHome))

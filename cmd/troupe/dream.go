@@ -18,20 +18,6 @@ import (
 	"github.com/troupe-dev/troupe/task"
 )
 
-// memoryPrompt returns the project's memory for the lead's system prompt
-// ("" when there is none); a folder that cannot be read is warned about.
-func (a *app) memoryPrompt(cwd string) string {
-	home, err := a.home()
-	if err != nil {
-		return ""
-	}
-	text, err := memory.Load(memory.Dir(home, cwd), 0)
-	if err != nil {
-		a.warnOnce(err.Error())
-	}
-	return text
-}
-
 // dreamCommand is `troupe dream`: consolidate the project's memory now
 // from the sessions since the last dream.
 func (a *app) dreamCommand() *cobra.Command {
