@@ -350,8 +350,15 @@ func (w *grepWorker) readOS(c Config, abs string) (content []byte, ok, large boo
 	if _, ok := c.confineFile("Grep", abs, f); !ok {
 		return nil, false, false
 	}
-	// One byte more than the size, to see the end in one read.
-	if want := int(st.Size()) + 1; cap(w.buf) < want {
+	return w.fill(st.Size(), f.Read)
+}
+
+// fill reads a file that had size bytes into the worker's buffer, with
+// read (package os's, or the bare descriptor's), and returns what may be
+// searched. It asks one byte more than the size, to see the end in one
+// read, and grows the buffer when the file grew, up to the size limit.
+func (w *grepWorker) fill(size int64, read func([]byte) (int, error)) (content []byte, ok, large bool) {
+	if want := int(size) + 1; cap(w.buf) < want {
 		w.buf = make([]byte, max(want, 64<<10))
 	}
 	buf := w.buf[:cap(w.buf)]
@@ -365,13 +372,15 @@ func (w *grepWorker) readOS(c Config, abs string) (content []byte, ok, large boo
 			copy(grown, buf)
 			buf, w.buf = grown, grown
 		}
-		m, err := f.Read(buf[n:])
-		n += m
-		if err == io.EOF || (err == nil && m == 0) {
-			break
-		}
-		if err != nil {
+		m, err := read(buf[n:])
+		if err != nil && err != io.EOF {
 			return nil, false, false
+		}
+		n += m
+		// A read short of what was asked, at the size the file had, has
+		// met the end: no need for one more read to hear it.
+		if m == 0 || err == io.EOF || n == int(size) && n < len(buf) {
+			break
 		}
 	}
 	return searchable(buf[:n])

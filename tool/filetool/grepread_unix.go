@@ -24,33 +24,9 @@ func (w *grepWorker) readFD(_ Config, abs string) (content []byte, ok, large boo
 	if st.Size > maxGrepFile {
 		return nil, false, true
 	}
-	// One byte more than the size, to see the end in one read.
-	if want := int(st.Size) + 1; cap(w.buf) < want {
-		w.buf = make([]byte, max(want, 64<<10))
-	}
-	buf := w.buf[:cap(w.buf)]
-	n := 0
-	for {
-		if n == len(buf) { // the file grew
-			if n > maxGrepFile {
-				return nil, false, false
-			}
-			grown := make([]byte, min(2*len(buf), maxGrepFile+1))
-			copy(grown, buf)
-			buf, w.buf = grown, grown
-		}
-		m, err := retryEINTR(func() (int, error) { return unix.Read(fd, buf[n:]) })
-		if err != nil {
-			return nil, false, false
-		}
-		n += m
-		// A read short of what was asked, at the size fstat gave, has
-		// met the end: no need for one more read to hear it.
-		if m == 0 || n == int(st.Size) && n < len(buf) {
-			break
-		}
-	}
-	return searchable(buf[:n])
+	return w.fill(st.Size, func(p []byte) (int, error) {
+		return retryEINTR(func() (int, error) { return unix.Read(fd, p) })
+	})
 }
 
 // retryEINTR calls f again while it is interrupted by a signal.
