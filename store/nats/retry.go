@@ -131,6 +131,13 @@ func transient(err error) bool {
 	if errors.As(err, &apiErr) {
 		return apiErr.Code == 503 || apiErr.Code == 408
 	}
+	// KV watches (and so scans) still go through nats.go's older
+	// JetStream API, whose errors are its own type: "JetStream system
+	// temporarily unavailable" while a cluster elects its meta leader.
+	var oldErr *natsgo.APIError
+	if errors.As(err, &oldErr) {
+		return oldErr.Code == 503 || oldErr.Code == 408
+	}
 	return errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, errConnLost) ||
 		errors.Is(err, errStalled) ||
