@@ -107,7 +107,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelJobs()
 	var jobs sync.WaitGroup
 	stopRefresh := w.every(func() {
-		if err := w.cfg.Registry.Register(jobCtx, w.info()); err != nil {
+		// Bounded, so that a refresh stuck on a server that does not
+		// answer (a cluster electing leaders) is tried again at the next
+		// beat instead of letting the registration expire, and a shutdown
+		// does not wait for it.
+		rctx, cancel := context.WithTimeout(jobCtx, 2*w.cfg.Heartbeat)
+		defer cancel()
+		if err := w.cfg.Registry.Register(rctx, w.info()); err != nil {
 			w.cfg.Log(fmt.Sprintf("refresh the registration: %v", err))
 		}
 	})

@@ -148,8 +148,8 @@ func transient(err error) bool {
 		errors.Is(err, natsgo.ErrDisconnected)
 }
 
-// retryKV is a KeyValue whose Get, Create, Update and Delete retry as
-// retry does, each attempt bounded by attemptTimeout.
+// retryKV is a KeyValue whose Get, Put, Create, Update and Delete retry
+// as retry does, each attempt bounded by attemptTimeout.
 type retryKV struct {
 	jetstream.KeyValue
 	s *Store
@@ -161,6 +161,16 @@ func (kv retryKV) Get(ctx context.Context, key string) (e jetstream.KeyValueEntr
 		return err
 	})
 	return e, err
+}
+
+// Put is last-writer-wins, so an attempt whose acknowledgement was lost
+// is simply written again.
+func (kv retryKV) Put(ctx context.Context, key string, value []byte) (rev uint64, err error) {
+	err = kv.s.retry(ctx, "put "+key, attemptTimeout, func(ctx context.Context, _ int) error {
+		rev, err = kv.KeyValue.Put(ctx, key, value)
+		return err
+	})
+	return rev, err
 }
 
 func (kv retryKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (rev uint64, err error) {
