@@ -84,7 +84,8 @@ missing), duplicates, phantoms. --writers 0 skips this part.
 Delivery (B4, with --delivery N): one writer sends N messages at random
 gaps between --gap-min and --gap-max into an inbox holding
 --delivery-preload read messages, while a watcher process waits on Watch
-and Reads; latency runs from the send's return to the watcher's Read.
+and Reads; latency runs from the send's call (beside it, from its return)
+to the watcher's Read.
 
 Interop (B8, with --interop N): N troupe writers and N Node writers of the
 peer's replica (inbox-writer.js with proper-lockfile, in each of

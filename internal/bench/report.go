@@ -73,12 +73,12 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if d := rep.Delivery; d != nil {
 		p.f("\n### Delivery latency, Watch + Read in its own process (B4)\n\n")
-		p.f("Latency from the send's return to the watcher's Read (negative: seen before Send returned); in brackets, from the send's call.\n\n")
-		p.f("| messages | gaps ms | preload | p50 ms | p90 ms | p99 ms | max ms | min ms | from call p50 / p99 / max ms | missing | reads | kicks | read errors | reader CPU ms | send p50 / p99 ms |\n")
+		p.f("Latency from the send's call to the watcher's Read that first showed the message, as the peer measures it; beside it, from the send's return (negative: seen before Send returned).\n\n")
+		p.f("| messages | gaps ms | preload | p50 ms | p90 ms | p99 ms | max ms | min ms | from return p50 / p99 / max ms | missing | reads | kicks | read errors | reader CPU ms | send p50 / p99 ms |\n")
 		p.f("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		p.f("| %d (%d failed) | %.0f-%.0f | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f | %d | %d | %d | %d | %.0f | %.1f / %.1f |\n",
 			d.Sent, d.Failed, d.GapMinMS, d.GapMaxMS, d.Preload, d.Latency.P50, d.Latency.P90, d.Latency.P99, d.Latency.Max, d.Latency.Min,
-			d.FromStart.P50, d.FromStart.P99, d.FromStart.Max, d.Missing, d.Reads, d.Kicks, d.ReadErrors, d.ReaderCPUMS, d.SendLatency.P50, d.SendLatency.P99)
+			d.FromReturn.P50, d.FromReturn.P99, d.FromReturn.Max, d.Missing, d.Reads, d.Kicks, d.ReadErrors, d.ReaderCPUMS, d.SendLatency.P50, d.SendLatency.P99)
 	}
 	if len(rep.Interop) > 0 {
 		p.f("\n### Mixed troupe + Node writers into one inbox (B8)\n\n")
