@@ -27,7 +27,12 @@ process, started behind a barrier, working in a fresh temporary store.
 Progress goes to stderr; the results go to stdout as markdown tables, or as
 JSON with --json. The command fails (status 1) when a run finds a lost,
 duplicated or invented message, a claim race without exactly one winner,
-or a task claimed twice.`
+or a task claimed twice.
+
+With --store nats://HOST:PORT (or $TROUPE_STORE) the same scenarios run on
+that NATS server instead, each run in a namespace of its own that is
+deleted afterwards (--keep leaves it); the interop scenario is file-only.
+The server must not need credentials or TLS files yet: those are refused.`
 	return c
 }
 
@@ -50,6 +55,10 @@ func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: find the troupe executable: %w", err)
 	}
+	nats, err := a.benchStore()
+	if err != nil {
+		return nil, err
+	}
 	return &bench.Runner{
 		Exe:        exe,
 		ChildArgs:  []string{"bench", "child"},
@@ -58,6 +67,7 @@ func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
 		Keep:       f.keep,
 		Progress:   a.Stderr,
 		ProfileDir: f.profile,
+		NATS:       nats,
 	}, nil
 }
 
@@ -126,7 +136,7 @@ when node or npm cannot run, B8 is skipped with a message saying so.`,
 				return err
 			}
 			ctx := cmd.Context()
-			rep := &bench.Report{Machine: bench.Probe(a.Now())}
+			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
 			err = func() error {
 				for _, w := range ws {
 					for i := range reps {
@@ -237,7 +247,7 @@ tasks is left. No task may be claimed twice.
 				return err
 			}
 			ctx := cmd.Context()
-			rep := &bench.Report{Machine: bench.Probe(a.Now())}
+			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
 			err = func() error {
 				for _, n := range as {
 					if rounds == 0 {

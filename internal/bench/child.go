@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/mailbox"
-	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/tasklist"
 )
 
@@ -30,17 +29,21 @@ const (
 // childConfig tells a child what to do. The runner passes it, as JSON, in
 // the child's last argument.
 type childConfig struct {
-	Role   string        `json:"role"`
-	Root   string        `json:"root"`
-	Team   string        `json:"team,omitempty"`
-	To     string        `json:"to,omitempty"`
-	From   string        `json:"from,omitempty"` // sender, also the id prefix
-	N      int           `json:"n,omitempty"`
-	Text   int           `json:"text,omitempty"`
-	GapMin time.Duration `json:"gap_min,omitempty"`
-	GapMax time.Duration `json:"gap_max,omitempty"`
-	List   string        `json:"list,omitempty"`
-	Agent  string        `json:"agent,omitempty"`
+	Role string `json:"role"`
+	// Root is the file store's root; or NATS and Namespace locate the
+	// NATS store.
+	Root      string        `json:"root,omitempty"`
+	NATS      string        `json:"nats,omitempty"`
+	Namespace string        `json:"namespace,omitempty"`
+	Team      string        `json:"team,omitempty"`
+	To        string        `json:"to,omitempty"`
+	From      string        `json:"from,omitempty"` // sender, also the id prefix
+	N         int           `json:"n,omitempty"`
+	Text      int           `json:"text,omitempty"`
+	GapMin    time.Duration `json:"gap_min,omitempty"`
+	GapMax    time.Duration `json:"gap_max,omitempty"`
+	List      string        `json:"list,omitempty"`
+	Agent     string        `json:"agent,omitempty"`
 	// Profile, if set, is a file to write the child's CPU profile to.
 	Profile string `json:"profile,omitempty"`
 }
@@ -106,11 +109,11 @@ func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Wri
 		}
 		defer pprof.StopCPUProfile()
 	}
-	s, err := file.Open(c.Root, file.Options{})
+	s, err := openChild(ctx, c)
 	if err != nil {
 		return fmt.Errorf("bench child: %w", err)
 	}
-	defer s.Close()
+	defer s.close()
 	ch := &childIO{in: bufio.NewReader(stdin), enc: json.NewEncoder(stdout)}
 	switch c.Role {
 	case roleSend:
@@ -173,8 +176,8 @@ func (ch *childIO) barrier() error {
 	return nil
 }
 
-func (ch *childIO) send(ctx context.Context, s *file.Store, c childConfig) error {
-	mail := s.Mail()
+func (ch *childIO) send(ctx context.Context, s stores, c childConfig) error {
+	mail := s.mail
 	if err := ch.barrier(); err != nil {
 		return err
 	}
@@ -232,10 +235,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // watch reports each message id of the inbox the first time a Read shows
 // it, re-reading on every Watch kick, until stdin ends.
-func (ch *childIO) watch(ctx context.Context, s *file.Store, c childConfig) error {
+func (ch *childIO) watch(ctx context.Context, s stores, c childConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mail := s.Mail()
+	mail := s.mail
 	kick, err := mail.Watch(ctx, c.Team, c.Agent)
 	if err != nil {
 		return fmt.Errorf("bench child: %w", err)
@@ -293,7 +296,7 @@ func (ch *childIO) watch(ctx context.Context, s *file.Store, c childConfig) erro
 }
 
 // claim runs one ClaimTask per command until stdin ends.
-func (ch *childIO) claim(ctx context.Context, s *file.Store, c childConfig) error {
+func (ch *childIO) claim(ctx context.Context, s stores, c childConfig) error {
 	if err := ch.emit(record{Kind: kindReady}); err != nil {
 		return err
 	}
@@ -306,7 +309,7 @@ func (ch *childIO) claim(ctx context.Context, s *file.Store, c childConfig) erro
 			return err
 		}
 		start := time.Now()
-		_, err = tasklist.New(s.Tasks(), cmd.List).ClaimTask(ctx, cmd.ID, c.Agent)
+		_, err = tasklist.New(s.tasks, cmd.List).ClaimTask(ctx, cmd.ID, c.Agent)
 		end := time.Now()
 		if err := ch.emit(record{Kind: kindOp, ID: cmd.ID, Start: start.UnixNano(), End: end.UnixNano(), Outcome: claimOutcome(err), Err: errString(err)}); err != nil {
 			return err
@@ -332,8 +335,8 @@ func claimOutcome(err error) string {
 const maxDrainErrors = 50
 
 // drain claims and completes tasks of c.List until none is ready.
-func (ch *childIO) drain(ctx context.Context, s *file.Store, c childConfig) error {
-	store := &countingStore{Store: s.Tasks()}
+func (ch *childIO) drain(ctx context.Context, s stores, c childConfig) error {
+	store := &countingStore{Store: s.tasks}
 	l := tasklist.New(store, c.List)
 	if err := ch.barrier(); err != nil {
 		return err

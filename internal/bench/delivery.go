@@ -72,21 +72,22 @@ func (r *Runner) Delivery(ctx context.Context, c DeliveryConfig) (DeliveryResult
 		return DeliveryResult{}, err
 	}
 	defer cleanup()
-	run, err := newMailRun(ctx, dir, c.Preload, true, c.Text)
+	run, err := r.newMailRun(ctx, dir, c.Preload, true, c.Text)
 	if err != nil {
 		return DeliveryResult{}, err
 	}
+	defer run.close()
 	r.progressf("%s: starting a watcher and a writer process (about %.0f s)", label, float64(c.N)*(c.GapMin+c.GapMax).Seconds()/2)
 	g := r.newGroup()
 	defer g.abort()
-	watcher, err := g.spawnTroupe(ctx, "watcher", childConfig{Role: roleWatch, Root: run.root, Team: benchTeam, Agent: benchInbox})
+	watcher, err := g.spawnTroupe(ctx, "watcher", run.at(childConfig{Role: roleWatch, Team: benchTeam, Agent: benchInbox}))
 	if err != nil {
 		return DeliveryResult{}, err
 	}
-	writer, err := g.spawnTroupe(ctx, "writer", childConfig{
-		Role: roleSend, Root: run.root, Team: benchTeam, To: benchInbox, From: "d",
+	writer, err := g.spawnTroupe(ctx, "writer", run.at(childConfig{
+		Role: roleSend, Team: benchTeam, To: benchInbox, From: "d",
 		N: c.N, Text: c.Text, GapMin: c.GapMin, GapMax: c.GapMax,
-	})
+	}))
 	if err != nil {
 		return DeliveryResult{}, err
 	}

@@ -42,7 +42,9 @@ func Probe(now time.Time) Machine {
 
 // Report gathers the results of one troupe bench invocation.
 type Report struct {
-	Machine  Machine         `json:"machine"`
+	Machine Machine `json:"machine"`
+	// Store is what was measured: "file", or the NATS server's URL.
+	Store    string          `json:"store,omitempty"`
 	Writers  []WritersResult `json:"writers,omitempty"`
 	Delivery *DeliveryResult `json:"delivery,omitempty"`
 	Interop  []InteropResult `json:"interop,omitempty"`
@@ -60,6 +62,9 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		p.f(", node %s", m.Node)
 	}
 	p.f(", %s\n", m.Date)
+	if rep.Store != "" {
+		p.f("Store: %s\n", rep.Store)
+	}
 	if len(rep.Writers) > 0 {
 		p.f("\n### Writers into one inbox (B1-B3)\n\n")
 		p.f("| W | msgs each | preload | rep | ok / attempted | failed | ok msg/s | send p50 ms | p99 ms | max ms | final KB | lost | dup | phantom | writers' CPU s |\n")
