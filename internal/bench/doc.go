@@ -22,7 +22,9 @@
 //     message.
 //   - Race (B6): A claimer processes race tasklist.List.ClaimTask on one
 //     fresh task per round.
-//   - Drain (B7): A agent processes Claim and complete independent tasks.
+//   - Drain (B7): A agent processes Claim and complete independent tasks:
+//     two writes a task, where the peer's replica makes three (claim, then
+//     in_progress, then completed); the report says so beside the figure.
 //   - Interop (B8): troupe writers and the peer's Node writers (the replica
 //     in peer-bench, with proper-lockfile) into one inbox.
 //

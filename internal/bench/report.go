@@ -107,6 +107,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(rep.Drain) > 0 {
 		p.f("\n### Drain independent tasks (B7)\n\n")
+		p.f("Each task costs troupe two writes (a claim that sets the owner and in_progress together, then completed); the peer's replica makes three (claim, in_progress, completed), so its tasks/s is not for the same writes.\n\n")
 		p.f("| agents | tasks | wall s | tasks/s | claims | double claims | completed | wasted | errors | claim p50 ms | p99 ms |\n")
 		p.f("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.Drain {
