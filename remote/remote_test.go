@@ -532,3 +532,52 @@ func TestResultOutlivesOutage(t *testing.T) {
 	}
 	waitFor(t, "the queue to be empty", func() bool { return len(e.mem.Queued()) == 0 })
 }
+
+// shortWatch is a lead's queue whose first watch of each job ends before
+// the job's result, as a consumer that gave up would.
+type shortWatch struct {
+	*remotetest.Conn
+	mu      sync.Mutex
+	watched map[string]int
+}
+
+func (q *shortWatch) Watch(ctx context.Context, id string) (<-chan remote.Event, error) {
+	q.mu.Lock()
+	q.watched[id]++
+	n := q.watched[id]
+	q.mu.Unlock()
+	if n > 1 {
+		return q.Conn.Watch(ctx, id)
+	}
+	out := make(chan remote.Event)
+	close(out)
+	return out, nil
+}
+
+// TestWatchEndsEarly: when a job's event watch ends while the job is
+// tracked, the lead watches again and the job still ends with its result.
+func TestWatchEndsEarly(t *testing.T) {
+	mem := remotetest.New(ackWait, ttl)
+	reg := task.New(task.Config{PollInterval: -1})
+	sub := reg.Subscribe()
+	q := &shortWatch{Conn: mem.Conn(), watched: map[string]int{}}
+	c, err := remote.NewClient(remote.ClientConfig{Queue: q, Workers: q, Tasks: reg, CheckEvery: heartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{mem: mem, reg: reg, sub: sub, client: c}
+	t.Cleanup(func() { c.Close(); reg.Close(context.Background()) })
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+		return remote.Result{Text: "still here"}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "p"})
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>still here</result>") {
+		t.Fatalf("job ended %s; want completed with its result:\n%s", ev.State.Status, ev.Notification)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if n := q.watched[string(st.ID)]; n < 2 {
+		t.Errorf("job watched %d times; want the ended watch resumed", n)
+	}
+}
