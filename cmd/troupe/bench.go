@@ -18,6 +18,7 @@ func (a *app) benchCommand() *cobra.Command {
 	c := group("bench", "Benchmark the file store with real processes (the peer baseline's scenarios)",
 		a.benchMailboxCommand(),
 		a.benchClaimCommand(),
+		a.benchTeamCommand(),
 		a.benchChildCommand(),
 	)
 	c.Long = `Benchmark the file store the way PEER-BASELINE.md measured Claude Code's

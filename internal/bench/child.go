@@ -24,6 +24,7 @@ const (
 	roleWatch = "watch" // report when each message is first seen, until stdin ends
 	roleClaim = "claim" // one ClaimTask per {"go":true,"list":L,"id":I} line
 	roleDrain = "drain" // after "go", Claim and complete until no task is ready
+	roleHost  = "host"  // after "go", run Agents as in-process teammates (host.go)
 )
 
 // childConfig tells a child what to do. The runner passes it, as JSON, in
@@ -44,6 +45,14 @@ type childConfig struct {
 	GapMax    time.Duration `json:"gap_max,omitempty"`
 	List      string        `json:"list,omitempty"`
 	Agent     string        `json:"agent,omitempty"`
+	// Agents are a host's teammates; Targets, the teammates its pings
+	// go to; Host numbers it; Idle is its idle window.
+	Agents  []string      `json:"agents,omitempty"`
+	Targets []string      `json:"targets,omitempty"`
+	Host    int           `json:"host,omitempty"`
+	Idle    time.Duration `json:"idle,omitempty"`
+	// Dir is the child's working folder ("": the runner's).
+	Dir string `json:"dir,omitempty"`
 	// Profile, if set, is a file to write the child's CPU profile to.
 	Profile string `json:"profile,omitempty"`
 }
@@ -71,9 +80,10 @@ const (
 
 // command is one line on a child's stdin.
 type command struct {
-	Go   bool   `json:"go"`
-	List string `json:"list,omitempty"`
-	ID   string `json:"id,omitempty"`
+	Go    bool   `json:"go"`
+	Phase string `json:"phase,omitempty"` // a host's next phase
+	List  string `json:"list,omitempty"`
+	ID    string `json:"id,omitempty"`
 }
 
 // record is one line on a child's stdout.
@@ -87,6 +97,9 @@ type record struct {
 	Reads   int    `json:"reads,omitempty"`
 	Kicks   int    `json:"kicks,omitempty"`
 	Wasted  int    `json:"wasted,omitempty"` // lost compare-and-swaps inside Claim
+	RSS     int64  `json:"rss,omitempty"`    // a host's resident bytes
+	PerIdle int64  `json:"per_idle,omitempty"`
+	CPU     int64  `json:"cpu,omitempty"` // a host's CPU ns over its idle window
 }
 
 // RunChild runs one benchmark child: config is the JSON its runner put in
@@ -124,6 +137,8 @@ func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Wri
 		return ch.claim(ctx, s, c)
 	case roleDrain:
 		return ch.drain(ctx, s, c)
+	case roleHost:
+		return ch.host(ctx, s, c)
 	}
 	return fmt.Errorf("bench child: unknown role %q", c.Role)
 }

@@ -50,6 +50,7 @@ type Report struct {
 	Interop  []InteropResult `json:"interop,omitempty"`
 	Race     []RaceResult    `json:"race,omitempty"`
 	Drain    []DrainResult   `json:"drain,omitempty"`
+	Team     []TeamResult    `json:"team,omitempty"`
 	Skipped  []string        `json:"skipped,omitempty"`
 }
 
@@ -113,6 +114,21 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		for _, r := range rep.Drain {
 			p.f("| %d | %d | %.2f | %.1f | %d | %d | %d | %d | %s | %.1f | %.1f |\n", r.Agents, r.Tasks, r.WallS, r.TasksPerS,
 				r.Claims, r.DoubleClaims, r.Completed, r.Wasted, mapCell(r.Errors), r.Latency.P50, r.Latency.P99)
+		}
+	}
+	if len(rep.Team) > 0 {
+		p.f("\n### A team of in-process teammates on several hosts\n\n")
+		p.f("Delivery runs from a ping's Send call to the recipient teammate's model being asked with it; beside it, from the Send's return. Memory per idle teammate is a host's growth in resident memory over its spawn, per teammate; idle CPU is every host's over the idle window, in percent of one core.\n\n")
+		p.f("| teammates | hosts | spawn all s | host RSS MB | KiB per idle teammate | idle CPU %% of a core | tasks (chains) | drain s | tasks/s | claims | double claims | completed | pings (missing) | delivery p50 / p99 ms | from return p50 / p99 ms |\n")
+		p.f("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, r := range rep.Team {
+			rss := make([]string, len(r.HostRSSMB))
+			for i, v := range r.HostRSSMB {
+				rss[i] = fmt.Sprintf("%.0f", v)
+			}
+			p.f("| %d | %d | %.2f | %s | %.0f | %.2f | %d (%d) | %.2f | %.1f | %d | %d | %d | %d (%d) | %.2f / %.2f | %.2f / %.2f |\n",
+				r.Teammates, r.Hosts, r.SpawnS, strings.Join(rss, ", "), r.IdleTeammateKB, r.IdleCPUPct, r.Tasks, r.Chain, r.DrainS, r.TasksPerS,
+				r.Claims, r.DoubleClaims, r.Completed, r.Pings, r.Missing, r.Delivery.P50, r.Delivery.P99, r.FromReturn.P50, r.FromReturn.P99)
 		}
 	}
 	for _, s := range rep.Skipped {
@@ -210,6 +226,12 @@ func (rep *Report) Problems() []string {
 	for _, r := range rep.Drain {
 		if r.DoubleClaims > 0 || r.Completed != r.Tasks {
 			out = append(out, fmt.Sprintf("drain A=%d: %d double claims, %d of %d tasks completed (%s)", r.Agents, r.DoubleClaims, r.Completed, r.Tasks, strings.Join(r.Examples, "; ")))
+		}
+	}
+	for _, r := range rep.Team {
+		if r.DoubleClaims > 0 || r.Completed != r.Tasks || r.Missing > 0 {
+			out = append(out, fmt.Sprintf("team N=%d hosts=%d: %d double claims, %d of %d tasks completed, %d of %d pings never woke their recipient (%s)",
+				r.Teammates, r.Hosts, r.DoubleClaims, r.Completed, r.Tasks, r.Missing, r.Pings, strings.Join(append(r.Examples, r.Errors...), "; ")))
 		}
 	}
 	return out
