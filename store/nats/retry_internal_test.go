@@ -37,3 +37,27 @@ func TestTransient(t *testing.T) {
 		})
 	}
 }
+
+// TestIsConflict: a lost compare-and-swap is a conflict whichever code the
+// server gives it, the replicated streams' included.
+func TestIsConflict(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"key exists", jetstream.ErrKeyExists, true},
+		{"wrapped revision mismatch", fmt.Errorf("update: %w", jetstream.ErrKeyRevisionMismatch), true},
+		{"wrong last sequence", &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}, true},
+		{"wrong last sequence, replicated", fmt.Errorf("update team: %w", &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant}), true},
+		{"another 400", &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeBadRequest}, false},
+		{"timeout", context.DeadlineExceeded, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isConflict(tt.err); got != tt.want {
+				t.Errorf("isConflict(%v) = %v; want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}

@@ -23,8 +23,13 @@ var tombstone = []byte("troupe:deleting\n")
 const maxCAS = 1000
 
 // isConflict reports whether err is a failed compare-and-swap.
+// On a replicated stream the server reports a lost compare-and-swap as
+// "wrong last sequence" with an error code nats.go does not translate into
+// ErrKeyExists (isWrongSequence): it is a conflict all the same, which
+// callers retry, not a failure (a team update from three hosts on a
+// cluster failed on it).
 func isConflict(err error) bool {
-	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isWrongSequence(err)
 }
 
 // Create stores a new team. It returns team.ErrExists if the name is taken
