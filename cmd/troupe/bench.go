@@ -314,7 +314,7 @@ func (a *app) benchChildCommand() *cobra.Command {
 		Hidden: true,
 		Args:   positional("CONFIG"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return bench.RunChild(cmd.Context(), args[0], a.Stdin, a.Stdout)
+			return bench.Child{Teammate: benchTeammate}.Run(cmd.Context(), args[0], a.Stdin, a.Stdout)
 		},
 	}
 }

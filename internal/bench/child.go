@@ -107,6 +107,11 @@ type record struct {
 // stdout, one JSON line each. It returns when its work is done or stdin
 // ends.
 func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Writer) error {
+	return Child{}.Run(ctx, config, stdin, stdout)
+}
+
+// Run is RunChild with the team host's teammate runtime.
+func (k Child) Run(ctx context.Context, config string, stdin io.Reader, stdout io.Writer) error {
 	var c childConfig
 	if err := json.Unmarshal([]byte(config), &c); err != nil {
 		return fmt.Errorf("bench child: bad configuration: %w", err)
@@ -127,7 +132,7 @@ func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Wri
 		return fmt.Errorf("bench child: %w", err)
 	}
 	defer s.close()
-	ch := &childIO{in: bufio.NewReader(stdin), enc: json.NewEncoder(stdout)}
+	ch := &childIO{in: bufio.NewReader(stdin), enc: json.NewEncoder(stdout), teammate: k.Teammate}
 	switch c.Role {
 	case roleSend:
 		return ch.send(ctx, s, c)
@@ -145,7 +150,8 @@ func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Wri
 
 // childIO is a child's side of the protocol.
 type childIO struct {
-	in *bufio.Reader
+	in       *bufio.Reader
+	teammate Teammate // the team host's runtime
 
 	mu  sync.Mutex
 	enc *json.Encoder // guarded by mu

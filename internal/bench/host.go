@@ -13,15 +13,38 @@ import (
 	"sync"
 	"time"
 
-	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/llm/scripted"
 	"github.com/troupe-dev/troupe/mailbox"
-	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
-	"github.com/troupe-dev/troupe/tool"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
 )
+
+// Teammate is what a team host runs each of its teammates with: it runs
+// one in-process teammate, s.Name of team s.Team on the stores with model
+// s.Model, until ctx ends. The caller (cmd, with the swarm runtime)
+// supplies it, so that this package does not import the team runtime,
+// whose own tests import this package.
+type Teammate func(ctx context.Context, s TeammateSpec) error
+
+// TeammateSpec describes one teammate of a team host.
+type TeammateSpec struct {
+	Team, Name, Prompt string
+	Teams              team.Store
+	Mail               mailbox.Store
+	Tasks              tasklist.Store
+	Model              llm.Model
+	// OnIdle is called each time the teammate finishes a turn and goes
+	// idle; OnClaim when it claims a task (with the task's id).
+	OnIdle  func()
+	OnClaim func(taskID string)
+}
+
+// Child runs benchmark children. The zero value runs every role but the
+// team host, which needs Teammate.
+type Child struct {
+	Teammate Teammate
+}
 
 // Host phases, runner to host, after "go" (which spawns the teammates).
 const (
@@ -73,33 +96,24 @@ func (ch *childIO) host(ctx context.Context, s stores, c childConfig) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
+	if ch.teammate == nil {
+		return errors.New("bench host: no teammate runtime given (bench.Child.Teammate)")
+	}
 	for _, name := range c.Agents {
 		if _, err := team.AddMember(ctx, s.teams, c.Team, team.Member{Name: name, BackendType: "in-process"}, time.Now()); err != nil {
 			return fmt.Errorf("bench host: add %s: %w", name, err)
 		}
-		self := teamtool.Self{Team: c.Team, Name: name, Backend: "in-process"}
-		tools := teamtool.Tools(teamtool.Config{Teams: s.teams, Mail: s.mail, Tasks: s.tasks, Self: func() teamtool.Self { return self }})
-		tm, err := swarm.NewTeammate(swarm.TeammateConfig{Team: c.Team, Name: name, Teams: s.teams, Mail: s.mail, Tasks: s.tasks, Prompt: "You are up.",
-			OnEvent: func(e swarm.Event) {
-				switch e.Kind {
-				case swarm.EventIdle:
-					if _, again := firstIdle.LoadOrStore(name, true); !again {
-						idle <- name
-					}
-				case swarm.EventClaim:
-					id, _, _ := strings.Cut(strings.TrimPrefix(e.Text, "claimed task #"), " ")
-					ch.emit(record{Kind: kindOp, ID: id, Outcome: outWon, Start: time.Now().UnixNano(), Err: name})
+		spec := TeammateSpec{Team: c.Team, Name: name, Prompt: "You are up.", Teams: s.teams, Mail: s.mail, Tasks: s.tasks, Model: model,
+			OnIdle: func() {
+				if _, again := firstIdle.LoadOrStore(name, true); !again {
+					idle <- name
 				}
 			},
-			Build: func(*swarm.Teammate) (agent.Config, error) {
-				reg, err := tool.NewRegistry(tools...)
-				return agent.Config{Model: model, System: "bench teammate", Tools: reg}, err
-			}})
-		if err != nil {
-			return fmt.Errorf("bench host: teammate %s: %w", name, err)
-		}
+			OnClaim: func(id string) {
+				ch.emit(record{Kind: kindOp, ID: id, Outcome: outWon, Start: time.Now().UnixNano(), Err: name})
+			}}
 		wg.Go(func() {
-			if err := tm.Run(ctx); err != nil && ctx.Err() == nil {
+			if err := ch.teammate(ctx, spec); err != nil && ctx.Err() == nil {
 				ch.emit(record{Kind: kindOp, Outcome: outOther, Err: fmt.Sprintf("teammate %s: %v", name, err)})
 			}
 		})
