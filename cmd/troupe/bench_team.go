@@ -69,10 +69,12 @@ unfinished, or a message never woke its recipient.`,
 				for _, n := range ns {
 					res, err := r.Team(cmd.Context(), bench.TeamConfig{Teammates: n, Hosts: hosts, Tasks: tasks, Chain: chain,
 						Pings: pings, PingGap: pingGap, Idle: idle, Timeout: timeout})
+					if res.Teammates > 0 { // measured, if only in part
+						rep.Team = append(rep.Team, res)
+					}
 					if err != nil {
 						return err
 					}
-					rep.Team = append(rep.Team, res)
 				}
 				return nil
 			}()

@@ -77,7 +77,8 @@ type TeamResult struct {
 // teamName is the team (and task list) of the team benchmark.
 const teamName = "benchteam"
 
-// Team runs the team benchmark.
+// Team runs the team benchmark. When the drain does not finish within the
+// timeout, it returns what was measured until then with the error.
 func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	if err := r.check(); err != nil {
 		return TeamResult{}, err
@@ -226,8 +227,8 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 				return TeamResult{}, err
 			}
 			final, err := l.Tasks(dctx)
-			if err != nil {
-				return TeamResult{}, fmt.Errorf("read the task list: %w", err)
+			if err != nil && dctx.Err() == nil {
+				return res, fmt.Errorf("read the task list: %w", err)
 			}
 			done := 0
 			for _, t := range final {
@@ -244,7 +245,8 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 				break
 			}
 			if dctx.Err() != nil {
-				return TeamResult{}, fmt.Errorf("%s: %d of %d tasks completed within %v", label, done, c.Tasks, c.Timeout)
+				res.DoubleClaims, res.Completed, res.Examples = checkDrain(claimedBy, final)
+				return res, fmt.Errorf("%s: %d of %d tasks completed within %v (%d claimed)", label, done, c.Tasks, c.Timeout, res.Claims)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
