@@ -185,7 +185,14 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 			return
 		case e, ok := <-events:
 			if !ok {
-				return
+				// The watch ended while the job is still tracked (the
+				// queue's consumer gave up): watch again. Events come
+				// again from the first; those already seen change
+				// nothing, and a job never ends unseen.
+				if events = c.rewatch(ctx, j.ID); events == nil {
+					return
+				}
+				continue
 			}
 			misses = 0
 			switch e.Kind {
@@ -320,4 +327,22 @@ func (c *Client) cancel1(j Job) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.cfg.Queue.Publish(ctx, Event{Kind: EventCancel, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
+}
+
+// rewatch watches job id's events again, retrying once a check while the
+// queue refuses, until ctx ends (nil then).
+func (c *Client) rewatch(ctx context.Context, id string) <-chan Event {
+	for {
+		events, err := c.cfg.Queue.Watch(ctx, id)
+		if err == nil {
+			return events
+		}
+		t := time.NewTimer(c.cfg.CheckEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
 }

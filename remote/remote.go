@@ -22,6 +22,15 @@
 // lost, and drops the job. A job returned on purpose (Delivery.Nak: label
 // mismatch, a worker shutting down with requeue) does not count as a run.
 //
+// A worker settles a job (Ack, or Term for one not run again) only after
+// its Result is published, and keeps the job alive with heartbeats while
+// the Result waits for the queue (a cluster electing a new leader for the
+// events' stream): the Result is retried as long as the worker runs and 20
+// heartbeats into its shutdown. A job whose Result still could not go out
+// is left unsettled, so the queue hands it out again and the next worker
+// reports it (or runs it, if attempts remain): never a live worker and a
+// lead waiting on a result that was dropped.
+//
 // On the lead's side the Client watches the registry of workers: when the
 // worker running its job is gone (its registration expired), it fails the
 // task at once (OnLostFail, MaxAttempts 1) or notes the loss in the task

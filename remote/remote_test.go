@@ -46,12 +46,16 @@ func newEnv(t *testing.T, policy remote.Policy) *env {
 	return e
 }
 
-// worker runs a worker on its own connection until the test ends or the
-// returned stop is called; stop waits for Run to return.
+// worker runs a worker on its own connection (and cfg.Queue, if set, in
+// front of it) until the test ends or the returned stop is called; stop
+// waits for Run to return.
 func (e *env) worker(t *testing.T, cfg remote.WorkerConfig) (conn *remotetest.Conn, stop func()) {
 	t.Helper()
 	conn = e.mem.Conn()
-	cfg.Queue, cfg.Registry, cfg.Heartbeat = conn, conn, heartbeat
+	if cfg.Queue == nil {
+		cfg.Queue = conn
+	}
+	cfg.Registry, cfg.Heartbeat = conn, heartbeat
 	w, err := remote.NewWorker(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -480,5 +484,100 @@ func TestTrackingSharesListings(t *testing.T) {
 	// checks; one per job and check would take about k/n checks.
 	if el := time.Since(begin); el < (k-1)*heartbeat/2 {
 		t.Errorf("%d listings for %d tracked jobs within %v; want at most one per %v", k, n, el, heartbeat/2)
+	}
+}
+
+// outage is a worker's queue whose publishes of results fail until a
+// time, as while a cluster elects the leader of the events' stream.
+type outage struct {
+	*remotetest.Conn
+	until    time.Time
+	failures atomic.Int32
+}
+
+func (o *outage) Publish(ctx context.Context, e remote.Event) error {
+	if e.Kind == remote.EventResult && time.Now().Before(o.until) {
+		o.failures.Add(1)
+		return errors.New("no response from stream")
+	}
+	return o.Conn.Publish(ctx, e)
+}
+
+// TestResultOutlivesOutage: a result that cannot be published for longer
+// than the 20 heartbeats a progress event is retried for is still
+// delivered, and the job is acknowledged only after it: the lead is not
+// left waiting on a live worker for a result that was dropped.
+func TestResultOutlivesOutage(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	var logs []string
+	var mu sync.Mutex
+	q := &outage{Conn: e.mem.Conn(), until: time.Now().Add(30 * heartbeat)}
+	e.worker(t, remote.WorkerConfig{Name: "w1", Queue: q,
+		Log: func(s string) { mu.Lock(); logs = append(logs, s); mu.Unlock() },
+		Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+			return remote.Result{Text: "the answer"}
+		}})
+	st := e.submit(t, remote.Request{Prompt: "p"})
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>the answer</result>") {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("job ended %s; want completed with its result:\n%s\nworker log:\n%s", ev.State.Status, ev.Notification, strings.Join(logs, "\n"))
+	}
+	if n := q.failures.Load(); n < 20 {
+		t.Errorf("%d failed result publishes; want the outage to outlast 20 heartbeats of retries", n)
+	}
+	if n := e.mem.Runs(string(st.ID)); n != 1 {
+		t.Errorf("job ran %d times; want once (its delivery kept alive while the result waited)", n)
+	}
+	waitFor(t, "the queue to be empty", func() bool { return len(e.mem.Queued()) == 0 })
+}
+
+// shortWatch is a lead's queue whose first watch of each job ends before
+// the job's result, as a consumer that gave up would.
+type shortWatch struct {
+	*remotetest.Conn
+	mu      sync.Mutex
+	watched map[string]int
+}
+
+func (q *shortWatch) Watch(ctx context.Context, id string) (<-chan remote.Event, error) {
+	q.mu.Lock()
+	q.watched[id]++
+	n := q.watched[id]
+	q.mu.Unlock()
+	if n > 1 {
+		return q.Conn.Watch(ctx, id)
+	}
+	out := make(chan remote.Event)
+	close(out)
+	return out, nil
+}
+
+// TestWatchEndsEarly: when a job's event watch ends while the job is
+// tracked, the lead watches again and the job still ends with its result.
+func TestWatchEndsEarly(t *testing.T) {
+	mem := remotetest.New(ackWait, ttl)
+	reg := task.New(task.Config{PollInterval: -1})
+	sub := reg.Subscribe()
+	q := &shortWatch{Conn: mem.Conn(), watched: map[string]int{}}
+	c, err := remote.NewClient(remote.ClientConfig{Queue: q, Workers: q, Tasks: reg, CheckEvery: heartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{mem: mem, reg: reg, sub: sub, client: c}
+	t.Cleanup(func() { c.Close(); reg.Close(context.Background()) })
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+		return remote.Result{Text: "still here"}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "p"})
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>still here</result>") {
+		t.Fatalf("job ended %s; want completed with its result:\n%s", ev.State.Status, ev.Notification)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if n := q.watched[string(st.ID)]; n < 2 {
+		t.Errorf("job watched %d times; want the ended watch resumed", n)
 	}
 }

@@ -107,7 +107,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelJobs()
 	var jobs sync.WaitGroup
 	stopRefresh := w.every(func() {
-		if err := w.cfg.Registry.Register(jobCtx, w.info()); err != nil {
+		// Bounded, so that a refresh stuck on a server that does not
+		// answer (a cluster electing leaders) is tried again at the next
+		// beat instead of letting the registration expire, and a shutdown
+		// does not wait for it.
+		rctx, cancel := context.WithTimeout(jobCtx, 2*w.cfg.Heartbeat)
+		defer cancel()
+		if err := w.cfg.Registry.Register(rctx, w.info()); err != nil {
 			w.cfg.Log(fmt.Sprintf("refresh the registration: %v", err))
 		}
 	})
@@ -140,7 +146,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		jobs.Go(func() {
 			defer func() { <-slots }()
-			w.run(jobCtx, d)
+			w.run(jobCtx, ctx.Done(), d)
 		})
 	}
 	if w.cfg.Requeue {
@@ -157,7 +163,7 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // every runs f once a heartbeat on its own goroutine until the returned
-// stop, which waits for it, is called.
+// stop, which waits for it, is called; stop may be called more than once.
 func (w *Worker) every(f func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -173,10 +179,10 @@ func (w *Worker) every(f func()) (stop func()) {
 			}
 		}
 	})
-	return func() {
+	return sync.OnceFunc(func() {
 		close(done)
 		wg.Wait()
-	}
+	})
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -202,10 +208,17 @@ func (w *Worker) bounded(ctx context.Context) (context.Context, context.CancelFu
 }
 
 // publish publishes e, retrying for 20 heartbeats: an event lost would
-// leave the lead without its progress or result.
-func (w *Worker) publish(ctx context.Context, e Event) {
+// leave the lead without its progress. It reports whether e went out.
+func (w *Worker) publish(ctx context.Context, e Event) bool {
 	ctx, cancel := w.bounded(ctx)
 	defer cancel()
+	return w.publishUntil(ctx, e)
+}
+
+// publishUntil publishes e, retrying until it is out or ctx ends, and
+// reports whether it went out. A result too large for the queue is
+// replaced by a failure saying so.
+func (w *Worker) publishUntil(ctx context.Context, e Event) bool {
 	e.Worker, e.Time = w.cfg.Name, w.cfg.Now()
 	defer w.cfg.OnEvent(e) // after it is out: what the worker shows, the lead can see
 	shrunk := false
@@ -216,26 +229,76 @@ func (w *Worker) publish(ctx context.Context, e Event) {
 			// run ended.
 			w.cfg.Log(fmt.Sprintf("publish %s of job %s: %v", e.Kind, e.JobID, err))
 			if e.Result == nil || shrunk {
-				return
+				return false
 			}
 			shrunk = true
 			e.Result = &Result{Usage: e.Result.Usage,
 				Error: fmt.Sprintf("the result of %d bytes is larger than the queue carries (%v)", len(e.Result.Text)+len(e.Result.Error), err)}
 			continue
 		}
-		if err == nil || ctx.Err() != nil {
-			if err != nil {
-				w.cfg.Log(fmt.Sprintf("publish %s of job %s: %v", e.Kind, e.JobID, err))
-			}
-			return
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			w.cfg.Log(fmt.Sprintf("publish %s of job %s: %v", e.Kind, e.JobID, err))
+			return false
 		}
 		w.cfg.Log(fmt.Sprintf("publish %s of job %s (retrying): %v", e.Kind, e.JobID, err))
 		sleep(ctx, w.cfg.Heartbeat/4)
 	}
 }
 
-// run runs one delivered job.
-func (w *Worker) run(ctx context.Context, d Delivery) {
+// afterStop returns ctx ending 20 heartbeats after stopping is closed (the
+// worker shuts down): the bound of what must not be given up while the
+// worker runs, the result of a job above all.
+func (w *Worker) afterStop(ctx context.Context, stopping <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-stopping:
+			sleep(ctx, 20*w.cfg.Heartbeat)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// finish publishes the result event e of a job and only then settles the
+// job's delivery with settle (Ack, or Term for a job not run again): a job
+// settled before its result is out would end nowhere, as the lead waits
+// for a result from a worker that is still alive. The result is retried as
+// long as the worker runs (and 20 heartbeats into its shutdown) while the
+// caller keeps the delivery alive with heartbeats; if it still cannot go
+// out, the delivery is left unsettled, so that the queue hands the job out
+// again after its heartbeat timeout and the next worker reports it (or, if
+// attempts remain, runs it).
+func (w *Worker) finish(ctx context.Context, stopping <-chan struct{}, d Delivery, e Event, settle func(context.Context) error) {
+	pctx, cancel := w.afterStop(ctx, stopping)
+	defer cancel()
+	if !w.publishUntil(pctx, e) {
+		w.cfg.Log(fmt.Sprintf("job %s: its result could not be published; it is left to the queue, which hands it out again after its heartbeat timeout", e.JobID))
+		return
+	}
+	sctx, cancel := w.bounded(ctx)
+	defer cancel()
+	for {
+		err := settle(sctx)
+		if err == nil {
+			return
+		}
+		if sctx.Err() != nil {
+			w.cfg.Log(fmt.Sprintf("settle job %s after its result: %v", e.JobID, err))
+			return
+		}
+		w.cfg.Log(fmt.Sprintf("settle job %s after its result (retrying): %v", e.JobID, err))
+		sleep(sctx, w.cfg.Heartbeat/4)
+	}
+}
+
+// run runs one delivered job; stopping is closed when the worker begins to
+// shut down.
+func (w *Worker) run(ctx context.Context, stopping <-chan struct{}, d Delivery) {
 	j := d.Job()
 	// Bookkeeping outlives a canceled run: give back, ack, publish.
 	admin := context.WithoutCancel(ctx)
@@ -247,15 +310,20 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 		w.nak(d, w.cfg.Heartbeat)
 		return
 	}
+	// The job stays with this worker until its delivery is settled: while
+	// it runs and while its result waits for the queue.
+	stopBeat := w.every(func() {
+		bctx, cancel := w.bounded(admin)
+		defer cancel()
+		if err := d.InProgress(bctx); err != nil {
+			w.cfg.Log(fmt.Sprintf("heartbeat of job %s: %v", j.ID, err))
+		}
+	})
+	defer stopBeat()
 	if attempt > j.MaxAttempts {
 		// An earlier worker took it and vanished; the job may not run again.
 		msg := fmt.Sprintf("the job was not run again: a worker running it was lost (no heartbeat), and it may run at most %d time(s)", j.MaxAttempts)
-		w.publish(admin, Event{Kind: EventResult, JobID: j.ID, Attempt: attempt, Result: &Result{Error: msg}})
-		tctx, cancel := w.bounded(admin)
-		defer cancel()
-		if err := d.Term(tctx); err != nil {
-			w.cfg.Log(fmt.Sprintf("drop job %s: %v", j.ID, err))
-		}
+		w.finish(admin, stopping, d, Event{Kind: EventResult, JobID: j.ID, Attempt: attempt, Result: &Result{Error: msg}}, d.Term)
 		return
 	}
 	w.mu.Lock()
@@ -282,13 +350,6 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 			}
 		}()
 	}
-	stopBeat := w.every(func() {
-		bctx, cancel := w.bounded(admin)
-		defer cancel()
-		if err := d.InProgress(bctx); err != nil {
-			w.cfg.Log(fmt.Sprintf("heartbeat of job %s: %v", j.ID, err))
-		}
-	})
 	start := w.cfg.Now()
 	var pmu sync.Mutex // progress may be called from several goroutines
 	res := w.cfg.Run(runCtx, j, func(text string, u Usage) {
@@ -296,21 +357,16 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 		defer pmu.Unlock()
 		w.publish(admin, Event{Kind: EventProgress, JobID: j.ID, Attempt: attempt, Text: text, Usage: u})
 	})
-	stopBeat()
 	if errors.Is(context.Cause(runCtx), errStoppedByLead) {
 		res = Result{Error: "stopped by the lead", Usage: res.Usage}
 	} else if ctx.Err() != nil { // shutting down with requeue
 		w.publish(admin, Event{Kind: EventRequeued, JobID: j.ID, Attempt: attempt, Text: "worker " + w.cfg.Name + " shut down; the job goes back to the queue"})
+		stopBeat()
 		w.nak(d, 0)
 		return
 	}
 	if res.Usage.Duration == 0 {
 		res.Usage.Duration = w.cfg.Now().Sub(start)
 	}
-	w.publish(admin, Event{Kind: EventResult, JobID: j.ID, Attempt: attempt, Usage: res.Usage, Result: &res})
-	actx, cancel := w.bounded(admin)
-	defer cancel()
-	if err := d.Ack(actx); err != nil {
-		w.cfg.Log(fmt.Sprintf("ack job %s: %v", j.ID, err))
-	}
+	w.finish(admin, stopping, d, Event{Kind: EventResult, JobID: j.ID, Attempt: attempt, Usage: res.Usage, Result: &res}, d.Ack)
 }

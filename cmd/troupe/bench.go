@@ -18,6 +18,7 @@ func (a *app) benchCommand() *cobra.Command {
 	c := group("bench", "Benchmark the file store with real processes (the peer baseline's scenarios)",
 		a.benchMailboxCommand(),
 		a.benchClaimCommand(),
+		a.benchTeamCommand(),
 		a.benchChildCommand(),
 	)
 	c.Long = `Benchmark the file store the way PEER-BASELINE.md measured Claude Code's
@@ -27,7 +28,12 @@ process, started behind a barrier, working in a fresh temporary store.
 Progress goes to stderr; the results go to stdout as markdown tables, or as
 JSON with --json. The command fails (status 1) when a run finds a lost,
 duplicated or invented message, a claim race without exactly one winner,
-or a task claimed twice.`
+or a task claimed twice.
+
+With --store nats://HOST:PORT (or $TROUPE_STORE) the same scenarios run on
+that NATS server instead, each run in a namespace of its own that is
+deleted afterwards (--keep leaves it); the interop scenario is file-only.
+The server must not need credentials or TLS files yet: those are refused.`
 	return c
 }
 
@@ -50,6 +56,10 @@ func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: find the troupe executable: %w", err)
 	}
+	nats, err := a.benchStore()
+	if err != nil {
+		return nil, err
+	}
 	return &bench.Runner{
 		Exe:        exe,
 		ChildArgs:  []string{"bench", "child"},
@@ -58,6 +68,7 @@ func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
 		Keep:       f.keep,
 		Progress:   a.Stderr,
 		ProfileDir: f.profile,
+		NATS:       nats,
 	}, nil
 }
 
@@ -84,7 +95,8 @@ missing), duplicates, phantoms. --writers 0 skips this part.
 Delivery (B4, with --delivery N): one writer sends N messages at random
 gaps between --gap-min and --gap-max into an inbox holding
 --delivery-preload read messages, while a watcher process waits on Watch
-and Reads; latency runs from the send's return to the watcher's Read.
+and Reads; latency runs from the send's call (beside it, from its return)
+to the watcher's Read.
 
 Interop (B8, with --interop N): N troupe writers and N Node writers of the
 peer's replica (inbox-writer.js with proper-lockfile, in each of
@@ -125,7 +137,7 @@ when node or npm cannot run, B8 is skipped with a message saying so.`,
 				return err
 			}
 			ctx := cmd.Context()
-			rep := &bench.Report{Machine: bench.Probe(a.Now())}
+			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
 			err = func() error {
 				for _, w := range ws {
 					for i := range reps {
@@ -236,7 +248,7 @@ tasks is left. No task may be claimed twice.
 				return err
 			}
 			ctx := cmd.Context()
-			rep := &bench.Report{Machine: bench.Probe(a.Now())}
+			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
 			err = func() error {
 				for _, n := range as {
 					if rounds == 0 {
@@ -302,7 +314,7 @@ func (a *app) benchChildCommand() *cobra.Command {
 		Hidden: true,
 		Args:   positional("CONFIG"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return bench.RunChild(cmd.Context(), args[0], a.Stdin, a.Stdout)
+			return bench.Child{Teammate: benchTeammate}.Run(cmd.Context(), args[0], a.Stdin, a.Stdout)
 		},
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/mailbox"
-	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/tasklist"
 )
 
@@ -25,22 +24,35 @@ const (
 	roleWatch = "watch" // report when each message is first seen, until stdin ends
 	roleClaim = "claim" // one ClaimTask per {"go":true,"list":L,"id":I} line
 	roleDrain = "drain" // after "go", Claim and complete until no task is ready
+	roleHost  = "host"  // after "go", run Agents as in-process teammates (host.go)
 )
 
 // childConfig tells a child what to do. The runner passes it, as JSON, in
 // the child's last argument.
 type childConfig struct {
-	Role   string        `json:"role"`
-	Root   string        `json:"root"`
-	Team   string        `json:"team,omitempty"`
-	To     string        `json:"to,omitempty"`
-	From   string        `json:"from,omitempty"` // sender, also the id prefix
-	N      int           `json:"n,omitempty"`
-	Text   int           `json:"text,omitempty"`
-	GapMin time.Duration `json:"gap_min,omitempty"`
-	GapMax time.Duration `json:"gap_max,omitempty"`
-	List   string        `json:"list,omitempty"`
-	Agent  string        `json:"agent,omitempty"`
+	Role string `json:"role"`
+	// Root is the file store's root; or NATS and Namespace locate the
+	// NATS store.
+	Root      string        `json:"root,omitempty"`
+	NATS      string        `json:"nats,omitempty"`
+	Namespace string        `json:"namespace,omitempty"`
+	Team      string        `json:"team,omitempty"`
+	To        string        `json:"to,omitempty"`
+	From      string        `json:"from,omitempty"` // sender, also the id prefix
+	N         int           `json:"n,omitempty"`
+	Text      int           `json:"text,omitempty"`
+	GapMin    time.Duration `json:"gap_min,omitempty"`
+	GapMax    time.Duration `json:"gap_max,omitempty"`
+	List      string        `json:"list,omitempty"`
+	Agent     string        `json:"agent,omitempty"`
+	// Agents are a host's teammates; Targets, the teammates its pings
+	// go to; Host numbers it; Idle is its idle window.
+	Agents  []string      `json:"agents,omitempty"`
+	Targets []string      `json:"targets,omitempty"`
+	Host    int           `json:"host,omitempty"`
+	Idle    time.Duration `json:"idle,omitempty"`
+	// Dir is the child's working folder ("": the runner's).
+	Dir string `json:"dir,omitempty"`
 	// Profile, if set, is a file to write the child's CPU profile to.
 	Profile string `json:"profile,omitempty"`
 }
@@ -68,9 +80,10 @@ const (
 
 // command is one line on a child's stdin.
 type command struct {
-	Go   bool   `json:"go"`
-	List string `json:"list,omitempty"`
-	ID   string `json:"id,omitempty"`
+	Go    bool   `json:"go"`
+	Phase string `json:"phase,omitempty"` // a host's next phase
+	List  string `json:"list,omitempty"`
+	ID    string `json:"id,omitempty"`
 }
 
 // record is one line on a child's stdout.
@@ -84,6 +97,9 @@ type record struct {
 	Reads   int    `json:"reads,omitempty"`
 	Kicks   int    `json:"kicks,omitempty"`
 	Wasted  int    `json:"wasted,omitempty"` // lost compare-and-swaps inside Claim
+	RSS     int64  `json:"rss,omitempty"`    // a host's resident bytes
+	PerIdle int64  `json:"per_idle,omitempty"`
+	CPU     int64  `json:"cpu,omitempty"` // a host's CPU ns over its idle window
 }
 
 // RunChild runs one benchmark child: config is the JSON its runner put in
@@ -91,6 +107,11 @@ type record struct {
 // stdout, one JSON line each. It returns when its work is done or stdin
 // ends.
 func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Writer) error {
+	return Child{}.Run(ctx, config, stdin, stdout)
+}
+
+// Run is RunChild with the team host's teammate runtime.
+func (k Child) Run(ctx context.Context, config string, stdin io.Reader, stdout io.Writer) error {
 	var c childConfig
 	if err := json.Unmarshal([]byte(config), &c); err != nil {
 		return fmt.Errorf("bench child: bad configuration: %w", err)
@@ -106,12 +127,12 @@ func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Wri
 		}
 		defer pprof.StopCPUProfile()
 	}
-	s, err := file.Open(c.Root, file.Options{})
+	s, err := openChild(ctx, c)
 	if err != nil {
 		return fmt.Errorf("bench child: %w", err)
 	}
-	defer s.Close()
-	ch := &childIO{in: bufio.NewReader(stdin), enc: json.NewEncoder(stdout)}
+	defer s.close()
+	ch := &childIO{in: bufio.NewReader(stdin), enc: json.NewEncoder(stdout), teammate: k.Teammate}
 	switch c.Role {
 	case roleSend:
 		return ch.send(ctx, s, c)
@@ -121,13 +142,16 @@ func RunChild(ctx context.Context, config string, stdin io.Reader, stdout io.Wri
 		return ch.claim(ctx, s, c)
 	case roleDrain:
 		return ch.drain(ctx, s, c)
+	case roleHost:
+		return ch.host(ctx, s, c)
 	}
 	return fmt.Errorf("bench child: unknown role %q", c.Role)
 }
 
 // childIO is a child's side of the protocol.
 type childIO struct {
-	in *bufio.Reader
+	in       *bufio.Reader
+	teammate Teammate // the team host's runtime
 
 	mu  sync.Mutex
 	enc *json.Encoder // guarded by mu
@@ -173,8 +197,8 @@ func (ch *childIO) barrier() error {
 	return nil
 }
 
-func (ch *childIO) send(ctx context.Context, s *file.Store, c childConfig) error {
-	mail := s.Mail()
+func (ch *childIO) send(ctx context.Context, s stores, c childConfig) error {
+	mail := s.mail
 	if err := ch.barrier(); err != nil {
 		return err
 	}
@@ -232,10 +256,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // watch reports each message id of the inbox the first time a Read shows
 // it, re-reading on every Watch kick, until stdin ends.
-func (ch *childIO) watch(ctx context.Context, s *file.Store, c childConfig) error {
+func (ch *childIO) watch(ctx context.Context, s stores, c childConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mail := s.Mail()
+	mail := s.mail
 	kick, err := mail.Watch(ctx, c.Team, c.Agent)
 	if err != nil {
 		return fmt.Errorf("bench child: %w", err)
@@ -293,7 +317,7 @@ func (ch *childIO) watch(ctx context.Context, s *file.Store, c childConfig) erro
 }
 
 // claim runs one ClaimTask per command until stdin ends.
-func (ch *childIO) claim(ctx context.Context, s *file.Store, c childConfig) error {
+func (ch *childIO) claim(ctx context.Context, s stores, c childConfig) error {
 	if err := ch.emit(record{Kind: kindReady}); err != nil {
 		return err
 	}
@@ -306,7 +330,7 @@ func (ch *childIO) claim(ctx context.Context, s *file.Store, c childConfig) erro
 			return err
 		}
 		start := time.Now()
-		_, err = tasklist.New(s.Tasks(), cmd.List).ClaimTask(ctx, cmd.ID, c.Agent)
+		_, err = tasklist.New(s.tasks, cmd.List).ClaimTask(ctx, cmd.ID, c.Agent)
 		end := time.Now()
 		if err := ch.emit(record{Kind: kindOp, ID: cmd.ID, Start: start.UnixNano(), End: end.UnixNano(), Outcome: claimOutcome(err), Err: errString(err)}); err != nil {
 			return err
@@ -332,8 +356,8 @@ func claimOutcome(err error) string {
 const maxDrainErrors = 50
 
 // drain claims and completes tasks of c.List until none is ready.
-func (ch *childIO) drain(ctx context.Context, s *file.Store, c childConfig) error {
-	store := &countingStore{Store: s.Tasks()}
+func (ch *childIO) drain(ctx context.Context, s stores, c childConfig) error {
+	store := &countingStore{Store: s.tasks}
 	l := tasklist.New(store, c.List)
 	if err := ch.barrier(); err != nil {
 		return err

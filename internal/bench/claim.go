@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/tasklist"
 )
 
@@ -49,16 +48,16 @@ func (r *Runner) Race(ctx context.Context, c RaceConfig) (RaceResult, error) {
 		return RaceResult{}, err
 	}
 	defer cleanup()
-	s, err := file.Open(dir, file.Options{})
+	s, err := r.openRun(ctx, dir)
 	if err != nil {
 		return RaceResult{}, err
 	}
-	defer s.Close()
+	defer s.close()
 	r.progressf("%s: starting %d claimer processes", label, c.Agents)
 	g := r.newGroup()
 	defer g.abort()
 	for i := range c.Agents {
-		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("claimer %d", i), childConfig{Role: roleClaim, Root: s.Root(), Agent: agentName(i)}); err != nil {
+		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("claimer %d", i), s.at(childConfig{Role: roleClaim, Agent: agentName(i)})); err != nil {
 			return RaceResult{}, err
 		}
 	}
@@ -74,7 +73,7 @@ func (r *Runner) Race(ctx context.Context, c RaceConfig) (RaceResult, error) {
 	}
 	for ; round < c.Rounds; round++ {
 		list := "race-" + strconv.Itoa(round)
-		task, err := tasklist.New(s.Tasks(), list).Create(ctx, tasklist.Draft{Subject: "race " + strconv.Itoa(round)})
+		task, err := tasklist.New(s.tasks, list).Create(ctx, tasklist.Draft{Subject: "race " + strconv.Itoa(round)})
 		if err != nil {
 			return RaceResult{}, err
 		}
@@ -103,7 +102,7 @@ func (r *Runner) Race(ctx context.Context, c RaceConfig) (RaceResult, error) {
 		if err != nil {
 			return RaceResult{}, err
 		}
-		stored, _, err := s.Tasks().Get(ctx, list, task.ID)
+		stored, _, err := s.tasks.Get(ctx, list, task.ID)
 		if err != nil {
 			return RaceResult{}, fmt.Errorf("round %d: %w", round, err)
 		}
@@ -180,13 +179,13 @@ func (r *Runner) Drain(ctx context.Context, c DrainConfig) (DrainResult, error) 
 		return DrainResult{}, err
 	}
 	defer cleanup()
-	s, err := file.Open(dir, file.Options{})
+	s, err := r.openRun(ctx, dir)
 	if err != nil {
 		return DrainResult{}, err
 	}
-	defer s.Close()
+	defer s.close()
 	const list = "drain"
-	l := tasklist.New(s.Tasks(), list)
+	l := tasklist.New(s.tasks, list)
 	for i := range c.Tasks {
 		if _, err := l.Create(ctx, tasklist.Draft{Subject: "task " + strconv.Itoa(i)}); err != nil {
 			return DrainResult{}, err
@@ -196,7 +195,7 @@ func (r *Runner) Drain(ctx context.Context, c DrainConfig) (DrainResult, error) 
 	g := r.newGroup()
 	defer g.abort()
 	for i := range c.Agents {
-		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("agent %d", i), childConfig{Role: roleDrain, Root: s.Root(), List: list, Agent: agentName(i)}); err != nil {
+		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("agent %d", i), s.at(childConfig{Role: roleDrain, List: list, Agent: agentName(i)})); err != nil {
 			return DrainResult{}, err
 		}
 	}

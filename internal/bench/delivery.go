@@ -29,13 +29,14 @@ type DeliveryResult struct {
 	GapMaxMS float64 `json:"gap_max_ms"`
 	Sent     int     `json:"sent"`
 	Failed   int     `json:"failed"`
-	// Latency runs from the writer's Send returning to the watcher's Read
-	// that first showed the message (wall clock, one machine); it can be
-	// negative when the watcher is quicker than the sender's return.
+	// Latency, the headline, runs from the writer's Send call to the
+	// watcher's Read that first showed the message (wall clock, one
+	// machine), as the peer measures it: the whole send is included.
 	Latency Summary `json:"latency"`
-	// FromStart runs from the writer's Send call to the watcher's sight:
-	// an upper bound that includes the whole send.
-	FromStart Summary `json:"from_start"`
+	// FromReturn runs from the writer's Send returning to that Read. It
+	// can be negative: once stored, a message is visible while the send
+	// is still on its way back.
+	FromReturn Summary `json:"from_return"`
 	// Missing counts sent messages the watcher never saw.
 	Missing    int `json:"missing"`
 	Reads      int `json:"reads"`
@@ -71,21 +72,22 @@ func (r *Runner) Delivery(ctx context.Context, c DeliveryConfig) (DeliveryResult
 		return DeliveryResult{}, err
 	}
 	defer cleanup()
-	run, err := newMailRun(ctx, dir, c.Preload, true, c.Text)
+	run, err := r.newMailRun(ctx, dir, c.Preload, true, c.Text)
 	if err != nil {
 		return DeliveryResult{}, err
 	}
+	defer run.close()
 	r.progressf("%s: starting a watcher and a writer process (about %.0f s)", label, float64(c.N)*(c.GapMin+c.GapMax).Seconds()/2)
 	g := r.newGroup()
 	defer g.abort()
-	watcher, err := g.spawnTroupe(ctx, "watcher", childConfig{Role: roleWatch, Root: run.root, Team: benchTeam, Agent: benchInbox})
+	watcher, err := g.spawnTroupe(ctx, "watcher", run.at(childConfig{Role: roleWatch, Team: benchTeam, Agent: benchInbox}))
 	if err != nil {
 		return DeliveryResult{}, err
 	}
-	writer, err := g.spawnTroupe(ctx, "writer", childConfig{
-		Role: roleSend, Root: run.root, Team: benchTeam, To: benchInbox, From: "d",
+	writer, err := g.spawnTroupe(ctx, "writer", run.at(childConfig{
+		Role: roleSend, Team: benchTeam, To: benchInbox, From: "d",
 		N: c.N, Text: c.Text, GapMin: c.GapMin, GapMax: c.GapMax,
-	})
+	}))
 	if err != nil {
 		return DeliveryResult{}, err
 	}
@@ -165,19 +167,19 @@ func (r *Runner) Delivery(ctx context.Context, c DeliveryConfig) (DeliveryResult
 		return DeliveryResult{}, err
 	}
 	res.ReaderCPUMS = cpuMS([]*child{watcher})
-	var lat, fromStart []float64
+	var fromCall, fromReturn []float64
 	for id, ret := range returned {
 		if t, ok := seen[id]; ok {
-			lat = append(lat, spanMS(ret, t))
-			fromStart = append(fromStart, spanMS(called[id], t))
+			fromCall = append(fromCall, spanMS(called[id], t))
+			fromReturn = append(fromReturn, spanMS(ret, t))
 		} else {
 			res.Missing++
 		}
 	}
-	res.Latency = Summarize(lat)
-	res.FromStart = Summarize(fromStart)
+	res.Latency = Summarize(fromCall)
+	res.FromReturn = Summarize(fromReturn)
 	res.SendLatency = Summarize(sendLat)
-	r.progressf("%s: after the send returned p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (after it was called: p50 %.2f, p99 %.2f); missing %d, %d reads, reader CPU %.0f ms",
-		label, res.Latency.P50, res.Latency.P90, res.Latency.P99, res.Latency.Max, res.FromStart.P50, res.FromStart.P99, res.Missing, res.Reads, res.ReaderCPUMS)
+	r.progressf("%s: from the send's call p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (from its return: p50 %.2f, p99 %.2f); missing %d, %d reads, reader CPU %.0f ms",
+		label, res.Latency.P50, res.Latency.P90, res.Latency.P99, res.Latency.Max, res.FromReturn.P50, res.FromReturn.P99, res.Missing, res.Reads, res.ReaderCPUMS)
 	return res, nil
 }

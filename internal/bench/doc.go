@@ -17,11 +17,14 @@
 //   - Writers (B1, B2, B3): W writer processes × M messages into one inbox,
 //     optionally preloaded.
 //   - Delivery (B4): one writer at random gaps, one watcher process using
-//     mailbox.Store.Watch and Read; latency from the send's return to the
-//     watcher's first sight of the message.
+//     mailbox.Store.Watch and Read; latency from the send's call (and,
+//     beside it, from its return) to the watcher's first sight of the
+//     message.
 //   - Race (B6): A claimer processes race tasklist.List.ClaimTask on one
 //     fresh task per round.
-//   - Drain (B7): A agent processes Claim and complete independent tasks.
+//   - Drain (B7): A agent processes Claim and complete independent tasks:
+//     two writes a task, where the peer's replica makes three (claim, then
+//     in_progress, then completed); the report says so beside the figure.
 //   - Interop (B8): troupe writers and the peer's Node writers (the replica
 //     in peer-bench, with proper-lockfile) into one inbox.
 //

@@ -108,6 +108,7 @@ func (g *group) spawnTroupe(ctx context.Context, name string, cfg childConfig) (
 		Path: g.r.Exe,
 		Args: append(append([]string(nil), g.r.ChildArgs...), string(arg)),
 		Env:  g.r.ChildEnv,
+		Dir:  cfg.Dir,
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -56,6 +56,9 @@ func (r *Runner) PreparePeer(ctx context.Context, c PeerConfig) (*Peer, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
+	if err := r.fileOnly(); err != nil {
+		return nil, err
+	}
 	version, err := r.output(ctx, Spec{Path: "node", Args: []string{"--version"}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: node --version: %v", ErrNoNode, err)
@@ -197,6 +200,9 @@ func (r *Runner) Interop(ctx context.Context, p *Peer, c InteropConfig) (Interop
 	if err := r.check(); err != nil {
 		return InteropResult{}, err
 	}
+	if err := r.fileOnly(); err != nil {
+		return InteropResult{}, err
+	}
 	if c.Troupe < 0 || c.Node < 0 || c.Troupe+c.Node < 1 || c.Msgs < 1 {
 		return InteropResult{}, fmt.Errorf("bench: interop of %d troupe and %d node writers × %d: want writers and messages", c.Troupe, c.Node, c.Msgs)
 	}
@@ -212,18 +218,19 @@ func (r *Runner) Interop(ctx context.Context, p *Peer, c InteropConfig) (Interop
 		return InteropResult{}, err
 	}
 	defer cleanup()
-	run, err := newMailRun(ctx, dir, 0, false, c.Text)
+	run, err := r.newMailRun(ctx, dir, 0, false, c.Text)
 	if err != nil {
 		return InteropResult{}, err
 	}
+	defer run.close()
 	r.progressf("%s: starting", label)
 	g := r.newGroup()
 	defer g.abort()
 	for i := range c.Troupe {
-		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("troupe writer %d", i), childConfig{
-			Role: roleSend, Root: run.root, Team: benchTeam, To: benchInbox,
+		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("troupe writer %d", i), run.at(childConfig{
+			Role: roleSend, Team: benchTeam, To: benchInbox,
 			From: fmt.Sprintf("t%d", i), N: c.Msgs, Text: c.Text,
-		}); err != nil {
+		})); err != nil {
 			return InteropResult{}, err
 		}
 	}
@@ -357,4 +364,12 @@ func decodeNode(line []byte) event {
 		return event{err: fmt.Errorf("undecodable IPC message %q", abbrev(string(line)))}
 	}
 	return event{raw: append([]byte(nil), line...)}
+}
+
+// fileOnly refuses the interop scenario on NATS.
+func (r *Runner) fileOnly() error {
+	if r.NATS != "" {
+		return fmt.Errorf("bench: interop mixes troupe's writers with the peer's Node writers into one inbox file: the file store only, not NATS at %s", r.NATS)
+	}
+	return nil
 }

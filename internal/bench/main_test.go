@@ -15,7 +15,7 @@ const childEnv = "TROUPE_BENCH_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		if err := RunChild(context.Background(), os.Args[len(os.Args)-1], os.Stdin, os.Stdout); err != nil {
+		if err := (Child{Teammate: testTeammate}).Run(context.Background(), os.Args[len(os.Args)-1], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -42,12 +42,15 @@ func Probe(now time.Time) Machine {
 
 // Report gathers the results of one troupe bench invocation.
 type Report struct {
-	Machine  Machine         `json:"machine"`
+	Machine Machine `json:"machine"`
+	// Store is what was measured: "file", or the NATS server's URL.
+	Store    string          `json:"store,omitempty"`
 	Writers  []WritersResult `json:"writers,omitempty"`
 	Delivery *DeliveryResult `json:"delivery,omitempty"`
 	Interop  []InteropResult `json:"interop,omitempty"`
 	Race     []RaceResult    `json:"race,omitempty"`
 	Drain    []DrainResult   `json:"drain,omitempty"`
+	Team     []TeamResult    `json:"team,omitempty"`
 	Skipped  []string        `json:"skipped,omitempty"`
 }
 
@@ -60,6 +63,9 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		p.f(", node %s", m.Node)
 	}
 	p.f(", %s\n", m.Date)
+	if rep.Store != "" {
+		p.f("Store: %s\n", rep.Store)
+	}
 	if len(rep.Writers) > 0 {
 		p.f("\n### Writers into one inbox (B1-B3)\n\n")
 		p.f("| W | msgs each | preload | rep | ok / attempted | failed | ok msg/s | send p50 ms | p99 ms | max ms | final KB | lost | dup | phantom | writers' CPU s |\n")
@@ -73,12 +79,12 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if d := rep.Delivery; d != nil {
 		p.f("\n### Delivery latency, Watch + Read in its own process (B4)\n\n")
-		p.f("Latency from the send's return to the watcher's Read (negative: seen before Send returned); in brackets, from the send's call.\n\n")
-		p.f("| messages | gaps ms | preload | p50 ms | p90 ms | p99 ms | max ms | min ms | from call p50 / p99 / max ms | missing | reads | kicks | read errors | reader CPU ms | send p50 / p99 ms |\n")
+		p.f("Latency from the send's call to the watcher's Read that first showed the message, as the peer measures it; beside it, from the send's return (negative: seen before Send returned).\n\n")
+		p.f("| messages | gaps ms | preload | p50 ms | p90 ms | p99 ms | max ms | min ms | from return p50 / p99 / max ms | missing | reads | kicks | read errors | reader CPU ms | send p50 / p99 ms |\n")
 		p.f("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		p.f("| %d (%d failed) | %.0f-%.0f | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f | %d | %d | %d | %d | %.0f | %.1f / %.1f |\n",
 			d.Sent, d.Failed, d.GapMinMS, d.GapMaxMS, d.Preload, d.Latency.P50, d.Latency.P90, d.Latency.P99, d.Latency.Max, d.Latency.Min,
-			d.FromStart.P50, d.FromStart.P99, d.FromStart.Max, d.Missing, d.Reads, d.Kicks, d.ReadErrors, d.ReaderCPUMS, d.SendLatency.P50, d.SendLatency.P99)
+			d.FromReturn.P50, d.FromReturn.P99, d.FromReturn.Max, d.Missing, d.Reads, d.Kicks, d.ReadErrors, d.ReaderCPUMS, d.SendLatency.P50, d.SendLatency.P99)
 	}
 	if len(rep.Interop) > 0 {
 		p.f("\n### Mixed troupe + Node writers into one inbox (B8)\n\n")
@@ -102,11 +108,27 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(rep.Drain) > 0 {
 		p.f("\n### Drain independent tasks (B7)\n\n")
+		p.f("Each task costs troupe two writes (a claim that sets the owner and in_progress together, then completed); the peer's replica makes three (claim, in_progress, completed), so its tasks/s is not for the same writes.\n\n")
 		p.f("| agents | tasks | wall s | tasks/s | claims | double claims | completed | wasted | errors | claim p50 ms | p99 ms |\n")
 		p.f("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.Drain {
 			p.f("| %d | %d | %.2f | %.1f | %d | %d | %d | %d | %s | %.1f | %.1f |\n", r.Agents, r.Tasks, r.WallS, r.TasksPerS,
 				r.Claims, r.DoubleClaims, r.Completed, r.Wasted, mapCell(r.Errors), r.Latency.P50, r.Latency.P99)
+		}
+	}
+	if len(rep.Team) > 0 {
+		p.f("\n### A team of in-process teammates on several hosts\n\n")
+		p.f("Delivery runs from a ping's Send call to the recipient teammate's model being asked with it; beside it, from the Send's return. Memory per idle teammate is a host's growth in resident memory over its spawn, per teammate; idle CPU is every host's over the idle window, in percent of one core.\n\n")
+		p.f("| teammates | hosts | spawn all s | host RSS MB | KiB per idle teammate | idle CPU %% of a core | tasks (chains) | drain s | tasks/s | claims | double claims | completed | pings (missing) | delivery p50 / p99 ms | from return p50 / p99 ms |\n")
+		p.f("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, r := range rep.Team {
+			rss := make([]string, len(r.HostRSSMB))
+			for i, v := range r.HostRSSMB {
+				rss[i] = fmt.Sprintf("%.0f", v)
+			}
+			p.f("| %d | %d | %.2f | %s | %.0f | %.2f | %d (%d) | %.2f | %.1f | %d | %d | %d | %d (%d) | %.2f / %.2f | %.2f / %.2f |\n",
+				r.Teammates, r.Hosts, r.SpawnS, strings.Join(rss, ", "), r.IdleTeammateKB, r.IdleCPUPct, r.Tasks, r.Chain, r.DrainS, r.TasksPerS,
+				r.Claims, r.DoubleClaims, r.Completed, r.Pings, r.Missing, r.Delivery.P50, r.Delivery.P99, r.FromReturn.P50, r.FromReturn.P99)
 		}
 	}
 	for _, s := range rep.Skipped {
@@ -204,6 +226,12 @@ func (rep *Report) Problems() []string {
 	for _, r := range rep.Drain {
 		if r.DoubleClaims > 0 || r.Completed != r.Tasks {
 			out = append(out, fmt.Sprintf("drain A=%d: %d double claims, %d of %d tasks completed (%s)", r.Agents, r.DoubleClaims, r.Completed, r.Tasks, strings.Join(r.Examples, "; ")))
+		}
+	}
+	for _, r := range rep.Team {
+		if r.DoubleClaims > 0 || r.Completed != r.Tasks || r.Missing > 0 {
+			out = append(out, fmt.Sprintf("team N=%d hosts=%d: %d double claims, %d of %d tasks completed, %d of %d pings never woke their recipient (%s)",
+				r.Teammates, r.Hosts, r.DoubleClaims, r.Completed, r.Tasks, r.Missing, r.Pings, strings.Join(append(r.Examples, r.Errors...), "; ")))
 		}
 	}
 	return out

@@ -53,6 +53,12 @@ type Runner struct {
 	ChildEnv []string
 	// Start starts processes.
 	Start StartFunc
+	// NATS, if set, is the URL (or comma-separated URLs) of the NATS
+	// server whose store is measured instead of the file store's: each run
+	// works in a namespace of its own there, deleted afterwards unless
+	// Keep. Only an unauthenticated server can be used so far: no
+	// credentials are passed to the children.
+	NATS string
 	// TempDir is where each run makes its folder; empty means os.TempDir().
 	TempDir string
 	// Keep leaves each run's folder in place instead of removing it.

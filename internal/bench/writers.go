@@ -62,18 +62,19 @@ func (r *Runner) Writers(ctx context.Context, c WritersConfig) (WritersResult, e
 		return WritersResult{}, err
 	}
 	defer cleanup()
-	run, err := newMailRun(ctx, dir, c.Preload, false, c.Text)
+	run, err := r.newMailRun(ctx, dir, c.Preload, false, c.Text)
 	if err != nil {
 		return WritersResult{}, err
 	}
+	defer run.close()
 	r.progressf("%s: starting %d writer processes", label, c.Writers)
 	g := r.newGroup()
 	defer g.abort()
 	for i := range c.Writers {
-		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("writer %d", i), childConfig{
-			Role: roleSend, Root: run.root, Team: benchTeam, To: benchInbox,
+		if _, err := g.spawnTroupe(ctx, fmt.Sprintf("writer %d", i), run.at(childConfig{
+			Role: roleSend, Team: benchTeam, To: benchInbox,
 			From: fmt.Sprintf("w%d", i), N: c.Msgs, Text: c.Text,
-		}); err != nil {
+		})); err != nil {
 			return WritersResult{}, err
 		}
 	}
@@ -124,7 +125,7 @@ func (r *Runner) Writers(ctx context.Context, c WritersConfig) (WritersResult, e
 		res.OKPerS = float64(res.OK) / res.WallS
 	}
 	res.Latency = Summarize(lat)
-	f, err := ReadInbox(run.inbox)
+	f, err := run.readInbox(ctx)
 	if err != nil {
 		res.InvalidInbox = err.Error()
 	}

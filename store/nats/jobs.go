@@ -22,6 +22,10 @@ const (
 	DefaultWorkerTTL        = 15 * time.Second
 	// jobsKeep is how long job events and run counts are kept.
 	jobsKeep = 7 * 24 * time.Hour
+	// jobWatchHeartbeat and jobWatchExpiry are the idle heartbeat and the
+	// pull expiry of a job's event watch.
+	jobWatchHeartbeat = time.Second
+	jobWatchExpiry    = 5 * time.Second
 )
 
 // JobOptions tune the job queue and the worker registry of Store.Jobs.
@@ -320,7 +324,11 @@ func (j *Jobs) Watch(ctx context.Context, jobID string) (<-chan remote.Event, er
 	if err != nil {
 		return nil, fmt.Errorf("watch job %s: %w", jobID, j.s.closedAs(err, remote.ErrClosed))
 	}
-	it, err := cons.Messages()
+	// A job's watch is short-lived and few run at once, so it takes a
+	// fast heartbeat: when the server holding its consumer dies (the
+	// client still connected to another), the missing heartbeats reset it
+	// in about two seconds instead of the default ten.
+	it, err := cons.Messages(jetstream.PullExpiry(jobWatchExpiry), jetstream.PullHeartbeat(jobWatchHeartbeat))
 	if err != nil {
 		return nil, fmt.Errorf("watch job %s: %w", jobID, j.s.closedAs(err, remote.ErrClosed))
 	}

@@ -194,7 +194,11 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []ra
 		// On a cluster the scan's consumer may run on a replica still
 		// applying the newest messages: the leader's newest message of
 		// the inbox must be in the scan, or the scan starts over.
-		last, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
+		// Asked of the leader, which may be gone: bounded like any
+		// attempt, so that a lost leader is asked again, not waited for.
+		lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		last, _, err := s.leaderLast(lctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
+		cancel()
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
 			last, err = 0, nil // an empty inbox

@@ -131,6 +131,13 @@ func transient(err error) bool {
 	if errors.As(err, &apiErr) {
 		return apiErr.Code == 503 || apiErr.Code == 408
 	}
+	// KV watches (and so scans) still go through nats.go's older
+	// JetStream API, whose errors are its own type: "JetStream system
+	// temporarily unavailable" while a cluster elects its meta leader.
+	var oldErr *natsgo.APIError
+	if errors.As(err, &oldErr) {
+		return oldErr.Code == 503 || oldErr.Code == 408
+	}
 	return errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, errConnLost) ||
 		errors.Is(err, errStalled) ||
@@ -141,8 +148,8 @@ func transient(err error) bool {
 		errors.Is(err, natsgo.ErrDisconnected)
 }
 
-// retryKV is a KeyValue whose Get, Create, Update and Delete retry as
-// retry does, each attempt bounded by attemptTimeout.
+// retryKV is a KeyValue whose Get, Put, Create, Update and Delete retry
+// as retry does, each attempt bounded by attemptTimeout.
 type retryKV struct {
 	jetstream.KeyValue
 	s *Store
@@ -154,6 +161,16 @@ func (kv retryKV) Get(ctx context.Context, key string) (e jetstream.KeyValueEntr
 		return err
 	})
 	return e, err
+}
+
+// Put is last-writer-wins, so an attempt whose acknowledgement was lost
+// is simply written again.
+func (kv retryKV) Put(ctx context.Context, key string, value []byte) (rev uint64, err error) {
+	err = kv.s.retry(ctx, "put "+key, attemptTimeout, func(ctx context.Context, _ int) error {
+		rev, err = kv.KeyValue.Put(ctx, key, value)
+		return err
+	})
+	return rev, err
 }
 
 func (kv retryKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (rev uint64, err error) {

@@ -121,7 +121,7 @@ func (s *Store) bucket(ctx context.Context, name, desc string, history uint8) (j
 	if str, err = s.fitReplicas(ctx, str); err != nil {
 		return nil, nil, fmt.Errorf("bucket %s: %w", name, err)
 	}
-	return retryKV{KeyValue: kv, s: s}, str, nil
+	return retryKV{KeyValue: kv, s: s}, s.fitConsumers(ctx, str), nil
 }
 
 // stream binds (or creates) the stream of cfg and checks it.
@@ -146,7 +146,10 @@ func (s *Store) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstre
 	if !slices.Equal(got.Subjects, cfg.Subjects) {
 		return nil, fmt.Errorf("stream %s exists with subjects %q; troupe needs exactly %q (delete the stream or choose another namespace)", cfg.Name, got.Subjects, cfg.Subjects)
 	}
-	return s.fitReplicas(ctx, str)
+	if str, err = s.fitReplicas(ctx, str); err != nil {
+		return nil, err
+	}
+	return s.fitConsumers(ctx, str), nil
 }
 
 // checkConfig refuses a stream of another schema or one whose limits

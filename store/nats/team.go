@@ -23,8 +23,13 @@ var tombstone = []byte("troupe:deleting\n")
 const maxCAS = 1000
 
 // isConflict reports whether err is a failed compare-and-swap.
+// On a replicated stream the server reports a lost compare-and-swap as
+// "wrong last sequence" with an error code nats.go does not translate into
+// ErrKeyExists (isWrongSequence): it is a conflict all the same, which
+// callers retry, not a failure (a team update from three hosts on a
+// cluster failed on it).
 func isConflict(err error) bool {
-	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isWrongSequence(err)
 }
 
 // Create stores a new team. It returns team.ErrExists if the name is taken
@@ -144,17 +149,38 @@ func (t *Teams) List(ctx context.Context) ([]team.Config, error) {
 }
 
 // scanKV returns the current entries of kv whose keys match filter, in one
-// pass of a watcher, without delete markers.
+// pass of a watcher, without delete markers. On a cluster the watcher's
+// consumer may run on a replica still applying the newest writes (a rolling
+// restart saw a claimed task listed without its owner): the leader's newest
+// entry among the keys must be in the scan, or the scan starts over.
 func (s *Store) scanKV(ctx context.Context, kv jetstream.KeyValue, filter string) (out []jetstream.KeyValueEntry, err error) {
 	// A scan that the connection's loss cut short starts over (see retry).
 	err = s.retry(ctx, "scan "+kv.Bucket()+" "+filter, 0, func(ctx context.Context, _ int) error {
-		out, err = scanOnce(ctx, kv, filter)
+		// Asked of the leader, which may be gone: bounded like any
+		// attempt, so that a lost leader is asked again, not waited for.
+		lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		last, _, err := s.leaderLast(lctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+filter)
+		cancel()
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+			last, err = 0, nil // no such key yet
+		}
+		if err != nil {
+			return err
+		}
+		var newest uint64
+		out, newest, err = scanOnce(ctx, kv, filter)
+		if err == nil && newest < last {
+			return fmt.Errorf("scan %s behind the stream leader (revision %d, scan saw %d): %w", filter, last, newest, errStalled)
+		}
 		return err
 	})
 	return out, err
 }
 
-func scanOnce(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+// scanOnce returns the entries of one pass, without delete markers, and
+// the newest revision it saw, delete markers included.
+func scanOnce(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, uint64, error) {
 	// A scan whose consumer stops delivering (its server died while this
 	// client stayed connected to another one) is a stalled attempt, ended
 	// after attemptTimeout without progress.
@@ -163,32 +189,36 @@ func scanOnce(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jets
 	var got int
 	stall := time.AfterFunc(attemptTimeout, func() { cancel(errStalled) })
 	defer stall.Stop()
-	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+	w, err := kv.Watch(ctx, filter)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errStalled) {
-			return nil, fmt.Errorf("scan %s: %w", filter, errStalled)
+			return nil, 0, fmt.Errorf("scan %s: %w", filter, errStalled)
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	defer w.Stop()
 	var out []jetstream.KeyValueEntry
+	var newest uint64
 	for {
 		select {
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil, errors.New("watcher stopped")
+				return nil, 0, errors.New("watcher stopped")
 			}
 			if e == nil {
-				return out, nil
+				return out, newest, nil
 			}
-			out = append(out, e)
+			newest = max(newest, e.Revision())
+			if e.Operation() == jetstream.KeyValuePut {
+				out = append(out, e)
+			}
 			got++
 			stall.Reset(attemptTimeout)
 		case <-ctx.Done():
 			if errors.Is(context.Cause(ctx), errStalled) {
-				return nil, fmt.Errorf("scan %s: %w after %d entries", filter, errStalled, got)
+				return nil, 0, fmt.Errorf("scan %s: %w after %d entries", filter, errStalled, got)
 			}
-			return nil, context.Cause(ctx)
+			return nil, 0, context.Cause(ctx)
 		}
 	}
 }

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/troupe-dev/troupe/internal/bench"
+)
+
+func (a *app) benchTeamCommand() *cobra.Command {
+	var (
+		f                          benchFlags
+		teammates                  string
+		hosts, tasks, chain, pings int
+		pingGap, idle, timeout     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "team [--teammates 100] [--hosts 3] [--tasks 300]",
+		Short: "Measure a team of in-process teammates spread over host processes",
+		Long: `Measure a team of in-process teammates (the scripted model, no API calls)
+spread over --hosts processes, each a host with its own working folder, all
+on one store (--store file or nats://...).
+
+For each --teammates count: the hosts add their share of the team and
+start it one teammate at a time (reported: the time until every teammate
+finished its first turn and went idle, each host's resident memory, the
+growth of a host's memory per idle teammate); the idle team's CPU is taken
+over --idle; then --tasks tasks in dependency chains of --chain are
+created and the teammates claim and complete them on their own (reported:
+drain time, throughput, claims, and a check that no task was claimed twice
+and all were completed); then each host sends --pings messages to
+teammates on the other hosts (reported: delivery p50/p99 from the send's
+call to the recipient's model being asked with it, and from its return).
+
+The command fails (status 1) when a task was claimed twice or left
+unfinished, or a message never woke its recipient.`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, err := parseCounts("--teammates", teammates)
+			if err != nil {
+				return err
+			}
+			switch {
+			case len(ns) == 0:
+				return usagef("--teammates: want at least one team size")
+			case hosts < 1:
+				return usagef("--hosts %d: want at least 1", hosts)
+			case tasks < 0:
+				return usagef("--tasks %d: want 0 or more", tasks)
+			case chain < 1:
+				return usagef("--chain %d: want at least 1 (1: independent tasks)", chain)
+			case pings < 0:
+				return usagef("--pings %d: want 0 or more", pings)
+			case idle <= 0 || timeout <= 0 || pingGap < 0:
+				return usagef("--idle and --timeout must be positive, --ping-gap not negative")
+			}
+			for _, n := range ns {
+				if n < hosts {
+					return usagef("--teammates %d on --hosts %d: want at least one teammate a host", n, hosts)
+				}
+			}
+			r, err := a.benchRunner(f)
+			if err != nil {
+				return err
+			}
+			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
+			err = func() error {
+				for _, n := range ns {
+					res, err := r.Team(cmd.Context(), bench.TeamConfig{Teammates: n, Hosts: hosts, Tasks: tasks, Chain: chain,
+						Pings: pings, PingGap: pingGap, Idle: idle, Timeout: timeout})
+					if res.Teammates > 0 { // measured, if only in part
+						rep.Team = append(rep.Team, res)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}()
+			return a.benchReport(rep, err)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&teammates, "teammates", "100", "comma-separated team `SIZES`, each one run")
+	fl.IntVar(&hosts, "hosts", 3, "host processes `N`")
+	fl.IntVar(&tasks, "tasks", 300, "tasks `N` to drain (0: skip)")
+	fl.IntVar(&chain, "chain", 4, "length `N` of the tasks' dependency chains")
+	fl.IntVar(&pings, "pings", 20, "messages `N` each host sends to other hosts' teammates (0: skip)")
+	fl.DurationVar(&pingGap, "ping-gap", 20*time.Millisecond, "pause `D` between a host's messages")
+	fl.DurationVar(&idle, "idle", 3*time.Second, "window `D` over which the idle team's CPU is measured")
+	fl.DurationVar(&timeout, "timeout", 5*time.Minute, "bound `D` on the drain and on the messages")
+	f.add(cmd)
+	return cmd
+}

@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+// TestTeam runs the team benchmark small on both stores: every task is
+// claimed once and completed, every ping wakes its recipient, and the
+// figures are there.
+func TestTeam(t *testing.T) {
+	_, url := startNATS(t)
+	for _, store := range []string{"", url} {
+		name := "file"
+		if store != "" {
+			name = "nats"
+		}
+		t.Run(name, func(t *testing.T) {
+			r := testRunner(t)
+			r.NATS = store
+			cfg := TeamConfig{Teammates: 6, Hosts: 2, Tasks: 12, Chain: 3, Pings: 4, PingGap: 5 * time.Millisecond, Idle: 300 * time.Millisecond, Timeout: time.Minute}
+			res, err := r.Team(t.Context(), cfg)
+			if err != nil {
+				t.Fatalf("Team(%+v) = %v", cfg, err)
+			}
+			if res.Claims != cfg.Tasks || res.DoubleClaims != 0 || res.Completed != cfg.Tasks {
+				t.Errorf("Team: %d claims, %d double, %d completed (%v); want %d claimed once and completed", res.Claims, res.DoubleClaims, res.Completed, res.Examples, cfg.Tasks)
+			}
+			if res.Pings != cfg.Pings*cfg.Hosts || res.Missing != 0 || res.Delivery.N != res.Pings || res.Delivery.Min <= 0 {
+				t.Errorf("Team: %d pings, %d missing, delivery %+v; want %d seen, from the send's call (errors %v)", res.Pings, res.Missing, res.Delivery, cfg.Pings*cfg.Hosts, res.Errors)
+			}
+			if res.SpawnS <= 0 || len(res.HostRSSMB) != cfg.Hosts || res.HostRSSMB[0] <= 0 || res.IdleS <= 0 {
+				t.Errorf("Team: spawn %.2f s, host RSS %v MB, idle window %.1f s; want them measured", res.SpawnS, res.HostRSSMB, res.IdleS)
+			}
+			if len(res.Errors) > 0 {
+				t.Errorf("Team errors: %v", res.Errors)
+			}
+		})
+	}
+}
