@@ -74,11 +74,8 @@ func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
 
 func (a *app) benchMailboxCommand() *cobra.Command {
 	var (
-		f                            benchFlags
-		writers, peerModes, peerDir  string
-		msgs, preload, reps, text    int
-		delivery, deliveryPre, inter int
-		gapMin, gapMax, settle       time.Duration
+		f benchFlags
+		o mailboxBench
 	)
 	cmd := &cobra.Command{
 		Use:   "mailbox [--writers 1,4,16,64] [--msgs 200] [--preload 0] [--reps 1] [--delivery N] [--interop N]",
@@ -110,75 +107,86 @@ $TROUPE_PEER_BENCH); it is copied and npm-installed in a temporary folder,
 or linked to the node_modules in $TROUPE_PEER_NODE_MODULES. Without it, or
 when node or npm cannot run, B8 is skipped with a message saying so.`,
 		Args: positional(),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := parseCounts("--writers", writers)
-			if err != nil {
-				return err
-			}
-			modes, err := parseModes(peerModes)
-			if err != nil {
-				return err
-			}
-			switch {
-			case msgs < 1:
-				return usagef("--msgs %d: want at least 1", msgs)
-			case preload < 0 || deliveryPre < 0 || delivery < 0 || inter < 0:
-				return usagef("--preload, --delivery, --delivery-preload and --interop must not be negative")
-			case reps < 1:
-				return usagef("--reps %d: want at least 1", reps)
-			case gapMin < 0 || gapMax < gapMin:
-				return usagef("--gap-min %v --gap-max %v: want 0 <= min <= max", gapMin, gapMax)
-			}
-			if peerDir == "" {
-				peerDir = a.Getenv("TROUPE_PEER_BENCH")
-			}
-			r, err := a.benchRunner(f)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
-			err = func() error {
-				for _, w := range ws {
-					for i := range reps {
-						res, err := r.Writers(ctx, bench.WritersConfig{Writers: w, Msgs: msgs, Preload: preload, Text: text, Rep: i})
-						if err != nil {
-							return err
-						}
-						rep.Writers = append(rep.Writers, res)
-					}
-				}
-				if delivery > 0 {
-					res, err := r.Delivery(ctx, bench.DeliveryConfig{N: delivery, Preload: deliveryPre, GapMin: gapMin, GapMax: gapMax, Text: text, Settle: settle})
-					if err != nil {
-						return err
-					}
-					rep.Delivery = &res
-				}
-				if inter > 0 {
-					return a.benchInterop(ctx, r, rep, peerDir, modes, bench.InteropConfig{Troupe: inter, Node: inter, Msgs: msgs, Text: text})
-				}
-				return nil
-			}()
-			return a.benchReport(rep, err)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runBenchMailbox(cmd.Context(), f, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&writers, "writers", "1,4,16,64", "comma-separated writer process `COUNTS` (0: skip)")
-	fl.IntVar(&msgs, "msgs", 200, "messages per writer `N`")
-	fl.IntVar(&preload, "preload", 0, "unread messages `N` in the inbox before the writers start")
-	fl.IntVar(&reps, "reps", 1, "repetitions `N` of each writer count")
-	fl.IntVar(&text, "text", bench.DefaultText, "message text length in `BYTES`")
-	fl.IntVar(&delivery, "delivery", 0, "measure delivery latency with `N` messages (0: skip)")
-	fl.IntVar(&deliveryPre, "delivery-preload", 50, "read messages `N` in the inbox during the delivery run")
-	fl.DurationVar(&gapMin, "gap-min", 300*time.Millisecond, "shortest pause `D` between delivery sends")
-	fl.DurationVar(&gapMax, "gap-max", 900*time.Millisecond, "longest pause `D` between delivery sends")
-	fl.DurationVar(&settle, "settle", 2*time.Second, "how long `D` the watcher may lag after the last delivery send")
-	fl.IntVar(&inter, "interop", 0, "run `N` troupe and N Node writers into one inbox (0: skip)")
-	fl.StringVar(&peerModes, "peer-modes", "legacy,current", "peer write `PATHS` for --interop: legacy, current")
-	fl.StringVar(&peerDir, "peer-bench", "", "the peer-bench `DIR` for --interop (default $TROUPE_PEER_BENCH)")
+	fl.StringVar(&o.writers, "writers", "1,4,16,64", "comma-separated writer process `COUNTS` (0: skip)")
+	fl.IntVar(&o.msgs, "msgs", 200, "messages per writer `N`")
+	fl.IntVar(&o.preload, "preload", 0, "unread messages `N` in the inbox before the writers start")
+	fl.IntVar(&o.reps, "reps", 1, "repetitions `N` of each writer count")
+	fl.IntVar(&o.text, "text", bench.DefaultText, "message text length in `BYTES`")
+	fl.IntVar(&o.delivery, "delivery", 0, "measure delivery latency with `N` messages (0: skip)")
+	fl.IntVar(&o.deliveryPre, "delivery-preload", 50, "read messages `N` in the inbox during the delivery run")
+	fl.DurationVar(&o.gapMin, "gap-min", 300*time.Millisecond, "shortest pause `D` between delivery sends")
+	fl.DurationVar(&o.gapMax, "gap-max", 900*time.Millisecond, "longest pause `D` between delivery sends")
+	fl.DurationVar(&o.settle, "settle", 2*time.Second, "how long `D` the watcher may lag after the last delivery send")
+	fl.IntVar(&o.inter, "interop", 0, "run `N` troupe and N Node writers into one inbox (0: skip)")
+	fl.StringVar(&o.peerModes, "peer-modes", "legacy,current", "peer write `PATHS` for --interop: legacy, current")
+	fl.StringVar(&o.peerDir, "peer-bench", "", "the peer-bench `DIR` for --interop (default $TROUPE_PEER_BENCH)")
 	f.add(cmd)
 	return cmd
+}
+
+// mailboxBench are the flags of troupe bench mailbox.
+type mailboxBench struct {
+	writers, peerModes, peerDir  string
+	msgs, preload, reps, text    int
+	delivery, deliveryPre, inter int
+	gapMin, gapMax, settle       time.Duration
+}
+
+// runBenchMailbox is troupe bench mailbox: it checks the flags, runs the
+// parts asked for and reports them.
+func (a *app) runBenchMailbox(ctx context.Context, f benchFlags, o mailboxBench) error {
+	ws, err := parseCounts("--writers", o.writers)
+	if err != nil {
+		return err
+	}
+	modes, err := parseModes(o.peerModes)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.msgs < 1:
+		return usagef("--msgs %d: want at least 1", o.msgs)
+	case o.preload < 0 || o.deliveryPre < 0 || o.delivery < 0 || o.inter < 0:
+		return usagef("--preload, --delivery, --delivery-preload and --interop must not be negative")
+	case o.reps < 1:
+		return usagef("--reps %d: want at least 1", o.reps)
+	case o.gapMin < 0 || o.gapMax < o.gapMin:
+		return usagef("--gap-min %v --gap-max %v: want 0 <= min <= max", o.gapMin, o.gapMax)
+	}
+	if o.peerDir == "" {
+		o.peerDir = a.Getenv("TROUPE_PEER_BENCH")
+	}
+	r, err := a.benchRunner(f)
+	if err != nil {
+		return err
+	}
+	rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
+	err = func() error {
+		for _, w := range ws {
+			for i := range o.reps {
+				res, err := r.Writers(ctx, bench.WritersConfig{Writers: w, Msgs: o.msgs, Preload: o.preload, Text: o.text, Rep: i})
+				if err != nil {
+					return err
+				}
+				rep.Writers = append(rep.Writers, res)
+			}
+		}
+		if o.delivery > 0 {
+			res, err := r.Delivery(ctx, bench.DeliveryConfig{N: o.delivery, Preload: o.deliveryPre, GapMin: o.gapMin, GapMax: o.gapMax, Text: o.text, Settle: o.settle})
+			if err != nil {
+				return err
+			}
+			rep.Delivery = &res
+		}
+		if o.inter > 0 {
+			return a.benchInterop(ctx, r, rep, o.peerDir, modes, bench.InteropConfig{Troupe: o.inter, Node: o.inter, Msgs: o.msgs, Text: o.text})
+		}
+		return nil
+	}()
+	return a.benchReport(rep, err)
 }
 
 // benchInterop prepares the peer's replica and runs B8 once per mode; when

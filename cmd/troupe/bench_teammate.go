@@ -8,7 +8,7 @@ import (
 	"github.com/troupe-dev/troupe/internal/bench"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tool"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // benchTeammate runs one teammate of a bench team host: the swarm runtime

@@ -7,7 +7,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tool"
-	teamtool "github.com/troupe-dev/troupe/tool/team"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // testTeammate is cmd's benchTeammate for this package's tests: the swarm
