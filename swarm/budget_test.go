@@ -36,7 +36,7 @@ func TestTeammateStopsAtItsBudget(t *testing.T) {
 	if h.hasEvent("ann", EventDead, "") {
 		t.Error("ann was reported dead; want a clean exit")
 	}
-	h.waitFor("the digest", func() bool { return h.hasEvent("ann", EventIdle, "failed") })
+	h.waitFor("the digest", func() bool { return h.hasEvent("ann", EventIdle, "ann is idle (failed") }) // the lead's event, not the teammate's own "idle (failed)"
 	d := h.lead.TakeDigest()
 	if !strings.Contains(d, "ann is idle (failed: budget exceeded") || !strings.Contains(d, "it has stopped working") {
 		t.Errorf("digest = %q; want ann's failure naming its budget", d)
