@@ -30,7 +30,9 @@ func RenderLines(w io.Writer, lines []Line, clean func(string) string) error {
 		var text string
 		switch l.Type {
 		case "user":
-			if l.Message != nil {
+			// A message of tool results only says nothing here: its
+			// tool_result lines follow.
+			if l.Message != nil && strings.TrimSpace(l.Message.Text()) != "" {
 				text = "user: " + oneLine(l.Message.Text(), 300)
 			}
 		case "assistant":

@@ -148,3 +148,19 @@ func TestTail(t *testing.T) {
 		t.Errorf("Tail of a replaced file = %+v, %v; want it read from the start", ls, err)
 	}
 }
+
+// A user message that holds only tool results prints no empty "user:"
+// line: its results have lines of their own.
+func TestRenderSkipsEmptyUser(t *testing.T) {
+	res := llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "t1", Text: "ok"}}}
+	q := llm.UserText("fix it")
+	var b strings.Builder
+	err := RenderLines(&b, []Line{{Type: "user", Message: &q}, {Type: "user", Message: &res},
+		{Type: "tool_result", ToolResult: &llm.Block{Type: llm.BlockToolResult, Text: "ok"}}}, func(s string) string { return s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); strings.Count(got, "user:") != 1 || !strings.Contains(got, "user: fix it") || !strings.Contains(got, "← ok") {
+		t.Errorf("rendered:\n%s\nwant one user line and the result", got)
+	}
+}
