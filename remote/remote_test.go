@@ -579,3 +579,36 @@ func TestWatchEndsEarly(t *testing.T) {
 		t.Errorf("job watched %d times; want the ended watch resumed", n)
 	}
 }
+
+// TestWorkerWatchEndsEarly: when the worker's watch for the lead's stop
+// ends while the job runs, it watches again, and the stop still reaches
+// the job.
+func TestWorkerWatchEndsEarly(t *testing.T) {
+	e := newEnv(t, remote.OnLostFail)
+	q := &shortWatch{Conn: e.mem.Conn(), watched: map[string]int{}}
+	started := make(chan struct{}, 1)
+	ended := make(chan error, 1)
+	e.worker(t, remote.WorkerConfig{Name: "w1", Queue: q, Run: func(ctx context.Context, j remote.Job, _ func(string, remote.Usage)) remote.Result {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			ended <- context.Cause(ctx)
+		case <-time.After(12 * time.Second): // not stopped: the test fails, the worker ends
+			ended <- nil
+		}
+		return remote.Result{}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	waitFor(t, "the worker to watch the job again", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.watched[string(st.ID)] >= 2
+	})
+	if _, err := e.reg.Stop(t.Context(), st.ID); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := <-ended; err == nil {
+		t.Fatal("the lead's stop never reached the job: the worker's ended watch was not made again")
+	}
+}

@@ -248,6 +248,30 @@ func (w *Worker) publishUntil(ctx context.Context, e Event) bool {
 	}
 }
 
+// watchStop calls stop when the lead stops job id, until ctx ends. A
+// watch that ends or fails while the job runs (its server went away) is
+// made again a heartbeat later; events replay from the first, so a stop
+// is never missed.
+func (w *Worker) watchStop(ctx context.Context, id string, stop func()) {
+	for ctx.Err() == nil {
+		evs, err := w.cfg.Queue.Watch(ctx, id)
+		if err != nil {
+			w.cfg.Log(fmt.Sprintf("watch job %s for a stop: %v; watching again", id, err))
+		} else {
+			for e := range evs {
+				if e.Kind == EventCancel {
+					stop()
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(w.cfg.Heartbeat):
+		}
+	}
+}
+
 // afterStop returns ctx ending 20 heartbeats after stopping is closed (the
 // worker shuts down): the bound of what must not be given up while the
 // worker runs, the result of a job above all.
@@ -338,18 +362,7 @@ func (w *Worker) run(ctx context.Context, stopping <-chan struct{}, d Delivery) 
 	// The lead may stop the job: watch its events for EventCancel.
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
-	if evs, err := w.cfg.Queue.Watch(runCtx, j.ID); err != nil {
-		w.cfg.Log(fmt.Sprintf("watch job %s for a stop: %v", j.ID, err))
-	} else {
-		go func() {
-			for e := range evs {
-				if e.Kind == EventCancel {
-					cancelRun(errStoppedByLead)
-					return
-				}
-			}
-		}()
-	}
+	go w.watchStop(runCtx, j.ID, func() { cancelRun(errStoppedByLead) })
 	start := w.cfg.Now()
 	var pmu sync.Mutex // progress may be called from several goroutines
 	res := w.cfg.Run(runCtx, j, func(text string, u Usage) {
