@@ -66,7 +66,7 @@ func TestTeamTraceAcrossPane(t *testing.T) {
 		t.Errorf("the receiver could not decode: %v", errs)
 	}
 	if session.SpanID == "" || annRun.SpanID == "" || len(leadRuns) == 0 {
-		t.Fatalf("spans received: session %+v, ann's run %+v, %d lead runs; all: %+v\nstderr:\n%s", session, annRun, len(leadRuns), recv.Spans(), stderr.String())
+		t.Fatalf("spans received: session %+v, ann's run %+v, %d lead runs; all: %+v\nstderr:\n%s\nstdout:\n%s", session, annRun, len(leadRuns), recv.Spans(), stderr.String(), stdout.String())
 	}
 	t.Logf("%d spans received; ann's run %s under lead run %s, trace %s", len(recv.Spans()), annRun.SpanID, annRun.ParentID, session.TraceID)
 	if annRun.TraceID != session.TraceID {
