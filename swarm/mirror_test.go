@@ -121,7 +121,14 @@ func TestAskMirrored(t *testing.T) {
 		t.Errorf("the lead's queue was asked %d times; want 2 (never for a mirror)", asked)
 	}
 	mu.Unlock()
-	time.Sleep(100 * time.Millisecond) // the pump takes the verdict back
+	// Frank's pump takes the verdict back: the request it settled in
+	// process is forgotten then, and no warning may follow.
+	h.waitFor("frank to take the mailed-back verdict", func() bool {
+		tm.mu.Lock()
+		defer tm.mu.Unlock()
+		_, pending := tm.settled[f.RequestID]
+		return !pending
+	})
 	if h.hasEvent("frank", EventWarning, "unknown request") {
 		t.Error("the mailed-back verdict was reported as unknown")
 	}
