@@ -220,8 +220,15 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 			}
 			prev = t.ID
 		}
-		// Completion is read from the list itself; claims arrive as
-		// events meanwhile.
+		// Completion is read from the list itself, looked at again on
+		// each change where the store can say (else every 50 ms, when the
+		// hosts' claim events are taken too).
+		var changed <-chan struct{}
+		if w, ok := s.tasks.(tasklist.Watcher); ok {
+			if ch, err := w.Watch(dctx, teamName); err == nil {
+				changed = ch
+			}
+		}
 		for {
 			if err := drainEvents(g, handle); err != nil {
 				return TeamResult{}, err
@@ -248,7 +255,14 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 				res.DoubleClaims, res.Completed, res.Examples = checkDrain(claimedBy, final)
 				return res, fmt.Errorf("%s: %d of %d tasks completed within %v (%d claimed)", label, done, c.Tasks, c.Timeout, res.Claims)
 			}
-			time.Sleep(50 * time.Millisecond)
+			select {
+			case _, open := <-changed:
+				if !open {
+					changed = nil
+				}
+			case <-time.After(50 * time.Millisecond):
+			case <-dctx.Done():
+			}
 		}
 		res.TasksPerS = float64(c.Tasks) / res.DrainS
 		r.progressf("%s: %d tasks completed in %.1f s, %d claims, %d double", label, res.Completed, res.DrainS, res.Claims, res.DoubleClaims)
