@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"testing"
@@ -46,11 +47,19 @@ func TestLanded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := kv.landed(ctx, tt.key, []byte(tt.value), tt.last)
-			if ok != tt.want || (ok && got != rev) {
-				t.Errorf("landed(%q, %q, %d) = %d, %v; want %v (revision %d)", tt.key, tt.value, tt.last, got, ok, tt.want, rev)
+			got, ok, err := kv.landed(ctx, tt.key, []byte(tt.value), tt.last)
+			if ok != tt.want || (ok && got != rev) || err != nil {
+				t.Errorf("landed(%q, %q, %d) = %d, %v, %v; want %v (revision %d), no error", tt.key, tt.value, tt.last, got, ok, err, tt.want, rev)
 			}
 		})
+	}
+	// A leader that cannot be asked is no answer: an error the retry
+	// takes as transient, never "not landed" (which a retried create would
+	// take for a conflict, and store the task again under the next id).
+	dead, cancelDead := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancelDead()
+	if _, ok, err := kv.landed(dead, "k", []byte("mine"), 0); ok || err == nil || !transient(err) {
+		t.Errorf("landed with no answer = %v, %v; want a transient error", ok, err)
 	}
 
 	// The newest message of an inbox, by a wildcard subject, as a Read

@@ -177,8 +177,12 @@ func (kv retryKV) Create(ctx context.Context, key string, value []byte, opts ...
 	err = kv.s.retry(ctx, "create "+key, attemptTimeout, func(ctx context.Context, attempt int) error {
 		rev, err = kv.KeyValue.Create(ctx, key, value, opts...)
 		if attempt > 1 && isConflict(err) {
-			if r, ok := kv.landed(ctx, key, value, 0); ok {
+			r, ok, lerr := kv.landed(ctx, key, value, 0)
+			switch {
+			case ok:
 				rev, err = r, nil
+			case lerr != nil && transient(lerr):
+				return lerr // the leader could not say whether it landed: ask again, never report a conflict
 			}
 		}
 		return err
@@ -190,8 +194,12 @@ func (kv retryKV) Update(ctx context.Context, key string, value []byte, last uin
 	err = kv.s.retry(ctx, "update "+key, attemptTimeout, func(ctx context.Context, attempt int) error {
 		rev, err = kv.KeyValue.Update(ctx, key, value, last)
 		if attempt > 1 && (isConflict(err) || isWrongSequence(err)) {
-			if r, ok := kv.landed(ctx, key, value, last); ok {
+			r, ok, lerr := kv.landed(ctx, key, value, last)
+			switch {
+			case ok:
 				rev, err = r, nil
+			case lerr != nil && transient(lerr):
+				return lerr // the leader could not say whether it landed: ask again, never report a conflict
 			}
 		}
 		return err
@@ -216,12 +224,20 @@ func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDe
 // asks the stream's leader, not any replica (as a KV Get may): a follower
 // still applying the write would deny it, and the caller would report a
 // conflict for a write that landed (a claim that nobody works on).
-func (kv retryKV) landed(ctx context.Context, key string, value []byte, last uint64) (uint64, bool) {
+// An error is returned when the leader could not be asked: the write may
+// have landed or not.
+func (kv retryKV) landed(ctx context.Context, key string, value []byte, last uint64) (uint64, bool, error) {
 	rev, data, err := kv.s.leaderLast(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+key)
-	if err != nil || rev <= last || !bytes.Equal(data, value) {
-		return 0, false
+	if err != nil {
+		if transient(err) {
+			return 0, false, err
+		}
+		return 0, false, nil // the leader's answer: not there (no such message)
 	}
-	return rev, true
+	if rev <= last || !bytes.Equal(data, value) {
+		return 0, false, nil
+	}
+	return rev, true, nil
 }
 
 // leaderLast returns the sequence and data of the last message on subject
