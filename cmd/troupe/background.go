@@ -126,7 +126,7 @@ func (b *background) endTeam(keep bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// A team left in place is on the timeline as a warning.
-	_, _ = b.team.lead.EndSession(ctx)
+	_, _ = b.team.Lead.EndSession(ctx)
 }
 
 // teamEvent reports one line of the team's timeline: a stream-json event,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"github.com/troupe-dev/troupe/permission/audit"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/permission/shell"
-	"github.com/troupe-dev/troupe/swarm"
 )
 
 // cliArgSource is the Source of the rules given by --allowedTools and
@@ -115,16 +113,4 @@ func (a *app) addDirs(fromSettings, flags []string) ([]string, error) {
 		dirs = append(dirs, abs)
 	}
 	return dirs, nil
-}
-
-// teamAnswer answers a teammate's question relayed to a headless lead:
-// allow, allow always (the whole team, "always": true and an optional
-// "rule"), or deny with a message.
-func teamAnswer(ctx context.Context, pc *approve.Command, q swarm.PermissionAsk, cwd string) (swarm.PermissionAnswer, error) {
-	ans, err := pc.Decide(ctx, approve.CommandRequest{Agent: q.Worker, ToolName: q.Tool, Input: q.Input, ToolUseID: q.ToolUseID, Reason: q.Description, Cwd: cwd})
-	if err != nil {
-		return swarm.PermissionAnswer{}, err
-	}
-	allow := ans.Behavior == "allow"
-	return swarm.PermissionAnswer{Allow: allow, Always: allow && ans.Always, Rule: ans.Rule, Message: ans.Message}, nil
 }

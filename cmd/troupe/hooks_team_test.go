@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/shell"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
@@ -83,19 +84,19 @@ func TestHooksTeamGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeBypass}
-	lt, err := a.newLeadTeam(leadTeamOptions{h: &headless{}, cwd: cwd, session: "s-hooks", model: scripted.New(s), approver: base,
-		mode: backend.ModeInProcess, deliver: func(string) {},
-		onEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text); events <- e }})
+	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-hooks", Approver: base,
+		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},
+		OnEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text); events <- e }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lt.close()
 	ctx := t.Context()
-	cfg, err := lt.lead.CreateTeam(ctx, "gates", "", "")
+	cfg, err := lt.Lead.CreateTeam(ctx, "gates", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := tasklist.New(lt.stores.Tasks, cfg.Name)
+	list := tasklist.New(lt.Stores.Tasks, cfg.Name)
 	for _, owner := range []string{"ann", "bob", "outy"} {
 		if _, err := list.Create(ctx, tasklist.Draft{Subject: "work of " + owner, Description: "x", Owner: owner}); err != nil {
 			t.Fatal(err)
@@ -120,15 +121,15 @@ func TestHooksTeamGates(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"ann", "bob"} {
-		if _, err := lt.lead.Spawn(ctx, swarm.SpawnRequest{Name: name, Prompt: "complete your task"}); err != nil {
+		if _, err := lt.Lead.Spawn(ctx, swarm.SpawnRequest{Name: name, Prompt: "complete your task"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	active := true
-	if _, err := team.AddMember(ctx, lt.stores.Teams, cfg.Name, team.Member{Name: "outy", Cwd: cwd, IsActive: &active, BackendType: "tmux"}, time.Now()); err != nil {
+	if _, err := team.AddMember(ctx, lt.Stores.Teams, cfg.Name, team.Member{Name: "outy", Cwd: cwd, IsActive: &active, BackendType: "tmux"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lt.stores.Mail.Send(ctx, cfg.Name, "outy", mailbox.Message{From: team.LeadName, Text: "complete your task"}); err != nil {
+	if _, err := lt.Stores.Mail.Send(ctx, cfg.Name, "outy", mailbox.Message{From: team.LeadName, Text: "complete your task"}); err != nil {
 		t.Fatal(err)
 	}
 	c := exec.CommandContext(ctx, os.Args[0], "--agent-id", "outy@"+cfg.Name, "--agent-name", "outy", "--team-name", cfg.Name,

@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/shell"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tasklist"
 )
@@ -39,18 +40,19 @@ func TestMCPMemberWithInProcessTeammate(t *testing.T) {
 	a := &app{Main: (&Main{Stderr: os.Stderr}).withDefaults()}
 	a.homeFlag = home
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeBypass}
-	lt, err := a.newLeadTeam(leadTeamOptions{h: &headless{}, cwd: cwd, session: "s-mcp", model: scripted.New(s), approver: base,
-		mode: backend.ModeInProcess, deliver: func(string) {}, onEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text) }})
+	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-mcp", Approver: base,
+		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},
+		OnEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lt.close()
 	ctx := t.Context()
-	cfg, err := lt.lead.CreateTeam(ctx, "mixed", "", "")
+	cfg, err := lt.Lead.CreateTeam(ctx, "mixed", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := tasklist.New(lt.stores.Tasks, cfg.Name)
+	list := tasklist.New(lt.Stores.Tasks, cfg.Name)
 	for _, subject := range []string{"for codex", "for inny"} {
 		if _, err := list.Create(ctx, tasklist.Draft{Subject: subject}); err != nil {
 			t.Fatal(err)
@@ -66,7 +68,7 @@ func TestMCPMemberWithInProcessTeammate(t *testing.T) {
 	if res := call(t, tools, "mcp__team__TaskUpdate", `{"taskId":"1","owner":"codex","status":"in_progress"}`); res.IsError {
 		t.Fatalf("codex claims task 1: %+v", res)
 	}
-	if _, err := lt.lead.Spawn(ctx, swarm.SpawnRequest{Name: "inny", Prompt: "go"}); err != nil {
+	if _, err := lt.Lead.Spawn(ctx, swarm.SpawnRequest{Name: "inny", Prompt: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor := func(what string) string {

@@ -14,19 +14,13 @@ import (
 
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/llm"
-	"github.com/troupe-dev/troupe/mailbox"
-	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
-	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/transcript"
-
-	"github.com/troupe-dev/troupe/tool/agenttool"
-	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // EnvAgentTeams turns agent teams on for `troupe -p` (as --agent-teams
@@ -44,117 +38,40 @@ func (a *app) teamsEnabled(flag bool) bool {
 	return truthy(a.Getenv(EnvAgentTeams)) || truthy(a.Getenv(EnvClaudeAgentTeams))
 }
 
-// leadTeam is the team runtime of a headless lead.
+// leadTeam is the team runtime of a headless lead, with the stores it
+// opened.
 type leadTeam struct {
-	lead   *swarm.Lead
-	stores Stores
-	close  func()
-	trees  *kit.TeamWorktrees // teammates' worktrees (worktrees.go)
-	hooks  *kit.Hooks         // TaskCreated and TaskCompleted of the lead's task tools
+	*kit.LeadTeam
+	close func()
 }
 
-// leadTeamOptions configure newLeadTeam.
-type leadTeamOptions struct {
-	h        *headless
-	cwd      string
-	session  string
-	model    llm.Model
-	approver *approve.Approver
-	mode     string // --teammate-mode
-	// answer answers teammates' permission questions; nil uses
-	// --permission-prompt-command when set, else denies with a reason.
-	answer swarm.Answerer
-	// answerPlan answers teammates' plans (a person at the helm); nil
-	// leaves them to the lead's model.
-	answerPlan swarm.PlanAnswerer
-	onEvent    func(swarm.Event)
-	deliver    func(string)
-	reg        *task.Registry   // holds the teammates as tasks
-	tx         *kit.Transcripts // the session's transcripts
-	// paneArgv returns the command line of a pane teammate.
-	paneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
-	idleNote func(name string) string // a teammate's worktree, in its idle notification (worktrees.go)
-}
-
-// newLeadTeam opens the stores and the backends of a lead.
-func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
+// newLeadTeam opens the stores and the backends of a lead and builds its
+// team (kit.NewLeadTeam).
+func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*leadTeam, error) {
 	sess, err := a.open()
 	if err != nil {
 		return nil, err
 	}
-	st := sess.Stores
 	closeStores := func() { _ = sess.close() }
-	be, fallback, reason, err := a.pickBackend(o.mode)
+	if c.Backend, c.Fallback, c.BackendReason, err = a.pickBackend(mode); err != nil {
+		closeStores()
+		return nil, err
+	}
+	c.Stores, c.ModelName, c.Hooks = sess.Stores.kit(), h.model, a.hooks
+	c.Queuing, c.ShutdownAnswerTimeout = teammateCommand(a, h) != "", h.teams.shut
+	c.WrapMail = a.tel.leadMail // telemetry.go: trace context on what it sends
+	c.Mates.Run, c.Mates.Stores, c.Mates.NoInstr, c.Mates.AskTimeout, c.Mates.Telemetry = a.kitRun(), sess.Stores.kit(), h.noInstr, h.teams.ask, a.tel.mate
+	lt, err := kit.NewLeadTeam(c)
 	if err != nil {
 		closeStores()
 		return nil, err
 	}
-	if o.onEvent != nil {
-		text := fmt.Sprintf("teammates run %s (%s)", be.Name(), reason)
-		if at, ok := be.(interface{ AttachCommand() string }); ok && at.AttachCommand() != "" {
-			text += "; watch them with: " + at.AttachCommand()
-		}
-		o.onEvent(swarm.Event{Time: a.Now(), Agent: team.LeadName, Kind: "backend", Text: text})
-	}
-	answer := o.answer
-	if pc, ok := o.approver.Asker.(*approve.Command); ok && answer == nil {
-		answer = func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
-			return teamAnswer(ctx, pc, q, o.cwd)
-		}
-	}
-	if answer == nil && o.approver.Asker != nil {
-		ask := o.approver.Asker
-		answer = func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
-			ans, err := ask.Ask(ctx, approve.AskRequest{Agent: q.Worker, Tool: q.Tool, ToolUseID: q.ToolUseID, Input: q.Input, Cwd: o.cwd, Reason: q.Description})
-			return swarm.PermissionAnswer{Allow: ans.Allow, Message: ans.Message}, err
-		}
-	}
-	settingsFile := filepath.Join(o.cwd, ".troupe", "settings.local.json")
-	// The lead signs what it writes (PROTOCOL.md 4.3); pane teammates get
-	// the key with --lead-verify-key and ignore unsigned lead frames.
-	signer, err := mailbox.NewLeadSigner(a.Now())
-	if err != nil {
-		closeStores()
-		return nil, err
-	}
-	leadStores := st
-	leadStores.Mail = a.tel.leadMail(swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}) // telemetry.go: trace context on what it sends
-	leadKey := signer.VerifyKey().String()
-	lt := &leadTeam{stores: leadStores, hooks: a.hooks}
-	mates := kit.InProcess{Run: a.kitRun(), Stores: st.kit(), Cwd: o.cwd, Model: o.model, NoInstr: o.h.noInstr, Approver: o.approver,
-		Transcripts: o.tx, OnEvent: o.onEvent, AskTimeout: o.h.teams.ask, Telemetry: a.tel.mate}
-	var lead *swarm.Lead
-	lead, err = swarm.NewLead(swarm.LeadConfig{
-		Teams: st.Teams, Mail: leadStores.Mail, Tasks: st.Tasks,
-		Session: o.session, Cwd: o.cwd, Model: o.h.model, Mode: string(o.approver.Mode),
-		Backend: be, Fallback: fallback, Answer: answer, AnswerPlan: o.answerPlan, Policy: o.approver.Policy, NoAutoClaim: teammateCommand(a, o.h) != "", QueuingPanes: teammateCommand(a, o.h) != "",
-		ShutdownAnswerTimeout: o.h.teams.shut, Registry: o.reg,
-		PersistRule: func(rule string) error {
-			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
-		},
-		Deliver: o.deliver, Now: a.Now, OnEvent: o.onEvent, IdleNote: o.idleNote,
-		Launch: func(ctx context.Context, l *swarm.Lead, m team.Member, r swarm.SpawnRequest, beName string) (backend.Spec, error) {
-			if beName != backend.InProcess {
-				argv, env, err := o.paneArgv(m, r, o.session, leadKey)
-				return backend.Spec{Argv: argv, Env: env}, err
-			}
-			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
-			return backend.Spec{Run: func(ctx context.Context) error { return mates.Launch(ctx, l, m, r) }}, nil
-		},
-	})
-	if err != nil {
-		closeStores()
-		return nil, err
-	}
-	lt.lead = lead
-	lt.stores.Mail = lead.Mail() // the lead's tools send through it: it records what is owed an answer
-	lt.close = func() {
+	return &leadTeam{LeadTeam: lt, close: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = lead.Close(ctx)
+		_ = lt.Lead.Close(ctx)
 		closeStores()
-	}
-	return lt, nil
+	}}, nil
 }
 
 // pickBackend detects the teammate backend for mode; in auto mode a pane
@@ -178,29 +95,6 @@ func (a *app) pickBackend(mode string) (be, fallback backend.Backend, reason str
 		fallback = newInProcess()
 	}
 	return be, fallback, reason, nil
-}
-
-// teamTools returns the lead's team tools: TeamCreate, TeamDelete,
-// SendMessage (teammates, then background sub-agents) and the task list.
-func teamTools(lt *leadTeam, subSend tool.Tool, now func() time.Time) []tool.Tool {
-	return teamtool.Tools(teamtool.Config{Teams: lt.stores.Teams, Mail: lt.stores.Mail, Tasks: lt.stores.Tasks, Lead: teamLead(lt),
-		Self: func() teamtool.Self {
-			return teamtool.Self{Team: lt.lead.Team(), Name: team.LeadName, Lead: true}
-		},
-		SubAgents: subSend, Now: now, Hooks: teamtool.Hooks{PlanDigest: lt.lead.PlanDigest, TaskGate: lt.hooks.TaskGate()}})
-}
-
-// teammates adapts the Lead to the Agent tool's Teammates.
-type teammates struct{ lead *swarm.Lead }
-
-func (t teammates) SpawnTeammate(ctx context.Context, r agenttool.TeammateRequest) (agenttool.TeammateInfo, error) {
-	info, err := t.lead.Spawn(ctx, swarm.SpawnRequest{Name: r.Name, Description: r.Description, Prompt: r.Prompt,
-		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired, Cwd: r.Dir, Color: r.Color})
-	if err != nil {
-		return agenttool.TeammateInfo{}, err
-	}
-	return agenttool.TeammateInfo{AgentID: info.AgentID, Name: info.Name, Team: info.Team, Color: info.Color, Model: info.Model,
-		Backend: info.Backend, PaneID: info.PaneID, PlanModeRequired: info.PlanModeRequired}, nil
 }
 
 // EnvTeammateCommand is --teammate-command's variable.
@@ -373,17 +267,18 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	if h.teams.timeline != nil {
 		bg.stderr = h.teams.timeline
 	}
-	lt, err := a.newLeadTeam(leadTeamOptions{h: h, cwd: cwd, session: session, model: model, approver: approver,
-		answer: h.teams.answer, answerPlan: h.teams.plans, mode: mode, onEvent: trees.OnEvent(bg.sess.TeamEvent), deliver: bg.sess.Deliver, reg: bg.reg, tx: bg.tx, paneArgv: a.paneArgv(h, home, cwd), idleNote: trees.IdleNote})
+	lt, err := a.newLeadTeam(h, mode, kit.LeadTeamConfig{Session: session, Approver: approver,
+		Mates:  kit.InProcess{Cwd: cwd, Model: model, Approver: approver, Transcripts: bg.tx},
+		Answer: h.teams.answer, AnswerPlan: h.teams.plans, OnEvent: trees.OnEvent(bg.sess.TeamEvent), Deliver: bg.sess.Deliver,
+		Registry: bg.reg, PaneArgv: a.paneArgv(h, home, cwd), IdleNote: trees.IdleNote, Trees: trees})
 	if err != nil {
 		return nil, nil, err
 	}
 	bg.team = lt
-	bg.sess.SetTeam(lt.lead)
-	lt.trees = trees
-	opts.Teammates = kit.IsolatedTeammates{Inner: teammates{lt.lead}, Team: lt.lead.Team, Trees: trees}
+	bg.sess.SetTeam(lt.Lead)
+	opts.Teammates = lt.Teammates()
 	tools, sub := kit.Tools(opts)
-	return append(tools, teamTools(lt, sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
+	return append(tools, lt.Tools(sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
 }
 
 // withLeadKey adds --lead-verify-key after the identity flags (argv[0]

@@ -22,6 +22,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/permission/shell"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 
@@ -297,15 +298,15 @@ func TestPermissionBubblingEndToEnd(t *testing.T) {
 	a := &app{Main: (&Main{Stderr: os.Stderr}).withDefaults()}
 	a.homeFlag = home
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeDefault}
-	lt, err := a.newLeadTeam(leadTeamOptions{h: &headless{}, cwd: cwd, session: "s-perm", model: scripted.New(s), approver: base,
-		mode: backend.ModeInProcess, answer: answer, deliver: func(string) {},
-		onEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text); events <- e }})
+	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-perm", Approver: base, Answer: answer,
+		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},
+		OnEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text); events <- e }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lt.close()
 	ctx := t.Context()
-	cfg, err := lt.lead.CreateTeam(ctx, "perms", "", "")
+	cfg, err := lt.Lead.CreateTeam(ctx, "perms", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,17 +324,17 @@ func TestPermissionBubblingEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if _, err := lt.lead.Spawn(ctx, swarm.SpawnRequest{Name: "inny", Prompt: "go"}); err != nil {
+	if _, err := lt.Lead.Spawn(ctx, swarm.SpawnRequest{Name: "inny", Prompt: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	waitEvent("inny idle", func(e swarm.Event) bool { return e.Agent == "inny" && e.Kind == swarm.EventIdle })
 
 	// outy joins as its own process, as a pane teammate would.
 	active := true
-	if _, err := team.AddMember(ctx, lt.stores.Teams, cfg.Name, team.Member{Name: "outy", Cwd: cwd, IsActive: &active, BackendType: "tmux"}, time.Now()); err != nil {
+	if _, err := team.AddMember(ctx, lt.Stores.Teams, cfg.Name, team.Member{Name: "outy", Cwd: cwd, IsActive: &active, BackendType: "tmux"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lt.stores.Mail.Send(ctx, cfg.Name, "outy", mailbox.Message{From: team.LeadName, Text: "go"}); err != nil {
+	if _, err := lt.Stores.Mail.Send(ctx, cfg.Name, "outy", mailbox.Message{From: team.LeadName, Text: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	c := exec.CommandContext(ctx, os.Args[0], "--agent-id", "outy@"+cfg.Name, "--agent-name", "outy", "--team-name", cfg.Name,

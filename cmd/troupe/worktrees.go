@@ -2,8 +2,6 @@ package main
 
 import (
 	"github.com/troupe-dev/troupe/permission/settings"
-	"github.com/troupe-dev/troupe/session/kit"
-	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // worktreeFlags are --worktrees and --worktree-dir, and --fork-subagents.
@@ -22,15 +20,6 @@ func addWorktreeFlags(f interface {
 	f.BoolVar(&w.fork, "fork-subagents", false, "an Agent call without subagent_type forks the lead: the fork starts with the lead's whole conversation, system prompt and tools (the provider's prompt cache serves that prefix); off in coordinator mode")
 	f.StringVar(&w.root, "worktree-dir", "", "where agents' git worktrees go (default: <repository>-worktrees beside the repository)")
 	return w
-}
-
-// teamLead is the Lead of the lead's team tools: with teammates'
-// worktrees, TeamDelete also reports them.
-func teamLead(lt *leadTeam) teamtool.Lead {
-	if lt.trees != nil {
-		return kit.DeletingLead{Lead: lt.lead, Trees: lt.trees}
-	}
-	return lt.lead
 }
 
 // get returns the flags, zero when they were not registered (a headless

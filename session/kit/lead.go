@@ -1,0 +1,205 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/teamtool"
+)
+
+// PaneArgv returns the command line and environment of a pane teammate:
+// member m of spawn r, in the lead's session, given the key that verifies
+// the lead's signed frames.
+type PaneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error)
+
+// LeadTeamConfig is what a lead's team needs. The caller opened the
+// stores and picked the backends; the team does not close them.
+type LeadTeamConfig struct {
+	// Mates builds in-process teammates; its Cwd is the lead's, its
+	// OnEvent (nil) defaults to OnEvent.
+	Mates    InProcess
+	Stores   Stores
+	Backend  backend.Backend
+	Fallback backend.Backend // nil: none
+	// BackendReason says why Backend was picked, on the timeline.
+	BackendReason string
+	Session       string
+	// ModelName is the model the lead was asked for (its teammates'
+	// default), "" for the provider's.
+	ModelName string
+	Approver  *approve.Approver
+	// Answer answers teammates' permission questions; nil uses the
+	// approver's asker when it has one (a --permission-prompt-command
+	// may answer "allow always"), else questions are denied with a reason.
+	Answer swarm.Answerer
+	// AnswerPlan answers teammates' plans (a person at the helm); nil
+	// leaves them to the lead's model.
+	AnswerPlan swarm.PlanAnswerer
+	// Queuing: the pane teammates are Claude Code, which claims no task by
+	// itself and queues the lead's messages.
+	Queuing               bool
+	ShutdownAnswerTimeout time.Duration
+	Registry              *task.Registry // holds the teammates as tasks
+	Deliver               func(string)
+	OnEvent               func(swarm.Event)
+	IdleNote              func(name string) string // a teammate's note in its idle notification
+	PaneArgv              PaneArgv
+	// WrapMail wraps the lead's signing mailbox (telemetry: trace context
+	// on what it sends); nil leaves it.
+	WrapMail func(mailbox.Store) mailbox.Store
+	Hooks    *Hooks         // TaskCreated and TaskCompleted of the lead's task tools
+	Trees    *TeamWorktrees // teammates' worktrees; nil: none
+}
+
+// LeadTeam is the team runtime of a lead: its swarm.Lead and what its
+// tools use.
+type LeadTeam struct {
+	Lead *swarm.Lead
+	// Stores are the ones the lead's tools use: its mail is signed (the
+	// lead's frames, PROTOCOL.md 4.3) and recorded by the Lead (what is
+	// owed an answer).
+	Stores Stores
+	Trees  *TeamWorktrees
+	hooks  *Hooks
+}
+
+// NewLeadTeam builds a lead's team runtime: the Lead with its signing
+// mailbox, in-process teammates through c.Mates, pane teammates through
+// c.PaneArgv, and teammates' "allow always" rules saved to the project's
+// .troupe/settings.local.json.
+func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
+	now := c.Mates.Run.Now
+	if now == nil {
+		now = time.Now
+	}
+	cwd := c.Mates.Cwd
+	if c.OnEvent != nil {
+		text := fmt.Sprintf("teammates run %s (%s)", c.Backend.Name(), c.BackendReason)
+		if at, ok := c.Backend.(interface{ AttachCommand() string }); ok && at.AttachCommand() != "" {
+			text += "; watch them with: " + at.AttachCommand()
+		}
+		c.OnEvent(swarm.Event{Time: now(), Agent: team.LeadName, Kind: "backend", Text: text})
+	}
+	signer, err := mailbox.NewLeadSigner(now())
+	if err != nil {
+		return nil, err
+	}
+	var mail mailbox.Store = swarm.SigningMail{Store: c.Stores.Mail, Teams: c.Stores.Teams, Signer: signer, Now: now}
+	if c.WrapMail != nil {
+		mail = c.WrapMail(mail)
+	}
+	leadKey := signer.VerifyKey().String()
+	settingsFile := filepath.Join(cwd, ".troupe", "settings.local.json")
+	mates := c.Mates
+	if mates.OnEvent == nil {
+		mates.OnEvent = c.OnEvent // the team's timeline
+	}
+	lead, err := swarm.NewLead(swarm.LeadConfig{
+		Teams: c.Stores.Teams, Mail: mail, Tasks: c.Stores.Tasks,
+		Session: c.Session, Cwd: cwd, Model: c.ModelName, Mode: string(c.Approver.Mode),
+		Backend: c.Backend, Fallback: c.Fallback, Answer: c.answerer(), AnswerPlan: c.AnswerPlan, Policy: c.Approver.Policy,
+		NoAutoClaim: c.Queuing, QueuingPanes: c.Queuing,
+		ShutdownAnswerTimeout: c.ShutdownAnswerTimeout, Registry: c.Registry,
+		PersistRule: func(rule string) error {
+			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
+		},
+		Deliver: c.Deliver, Now: now, OnEvent: c.OnEvent, IdleNote: c.IdleNote,
+		Launch: func(ctx context.Context, l *swarm.Lead, m team.Member, r swarm.SpawnRequest, beName string) (backend.Spec, error) {
+			if beName != backend.InProcess {
+				if c.PaneArgv == nil {
+					return backend.Spec{}, fmt.Errorf("teammate %s: this lead cannot start pane teammates", m.Name)
+				}
+				argv, env, err := c.PaneArgv(m, r, c.Session, leadKey)
+				return backend.Spec{Argv: argv, Env: env}, err
+			}
+			m.TmuxPaneID, m.BackendType = backend.InProcess, backend.InProcess
+			return backend.Spec{Run: func(ctx context.Context) error { return mates.Launch(ctx, l, m, r) }}, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	st := c.Stores
+	st.Mail = lead.Mail() // the lead's tools send through it: it records what is owed an answer
+	return &LeadTeam{Lead: lead, Stores: st, Trees: c.Trees, hooks: c.Hooks}, nil
+}
+
+// answerer is c.Answer, or one made from the approver's asker.
+func (c LeadTeamConfig) answerer() swarm.Answerer {
+	if c.Answer != nil || c.Approver == nil || c.Approver.Asker == nil {
+		return c.Answer
+	}
+	cwd := c.Mates.Cwd
+	if pc, ok := c.Approver.Asker.(*approve.Command); ok {
+		return func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
+			return CommandAnswer(ctx, pc, q, cwd)
+		}
+	}
+	ask := c.Approver.Asker
+	return func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
+		ans, err := ask.Ask(ctx, approve.AskRequest{Agent: q.Worker, Tool: q.Tool, ToolUseID: q.ToolUseID, Input: q.Input, Cwd: cwd, Reason: q.Description})
+		return swarm.PermissionAnswer{Allow: ans.Allow, Message: ans.Message}, err
+	}
+}
+
+// CommandAnswer answers a teammate's question relayed to a lead through a
+// --permission-prompt-command: allow, allow always (the whole team,
+// "always": true and an optional "rule"), or deny with a message.
+func CommandAnswer(ctx context.Context, pc *approve.Command, q swarm.PermissionAsk, cwd string) (swarm.PermissionAnswer, error) {
+	ans, err := pc.Decide(ctx, approve.CommandRequest{Agent: q.Worker, ToolName: q.Tool, Input: q.Input, ToolUseID: q.ToolUseID, Reason: q.Description, Cwd: cwd})
+	if err != nil {
+		return swarm.PermissionAnswer{}, err
+	}
+	allow := ans.Behavior == "allow"
+	return swarm.PermissionAnswer{Allow: allow, Always: allow && ans.Always, Rule: ans.Rule, Message: ans.Message}, nil
+}
+
+// Tools returns the lead's team tools: TeamCreate, TeamDelete,
+// SendMessage (teammates, then the background sub-agents of subSend) and
+// the task list.
+func (lt *LeadTeam) Tools(subSend tool.Tool, now func() time.Time) []tool.Tool {
+	var lead teamtool.Lead = lt.Lead
+	if lt.Trees != nil {
+		lead = DeletingLead{Lead: lt.Lead, Trees: lt.Trees} // TeamDelete reports the teammates' worktrees
+	}
+	return teamtool.Tools(teamtool.Config{Teams: lt.Stores.Teams, Mail: lt.Stores.Mail, Tasks: lt.Stores.Tasks, Lead: lead,
+		Self: func() teamtool.Self {
+			return teamtool.Self{Team: lt.Lead.Team(), Name: team.LeadName, Lead: true}
+		},
+		SubAgents: subSend, Now: now, Hooks: teamtool.Hooks{PlanDigest: lt.Lead.PlanDigest, TaskGate: lt.hooks.TaskGate()}})
+}
+
+// Teammates is the Agent tool's way to spawn teammates of this team, each
+// in its own worktree when asked.
+func (lt *LeadTeam) Teammates() agenttool.Teammates {
+	var inner agenttool.Teammates = spawner{lt.Lead}
+	if lt.Trees == nil {
+		return inner
+	}
+	return IsolatedTeammates{Inner: inner, Team: lt.Lead.Team, Trees: lt.Trees}
+}
+
+// spawner adapts a Lead to the Agent tool's Teammates.
+type spawner struct{ lead *swarm.Lead }
+
+func (t spawner) SpawnTeammate(ctx context.Context, r agenttool.TeammateRequest) (agenttool.TeammateInfo, error) {
+	info, err := t.lead.Spawn(ctx, swarm.SpawnRequest{Name: r.Name, Description: r.Description, Prompt: r.Prompt,
+		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired, Cwd: r.Dir, Color: r.Color})
+	if err != nil {
+		return agenttool.TeammateInfo{}, err
+	}
+	return agenttool.TeammateInfo{AgentID: info.AgentID, Name: info.Name, Team: info.Team, Color: info.Color, Model: info.Model,
+		Backend: info.Backend, PaneID: info.PaneID, PlanModeRequired: info.PlanModeRequired}, nil
+}
