@@ -70,6 +70,12 @@ func (l *Lead) supervise(teamName string, m *mate) {
 		return
 	}
 	why := err.Error()
+	var panicked interface{ PanicStack() []byte }
+	if errors.As(err, &panicked) {
+		// The stack is for whoever reads the log; the lead's model gets
+		// the one line.
+		l.cfg.Log.Error("teammate panicked", "agent", m.info.Name, "err", err, "stack", string(panicked.PanicStack()))
+	}
 	if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.info.Name, func(mm *team.Member) error {
 		f := false
 		mm.IsActive = &f

@@ -56,6 +56,10 @@ type PanicError struct {
 	Stack []byte // the goroutine's stack at the panic
 }
 
+// PanicStack returns the stack, for a log that reads it without knowing
+// this package.
+func (e *PanicError) PanicStack() []byte { return e.Stack }
+
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("teammate panicked: %v", e.Value)
 }

@@ -60,7 +60,7 @@ func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*lead
 	c.Stores, c.ModelName, c.Hooks = sess.Stores.kit(), h.model, a.hooks
 	c.Queuing, c.ShutdownAnswerTimeout = teammateCommand(a, h) != "", h.teams.shut
 	c.WrapMail = a.tel.leadMail // telemetry.go: trace context on what it sends
-	c.Mates.Run, c.Mates.Stores, c.Mates.NoInstr, c.Mates.AskTimeout, c.Mates.Telemetry = a.kitRun(), sess.Stores.kit(), h.noInstr, h.teams.ask, a.tel.mate
+	c.Mates.Run, c.Mates.NoInstr, c.Mates.AskTimeout, c.Mates.Telemetry = a.kitRun(), h.noInstr, h.teams.ask, a.tel.mate
 	lt, err := kit.NewLeadTeam(c)
 	if err != nil {
 		closeStores()

@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -28,7 +29,7 @@ type PaneArgv func(m team.Member, r swarm.SpawnRequest, session, leadKey string)
 // stores and picked the backends; the team does not close them.
 type LeadTeamConfig struct {
 	// Mates builds in-process teammates; its Cwd is the lead's, its
-	// OnEvent (nil) defaults to OnEvent.
+	// OnEvent and Stores default to the team's.
 	Mates    InProcess
 	Stores   Stores
 	Backend  backend.Backend
@@ -59,6 +60,7 @@ type LeadTeamConfig struct {
 	// WrapMail wraps the lead's signing mailbox (telemetry: trace context
 	// on what it sends); nil leaves it.
 	WrapMail func(mailbox.Store) mailbox.Store
+	Log      *slog.Logger   // the Lead's warnings; nil: discarded
 	Hooks    *Hooks         // TaskCreated and TaskCompleted of the lead's task tools
 	Trees    *TeamWorktrees // teammates' worktrees; nil: none
 }
@@ -106,6 +108,9 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 	if mates.OnEvent == nil {
 		mates.OnEvent = c.OnEvent // the team's timeline
 	}
+	if mates.Stores == (Stores{}) {
+		mates.Stores = c.Stores
+	}
 	lead, err := swarm.NewLead(swarm.LeadConfig{
 		Teams: c.Stores.Teams, Mail: mail, Tasks: c.Stores.Tasks,
 		Session: c.Session, Cwd: cwd, Model: c.ModelName, Mode: string(c.Approver.Mode),
@@ -115,7 +120,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},
-		Deliver: c.Deliver, Now: now, OnEvent: c.OnEvent, IdleNote: c.IdleNote,
+		Deliver: c.Deliver, Now: now, Log: c.Log, OnEvent: c.OnEvent, IdleNote: c.IdleNote,
 		Launch: func(ctx context.Context, l *swarm.Lead, m team.Member, r swarm.SpawnRequest, beName string) (backend.Spec, error) {
 			if beName != backend.InProcess {
 				if c.PaneArgv == nil {
