@@ -253,8 +253,8 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if model, err = a.meterLead(h, cwd, lr, model); err != nil { // budget.go: every agent of the session is metered
 		return lr, err
 	}
-	if ep, hasServer := a.endpointOf(model.Info().Provider); hasServer {
-		lr.out.ep, lr.explain = ep, ep.explain
+	if ep, hasServer := llm.EndpointOf(model.Info().Provider, a.Getenv); hasServer {
+		lr.out.ep, lr.explain = ep, ep.Explain
 		if !interactive {
 			lr.out.progress = a.Stderr
 		}

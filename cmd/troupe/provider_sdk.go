@@ -30,8 +30,8 @@ func (a *app) openSDKModel(provider string, h *headless) (llm.Model, bool, error
 			TextOnly: a.Getenv("TROUPE_OPENAI_TEXT_ONLY") != "",
 		})
 		if errors.Is(err, llm.ErrNoModel) {
-			ep, _ := a.endpointOf("openai")
-			err = fmt.Errorf("no model name for %s: give one with --model NAME (the name that server serves; on the OpenAI API, e.g. gpt-4.1): %w", ep.name(), llm.ErrNoModel)
+			ep, _ := llm.EndpointOf("openai", a.Getenv)
+			err = fmt.Errorf("no model name for %s: give one with --model NAME (the name that server serves; on the OpenAI API, e.g. gpt-4.1): %w", ep.Name(), llm.ErrNoModel)
 		}
 		return m, true, err
 	}

@@ -23,7 +23,7 @@ type eventWriter struct {
 	// formats (model retries), which stream-json carries as events; ep
 	// words them.
 	progress io.Writer
-	ep       endpoint
+	ep       llm.Endpoint
 	// meter is the session's spending (budget.go).
 	meter *budget.Meter
 
@@ -110,7 +110,7 @@ func (e *eventWriter) event(ev agent.Event) {
 	if e.format != "stream-json" {
 		if ev.Type == agent.EventRetry && e.progress != nil {
 			e.mu.Lock()
-			fmt.Fprintln(e.progress, e.ep.retryLine(ev.Err))
+			fmt.Fprintln(e.progress, e.ep.RetryLine(ev.Err))
 			e.mu.Unlock()
 		}
 		return
