@@ -58,6 +58,9 @@ func FuzzMessageDecode(f *testing.F) {
 func FuzzFrameDecode(f *testing.F) {
 	f.Add(`{"type":"shutdown_request","requestId":"r","from":"team-lead","timestamp":"t"}`)
 	f.Fuzz(func(t *testing.T, text string) {
+		if line := mailbox.Line(text); line == "" && text != "" {
+			t.Fatalf("Line(%q) is empty", text)
+		}
 		fr, err := mailbox.Decode(text)
 		if err != nil {
 			if fr != nil {

@@ -172,7 +172,7 @@ func (a *app) inboxReadCommand() *cobra.Command {
 					if m.Read {
 						status = "read"
 					}
-					lines := strings.Split(messageText(m.Text), "\n")
+					lines := strings.Split(mailbox.Line(m.Text), "\n")
 					row(w, localTime(m.Timestamp), m.From, status, lines[0])
 					for _, l := range lines[1:] {
 						fmt.Fprintf(w, "\t\t\t%s\n", termtext.Line(strings.ReplaceAll(l, "\t", " ")))
@@ -333,7 +333,7 @@ func messageKey(m mailbox.Message) string {
 // printWatched prints one message as a line, with any further lines of its
 // text indented beneath.
 func (a *app) printWatched(m mailbox.Message) error {
-	lines := strings.Split(messageText(m.Text), "\n")
+	lines := strings.Split(mailbox.Line(m.Text), "\n")
 	if _, err := fmt.Fprintf(a.Stdout, "%s  %s: %s\n", localTime(m.Timestamp), termtext.Line(m.From), termtext.Line(lines[0])); err != nil {
 		return err
 	}
