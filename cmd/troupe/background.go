@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/kit"
+	"github.com/troupe-dev/troupe/session/streamjson"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/team"
@@ -28,7 +29,7 @@ type background struct {
 	reg  *task.Registry
 	dir  string // the registry's output folder
 	sub  *session.Subscription
-	out  *eventWriter
+	out  *streamjson.Writer
 	now  func() time.Time
 	done chan struct{} // closed when the printer has printed every event
 
@@ -42,7 +43,7 @@ type background struct {
 	tx           *kit.Transcripts  // the session's transcripts (transcript.go)
 }
 
-func newBackground(cwd, sessionID string, out *eventWriter, now func() time.Time, interactive bool) (*background, error) {
+func newBackground(cwd, sessionID string, out *streamjson.Writer, now func() time.Time, interactive bool) (*background, error) {
 	dir, err := task.OutputDir("", kit.ProjectSlug(cwd), sessionID)
 	if err != nil {
 		return nil, err
@@ -79,7 +80,7 @@ func (b *background) print() {
 		switch {
 		case e.Agent != nil && e.TaskID != "": // a backgrounded turn's: its task reports it
 		case e.Agent != nil:
-			b.out.event(*e.Agent)
+			b.out.Event(*e.Agent)
 			if b.team != nil {
 				if b.leadTimeline == nil {
 					b.leadTimeline = kit.ToolTimeline(team.LeadName, b.now, b.teamEvent)
@@ -88,7 +89,7 @@ func (b *background) print() {
 			}
 		case e.Task != nil:
 			if se, ok := e.Task.StreamJSON(); ok {
-				b.out.task(se)
+				b.out.Task(se)
 			}
 		case e.Team != nil:
 			b.teamEvent(*e.Team)
@@ -135,15 +136,7 @@ func (b *background) teamEvent(e swarm.Event) {
 	if b.onTeamEvent != nil {
 		b.onTeamEvent(e)
 	}
-	if b.out.format == "stream-json" {
-		b.out.line(struct {
-			Type    string `json:"type"`
-			Subtype string `json:"subtype"`
-			Session string `json:"session_id"`
-			Agent   string `json:"agent"`
-			Kind    string `json:"kind"`
-			Text    string `json:"text"`
-		}{"system", "team_event", b.out.session, e.Agent, e.Kind, e.Text})
+	if b.out.TeamEvent(e.Agent, e.Kind, e.Text) {
 		return
 	}
 	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))

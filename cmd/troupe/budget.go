@@ -96,11 +96,11 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 	if h.print {
 		notice = a.Stderr
 	}
-	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.budgetExceeded(e, notice) }, true)
+	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.BudgetExceeded(e, notice) }, true)
 	if err != nil {
 		return nil, err
 	}
-	lr.out.meter = meter
+	lr.out.Meter = meter
 	return meter.Account(transcript.KindLead, budget.Limits{}).Model(model), nil
 }
 
@@ -152,83 +152,6 @@ func (a *app) newMeter(cwd, session string, limits budget.Limits, exceeded func(
 	}
 	meter = budget.NewMeter(cfg)
 	return meter, nil
-}
-
-// streamBudget is the stream-json event of a limit reached.
-type streamBudget struct {
-	Type      string  `json:"type"`
-	Subtype   string  `json:"subtype"`
-	SessionID string  `json:"session_id"`
-	Error     string  `json:"error"`
-	CostUSD   float64 `json:"total_cost_usd"`
-	Tokens    int64   `json:"total_tokens"`
-}
-
-// budgetExceeded tells the person that a limit was reached: a stream-json
-// event, or a line on notice (stderr) in the other formats.
-func (e *eventWriter) budgetExceeded(ee *budget.ExceededError, notice io.Writer) {
-	total := e.meter.Total()
-	msg := ee.Error() + "; no new model call starts, teammates stop, and the run ends"
-	if e.format == "stream-json" {
-		e.line(streamBudget{"system", "budget_exceeded", e.session, msg, total.USD, total.Tokens()})
-		return
-	}
-	if notice != nil {
-		e.mu.Lock()
-		fmt.Fprintf(notice, "troupe: %s\n", msg)
-		e.mu.Unlock()
-	}
-}
-
-// budgetTotals are the result's spending by agent and by model.
-type budgetTotals struct {
-	ByAgent map[string]agentSpend `json:"usage_by_agent,omitempty"`
-	ByModel map[string]agentSpend `json:"usage_by_model,omitempty"`
-}
-
-// agentSpend is one agent's or model's line of the result's totals.
-type agentSpend struct {
-	InputTokens      int64    `json:"input_tokens"`
-	OutputTokens     int64    `json:"output_tokens"`
-	CacheReadTokens  int64    `json:"cache_read_input_tokens,omitempty"`
-	CacheWriteTokens int64    `json:"cache_creation_input_tokens,omitempty"`
-	Calls            int      `json:"calls"`
-	CostUSD          float64  `json:"cost_usd"`
-	Unpriced         []string `json:"unpriced_models,omitempty"`
-}
-
-func spendLine(s budget.Spend) agentSpend {
-	return agentSpend{s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheReadTokens, s.Usage.CacheWriteTokens, s.Calls, s.USD, s.Unpriced}
-}
-
-func spendLines(m map[string]budget.Spend) map[string]agentSpend {
-	out := make(map[string]agentSpend, len(m))
-	for k, v := range m {
-		out[k] = spendLine(v)
-	}
-	return out
-}
-
-// budgetResult puts the session's totals on the result: the cost of
-// every agent of the session (not only the lead's), by agent and by
-// model, and error_max_budget_usd (or error_max_tokens) when a limit
-// ended the run.
-func (e *eventWriter) budgetResult(r *streamResult, runErr error) {
-	var ee *budget.ExceededError
-	if errors.As(runErr, &ee) {
-		r.Subtype = "error_max_budget_usd"
-		if ee.Limit == "--max-tokens" || ee.Limit == "maxTokens" {
-			r.Subtype = "error_max_tokens"
-		}
-	}
-	if e.meter == nil {
-		return
-	}
-	total := e.meter.Total()
-	if len(total.Unpriced) == 0 {
-		r.TotalCostUSD = &total.USD
-	}
-	r.ByAgent, r.ByModel = spendLines(e.meter.ByAgent()), spendLines(e.meter.ByModel())
 }
 
 // budgetExit turns a run that a limit stopped into exit status 6, after

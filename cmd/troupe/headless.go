@@ -25,6 +25,7 @@ import (
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/session/record"
+	"github.com/troupe-dev/troupe/session/streamjson"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
@@ -159,7 +160,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if err != nil {
 		return err
 	}
-	lr.out.init(cwd, lr.tools)
+	lr.out.Init(cwd, lr.tools)
 	lr.hooks.SessionStart(ctx, len(lr.history) > 0, lr.bg.sess.Lead().Send)
 	res, runErr := lr.bg.sess.Run(ctx, prompt)
 	lr.hooks.SessionEnd(ctx, "other")
@@ -169,14 +170,14 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	lr.bg.endTeam(h.teams.keep)
 	lr.bg.flush() // every event is printed before the result
 	// budget.go: a limit reached exits 6
-	return budgetExit(a.Stderr, lr.out.finish(res, runErr))
+	return budgetExit(a.Stderr, lr.out.Finish(res, runErr))
 }
 
 // leadRun is a lead's session made ready to run, for `troupe -p` and the
 // interactive lead alike.
 type leadRun struct {
 	bg      *background
-	out     *eventWriter
+	out     *streamjson.Writer
 	rec     *record.Log
 	id      string        // the session's id
 	tools   []string      // the lead's tool names
@@ -249,14 +250,15 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if interactive {
 		stdout = io.Discard // the screen is the interactive lead's
 	}
-	lr.out = newEventWriter(stdout, h.outputFormat, lr.id, model.Info())
+	lr.out = streamjson.New(stdout, h.outputFormat, lr.id, model.Info())
+	lr.out.Cost = cost
 	if model, err = a.meterLead(h, cwd, lr, model); err != nil { // budget.go: every agent of the session is metered
 		return lr, err
 	}
 	if ep, hasServer := llm.EndpointOf(model.Info().Provider, a.Getenv); hasServer {
-		lr.out.ep, lr.explain = ep, ep.Explain
+		lr.out.Endpoint, lr.explain = ep, ep.Explain
 		if !interactive {
-			lr.out.progress = a.Stderr
+			lr.out.Progress = a.Stderr
 		}
 	}
 	bg, err := newBackground(cwd, lr.id, lr.out, a.Now, interactive)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/session/streamjson"
 	"github.com/troupe-dev/troupe/swarm"
 )
 
@@ -92,7 +95,7 @@ func TestInvalidTextRefused(t *testing.T) {
 // carry, as the listings do.
 func TestTimelineEscaped(t *testing.T) {
 	var buf bytes.Buffer
-	b := &background{out: &eventWriter{format: "text"}, stderr: &buf}
+	b := &background{out: streamjson.New(io.Discard, "text", "", llm.Info{}), stderr: &buf}
 	b.teamEvent(swarm.Event{Time: time.Now(), Agent: "bob\x1b[8m", Kind: swarm.EventMessage, Text: hostile})
 	assertNoControls(t, "the timeline", buf.String())
 }

@@ -89,7 +89,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 			p, ok := budget.DefaultPrices().Lookup(lr.model)
 			return p.Cost(u), ok
 		},
-		Spent: tuiSpent(lr.out.meter), // budget.go: the session's spending in the footer
+		Spent: tuiSpent(lr.out.Meter), // budget.go: the session's spending in the footer
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
 			switch name {
 			case "dream": // dream.go

@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/budget/ledger"
 	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/session/streamjson"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -49,7 +50,7 @@ their cost, and are named. --json prints the summary as one object.`,
 			s := ledger.Summarize(es)
 			if a.jsonOut {
 				return json.NewEncoder(a.Stdout).Encode(usageJSON{Session: id, Calls: s.Total.Calls,
-					Total: spendLine(s.Total), ByAgent: spendLines(s.ByAgent), ByModel: spendLines(s.ByModel),
+					Total: streamjson.SpendLine(s.Total), ByAgent: streamjson.SpendLines(s.ByAgent), ByModel: streamjson.SpendLines(s.ByModel),
 					First: timeOrNil(s.First), Last: timeOrNil(s.Last)})
 			}
 			a.printUsage(id, s)
@@ -62,13 +63,13 @@ their cost, and are named. --json prints the summary as one object.`,
 
 // usageJSON is `troupe usage --json`.
 type usageJSON struct {
-	Session string                `json:"session_id"`
-	Calls   int                   `json:"calls"`
-	Total   agentSpend            `json:"total"`
-	ByAgent map[string]agentSpend `json:"by_agent"`
-	ByModel map[string]agentSpend `json:"by_model"`
-	First   *time.Time            `json:"first_call,omitempty"`
-	Last    *time.Time            `json:"last_call,omitempty"`
+	Session string                      `json:"session_id"`
+	Calls   int                         `json:"calls"`
+	Total   streamjson.Spend            `json:"total"`
+	ByAgent map[string]streamjson.Spend `json:"by_agent"`
+	ByModel map[string]streamjson.Spend `json:"by_model"`
+	First   *time.Time                  `json:"first_call,omitempty"`
+	Last    *time.Time                  `json:"last_call,omitempty"`
 }
 
 func timeOrNil(t time.Time) *time.Time {
