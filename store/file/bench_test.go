@@ -115,6 +115,27 @@ func BenchmarkSend(b *testing.B) {
 	}
 }
 
+// BenchmarkSendOne is B1 at W=1: one sender, one message after another,
+// never meeting a held lock.
+func BenchmarkSendOne(b *testing.B) {
+	s := benchStore(b, 0)
+	mail := s.Mail()
+	ctx := b.Context()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		id := "m" + strconv.Itoa(i)
+		if _, err := mail.Send(ctx, "bench", team.LeadName, mailbox.Message{From: "w", Text: benchText(id), Summary: "msg " + id, Timestamp: time.Now()}); err != nil {
+			b.Fatalf("Send(%s) = %v", id, err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	if msgs, err := mail.Read(ctx, "bench", team.LeadName, false); err != nil || len(msgs) != b.N {
+		b.Fatalf("inbox holds %d messages after %d sends (%v)", len(msgs), b.N, err)
+	}
+}
+
 // BenchmarkSendPreloaded is B3: the cost of a send as the inbox grows
 // (unread messages are never pruned).
 func BenchmarkSendPreloaded(b *testing.B) {

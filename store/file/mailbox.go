@@ -121,6 +121,9 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
+	if done, err := m.direct(teamName, agent, inbox, spool, entry); done || err != nil {
+		return err
+	}
 	base := filepath.Join(mine, fmt.Sprintf("%020d-%s", s.now().UnixNano(), msg.ID))
 	if err := writeSpool(mine, base+sufMsg, entry); err != nil {
 		return err
@@ -151,7 +154,7 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 		lk, err := lockfile.TryAcquire(inbox+".lock", s.lockOptions())
 		switch {
 		case err == nil:
-			err = m.mergeLocked(lk, teamName, agent, inbox, spool)
+			err = m.mergeLocked(lk, teamName, agent, inbox, spool, nil)
 			if rerr := lk.Release(); err == nil && rerr != nil && !errors.Is(rerr, lockfile.ErrCompromised) {
 				err = rerr
 			}
@@ -175,6 +178,34 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 		}
 		t.Stop()
 	}
+}
+
+// direct delivers entry when nobody holds the inbox's lock: it goes into
+// the inbox with whatever others have spooled, without a spool entry of
+// its own (no spool file to write, claim and remove, no watches), the way
+// a single writer that meets no contention should pay least. done is
+// false when the lock is taken, or was lost before the commit (nothing of
+// entry landed): the caller then spools it.
+func (m *Mail) direct(teamName, agent, inbox, spool string, entry []byte) (done bool, err error) {
+	if err := os.MkdirAll(spool, 0o755); err != nil {
+		return false, fmt.Errorf("not sent: spool folder: %w", err)
+	}
+	lk, err := lockfile.TryAcquire(inbox+".lock", m.s.lockOptions())
+	if errors.Is(err, lockfile.ErrLocked) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("not sent: %w", err)
+	}
+	err = m.mergeLocked(lk, teamName, agent, inbox, spool, entry)
+	_ = lk.Release() // a lock lost after the commit does not undo it
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, lockfile.ErrCompromised):
+		return false, nil // taken over before the commit: entry is not in the inbox
+	}
+	return true, fmt.Errorf("not sent: %w", err)
 }
 
 // receipt reports whether the entry spooled at base reached the inbox: it
@@ -229,12 +260,13 @@ func (m *Mail) withdraw(base string, cause error, kick <-chan struct{}) error {
 	}
 }
 
-// mergeLocked merges every spooled entry into the inbox. The caller holds lk.
+// mergeLocked merges every spooled entry into the inbox, and own (the
+// caller's message, not spooled; nil: none) after them. The caller holds lk.
 // If it fails before the inbox is replaced, the entries it claimed are put
 // back (.claimed renamed to .msg) for their senders to withdraw or retry; if
 // the inbox was replaced and only a later step failed, the merge counts as
 // done. Orphans claimed by an earlier holder stay .claimed either way.
-func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool string) (err error) {
+func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool string, own []byte) (err error) {
 	s := m.s
 	senders, err := os.ReadDir(spool)
 	if err != nil {
@@ -302,6 +334,9 @@ func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool stri
 			}
 		}
 		entries = append(entries, b)
+	}
+	if own != nil {
+		entries = append(entries, own) // sent now: after everything spooled before
 	}
 
 	doc, err := m.loadLocked(teamName, agent, inbox, spool)

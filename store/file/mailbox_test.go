@@ -2,16 +2,20 @@ package file
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -118,4 +122,77 @@ func TestMailConcurrentSendersGroupCommit(t *testing.T) {
 		}
 	}
 	_ = context.Background
+}
+
+// A send that meets a free lock goes straight into the inbox: nothing of
+// it is ever spooled (the sender's spool folder is not even made), and
+// what others spooled before it lands first, in order.
+func TestMailDirectSend(t *testing.T) {
+	s := mbOpen(t, Options{}, "lead2", "w")
+	ctx := t.Context()
+	spool := s.Mail().spoolDir("crew", "w")
+	other, err := mailbox.Prepare(mailbox.Message{From: "lead2", Text: "spooled first"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherData, _ := json.Marshal(other)
+	otherBase := filepath.Join(spool, "4242-0123456789ab", fmt.Sprintf("%020d-%s", time.Now().UnixNano(), other.ID))
+	if err := writeSpool(filepath.Dir(otherBase), otherBase+sufMsg, otherData); err != nil {
+		t.Fatal(err)
+	}
+	var created []string
+	s.inboxCommitHook = func(string) error {
+		ents, _ := os.ReadDir(spool)
+		for _, e := range ents {
+			created = append(created, e.Name())
+		}
+		return nil
+	}
+	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "team-lead", Text: "direct"}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(created, s.sender) {
+		t.Errorf("the spool held %v at the commit; a direct send makes no folder of its own (%s)", created, s.sender)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range msgs {
+		texts = append(texts, m.Text)
+	}
+	if want := []string{"spooled first", "direct"}; !slices.Equal(texts, want) {
+		t.Errorf("inbox = %q; want %q", texts, want)
+	}
+	if exists(otherBase+sufMsg) || exists(otherBase+sufClaimed) {
+		t.Errorf("the other sender's entry is still spooled after the merge")
+	}
+}
+
+// A direct send whose lock is taken over before it commits has put
+// nothing in the inbox: it falls back to the spool and lands once.
+func TestMailDirectSendLosesLock(t *testing.T) {
+	s := mbOpen(t, Options{}, "w")
+	ctx := t.Context()
+	var calls atomic.Int32
+	s.inboxCommitHook = func(string) error {
+		if calls.Add(1) == 1 {
+			return fmt.Errorf("taken over: %w", lockfile.ErrCompromised)
+		}
+		return nil
+	}
+	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "team-lead", Text: "once"}); err != nil {
+		t.Fatalf("Send = %v; want it delivered through the spool", err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d commits; want the lost one and the spooled one", n)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Text != "once" {
+		t.Errorf("inbox = %+v; want the message exactly once", msgs)
+	}
 }
