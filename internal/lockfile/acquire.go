@@ -45,6 +45,11 @@ func Acquire(ctx context.Context, dir string, opts Options) (*Lock, error) {
 		if !errors.Is(err, ErrLocked) {
 			return l, err
 		}
+		if o.Abandon != nil {
+			if err := o.Abandon(); err != nil {
+				return nil, err
+			}
+		}
 		if o.Watcher != nil && cancel == nil {
 			kicks, cancel, err = o.Watcher.Subscribe(filepath.Dir(dir), isName(filepath.Base(dir)))
 			if err == nil {

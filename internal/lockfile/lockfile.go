@@ -94,6 +94,11 @@ type Options struct {
 	Watcher *dirwatch.Watcher
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Abandon, if set, is asked each time Acquire finds the lock held,
+	// before it waits: a non-nil error ends the wait with that error (the
+	// reason to take the lock is gone, such as a compare-and-swap that can
+	// no longer succeed), so that losers of a race do not queue for it.
+	Abandon func() error
 }
 
 // normalized returns o with defaults and clamps applied.

@@ -437,3 +437,60 @@ func refreshers() int {
 	buf := make([]byte, 1<<20)
 	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "created by github.com/troupe-dev/troupe/internal/lockfile.newLock")
 }
+
+// Abandon ends a wait for a held lock as soon as it reports the reason
+// to wait gone, without waiting for the release; while it reports nil
+// the waiter keeps waiting and then takes the lock.
+func TestAcquireAbandon(t *testing.T) {
+	dir := lockPath(t)
+	held := mustTryAcquire(t, dir, Options{})
+	gone := errors.New("the compare-and-swap can no longer succeed")
+	var asked atomic.Int32
+	var changed atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		_, err := Acquire(t.Context(), dir, Options{MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Abandon: func() error {
+			asked.Add(1)
+			if changed.Load() {
+				return gone
+			}
+			return nil
+		}})
+		done <- err
+	}()
+	for asked.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Acquire returned %v while the lock was held and Abandon said wait", err)
+	default:
+	}
+	changed.Store(true)
+	select {
+	case err := <-done:
+		if !errors.Is(err, gone) {
+			t.Errorf("Acquire = %v; want Abandon's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Acquire did not give up after Abandon's error")
+	}
+	if err := held.Verify(); err != nil {
+		t.Errorf("the holder lost its lock to an abandoned waiter: %v", err)
+	}
+	// Nothing to abandon: the waiter takes the lock once it is free.
+	go func() {
+		l, err := Acquire(t.Context(), dir, Options{MinBackoff: time.Millisecond, Abandon: func() error { return nil }})
+		if err == nil {
+			err = l.Release()
+		}
+		done <- err
+	}()
+	time.Sleep(5 * time.Millisecond)
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Acquire after the release = %v", err)
+	}
+}

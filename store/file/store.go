@@ -287,6 +287,13 @@ func (s *Store) checkNoLinks(path string) error {
 // lock takes the lock directory of target (target + ".lock"), waiting at
 // most LockTimeout beyond ctx.
 func (s *Store) lock(ctx context.Context, target string) (*lockfile.Lock, error) {
+	return s.lockUnless(ctx, target, nil)
+}
+
+// lockUnless is lock, given up with abandon's error when abandon (nil:
+// never) returns one while the lock is held by another
+// (lockfile.Options.Abandon).
+func (s *Store) lockUnless(ctx context.Context, target string, abandon func() error) (*lockfile.Lock, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.LockTimeout,
 		fmt.Errorf("lock %s not taken within %v", filepath.Base(target)+".lock", s.opts.LockTimeout))
 	defer cancel()
@@ -295,6 +302,7 @@ func (s *Store) lock(ctx context.Context, target string) (*lockfile.Lock, error)
 		Now:     s.now,
 		Watcher: s.watch,
 		Logger:  s.log,
+		Abandon: abandon,
 	})
 }
 

@@ -489,10 +489,17 @@ func (ts *Tasks) Delete(ctx context.Context, list, id string, prev tasklist.Revi
 // the task is at revision prev. A task that is already past prev fails
 // without taking the lock, so that the losers of a race do not queue for it.
 func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev tasklist.Revision) (*lockfile.Lock, error) {
-	if err := checkRevision(list, id, path, prev); err != nil {
+	stale := func() error { return checkRevision(list, id, path, prev) }
+	if err := stale(); err != nil {
 		return nil, err
 	}
-	lk, err := ts.s.lock(ctx, path)
+	// While another writer holds the task, its revision is looked at
+	// again before each wait: once the holder has changed it, this writer
+	// has lost and leaves without taking the lock.
+	lk, err := ts.s.lockUnless(ctx, path, stale)
+	if errors.Is(err, tasklist.ErrConflict) || errors.Is(err, tasklist.ErrNotFound) {
+		return nil, err
+	}
 	if err != nil {
 		if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
 			return nil, fmt.Errorf("task %s in list %s: %w", id, list, tasklist.ErrNotFound)
