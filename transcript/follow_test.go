@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,5 +76,23 @@ func TestFollow(t *testing.T) {
 	err = Follow(t.Context(), path, 0, func([]Line) error { return stop })
 	if !errors.Is(err, stop) {
 		t.Errorf("Follow with a failing emit = %v; want its error", err)
+	}
+}
+
+func TestRenderAgent(t *testing.T) {
+	home := t.TempDir()
+	w, err := Appender(Dir(home, "s-1"), Header{Agent: "helper", Session: "s-1"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"fix it"}]}}`+"\n")
+	got, ok := RenderAgent(home, "s-1", "helper", func(s string) string { return s })
+	if !ok || !strings.Contains(got, "fix it") {
+		t.Errorf("RenderAgent(s-1, helper) = %q, %v; want the rendered transcript", got, ok)
+	}
+	for _, tt := range []struct{ session, agent string }{{"s-1", "nobody"}, {"s-2", "helper"}, {"..", "helper"}, {"s-1/../s-1", "helper"}, {"", "helper"}} {
+		if got, ok := RenderAgent(home, tt.session, tt.agent, nil); ok {
+			t.Errorf("RenderAgent(%q, %q) = %q, true; want none", tt.session, tt.agent, got)
+		}
 	}
 }
