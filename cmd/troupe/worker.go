@@ -14,7 +14,6 @@ import (
 	"github.com/troupe-dev/troupe/remote"
 	"github.com/troupe-dev/troupe/session/kit"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
-	"github.com/troupe-dev/troupe/team"
 )
 
 // workerFlags are the flags of troupe worker; h carries the model and
@@ -129,19 +128,8 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
 	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: queue, Registry: queue,
 		Run: jobs.Do, Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
-		Log: func(msg string) { say("worker %s: %s", f.name, msg) },
-		OnEvent: func(e remote.Event) {
-			switch e.Kind {
-			case remote.EventResult:
-				if e.Result.Error != "" {
-					say("job %s failed: %s", e.JobID, e.Result.Error)
-				} else {
-					say("job %s done (%d tokens, %d tool uses)", e.JobID, e.Usage.TotalTokens, e.Usage.ToolUses)
-				}
-			default:
-				say("job %s %s (attempt %d) %s", e.JobID, e.Kind, e.Attempt, e.Text)
-			}
-		}})
+		Log:     func(msg string) { say("worker %s: %s", f.name, msg) },
+		OnEvent: func(e remote.Event) { say("%s", e) }})
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -160,17 +148,13 @@ func (f *workerFlags) check() ([]string, error) {
 	if f.h.maxTurns <= 0 {
 		return nil, usagef("--max-turns %d: want a positive number", f.h.maxTurns)
 	}
-	labels := splitLabels(f.labels)
-	if err := remote.CheckLabels(labels); err != nil {
+	labels, err := remote.ParseLabels(f.labels)
+	if err != nil {
 		return nil, usagef("--labels: %v", err)
 	}
 	if f.name == "" {
-		// <host>-<pid>, the host cut so that a long one still makes a
-		// valid name.
 		host, _ := os.Hostname()
-		pid := fmt.Sprintf("-%d", os.Getpid())
-		host = team.SanitizePath(host)
-		f.name = host[:min(len(host), 64-len(pid))] + pid
+		f.name = remote.DefaultName(host, os.Getpid())
 	}
 	if err := remote.CheckName(f.name); err != nil {
 		return nil, usagef("--name: %v", err)
