@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -113,12 +111,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return fmt.Errorf("remote agents on %s: %w", s.URL(), err)
 	}
-	var outMu sync.Mutex
-	say := func(format string, args ...any) {
-		outMu.Lock()
-		defer outMu.Unlock()
-		fmt.Fprintf(a.Stdout, "%s %s\n", a.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-	}
+	say := kit.Sayer(a.Stdout, a.Now)
 	closeMCP, err := a.startWorkerMCP(ctx, cwd, say) // worker_mcp.go: this host's MCP servers, for every job
 	if err != nil {
 		return err
@@ -126,17 +119,9 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	defer closeMCP()
 	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model, MaxTurns: f.h.maxTurns,
 		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
-	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: queue, Registry: queue,
-		Run: jobs.Do, Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
-		Log:     func(msg string) { say("worker %s: %s", f.name, msg) },
-		OnEvent: func(e remote.Event) { say("%s", e) }})
-	if err != nil {
-		return usagef("%v", err)
-	}
-	say("worker %s on %s: labels [%s], capacity %d, folder %s", f.name, s.URL(), strings.Join(labels, ","), f.capacity, cwd)
-	err = w.Run(ctx)
-	say("worker %s stopped", f.name)
-	return err
+	w := kit.RemoteWorker{Jobs: jobs, Name: f.name, Labels: labels, Capacity: f.capacity, Heartbeat: beat, Requeue: f.requeue,
+		Queue: queue, Where: s.URL(), Say: say}
+	return w.Run(ctx)
 }
 
 // check checks the worker's flags and names it when --name is not given
