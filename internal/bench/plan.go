@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	natsstore "github.com/troupe-dev/troupe/store/nats"
 )
 
 // ParseCounts parses comma-separated positive counts such as "1,4,16";
@@ -230,4 +232,21 @@ func (r *Runner) Teams(ctx context.Context, p TeamPlan, rep *Report) error {
 // and of the store r measures.
 func (r *Runner) NewReport(now time.Time) *Report {
 	return &Report{Machine: Probe(now), Store: r.StoreName()}
+}
+
+// CheckNATS reports NATS options a benchmark of the server at url cannot
+// honour: each run works in a namespace of its own, so a namespace is
+// refused rather than ignored, and so are credentials and TLS files,
+// which the children are not given yet. A benchmark never silently
+// measures another store than the one asked for.
+func CheckNATS(url string, o natsstore.Options) error {
+	switch {
+	case o.Token != "" || o.CredsFile != "" || o.User != "" || o.Password != "":
+		return fmt.Errorf("bench on NATS (%s): credentials are not passed to the benchmark's processes yet; run it against a server that needs none", url)
+	case o.TLSCAFile != "" || o.TLSCertFile != "" || o.TLSKeyFile != "":
+		return fmt.Errorf("bench on NATS (%s): TLS files are not passed to the benchmark's processes yet; run it against a plain nats:// server", url)
+	case o.Namespace != "":
+		return fmt.Errorf("bench on NATS (%s): every run makes and deletes a namespace of its own; drop the namespace %q", url, o.Namespace)
+	}
+	return nil
 }

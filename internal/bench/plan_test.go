@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	natsstore "github.com/troupe-dev/troupe/store/nats"
 )
 
 func TestParseCounts(t *testing.T) {
@@ -91,5 +93,24 @@ func TestMailboxInteropSkipped(t *testing.T) {
 	}
 	if rep.Store != "file" {
 		t.Errorf("report store = %q; want file", rep.Store)
+	}
+}
+
+func TestCheckNATS(t *testing.T) {
+	tests := []struct {
+		o    natsstore.Options
+		want string
+	}{
+		{natsstore.Options{}, ""},
+		{natsstore.Options{Token: "x"}, "credentials"},
+		{natsstore.Options{User: "u", Password: "p"}, "credentials"},
+		{natsstore.Options{TLSCAFile: "ca.pem"}, "TLS files"},
+		{natsstore.Options{Namespace: "mine"}, `namespace "mine"`},
+	}
+	for _, tt := range tests {
+		err := CheckNATS("nats://h:4222", tt.o)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "nats://h:4222")) {
+			t.Errorf("CheckNATS(%+v) = %v; want %q", tt.o, err, tt.want)
+		}
 	}
 }
