@@ -3,8 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -58,4 +61,37 @@ func (e *Exposed) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 // Handler returns the streamable HTTP handler serving e.
 func (e *Exposed) Handler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.srv }, nil)
+}
+
+// ServeHTTP serves e as streamable HTTP on ln until ctx ends, then shuts
+// the server down gracefully (bounded by 5 s). With token set, a request
+// without "Authorization: Bearer <token>" is refused with 401.
+func (e *Exposed) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
+	h := e.Handler()
+	if token != "" {
+		next := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+token {
+				http.Error(w, "troupe mcp serve: missing or wrong bearer token", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	defer func() { <-done }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -346,3 +346,14 @@ func (c *Client) rewatch(ctx context.Context, id string) <-chan Event {
 		}
 	}
 }
+
+// StopActive stops every remote_agent task of the client's registry that
+// is still pending or running, telling their workers while the
+// connection is up: a lead that ends early stops its remote agents.
+func (c *Client) StopActive(ctx context.Context) {
+	for _, st := range c.cfg.Tasks.List() {
+		if st.Type == task.RemoteAgent && st.Status.Active() {
+			c.cfg.Tasks.Stop(ctx, st.ID)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package transcript
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -98,4 +100,29 @@ func oneLine(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// ValidSession reports whether id can name a session folder: not empty,
+// no path separator, not . or ..
+func ValidSession(id string) bool {
+	return id != "" && !strings.ContainsAny(id, `/\`) && id != "." && id != ".."
+}
+
+// RenderAgent returns the transcript of agent in session under home,
+// rendered as Render does (clean cleans each text); false when there is
+// none, or session is not a valid session id. A transcript whose later
+// lines are malformed renders the lines before them.
+func RenderAgent(home, session, agent string, clean func(string) string) (string, bool) {
+	if !ValidSession(session) {
+		return "", false
+	}
+	t, err := Read(filepath.Join(Dir(home, session), FileName(agent)))
+	if err != nil && len(t.Lines) == 0 {
+		return "", false
+	}
+	var b bytes.Buffer
+	if err := Render(&b, t, clean); err != nil {
+		return "", false
+	}
+	return b.String(), true
 }

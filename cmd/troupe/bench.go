@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -142,80 +140,26 @@ func (a *app) runBenchMailbox(ctx context.Context, f benchFlags, o mailboxBench)
 	if err != nil {
 		return err
 	}
-	modes, err := parseModes(o.peerModes)
+	modes, err := bench.ParsePeerModes(o.peerModes)
 	if err != nil {
-		return err
-	}
-	switch {
-	case o.msgs < 1:
-		return usagef("--msgs %d: want at least 1", o.msgs)
-	case o.preload < 0 || o.deliveryPre < 0 || o.delivery < 0 || o.inter < 0:
-		return usagef("--preload, --delivery, --delivery-preload and --interop must not be negative")
-	case o.reps < 1:
-		return usagef("--reps %d: want at least 1", o.reps)
-	case o.gapMin < 0 || o.gapMax < o.gapMin:
-		return usagef("--gap-min %v --gap-max %v: want 0 <= min <= max", o.gapMin, o.gapMax)
+		return usagef("--peer-modes %v", err)
 	}
 	if o.peerDir == "" {
 		o.peerDir = a.Getenv("TROUPE_PEER_BENCH")
+	}
+	p := bench.MailboxPlan{Writers: ws, Reps: o.reps, Writer: bench.WritersConfig{Msgs: o.msgs, Preload: o.preload, Text: o.text},
+		Delivery: bench.DeliveryConfig{N: o.delivery, Preload: o.deliveryPre, GapMin: o.gapMin, GapMax: o.gapMax, Text: o.text, Settle: o.settle},
+		Interop:  bench.InteropConfig{Troupe: o.inter, Node: o.inter, Msgs: o.msgs, Text: o.text}, PeerModes: modes,
+		Peer: bench.PeerConfig{Source: o.peerDir, NodeModules: a.Getenv("TROUPE_PEER_NODE_MODULES")}}
+	if err := p.Check(); err != nil {
+		return usagef("%v", err)
 	}
 	r, err := a.benchRunner(f)
 	if err != nil {
 		return err
 	}
-	rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
-	err = func() error {
-		for _, w := range ws {
-			for i := range o.reps {
-				res, err := r.Writers(ctx, bench.WritersConfig{Writers: w, Msgs: o.msgs, Preload: o.preload, Text: o.text, Rep: i})
-				if err != nil {
-					return err
-				}
-				rep.Writers = append(rep.Writers, res)
-			}
-		}
-		if o.delivery > 0 {
-			res, err := r.Delivery(ctx, bench.DeliveryConfig{N: o.delivery, Preload: o.deliveryPre, GapMin: o.gapMin, GapMax: o.gapMax, Text: o.text, Settle: o.settle})
-			if err != nil {
-				return err
-			}
-			rep.Delivery = &res
-		}
-		if o.inter > 0 {
-			return a.benchInterop(ctx, r, rep, o.peerDir, modes, bench.InteropConfig{Troupe: o.inter, Node: o.inter, Msgs: o.msgs, Text: o.text})
-		}
-		return nil
-	}()
-	return a.benchReport(rep, err)
-}
-
-// benchInterop prepares the peer's replica and runs B8 once per mode; when
-// node, npm or the scripts are missing it records why B8 was skipped.
-func (a *app) benchInterop(ctx context.Context, r *bench.Runner, rep *bench.Report, peerDir string, modes []string, c bench.InteropConfig) error {
-	if peerDir == "" {
-		rep.Skipped = append(rep.Skipped, "B8 interop: skipped: it runs the peer's Node replica of Claude Code's inbox writer (the peer-bench scripts, kept outside this repository by troupe's maintainers); pass their folder with --peer-bench DIR or $TROUPE_PEER_BENCH")
-		return nil
-	}
-	peer, err := r.PreparePeer(ctx, bench.PeerConfig{Source: peerDir, NodeModules: a.Getenv("TROUPE_PEER_NODE_MODULES")})
-	if errors.Is(err, bench.ErrNoNode) {
-		rep.Skipped = append(rep.Skipped, "B8 interop: "+err.Error())
-		fmt.Fprintf(a.Stderr, "skipping B8 interop: %v\n", err)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer peer.Close()
-	rep.Machine.Node = peer.NodeVersion
-	for _, mode := range modes {
-		c.Mode = mode
-		res, err := r.Interop(ctx, peer, c)
-		if err != nil {
-			return err
-		}
-		rep.Interop = append(rep.Interop, res)
-	}
-	return nil
+	rep := r.NewReport(a.Now())
+	return a.benchReport(rep, r.Mailbox(ctx, p, rep))
 }
 
 func (a *app) benchClaimCommand() *cobra.Command {
@@ -248,39 +192,16 @@ tasks is left. No task may be claimed twice.
 			if err != nil {
 				return err
 			}
-			if rounds < 0 || drainTasks < 0 {
-				return usagef("--rounds and --drain-tasks must not be negative")
+			p := bench.ClaimPlan{Agents: as, DrainAgents: ds, Rounds: rounds, DrainTasks: drainTasks}
+			if err := p.Check(); err != nil {
+				return usagef("%v", err)
 			}
 			r, err := a.benchRunner(f)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
-			err = func() error {
-				for _, n := range as {
-					if rounds == 0 {
-						break
-					}
-					res, err := r.Race(ctx, bench.RaceConfig{Agents: n, Rounds: rounds})
-					if err != nil {
-						return err
-					}
-					rep.Race = append(rep.Race, res)
-				}
-				for _, n := range ds {
-					if drainTasks == 0 {
-						break
-					}
-					res, err := r.Drain(ctx, bench.DrainConfig{Agents: n, Tasks: drainTasks})
-					if err != nil {
-						return err
-					}
-					rep.Drain = append(rep.Drain, res)
-				}
-				return nil
-			}()
-			return a.benchReport(rep, err)
+			rep := r.NewReport(a.Now())
+			return a.benchReport(rep, r.Claims(cmd.Context(), p, rep))
 		},
 	}
 	fl := cmd.Flags()
@@ -327,32 +248,12 @@ func (a *app) benchChildCommand() *cobra.Command {
 	}
 }
 
-// parseCounts parses "1,4,16" into positive counts; "" or "0" is none.
+// parseCounts parses a flag of comma-separated positive counts; "" or
+// "0" is none.
 func parseCounts(flag, s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "0" {
-		return nil, nil
+	ns, err := bench.ParseCounts(s)
+	if err != nil {
+		return nil, usagef("%s %v", flag, err)
 	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, usagef("%s %q: want comma-separated positive counts, such as 1,4,16", flag, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// parseModes parses --peer-modes.
-func parseModes(s string) ([]string, error) {
-	var out []string
-	for _, m := range strings.Split(s, ",") {
-		m = strings.TrimSpace(m)
-		if m != bench.PeerLegacy && m != bench.PeerCurrent {
-			return nil, usagef("--peer-modes %q: want %s and/or %s", s, bench.PeerLegacy, bench.PeerCurrent)
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return ns, nil
 }

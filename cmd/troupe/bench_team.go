@@ -41,30 +41,16 @@ unfinished, or a message never woke its recipient.`,
 			if err != nil {
 				return err
 			}
-			base := bench.TeamConfig{Hosts: hosts, Tasks: tasks, Chain: chain, Pings: pings, PingGap: pingGap, Idle: idle, Timeout: timeout}
-			if err := checkTeamBench(ns, base); err != nil {
-				return err
+			p := bench.TeamPlan{Sizes: ns, Base: bench.TeamConfig{Hosts: hosts, Tasks: tasks, Chain: chain, Pings: pings, PingGap: pingGap, Idle: idle, Timeout: timeout}}
+			if err := p.Check(); err != nil {
+				return usagef("%v", err)
 			}
 			r, err := a.benchRunner(f)
 			if err != nil {
 				return err
 			}
-			rep := &bench.Report{Machine: bench.Probe(a.Now()), Store: r.StoreName()}
-			err = func() error {
-				for _, n := range ns {
-					c := base
-					c.Teammates = n
-					res, err := r.Team(cmd.Context(), c)
-					if res.Teammates > 0 { // measured, if only in part
-						rep.Team = append(rep.Team, res)
-					}
-					if err != nil {
-						return err
-					}
-				}
-				return nil
-			}()
-			return a.benchReport(rep, err)
+			rep := r.NewReport(a.Now())
+			return a.benchReport(rep, r.Teams(cmd.Context(), p, rep))
 		},
 	}
 	fl := cmd.Flags()
@@ -78,29 +64,4 @@ unfinished, or a message never woke its recipient.`,
 	fl.DurationVar(&timeout, "timeout", 5*time.Minute, "bound `D` on the drain and on the messages")
 	f.add(cmd)
 	return cmd
-}
-
-// checkTeamBench checks troupe bench team's flags: the team sizes ns and
-// the rest of the run in c.
-func checkTeamBench(ns []int, c bench.TeamConfig) error {
-	switch {
-	case len(ns) == 0:
-		return usagef("--teammates: want at least one team size")
-	case c.Hosts < 1:
-		return usagef("--hosts %d: want at least 1", c.Hosts)
-	case c.Tasks < 0:
-		return usagef("--tasks %d: want 0 or more", c.Tasks)
-	case c.Chain < 1:
-		return usagef("--chain %d: want at least 1 (1: independent tasks)", c.Chain)
-	case c.Pings < 0:
-		return usagef("--pings %d: want 0 or more", c.Pings)
-	case c.Idle <= 0 || c.Timeout <= 0 || c.PingGap < 0:
-		return usagef("--idle and --timeout must be positive, --ping-gap not negative")
-	}
-	for _, n := range ns {
-		if n < c.Hosts {
-			return usagef("--teammates %d on --hosts %d: want at least one teammate a host", n, c.Hosts)
-		}
-	}
-	return nil
 }

@@ -161,24 +161,3 @@ func TestBenchUsage(t *testing.T) {
 		})
 	}
 }
-
-func TestParseCounts(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    []int
-		wantErr bool
-	}{
-		{"1,4,16,64", []int{1, 4, 16, 64}, false},
-		{" 2 , 3 ", []int{2, 3}, false},
-		{"", nil, false},
-		{"0", nil, false},
-		{"1,,2", nil, true},
-		{"0,4", nil, true},
-	}
-	for _, tt := range tests {
-		got, err := parseCounts("--writers", tt.in)
-		if (err != nil) != tt.wantErr || fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("parseCounts(%q) = %v, %v; want %v (error %t)", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,8 +54,8 @@ permission requests as the lead. Listening beyond loopback needs --token
 	return cmd
 }
 
-// serveDashboard listens and serves until ctx ends; event streams end
-// with it (BaseContext), then the server shuts down.
+// serveDashboard listens on addr, says where, and serves h until ctx
+// ends (dashboard.Serve).
 func serveDashboard(ctx context.Context, a *app, h http.Handler, addr, token string, control bool, where string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -72,19 +70,5 @@ func serveDashboard(ctx context.Context, a *app, h http.Handler, addr, token str
 		mode = "with control"
 	}
 	fmt.Fprintf(a.Stdout, "troupe dashboard (%s) of %s at %s\n", mode, where, url)
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("dashboard: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("dashboard: shut down: %w", err)
-	}
-	<-errc
-	return nil
+	return dashboard.Serve(ctx, ln, h)
 }

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"path/filepath"
-	"strings"
-
 	"github.com/troupe-dev/troupe/budget/ledger"
 	"github.com/troupe-dev/troupe/dashboard"
 	"github.com/troupe-dev/troupe/internal/termtext"
@@ -13,11 +9,6 @@ import (
 
 // The dashboard's views of a session's records in the local home: what
 // its agents spent (the usage ledger) and what each did (transcripts).
-
-// validSessionID reports whether id can name a session folder.
-func validSessionID(id string) bool {
-	return id != "" && !strings.ContainsAny(id, `/\`) && id != "." && id != ".."
-}
 
 // sessionSpending returns the dashboard's view of a session's ledger in
 // the local home: each agent's tokens and cost; false when the session
@@ -28,7 +19,7 @@ func (a *app) sessionSpending() func(session string) (map[string]dashboard.Spend
 		return nil
 	}
 	return func(session string) (map[string]dashboard.Spend, bool) {
-		if !validSessionID(session) {
+		if !transcript.ValidSession(session) {
 			return nil, false
 		}
 		es, err := ledger.Read(transcript.Dir(home, session))
@@ -55,17 +46,6 @@ func (a *app) sessionTranscript() func(session, agent string) (string, bool) {
 		return nil
 	}
 	return func(session, agent string) (string, bool) {
-		if !validSessionID(session) {
-			return "", false
-		}
-		t, err := transcript.Read(filepath.Join(transcript.Dir(home, session), transcript.FileName(agent)))
-		if err != nil && len(t.Lines) == 0 {
-			return "", false
-		}
-		var b bytes.Buffer
-		if err := transcript.Render(&b, t, termtext.Clean); err != nil {
-			return "", false
-		}
-		return b.String(), true
+		return transcript.RenderAgent(home, session, agent, termtext.Clean)
 	}
 }

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
+	"errors"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,27 +51,16 @@ func (a *app) mcpSources(cwd string) (mcp.Sources, error) {
 // mcpOptions reads MCP_TIMEOUT and MCP_TOOL_TIMEOUT (milliseconds, as
 // Claude Code's).
 func (a *app) mcpOptions(cwd string) (mcp.Options, error) {
-	opts := mcp.Options{Dir: cwd, Lookup: func(k string) (string, bool) {
-		if v := a.Getenv(k); v != "" {
-			return v, true
-		}
-		return os.LookupEnv(k)
-	}}
-	for _, v := range []struct {
-		name string
-		into *time.Duration
-	}{{"MCP_TIMEOUT", &opts.StartTimeout}, {"MCP_TOOL_TIMEOUT", &opts.CallTimeout}} {
-		s := strings.TrimSpace(a.Getenv(v.name))
-		if s == "" {
-			continue
-		}
-		ms, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || ms <= 0 {
-			return opts, usagef("%s=%q: want a positive number of milliseconds", v.name, s)
-		}
-		*v.into = time.Duration(ms) * time.Millisecond
+	opts, err := mcp.EnvOptions(cwd, a.Getenv)
+	return opts, mcpUsage(err)
+}
+
+// mcpUsage makes an *mcp.ArgError a usage error.
+func mcpUsage(err error) error {
+	if ae, ok := errors.AsType[*mcp.ArgError](err); ok {
+		return &UsageError{Err: ae.Err}
 	}
-	return opts, nil
+	return err
 }
 
 // startMCP connects the configured MCP servers of an agent in cwd, once
@@ -114,15 +100,6 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	return func() { m.Close() }, nil
 }
 
-// mcpStatusLine describes one server for people.
-func mcpStatusLine(st mcp.Status) string {
-	line := fmt.Sprintf("%s: %s (%s) - %s", st.Name, st.Target, st.Kind, st.State)
-	if st.State == mcp.StateConnected {
-		line += fmt.Sprintf(", %d tools", len(st.Tools))
-	}
-	return line
-}
-
 // withMCP gives a pane teammate the lead's MCP configuration: its
 // --mcp-config values (files made absolute), --strict-mcp-config, and
 // MCP_TIMEOUT and MCP_TOOL_TIMEOUT in env. The teammate starts its own
@@ -151,21 +128,7 @@ func (a *app) withMCP(argv []string, env map[string]string) []string {
 // failed.
 func (a *app) mcpReport() string {
 	if a.mcp.mgr == nil {
-		return "No MCP servers. Configure them in .mcp.json, the settings files or --mcp-config; troupe mcp add adds one (docs/mcp.md)."
+		return mcp.Report(nil)
 	}
-	var b strings.Builder
-	b.WriteString("MCP servers:")
-	for _, st := range a.mcp.mgr.Status() {
-		b.WriteString("\n" + mcpStatusLine(st))
-		if st.Restart > 0 {
-			fmt.Fprintf(&b, " (restarted %d time)", st.Restart)
-		}
-		if st.Err != nil {
-			b.WriteString("\n  " + strings.ReplaceAll(st.Err.Error(), "\n", "\n  "))
-		}
-		for _, t := range st.Tools {
-			b.WriteString("\n  " + t)
-		}
-	}
-	return b.String()
+	return mcp.Report(a.mcp.mgr.Status())
 }

@@ -3,18 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/mcp"
 )
-
-// The scopes of troupe mcp add and remove, as claude mcp's.
-var mcpScopes = []string{"local", "project", "user"}
 
 // mcpCommand is troupe mcp: configure MCP servers, and serve a teammate
 // over MCP (mcp_serve.go).
@@ -23,23 +17,17 @@ func (a *app) mcpCommand() *cobra.Command {
 		a.mcpListCommand(), a.mcpGetCommand(), a.mcpAddCommand(), a.mcpRemoveCommand(), a.mcpServeCommand())
 }
 
-// mcpScopePath returns the file of a scope for cwd: local is
-// .troupe/settings.local.json, project is .mcp.json (shared with Claude
-// Code), user is the troupe home's settings.json.
+// mcpScopePath returns the file of a scope for cwd (mcp.ScopePath).
 func (a *app) mcpScopePath(scope, cwd string) (string, error) {
-	switch scope {
-	case "local":
-		return filepath.Join(cwd, ".troupe", "settings.local.json"), nil
-	case "project":
-		return filepath.Join(cwd, ".mcp.json"), nil
-	case "user":
-		home, err := a.home()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, "settings.json"), nil
+	home, err := a.home()
+	if err != nil {
+		return "", err
 	}
-	return "", usagef("--scope %q: want one of %s", scope, strings.Join(mcpScopes, ", "))
+	path, err := mcp.ScopePath(scope, cwd, home)
+	if errors.Is(err, mcp.ErrBadScope) {
+		return "", usagef("--scope: %v", err)
+	}
+	return path, err
 }
 
 func (a *app) mcpAddCommand() *cobra.Command {
@@ -60,46 +48,9 @@ func (a *app) mcpAddCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if args[1] == "--" { // NAME -- COMMAND ARGS: flags stop at NAME already
-				args = append(args[:1], args[2:]...)
-			}
-			if len(args) < 2 {
-				return usagef("mcp add needs NAME and a command or url")
-			}
-			s := mcp.Server{Name: args[0], Source: path}
-			switch transport {
-			case "stdio":
-				s.Command, s.Args = args[1], args[2:]
-				if len(headers) > 0 {
-					return usagef("--header is for http and sse servers")
-				}
-			case "http", "sse":
-				if len(args) > 2 || len(env) > 0 {
-					return usagef("an %s server takes a url only: no arguments after it, no --env", transport)
-				}
-				s.Type, s.URL = transport, args[1]
-			default:
-				return usagef("--transport %q: want stdio, http or sse", transport)
-			}
-			for _, kv := range env {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok || k == "" {
-					return usagef("--env %q: want KEY=value", kv)
-				}
-				if s.Env == nil {
-					s.Env = map[string]string{}
-				}
-				s.Env[k] = v
-			}
-			for _, h := range headers {
-				k, v, ok := strings.Cut(h, ":")
-				if !ok || strings.TrimSpace(k) == "" {
-					return usagef("--header %q: want \"Name: value\"", h)
-				}
-				if s.Headers == nil {
-					s.Headers = map[string]string{}
-				}
-				s.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			s, err := mcp.ServerArgs{Transport: transport, Args: args, Env: env, Headers: headers}.Server(path)
+			if err != nil {
+				return mcpUsage(err)
 			}
 			if err := mcp.AddServer(cmd.Context(), path, s); err != nil {
 				return err
@@ -131,21 +82,20 @@ func (a *app) mcpRemoveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			scopes := mcpScopes
+			scopes := mcp.Scopes
 			if scope != "" {
+				if _, err := a.mcpScopePath(scope, cwd); err != nil {
+					return err
+				}
 				scopes = []string{scope}
 			}
-			var found []string
-			for _, sc := range scopes {
-				path, err := a.mcpScopePath(sc, cwd)
-				if err != nil {
-					return err
-				}
-				if servers, err := mcpFileServers(path); err != nil {
-					return err
-				} else if slices.ContainsFunc(servers, func(s mcp.Server) bool { return s.Name == args[0] }) {
-					found = append(found, sc)
-				}
+			home, err := a.home()
+			if err != nil {
+				return err
+			}
+			found, err := mcp.ScopesOf(args[0], cwd, home, scopes)
+			if err != nil {
+				return err
 			}
 			switch len(found) {
 			case 0:
@@ -166,18 +116,6 @@ func (a *app) mcpRemoveCommand() *cobra.Command {
 	return c
 }
 
-// mcpFileServers returns the servers of one file; none when it is missing.
-func mcpFileServers(path string) ([]mcp.Server, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) || err == nil && strings.TrimSpace(string(data)) == "" {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return mcp.Parse(data, path)
-}
-
 func (a *app) mcpListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
@@ -192,7 +130,7 @@ func (a *app) mcpListCommand() *cobra.Command {
 				fmt.Fprintln(a.Stdout, "No MCP servers configured. Add one with troupe mcp add.")
 			}
 			for _, st := range sts {
-				fmt.Fprintln(a.Stdout, mcpStatusLine(st))
+				fmt.Fprintln(a.Stdout, st)
 			}
 			return nil
 		},
@@ -213,7 +151,7 @@ func (a *app) mcpGetCommand() *cobra.Command {
 				return fmt.Errorf("get %s: %w", args[0], mcp.ErrNotFound)
 			}
 			st := sts[0]
-			fmt.Fprintln(a.Stdout, mcpStatusLine(st))
+			fmt.Fprintln(a.Stdout, st)
 			if st.Err != nil {
 				fmt.Fprintf(a.Stdout, "  error: %s\n", strings.ReplaceAll(st.Err.Error(), "\n", "\n    "))
 			}
@@ -237,21 +175,13 @@ func (a *app) mcpCheck(cmd *cobra.Command, name string) ([]mcp.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	servers, warnings, err := mcp.Load(src)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(a.Stderr, "troupe: warning:", w)
-	}
-	if name != "" {
-		servers = slices.DeleteFunc(servers, func(s mcp.Server) bool { return s.Name != name })
-	}
 	opts, err := a.mcpOptions(cwd)
 	if err != nil {
 		return nil, err
 	}
-	m := mcp.Start(cmd.Context(), servers, opts)
-	defer m.Close()
-	return m.Status(), nil
+	sts, warnings, err := mcp.Check(cmd.Context(), src, opts, name)
+	for _, w := range warnings {
+		fmt.Fprintln(a.Stderr, "troupe: warning:", w)
+	}
+	return sts, err
 }

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/troupe-dev/troupe/remote"
+	"github.com/troupe-dev/troupe/session/kit"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
-	"github.com/troupe-dev/troupe/task"
-
-	"github.com/troupe-dev/troupe/tool/agenttool"
 )
 
 // Environment of remote agents, read by both the lead and the workers.
@@ -50,30 +47,6 @@ func jobOptions(beat time.Duration) natsstore.JobOptions {
 	return natsstore.JobOptions{HeartbeatTimeout: 6 * beat, WorkerTTL: 3 * beat}
 }
 
-// splitLabels parses a comma-separated label list.
-func splitLabels(v string) []string {
-	var out []string
-	for _, l := range strings.Split(v, ",") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// remoteRunner submits the Agent tool's remote calls through a Client.
-type remoteRunner struct {
-	c      *remote.Client
-	labels []string
-}
-
-// SubmitRemote implements agenttool.Remote.
-func (r remoteRunner) SubmitRemote(ctx context.Context, req agenttool.RemoteRequest) (task.ID, error) {
-	st, err := r.c.Submit(ctx, remote.Request{Description: req.Description, Prompt: req.Prompt, Model: req.Model,
-		ToolUseID: req.ToolUseID, Labels: r.labels})
-	return st.ID, err
-}
-
 // openRemote gives a headless lead remote agents when its store is NATS:
 // the Agent tool's isolation "remote" then submits jobs to troupe worker
 // processes, tracked as remote_agent tasks in bg's registry. With the file
@@ -90,8 +63,8 @@ func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
 		return nop, err
 	}
 	policy := remote.Policy(a.Getenv(EnvRemoteOnLost))
-	labels := splitLabels(a.Getenv(EnvRemoteLabels))
-	if err := remote.CheckLabels(labels); err != nil {
+	labels, err := remote.ParseLabels(a.Getenv(EnvRemoteLabels))
+	if err != nil {
 		return nop, usagef("$%s: %v", EnvRemoteLabels, err)
 	}
 	s, err := natsstore.Open(ctx, spec.url, spec.opts)
@@ -110,17 +83,13 @@ func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
 		s.Close()
 		return nop, usagef("$%s: %v", EnvRemoteOnLost, err)
 	}
-	bg.remote = remoteRunner{c: c, labels: labels}
+	bg.remote = kit.RemoteSubmitter{Client: c, Labels: labels}
 	return func() {
 		// A lead ending early (interrupted, failed) stops its remote
 		// agents: their workers are told while the connection is up.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		for _, st := range bg.reg.List() {
-			if st.Type == task.RemoteAgent && st.Status.Active() {
-				bg.reg.Stop(ctx, st.ID)
-			}
-		}
+		c.StopActive(ctx)
 		c.Close()
 		s.Close()
 	}, nil

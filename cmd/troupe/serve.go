@@ -5,111 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
-	"strconv"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/cobra"
+
+	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/store/nats/natsserver"
 )
-
-// Defaults of troupe serve.
-const (
-	DefaultServeAddr = "127.0.0.1:4222"
-	// serveMaxPayload lets a message of mailbox.MaxTextLen (1 MiB of text,
-	// more once JSON-escaped) through; the NATS default is 1 MiB.
-	serveMaxPayload = 8 << 20
-	serveReadyWait  = 30 * time.Second
-)
-
-// serveConfig is what troupe serve runs.
-type serveConfig struct {
-	addr  string
-	data  string
-	token string
-	// sync is how often JetStream flushes to disk: 0 after every write.
-	sync time.Duration
-	// cluster joins or forms a JetStream cluster (serve_cluster.go).
-	cluster clusterConfig
-}
-
-// embeddedServer is a running NATS server with JetStream on disk.
-type embeddedServer struct {
-	*server.Server
-	url string // nats://host:port, with the bound port
-}
-
-// startServer starts a NATS server with JetStream storing under c.data,
-// listening on c.addr (port 0 picks a free one), and waits until it
-// accepts connections.
-func startServer(c serveConfig) (*embeddedServer, error) {
-	host, portStr, err := net.SplitHostPort(c.addr)
-	if err != nil {
-		return nil, usagef("--addr %q: want host:port: %v", c.addr, err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil || port < 0 || port > 65535 {
-		return nil, usagef("--addr %q: port %q is not a number from 0 to 65535", c.addr, portStr)
-	}
-	if port == 0 {
-		port = server.RANDOM_PORT
-	}
-	if host == "" {
-		host = "0.0.0.0"
-	}
-	opts := &server.Options{
-		ServerName:    "troupe",
-		Host:          host,
-		Port:          port,
-		JetStream:     true,
-		StoreDir:      c.data,
-		Authorization: c.token,
-		MaxPayload:    serveMaxPayload,
-		SyncAlways:    c.sync == 0,
-		SyncInterval:  c.sync,
-		NoLog:         true,
-		NoSigs:        true,
-	}
-	if err := c.cluster.apply(opts, c.token); err != nil {
-		return nil, err
-	}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		return nil, fmt.Errorf("start NATS server on %s: %w", c.addr, err)
-	}
-	e := &embeddedServer{Server: s}
-	go s.Start()
-	if !s.ReadyForConnections(serveReadyWait) {
-		e.stop()
-		return nil, fmt.Errorf("start NATS server on %s (data %s): not accepting connections after %v (is the address in use?)", c.addr, c.data, serveReadyWait)
-	}
-	if !s.JetStreamEnabled() {
-		e.stop()
-		return nil, fmt.Errorf("start NATS server on %s: JetStream did not start with data folder %s", c.addr, c.data)
-	}
-	addr, ok := s.Addr().(*net.TCPAddr)
-	if !ok {
-		e.stop()
-		return nil, errors.New("start NATS server: no TCP listener")
-	}
-	urlHost := host
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		urlHost = "127.0.0.1" // the URL this machine can use; others use its name
-	}
-	e.url = "nats://" + net.JoinHostPort(urlHost, strconv.Itoa(addr.Port))
-	return e, nil
-}
-
-// stop shuts the server down and waits until it has.
-func (e *embeddedServer) stop() {
-	e.Shutdown()
-	e.WaitForShutdown()
-}
 
 func (a *app) serveCommand() *cobra.Command {
 	var (
-		c        serveConfig
+		c        natsserver.Config
 		syncFlag string
 	)
 	cmd := &cobra.Command{
@@ -133,78 +42,112 @@ With --cluster and --routes, three or more servers form one JetStream
 cluster that keeps working when one of them goes; see docs/nats.md.`,
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c.token == "" {
-				c.token = a.Getenv("TROUPE_NATS_TOKEN")
+			if c.Token == "" {
+				c.Token = a.Getenv("TROUPE_NATS_TOKEN")
 			}
 			switch syncFlag {
 			case "always":
-				c.sync = 0
+				c.Sync = 0
 			default:
 				d, err := time.ParseDuration(syncFlag)
 				if err != nil || d <= 0 {
 					return usagef("--sync %q: want \"always\" or a positive duration such as 2m", syncFlag)
 				}
-				c.sync = d
+				c.Sync = d
 			}
-			if c.data == "" {
+			if c.Data == "" {
 				home, err := a.home()
 				if err != nil {
 					return err
 				}
-				c.data = filepath.Join(home, "nats")
+				c.Data = filepath.Join(home, "nats")
 			}
 			return a.serve(cmd.Context(), c)
 		},
 	}
-	cmd.Flags().StringVar(&c.addr, "addr", DefaultServeAddr, "listen on `HOST:PORT` (port 0 picks a free port)")
-	cmd.Flags().StringVar(&c.data, "data", "", "JetStream data `DIR` (default: nats under the troupe home)")
-	cmd.Flags().StringVar(&c.token, "token", "", "require this auth `TOKEN` from clients (default $TROUPE_NATS_TOKEN)")
-	c.cluster.addFlags(cmd.Flags())
-	cmd.Flags().StringVar(&syncFlag, "sync", "always", "flush JetStream to disk after every write (always, as the file store does), or every `DURATION` (faster; a machine crash may lose what was acknowledged since)")
+	f := cmd.Flags()
+	f.StringVar(&c.Addr, "addr", natsserver.DefaultAddr, "listen on `HOST:PORT` (port 0 picks a free port)")
+	f.StringVar(&c.Data, "data", "", "JetStream data `DIR` (default: nats under the troupe home)")
+	f.StringVar(&c.Token, "token", "", "require this auth `TOKEN` from clients (default $TROUPE_NATS_TOKEN)")
+	f.StringVar(&c.Cluster.Addr, "cluster", "", "join or form a JetStream cluster, listening for routes from the other servers on `HOST:PORT` (e.g. 0.0.0.0:6222)")
+	f.StringVar(&c.Cluster.Routes, "routes", "", "route `URLS` of the other servers, comma-separated (nats://h2:6222,nats://h3:6222); listing this server too is fine")
+	f.StringVar(&c.Cluster.Name, "cluster-name", "", "name of the cluster; every server of it uses the same (default "+natsserver.DefaultClusterName+")")
+	f.StringVar(&c.Cluster.Server, "server-name", "", "this server's `NAME`, unique in the cluster and the same across restarts (default: the host name and the route port)")
+	f.IntVar(&c.Cluster.Replicas, "replicas", 0, "give troupe's streams and buckets `N` replicas (1-5), changing existing ones; default: clients create them with 3 on a cluster of 3 or more servers, else 1, and keep existing counts")
+	f.StringVar(&syncFlag, "sync", "always", "flush JetStream to disk after every write (always, as the file store does), or every `DURATION` (faster; a machine crash may lose what was acknowledged since)")
 	return cmd
 }
 
 // serve runs the server until ctx ends.
-func (a *app) serve(ctx context.Context, c serveConfig) error {
-	abs, err := filepath.Abs(c.data)
+func (a *app) serve(ctx context.Context, c natsserver.Config) error {
+	abs, err := filepath.Abs(c.Data)
 	if err != nil {
-		return fmt.Errorf("--data %q: %w", c.data, err)
+		return fmt.Errorf("--data %q: %w", c.Data, err)
 	}
-	c.data = abs
-	s, err := startServer(c)
-	if err != nil {
+	c.Data = abs
+	s, err := natsserver.Start(c)
+	if ce, ok := errors.AsType[*natsserver.ConfigError](err); ok {
+		return &UsageError{Err: ce.Err}
+	} else if err != nil {
 		return err
 	}
-	defer s.stop()
-	if host, _, _ := net.SplitHostPort(c.addr); c.token == "" && !isLoopback(host) {
-		fmt.Fprintf(a.Stderr, "warning: listening on %s without --token: anyone who can reach it can read and write your teams\n", c.addr)
+	defer s.Stop()
+	if host, _, _ := net.SplitHostPort(c.Addr); c.Token == "" && !natsserver.IsLoopback(host) {
+		fmt.Fprintf(a.Stderr, "warning: listening on %s without --token: anyone who can reach it can read and write your teams\n", c.Addr)
 	}
 	if a.jsonOut {
-		if err := json.NewEncoder(a.Stdout).Encode(map[string]any{"url": s.url, "data": c.data, "token": c.token != ""}); err != nil {
+		if err := json.NewEncoder(a.Stdout).Encode(map[string]any{"url": s.URL, "data": c.Data, "token": c.Token != ""}); err != nil {
 			return err
 		}
 	} else {
 		tokenFlag := ""
-		if c.token != "" {
+		if c.Token != "" {
 			tokenFlag = " --nats-token TOKEN"
 		}
-		if _, err := fmt.Fprintf(a.Stdout, "NATS with JetStream listening on %s (data in %s)\n%sUse it with: troupe --store %s%s ...  (or TROUPE_STORE=%s)\n", s.url, c.data, describeCluster(s.Server, c.cluster), s.url, tokenFlag, s.url); err != nil {
+		if _, err := fmt.Fprintf(a.Stdout, "NATS with JetStream listening on %s (data in %s)\n%sUse it with: troupe --store %s%s ...  (or TROUPE_STORE=%s)\n", s.URL, c.Data, s.Describe(c.Cluster), s.URL, tokenFlag, s.URL); err != nil {
 			return err
 		}
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); a.ensureReplicas(ctx, s.url, c.token, c.cluster) }()
+	go func() { defer close(done); a.ensureReplicas(ctx, s.URL, c.Token, c.Cluster.Replicas) }()
 	defer func() { <-done }()
 	<-ctx.Done()
 	fmt.Fprintln(a.Stderr, "shutting down the NATS server")
 	return nil
 }
 
-// isLoopback reports whether host names only this machine.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
+// ensureReplicas gives troupe's streams and buckets n replicas on the
+// server at url (none when n is 0), reporting on stdout when done and on
+// stderr every ten seconds while the cluster cannot place them yet.
+func (a *app) ensureReplicas(ctx context.Context, url, token string, n int) {
+	if n == 0 {
+		return
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	opts := natsstore.Options{
+		Token:     token,
+		Namespace: a.storeSel.namespace,
+		Replicas:  n,
+		Name:      "troupe serve",
+		// Short attempts: EnsureReplicas retries while the cluster forms.
+		RequestTimeout: 2 * time.Second,
+		ConnectTimeout: 2 * time.Second,
+		Logger:         slog.New(slog.DiscardHandler),
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = a.Getenv("TROUPE_NATS_NAMESPACE")
+	}
+	var told time.Time
+	err := natsserver.EnsureReplicas(ctx, url, opts, func(err error) {
+		if time.Since(told) >= 10*time.Second {
+			fmt.Fprintf(a.Stderr, "waiting to give troupe's streams %d replicas: %v\n", n, err)
+			told = time.Now()
+		}
+	})
+	if err == nil {
+		out := a.Stdout
+		if a.jsonOut {
+			out = a.Stderr
+		}
+		fmt.Fprintf(out, "troupe's streams and buckets have %d replicas\n", n)
+	}
 }

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/transcript"
@@ -45,13 +41,7 @@ the lines as they are stored; --follow keeps printing as the agent works.`,
 			}
 			path := paths[0]
 			if agent != "" {
-				path = ""
-				for _, p := range paths {
-					if t, err := transcript.Read(p); err == nil && t.Header.Agent == agent {
-						path = p
-					}
-				}
-				if path == "" {
+				if path, err = transcript.OfAgent(paths, agent); err != nil {
 					return fmt.Errorf("session %s has no transcript of %q", termtext.Line(args[0]), termtext.Line(agent))
 				}
 			}
@@ -64,15 +54,15 @@ the lines as they are stored; --follow keeps printing as the agent works.`,
 			}
 			if !a.jsonOut && agent == "" && len(paths) > 1 {
 				fmt.Fprintf(a.Stdout, "(%d other agent(s) in this session; pick one with --agent:", len(paths)-1)
-				for _, p := range paths[1:] {
-					if o, err := transcript.Read(p); err == nil {
-						fmt.Fprintf(a.Stdout, " %s", termtext.Line(o.Header.Agent))
-					}
+				for _, name := range transcript.Agents(paths[1:]) {
+					fmt.Fprintf(a.Stdout, " %s", termtext.Line(name))
 				}
 				fmt.Fprintln(a.Stdout, ")")
 			}
 			if follow {
-				return a.followTranscript(cmd.Context(), path, t)
+				return transcript.Follow(cmd.Context(), path, t.Size, func(lines []transcript.Line) error {
+					return a.printTranscript(transcript.Transcript{Lines: lines}, 0, false)
+				})
 			}
 			return nil
 		},
@@ -97,43 +87,4 @@ func (a *app) printTranscript(t transcript.Transcript, from int, heading bool) e
 		return transcript.RenderLines(a.Stdout, t.Lines[from:], termtext.Clean)
 	}
 	return transcript.Render(a.Stdout, t, termtext.Clean)
-}
-
-// followTranscript prints the lines appended to path until ctx ends,
-// woken by a watch of its folder (fsnotify, or polling where that is not
-// available).
-func (a *app) followTranscript(ctx context.Context, path string, seen transcript.Transcript) error {
-	w, err := dirwatch.New(dirwatch.Options{})
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	name := filepath.Base(path)
-	kick, cancel, err := w.Subscribe(filepath.Dir(path), func(n string) bool { return n == name })
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	off := seen.Size
-	for {
-		// A look first: lines appended between the first read and the
-		// watch are printed too.
-		if st, err := os.Stat(path); err == nil && st.Size() != off {
-			lines, next, err := transcript.Tail(path, off)
-			if err != nil {
-				return err
-			}
-			if len(lines) > 0 {
-				if err := a.printTranscript(transcript.Transcript{Lines: lines}, 0, false); err != nil {
-					return err
-				}
-			}
-			off = next
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-kick:
-		}
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +12,6 @@ import (
 	"github.com/troupe-dev/troupe/remote"
 	"github.com/troupe-dev/troupe/session/kit"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
-	"github.com/troupe-dev/troupe/team"
 )
 
 // workerFlags are the flags of troupe worker; h carries the model and
@@ -114,12 +111,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return fmt.Errorf("remote agents on %s: %w", s.URL(), err)
 	}
-	var outMu sync.Mutex
-	say := func(format string, args ...any) {
-		outMu.Lock()
-		defer outMu.Unlock()
-		fmt.Fprintf(a.Stdout, "%s %s\n", a.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-	}
+	say := kit.Sayer(a.Stdout, a.Now)
 	closeMCP, err := a.startWorkerMCP(ctx, cwd, say) // worker_mcp.go: this host's MCP servers, for every job
 	if err != nil {
 		return err
@@ -127,28 +119,9 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	defer closeMCP()
 	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model, MaxTurns: f.h.maxTurns,
 		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
-	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: queue, Registry: queue,
-		Run: jobs.Do, Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
-		Log: func(msg string) { say("worker %s: %s", f.name, msg) },
-		OnEvent: func(e remote.Event) {
-			switch e.Kind {
-			case remote.EventResult:
-				if e.Result.Error != "" {
-					say("job %s failed: %s", e.JobID, e.Result.Error)
-				} else {
-					say("job %s done (%d tokens, %d tool uses)", e.JobID, e.Usage.TotalTokens, e.Usage.ToolUses)
-				}
-			default:
-				say("job %s %s (attempt %d) %s", e.JobID, e.Kind, e.Attempt, e.Text)
-			}
-		}})
-	if err != nil {
-		return usagef("%v", err)
-	}
-	say("worker %s on %s: labels [%s], capacity %d, folder %s", f.name, s.URL(), strings.Join(labels, ","), f.capacity, cwd)
-	err = w.Run(ctx)
-	say("worker %s stopped", f.name)
-	return err
+	w := kit.RemoteWorker{Jobs: jobs, Name: f.name, Labels: labels, Capacity: f.capacity, Heartbeat: beat, Requeue: f.requeue,
+		Queue: queue, Where: s.URL(), Say: say}
+	return w.Run(ctx)
 }
 
 // check checks the worker's flags and names it when --name is not given
@@ -160,17 +133,13 @@ func (f *workerFlags) check() ([]string, error) {
 	if f.h.maxTurns <= 0 {
 		return nil, usagef("--max-turns %d: want a positive number", f.h.maxTurns)
 	}
-	labels := splitLabels(f.labels)
-	if err := remote.CheckLabels(labels); err != nil {
+	labels, err := remote.ParseLabels(f.labels)
+	if err != nil {
 		return nil, usagef("--labels: %v", err)
 	}
 	if f.name == "" {
-		// <host>-<pid>, the host cut so that a long one still makes a
-		// valid name.
 		host, _ := os.Hostname()
-		pid := fmt.Sprintf("-%d", os.Getpid())
-		host = team.SanitizePath(host)
-		f.name = host[:min(len(host), 64-len(pid))] + pid
+		f.name = remote.DefaultName(host, os.Getpid())
 	}
 	if err := remote.CheckName(f.name); err != nil {
 		return nil, usagef("--name: %v", err)

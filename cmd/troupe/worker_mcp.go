@@ -16,7 +16,7 @@ func (a *app) startWorkerMCP(ctx context.Context, cwd string, say func(string, .
 	}
 	if a.mcp.mgr != nil {
 		for _, st := range a.mcp.mgr.Status() {
-			say("MCP server %s", mcpStatusLine(st))
+			say("MCP server %s", st)
 		}
 	}
 	return closeMCP, nil
