@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/llm/endpoint"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
@@ -255,7 +256,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if model, err = a.meterLead(h, cwd, lr, model); err != nil { // budget.go: every agent of the session is metered
 		return lr, err
 	}
-	if ep, hasServer := llm.EndpointOf(model.Info().Provider, a.Getenv); hasServer {
+	if ep, hasServer := endpoint.Of(model.Info().Provider, a.Getenv); hasServer {
 		lr.out.Endpoint, lr.explain = ep, ep.Explain
 		if !interactive {
 			lr.out.Progress = a.Stderr

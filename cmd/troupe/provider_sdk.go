@@ -6,6 +6,7 @@ import (
 
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/llm/anthropic"
+	"github.com/troupe-dev/troupe/llm/endpoint"
 	"github.com/troupe-dev/troupe/llm/openai"
 )
 
@@ -30,7 +31,7 @@ func (a *app) openSDKModel(provider string, h *headless) (llm.Model, bool, error
 			TextOnly: a.Getenv("TROUPE_OPENAI_TEXT_ONLY") != "",
 		})
 		if errors.Is(err, llm.ErrNoModel) {
-			ep, _ := llm.EndpointOf("openai", a.Getenv)
+			ep, _ := endpoint.Of("openai", a.Getenv)
 			err = fmt.Errorf("no model name for %s: give one with --model NAME (the name that server serves; on the OpenAI API, e.g. gpt-4.1): %w", ep.Name(), llm.ErrNoModel)
 		}
 		return m, true, err

@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/llm/endpoint"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -30,7 +31,7 @@ type Writer struct {
 	// formats (model retries), which stream-json carries as events;
 	// Endpoint words them.
 	Progress io.Writer
-	Endpoint llm.Endpoint
+	Endpoint endpoint.Server
 	// Meter is the session's spending: the result carries its totals.
 	Meter *budget.Meter
 	// Cost prices the lead's own usage when there is no Meter's total.

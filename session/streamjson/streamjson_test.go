@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/llm/endpoint"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -127,7 +128,7 @@ func TestFinishEndings(t *testing.T) {
 func TestText(t *testing.T) {
 	var out, progress bytes.Buffer
 	w := New(&out, "text", "s", llm.Info{Provider: "anthropic"})
-	w.Progress, w.Endpoint = &progress, llm.Endpoint{Provider: "anthropic", URL: "http://x"}
+	w.Progress, w.Endpoint = &progress, endpoint.Server{Provider: "anthropic", URL: "http://x"}
 	w.Init("/w", []string{"Bash"})
 	w.Event(agent.Event{Type: agent.EventRetry, Err: &llm.RetryError{Err: &llm.APIError{Status: 529}, Attempt: 1, Max: 3}})
 	if w.TeamEvent("ann", "idle", "x") {

@@ -1,4 +1,6 @@
-package llm
+// Package endpoint words a model server's errors for the person who
+// runs troupe: what failed, where, and which setting to check.
+package endpoint
 
 import (
 	"cmp"
@@ -9,32 +11,34 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/troupe-dev/troupe/llm"
 )
 
-// Endpoint is the model server a run talks to, for messages a user can
+// Server is the model server a run talks to, for messages a user can
 // act on.
-type Endpoint struct {
+type Server struct {
 	Provider string // anthropic, openai
 	URL      string // its base URL
 	KeyVar   string // the variable holding its key
 	URLVar   string // the variable that sets URL
 }
 
-// EndpointOf returns the endpoint of provider ("anthropic", "openai")
+// Of returns the server of provider ("anthropic", "openai")
 // in the environment getenv reads; ok is false for providers without a
 // server (scripted).
-func EndpointOf(provider string, getenv func(string) string) (ep Endpoint, ok bool) {
+func Of(provider string, getenv func(string) string) (ep Server, ok bool) {
 	switch provider {
 	case "anthropic":
-		return Endpoint{"anthropic", cmp.Or(getenv("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}, true
+		return Server{"anthropic", cmp.Or(getenv("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}, true
 	case "openai":
-		return Endpoint{"openai", cmp.Or(getenv("OPENAI_BASE_URL"), "https://api.openai.com/v1"), "OPENAI_API_KEY", "OPENAI_BASE_URL"}, true
+		return Server{"openai", cmp.Or(getenv("OPENAI_BASE_URL"), "https://api.openai.com/v1"), "OPENAI_API_KEY", "OPENAI_BASE_URL"}, true
 	}
-	return Endpoint{}, false
+	return Server{}, false
 }
 
 // Name is how a message names the server: "the anthropic server at URL".
-func (ep Endpoint) Name() string {
+func (ep Server) Name() string {
 	server := "the Anthropic API"
 	if ep.Provider == "openai" {
 		server = "the OpenAI-compatible server"
@@ -45,7 +49,7 @@ func (ep Endpoint) Name() string {
 // Explain words a model call's error for a user: what failed, where, and
 // what to check. The original error stays wrapped (errors.Is and As see
 // it) and is shown after the explanation.
-func (ep Endpoint) Explain(err error) error {
+func (ep Server) Explain(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -56,8 +60,8 @@ func (ep Endpoint) Explain(err error) error {
 }
 
 // why returns the explanation of err, "" when there is none to add.
-func (ep Endpoint) why(err error) string {
-	var api *APIError
+func (ep Server) why(err error) string {
+	var api *llm.APIError
 	if errors.As(err, &api) {
 		switch {
 		case api.Status == 401:
@@ -85,7 +89,7 @@ func (ep Endpoint) why(err error) string {
 		return fmt.Sprintf("%s did not answer in time", ep.Name())
 	case errors.As(err, &op):
 		return fmt.Sprintf("cannot reach %s (check %s and the network)", ep.Name(), ep.URLVar)
-	case errors.Is(err, ErrBadResponse):
+	case errors.Is(err, llm.ErrBadResponse):
 		return fmt.Sprintf("%s answered something that is not a valid response (is %s the right kind of server?)", ep.Name(), ep.URLVar)
 	}
 	return ""
@@ -93,8 +97,8 @@ func (ep Endpoint) why(err error) string {
 
 // RetryLine is the progress line for a retry: what failed and when the
 // next attempt is.
-func (ep Endpoint) RetryLine(err error) string {
-	var re *RetryError
+func (ep Server) RetryLine(err error) string {
+	var re *llm.RetryError
 	if !errors.As(err, &re) {
 		return fmt.Sprintf("troupe: retrying after: %v", err)
 	}

@@ -1,4 +1,4 @@
-package llm
+package endpoint
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/llm"
 )
 
 // Explain words what a user can act on, and keeps the error it explains.
 func TestEndpointExplain(t *testing.T) {
-	ep, ok := EndpointOf("anthropic", func(k string) string {
+	ep, ok := Of("anthropic", func(k string) string {
 		if k == "ANTHROPIC_BASE_URL" {
 			return "http://127.0.0.1:1"
 		}
@@ -20,7 +22,7 @@ func TestEndpointExplain(t *testing.T) {
 	if !ok || ep.URL != "http://127.0.0.1:1" {
 		t.Fatalf("EndpointOf = %+v, %v", ep, ok)
 	}
-	if _, ok := EndpointOf("scripted", func(string) string { return "" }); ok {
+	if _, ok := Of("scripted", func(string) string { return "" }); ok {
 		t.Error("the scripted provider has an endpoint")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -34,11 +36,11 @@ func TestEndpointExplain(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&APIError{Status: 401}, "refused the API key: check ANTHROPIC_API_KEY"},
-		{&APIError{Status: 404}, "does not know this model or path: check --model and ANTHROPIC_BASE_URL"},
-		{&APIError{Status: 529, Type: "overloaded_error"}, "is failing or overloaded"},
+		{&llm.APIError{Status: 401}, "refused the API key: check ANTHROPIC_API_KEY"},
+		{&llm.APIError{Status: 404}, "does not know this model or path: check --model and ANTHROPIC_BASE_URL"},
+		{&llm.APIError{Status: 529, Type: "overloaded_error"}, "is failing or overloaded"},
 		{refused, "nothing listens there (is the server running? is ANTHROPIC_BASE_URL right?)"},
-		{fmt.Errorf("decode: %w", ErrBadResponse), "not a valid response"},
+		{fmt.Errorf("decode: %w", llm.ErrBadResponse), "not a valid response"},
 		{context.DeadlineExceeded, "did not answer in time"},
 	} {
 		got := ep.Explain(c.err)
@@ -56,7 +58,7 @@ func TestEndpointExplain(t *testing.T) {
 	if got := ep.Explain(plain); got != plain {
 		t.Errorf("Explain of an error it cannot explain = %v; want it unchanged", got)
 	}
-	line := ep.RetryLine(&RetryError{Err: &APIError{Status: 429}, Attempt: 1, Max: 5})
+	line := ep.RetryLine(&llm.RetryError{Err: &llm.APIError{Status: 429}, Attempt: 1, Max: 5})
 	if !strings.Contains(line, "is rate limiting this key; retry 1 of 4") {
 		t.Errorf("RetryLine = %q", line)
 	}
