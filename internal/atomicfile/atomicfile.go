@@ -44,11 +44,18 @@ type Options struct {
 // tempInfix separates the target's base name from the random suffix.
 const tempInfix = ".tmp."
 
+// ErrUnsynced is matched by WriteFile's error when the new content is in
+// place (renamed over path) and only the folder's sync failed: the write
+// happened, though it may not survive a crash. Every other error means
+// path was not touched.
+var ErrUnsynced = errors.New("atomicfile: written but the folder not synced")
+
 // WriteFile atomically replaces path with data. The new file is created with
 // perm (before umask), like os.WriteFile. On any failure the temp file is
 // removed and the target is untouched, except that an error syncing the
 // directory after the rename is returned although the new content is
-// already in place (it may then not survive a power loss).
+// already in place (it may then not survive a power loss): that error
+// matches ErrUnsynced.
 func WriteFile(path string, data []byte, perm os.FileMode, opts Options) error {
 	f, tmp, err := createTemp(path, perm)
 	if err != nil {
@@ -85,7 +92,7 @@ func WriteFile(path string, data []byte, perm os.FileMode, opts Options) error {
 	}
 	committed = true
 	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("atomicfile: write %s: sync dir: %w", path, err)
+		return fmt.Errorf("atomicfile: write %s: %w: %w", path, ErrUnsynced, err)
 	}
 	return nil
 }

@@ -350,10 +350,12 @@ func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool stri
 		return err
 	}
 	if err := m.commitLocked(lk, doc, inbox, spool); err != nil {
-		if id, serr := atomicfile.Stat(inbox); serr != nil || id == doc.id {
+		// Only a failure after the rename counts as written. An inbox
+		// that merely looks different was changed by someone else (a
+		// writer that took the lock over): nothing of ours is in it.
+		if !errors.Is(err, atomicfile.ErrUnsynced) {
 			return err
 		}
-		// The new inbox is in place; only making it durable failed.
 		m.s.log.Warn("inbox written but not synced", "file", inbox, "err", err)
 	}
 	committed = true

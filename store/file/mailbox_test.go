@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
@@ -194,5 +195,39 @@ func TestMailDirectSendLosesLock(t *testing.T) {
 	}
 	if len(msgs) != 1 || msgs[0].Text != "once" {
 		t.Errorf("inbox = %+v; want the message exactly once", msgs)
+	}
+}
+
+// A writer that takes the inbox over while a send holds the lock (a
+// peer that judged the lock stale) changes the inbox under it: the send
+// must not count that as its own commit. It sends again, and both
+// messages are in the inbox; before, the send was acknowledged and lost.
+func TestMailInboxChangedUnderLock(t *testing.T) {
+	s := mbOpen(t, Options{}, "w")
+	ctx := t.Context()
+	path := s.inboxPath("crew", "w")
+	var calls atomic.Int32
+	s.inboxCommitHook = func(string) error {
+		if calls.Add(1) == 1 {
+			intruder := `[{"from":"peer","text":"written over the lock","timestamp":"2026-12-03T10:00:00.000Z","read":false}]`
+			if err := atomicfile.WriteFile(path, []byte(intruder), 0o600, atomicfile.Options{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "team-lead", Text: "mine"}); err != nil {
+		t.Fatalf("Send = %v", err)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range msgs {
+		texts = append(texts, m.Text)
+	}
+	if want := []string{"written over the lock", "mine"}; !slices.Equal(texts, want) {
+		t.Errorf("inbox = %q; want %q: an acknowledged send must be in the inbox", texts, want)
 	}
 }
