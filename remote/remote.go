@@ -140,6 +140,18 @@ func CheckLabels(labels []string) error {
 	return nil
 }
 
+// JoinLabels returns the labels of a and then those of b not in a: the
+// labels a lead asks of every job joined with those of one call.
+func JoinLabels(a, b []string) []string {
+	out := slices.Clip(a)
+	for _, l := range b {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Matches reports whether a worker with labels have may take a job that
 // wants labels want: it has every one of them.
 func Matches(have, want []string) bool {

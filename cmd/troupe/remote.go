@@ -70,7 +70,7 @@ type remoteRunner struct {
 // SubmitRemote implements agenttool.Remote.
 func (r remoteRunner) SubmitRemote(ctx context.Context, req agenttool.RemoteRequest) (task.ID, error) {
 	st, err := r.c.Submit(ctx, remote.Request{Description: req.Description, Prompt: req.Prompt, Model: req.Model,
-		ToolUseID: req.ToolUseID, Labels: r.labels})
+		ToolUseID: req.ToolUseID, Labels: remote.JoinLabels(r.labels, req.Labels)})
 	return st.ID, err
 }
 
