@@ -268,7 +268,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if interactive {
 		a.askThePerson(h, lr, approver)
 	}
-	closeRemote, err := a.openRemote(ctx, bg) // remote.go: remote agents when the store is NATS
+	closeRemote, err := a.openRemote(ctx, bg, lr.rec) // remote.go: remote agents when the store is NATS
 	if err != nil {
 		return lr, err
 	}
@@ -290,6 +290,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
+	a.resumeRemote(ctx, lr, sess.prev) // remote_resume.go: the record's remote jobs, taken up on --resume
 	return lr, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/remote"
+	"github.com/troupe-dev/troupe/session/record"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/task"
 
@@ -79,7 +80,7 @@ func (r remoteRunner) SubmitRemote(ctx context.Context, req agenttool.RemoteRequ
 // processes, tracked as remote_agent tasks in bg's registry. With the file
 // store it does nothing. The returned function stops tracking and closes
 // the connection.
-func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
+func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (func(), error) {
 	nop := func() {}
 	spec, err := a.storeSpec()
 	if err != nil || spec.url == "" {
@@ -105,7 +106,7 @@ func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
 	}
 	host, _ := os.Hostname()
 	c, err := remote.NewClient(remote.ClientConfig{Queue: jobs, Workers: jobs, Tasks: bg.reg, OnLost: policy,
-		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now})
+		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now, OnSubmit: rec.RemoteSubmitted})
 	if err != nil {
 		s.Close()
 		return nop, usagef("$%s: %v", EnvRemoteOnLost, err)
