@@ -163,8 +163,8 @@ func (c *Client) Reattach(ctx context.Context, j Job) (task.State, error) {
 }
 
 // follow registers j as a pending remote_agent task and tracks its
-// events; with submit it first submits j (and says so with OnSubmit and
-// EventSubmitted).
+// events; with submit it first submits j (with EventSubmitted before it,
+// and OnSubmit after).
 func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit bool) (task.State, error) {
 	id := task.ID(j.ID)
 	// Watch before submitting: no event can come before the job exists.
@@ -190,6 +190,13 @@ func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit boo
 		return task.State{}, err
 	}
 	if submit {
+		// The job's first event, before any worker can see the job: the
+		// queue then holds an event of a job no worker took yet, and a
+		// later run can take it up (Reattach). Best effort: a job
+		// without it still runs, only it is not found again before it
+		// starts. A job whose submit fails below is never recorded, so
+		// its lone event is never looked for.
+		c.cfg.Queue.Publish(ctx, Event{Kind: EventSubmitted, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
 		if err := c.cfg.Queue.Submit(ctx, j); err != nil {
 			stop()
 			c.cfg.Tasks.Finish(id, task.Failed, withRemote(func(d *task.Remote) { d.Error = "submit: " + err.Error() }))
@@ -201,13 +208,6 @@ func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit boo
 	}
 	c.wg.Go(func() {
 		defer stop()
-		if submit {
-			// So the queue holds an event of a job no worker took yet,
-			// and a later run can take it up (Reattach). Best effort: a
-			// job without it is still run, only not found again before
-			// it starts.
-			c.cfg.Queue.Publish(wctx, Event{Kind: EventSubmitted, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
-		}
 		c.track(wctx, j, events)
 	})
 	return st, nil
