@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/remote"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -63,5 +64,32 @@ func waitJobEvent(t *testing.T, j interface {
 			t.Fatalf("job %s: newest event %+v, %v", id, ev, err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// BenchmarkJobSubmit is a lead's Client.Submit on one server: the live
+// worker check, the watch, EventSubmitted and the job itself (the worker
+// is there only to be alive: it takes no job).
+func BenchmarkJobSubmit(b *testing.B) {
+	ts := startServer(b, "")
+	s := ts.open(b, natsstore.Options{Namespace: "bsubmit"})
+	j, err := s.Jobs(b.Context(), jobOpts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := j.Register(b.Context(), remote.WorkerInfo{Name: "idle", Labels: []string{"never"}, Capacity: 1, Seen: time.Now()}); err != nil {
+		b.Fatal(err)
+	}
+	reg := task.New(task.Config{PollInterval: -1})
+	defer reg.Close(context.Background())
+	c, err := remote.NewClient(remote.ClientConfig{Queue: j, Workers: j, Tasks: reg, CheckEvery: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	for b.Loop() {
+		if _, err := c.Submit(b.Context(), remote.Request{Description: "d", Prompt: "p", Labels: []string{"never"}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
