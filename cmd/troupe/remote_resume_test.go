@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/troupe-dev/troupe/session/record"
 )
@@ -115,5 +118,107 @@ func TestResumeRemoteJobs(t *testing.T) {
 		if j.ID == second.ID && (j.Status != "completed" || j.Summary != "WORKER-DONE second") {
 			t.Errorf("the re-attached job's end was not recorded: %+v", j)
 		}
+	}
+}
+
+// TestResumeAfterLeadKilled kills a lead process (SIGKILL) while its
+// remote agent runs on a worker: the record holds the job's submission
+// and start but no end. The lead resumed with --continue re-attaches the
+// job, which is still running, and gets its result when it ends.
+func TestResumeAfterLeadKilled(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "troupe")
+	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
+	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
+	defer stopServer()
+	worker := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	wout := newSyncBuffer()
+	release := filepath.Join(t.TempDir(), "release")
+	stopWorker := worker.runAsync(wout, "worker", "--name", "w1", "--cwd", t.TempDir(), "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+ {"match": {"user": "the long note"}, "reply": {"tool_calls": [{"name": "Bash", "input": {"command": "while [ ! -e `+release+` ]; do sleep 0.05; done; echo released"}}]}},
+ {"match": {"tool_result": "Bash"}, "reply": {"text": "WORKER-DONE long"}}
+]}`), "--permission-mode", "bypassPermissions")
+	defer stopWorker()
+	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker w1 on") })
+
+	home, cwd := t.TempDir(), t.TempDir()
+	cmd := exec.CommandContext(t.Context(), bin, "--home", home, "-p", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+ {"match": {"user": "delegate"}, "reply": {"tool_calls": [{"name": "Agent", "input": {"description": "long note", "prompt": "write the long note", "isolation": "remote"}}]}},
+ {"match": {"tool_result": "Agent"}, "reply": {"text": "Submitted."}}
+]}`), "--allowedTools", "Agent", "--cwd", cwd, "delegate the long note")
+	cmd.Env = os.Environ()
+	for k, v := range remoteEnv(url) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var lout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &lout, &lout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	wout.waitFor(t, "the job's start on the worker", func(s string) bool { return strings.Contains(s, "started") })
+	// The record says the job started before the lead dies.
+	var path string
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		paths, _ := filepath.Glob(filepath.Join(home, "sessions", "*.jsonl"))
+		if len(paths) == 1 {
+			if b, _ := os.ReadFile(paths[0]); bytes.Contains(b, []byte(`"event":"started"`)) {
+				path = paths[0]
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lead's record never said the job started; lead output:\n%s", lout.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	lead := &harness{t: t, home: home, env: remoteEnv(url)}
+	done := make(chan result, 1)
+	go func() {
+		done <- lead.exec("", "-p", "--continue", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+ {"match": {"user": "<result>WORKER-DONE long"}, "reply": {"text": "LEAD-SAW-REATTACHED"}},
+ {"match": {"user": "This session was resumed"}, "reply": {"text": "Waiting for the re-attached agent."}}
+]}`), "--allowedTools", "Agent", "--cwd", cwd, "--output-format", "stream-json", "how is the long note going?")
+	}()
+	// The resumed lead waits for the re-attached job, still running.
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		if b, _ := os.ReadFile(path); bytes.Contains(b, []byte("Waiting for the re-attached agent.")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed lead did not answer the note")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || !strings.Contains(r.stdout, "LEAD-SAW-REATTACHED") {
+		t.Fatalf("resumed lead: %v\n%s\n%s\nworker:\n%s", r.err, r.stdout, r.stderr, wout.String())
+	}
+	if !strings.Contains(r.stdout, "on worker w1: no end recorded; re-attached") {
+		t.Errorf("the resumed lead's note does not say the job was re-attached:\n%s", r.stdout)
+	}
+	f, err := record.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Remote) != 1 || f.Remote[0].Status != "completed" || f.Remote[0].Summary != "WORKER-DONE long" {
+		t.Errorf("recorded jobs after the resume: %+v", f.Remote)
 	}
 }
