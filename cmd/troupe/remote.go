@@ -78,8 +78,9 @@ func (r remoteRunner) SubmitRemote(ctx context.Context, req agenttool.RemoteRequ
 // openRemote gives a headless lead remote agents when its store is NATS:
 // the Agent tool's isolation "remote" then submits jobs to troupe worker
 // processes, tracked as remote_agent tasks in bg's registry. With the file
-// store it does nothing. The returned function stops tracking and closes
-// the connection.
+// store it does nothing. Each job submitted goes into rec, the session's
+// record (nil records nothing). The returned function stops tracking and
+// closes the connection.
 func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (func(), error) {
 	nop := func() {}
 	spec, err := a.storeSpec()

@@ -51,7 +51,9 @@ type JobOptions struct {
 // All workers pull from the one durable consumer, whose ack wait is the
 // heartbeat timeout: a job a worker took and stopped beating for goes to
 // the next worker that pulls. A job is published with its id as
-// Nats-Msg-Id, so a retried Submit is stored once.
+// Nats-Msg-Id, so a retried Submit is stored once. A job's events begin
+// with the lead's EventSubmitted; LastEvent (remote.Recaller) reads the
+// newest of them, so a lead started again finds the jobs still held.
 type Jobs struct {
 	s            *Store
 	opts         JobOptions
