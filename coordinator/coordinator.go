@@ -56,7 +56,13 @@ type Context struct {
 	MCPServers []string
 	// Scratchpad is the folder workers share; empty when there is none.
 	Scratchpad string
+	// Remote says workers may run on remote hosts (troupe worker
+	// processes on the session's NATS store).
+	Remote bool
 }
+
+// remoteWorkers is the prompt's part on remote workers, when there are.
+const remoteWorkers = `a worker can run on another machine: an Agent call with isolation "remote", and labels to choose the hosts (such as ["gpu"]: the worker must carry every one). A remote worker works in that machine's own checkout and settings, not in this folder: it does not see your files, other workers' changes or the scratchpad, so its prompt must carry everything it needs, and its final report is all that comes back. Its result reaches you as a <task-notification> like any worker's; it cannot be continued with SendMessage (start a new one), and TaskStop stops it. Send work there only when it needs that machine (its hardware, its data, its network) or to run many jobs beyond this machine's means.`
 
 // SystemPrompt returns the coordinator's system prompt for c.
 func SystemPrompt(c Context) string {
@@ -72,7 +78,11 @@ func SystemPrompt(c Context) string {
 	if c.Scratchpad != "" {
 		scratch = c.Scratchpad
 	}
-	return strings.NewReplacer("{{WORKER_TOOLS}}", tools, "{{MCP_SERVERS}}", mcp, "{{SCRATCHPAD}}", scratch).Replace(prompt)
+	remote := "none in this session: every worker runs on this machine."
+	if c.Remote {
+		remote = remoteWorkers
+	}
+	return strings.NewReplacer("{{WORKER_TOOLS}}", tools, "{{MCP_SERVERS}}", mcp, "{{SCRATCHPAD}}", scratch, "{{REMOTE}}", remote).Replace(prompt)
 }
 
 // WorkerSystem returns the system prompt of a worker of the given type.

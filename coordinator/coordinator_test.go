@@ -108,3 +108,19 @@ func TestScratchpad(t *testing.T) {
 		t.Errorf("scratchpad folder: %v, %v", fi, err)
 	}
 }
+
+// The prompt tells of remote workers only when the session has them.
+func TestSystemPromptRemote(t *testing.T) {
+	if p := SystemPrompt(Context{}); !strings.Contains(p, "Remote workers: none in this session") || strings.Contains(p, `isolation "remote"`) {
+		t.Errorf("prompt without remote workers:\n%s", p)
+	}
+	p := SystemPrompt(Context{Remote: true})
+	for _, want := range []string{`isolation "remote"`, `labels to choose the hosts`, "cannot be continued with SendMessage", "its prompt must carry everything it needs"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt with remote workers lacks %q", want)
+		}
+	}
+	if strings.Contains(p, "{{") {
+		t.Errorf("a placeholder is left in the prompt:\n%s", p)
+	}
+}

@@ -42,6 +42,11 @@ type ClientConfig struct {
 	// registry; default DefaultHeartbeat.
 	CheckEvery time.Duration
 	Now        func() time.Time
+	// OnSubmit, when set, hears each job once the queue holds it, before
+	// any of its events is tracked (a session record keeps it, so that a
+	// later run can take the job up again with Reattach). It must not
+	// block.
+	OnSubmit func(Job)
 }
 
 // Request is a sub-agent to run remotely.
@@ -122,6 +127,46 @@ func (c *Client) Submit(ctx context.Context, r Request) (task.State, error) {
 	if err := j.Validate(); err != nil {
 		return task.State{}, err
 	}
+	return c.follow(ctx, j, r.ToolUseID, true)
+}
+
+// Reattach takes up job j, submitted by an earlier run of the lead, as a
+// remote_agent task of this client's registry with the job's id: its
+// events are replayed from the first, so a job that ended meanwhile ends
+// the task at once with its result (and notification), and a job still
+// queued or running is tracked to its end as if submitted here. It
+// returns ErrUnknownJob when the queue holds no event of j (it expired,
+// or the queue is another one), and fails when the queue cannot tell
+// (it is not a Recaller, or is unreachable). j needs its ID, and its
+// Labels and MaxAttempts as submitted; its prompt may be empty.
+func (c *Client) Reattach(ctx context.Context, j Job) (task.State, error) {
+	rc, ok := c.cfg.Queue.(Recaller)
+	if !ok {
+		return task.State{}, fmt.Errorf("reattach job %s: the queue cannot look jobs up", j.ID)
+	}
+	if !idPattern.MatchString(j.ID) || task.ID(j.ID).TypeOf() != task.RemoteAgent {
+		return task.State{}, fmt.Errorf("%w: reattach: id %q is not a remote agent's task id", ErrBadJob, j.ID)
+	}
+	if j.MaxAttempts < 1 {
+		j.MaxAttempts = c.cfg.OnLost.MaxAttempts()
+	}
+	if err := CheckLabels(j.Labels); err != nil {
+		return task.State{}, err
+	}
+	if st, ok := c.cfg.Tasks.Get(task.ID(j.ID)); ok {
+		return st, fmt.Errorf("reattach job %s: its task is already in the registry (%s)", j.ID, st.Status)
+	}
+	if _, err := rc.LastEvent(ctx, j.ID); err != nil {
+		return task.State{}, fmt.Errorf("reattach job %s: %w", j.ID, err)
+	}
+	return c.follow(ctx, j, "", false)
+}
+
+// follow registers j as a pending remote_agent task and tracks its
+// events; with submit it first submits j (with EventSubmitted before it,
+// and OnSubmit after).
+func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit bool) (task.State, error) {
+	id := task.ID(j.ID)
 	// Watch before submitting: no event can come before the job exists.
 	wctx, stop := context.WithCancel(c.ctx)
 	events, err := c.cfg.Queue.Watch(wctx, j.ID)
@@ -130,8 +175,8 @@ func (c *Client) Submit(ctx context.Context, r Request) (task.State, error) {
 		return task.State{}, fmt.Errorf("watch job %s: %w", j.ID, err)
 	}
 	st, err := c.cfg.Tasks.Register(task.State{ID: id, Type: task.RemoteAgent, Status: task.Pending,
-		Description: r.Description, ToolUseID: r.ToolUseID,
-		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: r.Prompt, Title: r.Description, PollStart: j.Submitted}},
+		Description: j.Description, ToolUseID: toolUseID,
+		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: j.Prompt, Title: j.Description, PollStart: j.Submitted}},
 		func(ctx context.Context, _ task.State) error {
 			stop()
 			err := c.cfg.Queue.Publish(ctx, Event{Kind: EventCancel, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
@@ -144,10 +189,22 @@ func (c *Client) Submit(ctx context.Context, r Request) (task.State, error) {
 		stop()
 		return task.State{}, err
 	}
-	if err := c.cfg.Queue.Submit(ctx, j); err != nil {
-		stop()
-		c.cfg.Tasks.Finish(id, task.Failed, withRemote(func(d *task.Remote) { d.Error = "submit: " + err.Error() }))
-		return task.State{}, fmt.Errorf("submit job %s: %w", j.ID, err)
+	if submit {
+		// The job's first event, before any worker can see the job: the
+		// queue then holds an event of a job no worker took yet, and a
+		// later run can take it up (Reattach). Best effort: a job
+		// without it still runs, only it is not found again before it
+		// starts. A job whose submit fails below is never recorded, so
+		// its lone event is never looked for.
+		c.cfg.Queue.Publish(ctx, Event{Kind: EventSubmitted, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
+		if err := c.cfg.Queue.Submit(ctx, j); err != nil {
+			stop()
+			c.cfg.Tasks.Finish(id, task.Failed, withRemote(func(d *task.Remote) { d.Error = "submit: " + err.Error() }))
+			return task.State{}, fmt.Errorf("submit job %s: %w", j.ID, err)
+		}
+		if c.cfg.OnSubmit != nil {
+			c.cfg.OnSubmit(j)
+		}
 	}
 	c.wg.Go(func() {
 		defer stop()

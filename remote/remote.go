@@ -43,6 +43,18 @@
 // a worker was declared lost may still arrive; the first Result for a job
 // wins, later ones are ignored.
 //
+// # A lead started again
+//
+// A lead that ended without stopping its jobs (a crash, a kill) can take
+// them up in its next run: the Client publishes EventSubmitted once a job
+// is stored, so the queue holds an event of every job, queued or running,
+// for as long as it keeps events; ClientConfig.OnSubmit lets a session
+// record keep each job, and Client.Reattach tracks a recorded job again as
+// a task with the same id, its events replayed from the first: one that
+// ended meanwhile ends the task at once with its result, one still queued
+// or running is tracked to its end. A job the queue holds nothing of
+// (Recaller says ErrUnknownJob) cannot be taken up.
+//
 // Stopping the task on the lead's side (TaskStop) publishes EventCancel:
 // the worker running the job cancels its agent, reports it stopped and
 // drops the job; a job not started yet is dropped when a worker starts it.
@@ -76,6 +88,9 @@ var (
 	ErrClosed   = errors.New("remote: closed")
 	ErrBadJob   = errors.New("remote: bad job")
 	ErrNoWorker = errors.New("remote: no worker can take the job")
+	// ErrUnknownJob is a job the queue holds no event of: never
+	// submitted there, or its events expired.
+	ErrUnknownJob = errors.New("remote: the queue holds no event of the job")
 	// ErrTooLarge is a Publish of an event larger than the queue carries;
 	// retrying cannot help.
 	ErrTooLarge = errors.New("remote: event too large for the queue")
@@ -140,6 +155,18 @@ func CheckLabels(labels []string) error {
 	return nil
 }
 
+// JoinLabels returns the labels of a and then those of b not in a: the
+// labels a lead asks of every job joined with those of one call.
+func JoinLabels(a, b []string) []string {
+	out := slices.Clip(a)
+	for _, l := range b {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Matches reports whether a worker with labels have may take a job that
 // wants labels want: it has every one of them.
 func Matches(have, want []string) bool {
@@ -166,11 +193,12 @@ type EventKind string
 
 // Event kinds.
 const (
-	EventStarted  EventKind = "started"  // a worker began a run
-	EventProgress EventKind = "progress" // the run did something
-	EventRequeued EventKind = "requeued" // the worker gave the job back (shutdown)
-	EventResult   EventKind = "result"   // the run ended; Result is set
-	EventCancel   EventKind = "cancel"   // the lead stopped the job (published by the lead)
+	EventSubmitted EventKind = "submitted" // the lead stored the job (published by the lead)
+	EventStarted   EventKind = "started"   // a worker began a run
+	EventProgress  EventKind = "progress"  // the run did something
+	EventRequeued  EventKind = "requeued"  // the worker gave the job back (shutdown)
+	EventResult    EventKind = "result"    // the run ended; Result is set
+	EventCancel    EventKind = "cancel"    // the lead stopped the job (published by the lead)
 )
 
 // Event is one step of a job, published by the worker running it.
@@ -199,6 +227,14 @@ type Queue interface {
 	Publish(ctx context.Context, e Event) error
 	// Watch returns the events of a job, from its first, until ctx ends.
 	Watch(ctx context.Context, jobID string) (<-chan Event, error)
+}
+
+// Recaller is a Queue that can tell what it still holds of a job, so a
+// lead started again can take up the jobs an earlier run submitted.
+type Recaller interface {
+	// LastEvent returns the newest event of job id, or ErrUnknownJob
+	// when the queue holds none.
+	LastEvent(ctx context.Context, jobID string) (Event, error)
 }
 
 // Delivery is one job handed to one worker.

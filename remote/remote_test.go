@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -610,5 +611,22 @@ func TestWorkerWatchEndsEarly(t *testing.T) {
 	}
 	if err := <-ended; err == nil {
 		t.Fatal("the lead's stop never reached the job: the worker's ended watch was not made again")
+	}
+}
+
+func TestJoinLabels(t *testing.T) {
+	for _, tt := range []struct{ a, b, want []string }{
+		{nil, nil, nil},
+		{[]string{"linux"}, nil, []string{"linux"}},
+		{nil, []string{"gpu"}, []string{"gpu"}},
+		{[]string{"linux", "gpu"}, []string{"gpu", "big"}, []string{"linux", "gpu", "big"}},
+	} {
+		a := slices.Clone(tt.a)
+		if got := remote.JoinLabels(a, tt.b); !slices.Equal(got, tt.want) {
+			t.Errorf("JoinLabels(%q, %q) = %q; want %q", tt.a, tt.b, got, tt.want)
+		}
+		if !slices.Equal(a, tt.a) {
+			t.Errorf("JoinLabels changed its first argument to %q", a)
+		}
 	}
 }

@@ -271,7 +271,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	if interactive {
 		a.askThePerson(h, lr, approver)
 	}
-	closeRemote, err := a.openRemote(ctx, bg) // remote.go: remote agents when the store is NATS
+	closeRemote, err := a.openRemote(ctx, bg, lr.rec) // remote.go: remote agents when the store is NATS
 	if err != nil {
 		return lr, err
 	}
@@ -293,6 +293,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
+	a.resumeRemote(ctx, lr, sess.prev) // remote_resume.go: the record's remote jobs, taken up on --resume
 	return lr, nil
 }
 
@@ -360,7 +361,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	}
 	var system string
 	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model, Context: ac, Transcripts: bg.tx}, approver, lr.id, h.system); err != nil {
+		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model, Context: ac, Transcripts: bg.tx, Remote: bg.remote}, approver, lr.id, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}
 		system = brief.Build(system, ac.Instructions(), "").Stable

@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-dev/troupe/remote"
 	"github.com/troupe-dev/troupe/session/kit"
+	"github.com/troupe-dev/troupe/session/record"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 )
 
@@ -50,9 +51,10 @@ func jobOptions(beat time.Duration) natsstore.JobOptions {
 // openRemote gives a headless lead remote agents when its store is NATS:
 // the Agent tool's isolation "remote" then submits jobs to troupe worker
 // processes, tracked as remote_agent tasks in bg's registry. With the file
-// store it does nothing. The returned function stops tracking and closes
-// the connection.
-func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
+// store it does nothing. Each job submitted goes into rec, the session's
+// record (nil records nothing). The returned function stops tracking and
+// closes the connection.
+func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (func(), error) {
 	nop := func() {}
 	spec, err := a.storeSpec()
 	if err != nil || spec.url == "" {
@@ -78,7 +80,7 @@ func (a *app) openRemote(ctx context.Context, bg *background) (func(), error) {
 	}
 	host, _ := os.Hostname()
 	c, err := remote.NewClient(remote.ClientConfig{Queue: jobs, Workers: jobs, Tasks: bg.reg, OnLost: policy,
-		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now})
+		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now, OnSubmit: rec.RemoteSubmitted})
 	if err != nil {
 		s.Close()
 		return nop, usagef("$%s: %v", EnvRemoteOnLost, err)

@@ -164,6 +164,23 @@ func (c *Conn) Publish(_ context.Context, e remote.Event) error {
 	return nil
 }
 
+// LastEvent implements remote.Recaller.
+func (c *Conn) LastEvent(_ context.Context, jobID string) (remote.Event, error) {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c.cut {
+		return remote.Event{}, errCut
+	}
+	evs := m.events[jobID]
+	if len(evs) == 0 {
+		return remote.Event{}, fmt.Errorf("job %s: %w", jobID, remote.ErrUnknownJob)
+	}
+	return evs[len(evs)-1], nil
+}
+
+var _ remote.Recaller = (*Conn)(nil)
+
 // Watch implements remote.Queue.
 func (c *Conn) Watch(ctx context.Context, jobID string) (<-chan remote.Event, error) {
 	out := make(chan remote.Event)

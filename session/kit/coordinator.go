@@ -27,7 +27,9 @@ const coordinatorSource = "coordinator"
 // Coordinator returns the tools and system prompt of a coordinator
 // lead (`troupe -p --coordinator`, or TROUPE_COORDINATOR_MODE=1) on o
 // (its Approver unused: approver is the coordinator's): Agent
-// (workers always in the background), SendMessage and TaskStop. Workers
+// (workers always in the background; on remote hosts when o.Remote is
+// set and the call asks for isolation "remote" or labels), SendMessage
+// and TaskStop. Workers
 // get the normal tool set minus coordinator.Internal, and the session's
 // scratchpad, created beside the task output folder, which they may read
 // and write without asking. custom, when set, replaces the system prompt.
@@ -66,7 +68,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 		return nil, "", nil, err
 	}
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Deny: coordinator.Internal,
-		AsyncAllow: parent.Names(), DefaultBackground: true, Worktrees: &Worktrees{cwd: cwd, team: CoordinatorWorktrees}, // worktrees.go
+		AsyncAllow: parent.Names(), DefaultBackground: true, Remote: o.Remote, Worktrees: &Worktrees{cwd: cwd, team: CoordinatorWorktrees}, // worktrees.go
 		Factory: func(ctx context.Context, s agenttool.Spec) (agent.Config, error) {
 			var ts []tool.Tool
 			for _, name := range s.Tools.Names() {
@@ -109,7 +111,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 		}})
 	system := custom
 	if system == "" {
-		system = coordinator.SystemPrompt(coordinator.Context{WorkerTools: agenttool.FilterTools(parent, coordinator.Internal).Names(), Scratchpad: scratch, MCPServers: ac.MCPServers()})
+		system = coordinator.SystemPrompt(coordinator.Context{WorkerTools: agenttool.FilterTools(parent, coordinator.Internal).Names(), Scratchpad: scratch, MCPServers: ac.MCPServers(), Remote: o.Remote != nil})
 	}
 	lead := releasingAgent{Tool: at, claims: claims}
 	return []tool.Tool{lead, agenttool.NewSendMessage(at), stop}, system, WithAllow(approver, coordinator.LeadTools...), nil

@@ -6,6 +6,7 @@
 //	{"type":"session","version":1,"session_id":"...","cwd":"/abs","coordinator":true,"provider":"anthropic","model":"","time":"..."}
 //	{"type":"message","message":{"role":"user","content":[...]}}
 //	{"type":"reset","messages":[...]}   (the conversation was replaced: compacted, or repaired on resume)
+//	{"type":"remote","remote":{...}}    (a remote agent's job submitted, started or ended: remote.go)
 package record
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/task"
 )
 
 // Version is the version of the session file format.
@@ -48,12 +50,16 @@ type Line struct {
 
 	Message  *llm.Message  `json:"message,omitempty"`  // message
 	Messages []llm.Message `json:"messages,omitempty"` // reset
+	Remote   *Remote       `json:"remote,omitempty"`   // remote (remote.go)
 }
 
 // File is a parsed session file.
 type File struct {
 	Header   Line
 	Messages []llm.Message
+	// Remote are the remote agents' jobs of the session, in the order
+	// they were submitted (remote.go).
+	Remote []RemoteJob
 	// Size is the length of the file's complete lines: a last line
 	// without its newline is a write cut short, dropped on append.
 	Size int64
@@ -100,7 +106,7 @@ func Create(dir string, hdr Line, stderr io.Writer) (*Log, error) {
 	}
 	l := &Log{f: f, path: path, stderr: stderr}
 	hdr.Type, hdr.Version = "session", Version
-	hdr.Message, hdr.Messages = nil, nil
+	hdr.Message, hdr.Messages, hdr.Remote = nil, nil, nil
 	l.write(hdr)
 	return l.started()
 }
@@ -181,7 +187,7 @@ func (s *File) add(n int, line []byte) error {
 		case !filepath.IsAbs(l.Cwd):
 			return fmt.Errorf("cwd %q: want an absolute path", l.Cwd)
 		}
-		l.Message, l.Messages = nil, nil // not header fields
+		l.Message, l.Messages, l.Remote = nil, nil, nil // not header fields
 		s.Header = l
 		return nil
 	}
@@ -201,10 +207,12 @@ func (s *File) add(n int, line []byte) error {
 			}
 		}
 		s.Messages = l.Messages
+	case "remote":
+		return s.addRemote(l.Remote)
 	case "session":
 		return errors.New("a second session line")
 	default:
-		return fmt.Errorf("unknown type %q: want message or reset", l.Type)
+		return fmt.Errorf("unknown type %q: want message, reset or remote", l.Type)
 	}
 	return nil
 }
@@ -298,6 +306,12 @@ type Log struct {
 	mu  sync.Mutex
 	f   *os.File // guarded by mu
 	err error    // guarded by mu; the first write error
+
+	// The remote jobs followed (remote.go).
+	jobsMu sync.Mutex
+	jobs   map[string]bool      // guarded by jobsMu; the ids of the jobs recorded
+	subs   []*task.Subscription // guarded by jobsMu; FollowRemote's, closed by Close
+	wg     sync.WaitGroup       // FollowRemote's goroutines
 }
 
 // Event records the messages of a lead's Event (its OnEvent).
@@ -347,6 +361,14 @@ func (l *Log) Close() {
 	if l == nil {
 		return
 	}
+	l.jobsMu.Lock()
+	subs := l.subs
+	l.subs = nil
+	l.jobsMu.Unlock()
+	for _, s := range subs {
+		s.Close() // what is queued is still recorded
+	}
+	l.wg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := l.f.Close()

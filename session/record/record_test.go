@@ -79,6 +79,15 @@ func FuzzParseSession(f *testing.F) {
 	f.Add("")
 	f.Add("\n\n")
 	f.Add(`{"type":"session","version":1,"session_id":"s1","cwd":"/w"}`)
+	sub := `{"type":"remote","remote":{"event":"submitted","id":"r0123abcd","description":"train","labels":["gpu","linux"],"max_attempts":2,"time":"2026-12-03T16:00:00Z"}}` + "\n"
+	f.Add(hdr + sub)
+	f.Add(hdr + sub + `{"type":"remote","remote":{"event":"started","id":"r0123abcd","worker":"lab2","attempt":1}}` + "\n" +
+		`{"type":"remote","remote":{"event":"ended","id":"r0123abcd","worker":"lab2","attempt":1,"status":"completed","summary":"done"}}` + "\n")
+	f.Add(hdr + sub + `{"type":"remote","remote":{"event":"ended","id":"r0123abcd","status":"lost"}}` + "\n")
+	f.Add(hdr + `{"type":"remote","remote":{"event":"started","id":"r0123abcd"}}` + "\n")
+	f.Add(hdr + sub + sub)
+	f.Add(hdr + `{"type":"remote"}` + "\n")
+	f.Add(hdr + `{"type":"remote","remote":{"event":"submitted","id":"r0123abcd","labels":["a b"]}}` + "\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := Parse(strings.NewReader(in), "f")
 		if err != nil {
@@ -91,7 +100,7 @@ func FuzzParseSession(f *testing.F) {
 			t.Fatalf("size %d is not the end of a line of %q", s.Size, in)
 		}
 		var b bytes.Buffer
-		for _, l := range []Line{s.Header, {Type: "reset", Messages: s.Messages}} {
+		for _, l := range append([]Line{s.Header, {Type: "reset", Messages: s.Messages}}, s.remoteLines()...) {
 			line, err := json.Marshal(l)
 			if err != nil {
 				t.Fatal(err)
@@ -104,6 +113,9 @@ func FuzzParseSession(f *testing.F) {
 		}
 		if !reflect.DeepEqual(again.Header, s.Header) || len(again.Messages) != len(s.Messages) {
 			t.Fatalf("round trip changed it: %+v %d vs %+v %d", again.Header, len(again.Messages), s.Header, len(s.Messages))
+		}
+		if !reflect.DeepEqual(again.Remote, s.Remote) {
+			t.Fatalf("round trip changed the remote jobs: %+v vs %+v", again.Remote, s.Remote)
 		}
 	})
 }

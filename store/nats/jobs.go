@@ -51,7 +51,9 @@ type JobOptions struct {
 // All workers pull from the one durable consumer, whose ack wait is the
 // heartbeat timeout: a job a worker took and stopped beating for goes to
 // the next worker that pulls. A job is published with its id as
-// Nats-Msg-Id, so a retried Submit is stored once.
+// Nats-Msg-Id, so a retried Submit is stored once. A job's events begin
+// with the lead's EventSubmitted; LastEvent (remote.Recaller) reads the
+// newest of them, so a lead started again finds the jobs still held.
 type Jobs struct {
 	s            *Store
 	opts         JobOptions
@@ -224,7 +226,7 @@ func DecodeEvent(data []byte, want string) (remote.Event, error) {
 		return remote.Event{}, fmt.Errorf("job %s: bad event: %v", want, err)
 	}
 	switch e.Kind {
-	case remote.EventStarted, remote.EventProgress, remote.EventRequeued, remote.EventCancel:
+	case remote.EventSubmitted, remote.EventStarted, remote.EventProgress, remote.EventRequeued, remote.EventCancel:
 	case remote.EventResult:
 		if e.Result == nil {
 			return remote.Event{}, fmt.Errorf("job %s: result event without a result", want)
@@ -361,6 +363,34 @@ func (j *Jobs) Watch(ctx context.Context, jobID string) (<-chan remote.Event, er
 	}()
 	return out, nil
 }
+
+// LastEvent implements remote.Recaller: the newest message of the job's
+// events subject, remote.ErrUnknownJob when there is none.
+func (j *Jobs) LastEvent(ctx context.Context, jobID string) (remote.Event, error) {
+	ctx, cancel, err := j.s.jobCtx(ctx)
+	if err != nil {
+		return remote.Event{}, fmt.Errorf("look up job %s: %w", jobID, err)
+	}
+	defer cancel()
+	var msg *jetstream.RawStreamMsg
+	err = j.s.retry(ctx, "look up job "+jobID, attemptTimeout, func(ctx context.Context, _ int) error {
+		var err error
+		msg, err = j.events.GetLastMsgForSubject(ctx, j.eventSubject+"."+token(jobID))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return remote.Event{}, fmt.Errorf("look up job %s: %w", jobID, j.s.closedAs(err, remote.ErrClosed))
+	}
+	if msg == nil {
+		return remote.Event{}, fmt.Errorf("job %s: %w", jobID, remote.ErrUnknownJob)
+	}
+	return DecodeEvent(msg.Data, jobID)
+}
+
+var _ remote.Recaller = (*Jobs)(nil)
 
 // delivery is one job message taken by one worker.
 type delivery struct {

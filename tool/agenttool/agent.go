@@ -210,7 +210,8 @@ const schema = `{
     "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": %s},
     "team_name": {"type": "string", "description": "deprecated, ignored"},
     "mode": {"type": "string", "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "description": %s},
-    "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "remote runs the agent on a remote worker machine, always in the background, in that worker's own working folder; worktree runs it in its own git worktree (a branch troupe/<team>/<name> from HEAD, in a folder beside the repository), removed at its end when it changed nothing and otherwise kept, with its branch, path and diffstat in the result so that you can merge it"}
+    "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "remote runs the agent on a remote worker machine, always in the background, in that worker's own working folder; worktree runs it in its own git worktree (a branch troupe/<team>/<name> from HEAD, in a folder beside the repository), removed at its end when it changed nothing and otherwise kept, with its branch, path and diffstat in the result so that you can merge it"},
+    "labels": {"type": "array", "maxItems": 16, "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"}, "description": "Remote agents only (implies isolation remote): run it on a worker that has every one of these labels (such as gpu or linux)"}
   },
   "required": ["description", "prompt"],
   "additionalProperties": false
@@ -264,16 +265,17 @@ func (t *Tool) Spec() llm.ToolSpec {
 func (*Tool) ReadOnly(json.RawMessage) bool { return false }
 
 type input struct {
-	Description     string `json:"description"`
-	Prompt          string `json:"prompt"`
-	SubagentType    string `json:"subagent_type"`
-	Model           string `json:"model"`
-	Effort          string `json:"effort"`
-	RunInBackground *bool  `json:"run_in_background"`
-	Name            string `json:"name"`
-	TeamName        string `json:"team_name"`
-	Mode            string `json:"mode"`
-	Isolation       string `json:"isolation"`
+	Description     string   `json:"description"`
+	Prompt          string   `json:"prompt"`
+	SubagentType    string   `json:"subagent_type"`
+	Model           string   `json:"model"`
+	Effort          string   `json:"effort"`
+	RunInBackground *bool    `json:"run_in_background"`
+	Name            string   `json:"name"`
+	TeamName        string   `json:"team_name"`
+	Mode            string   `json:"mode"`
+	Isolation       string   `json:"isolation"`
+	Labels          []string `json:"labels"`
 }
 
 var (
@@ -337,6 +339,9 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		return res, nil
 	}
 	if res, refused := refuseFork(ctx); refused {
+		return res, nil
+	}
+	if res, ok := checkLabels(&in); !ok {
 		return res, nil
 	}
 	teammate := in.Name != "" && t.cfg.Teammates != nil && in.Isolation != "remote"
@@ -686,18 +691,69 @@ type Remote interface {
 // RemoteRequest is a sub-agent an Agent call asks a remote worker to run.
 type RemoteRequest struct {
 	Description, Prompt, Type, Model, ToolUseID string
+	// Labels, when set, are what the worker must have (all of them),
+	// checked by the tool (letters, digits, '_', '.', '-'; at most
+	// MaxLabels, each at most 64 characters, no repeats).
+	Labels []string
+}
+
+// Limits of a call's labels; package remote holds its jobs to the same.
+const (
+	MaxLabels   = 16
+	maxLabelLen = 64
+)
+
+var labelPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// checkLabels validates the labels of in, naming the one at fault, and
+// makes a call with labels and no isolation a remote one: labels only
+// choose among remote workers.
+func checkLabels(in *input) (tool.Result, bool) {
+	if len(in.Labels) == 0 {
+		in.Labels = nil
+		return tool.Result{}, true
+	}
+	switch in.Isolation {
+	case "":
+		in.Isolation = "remote"
+	case "remote":
+	default:
+		return tool.Errorf("Agent: invalid input: labels choose a remote worker; they do not go with isolation %q (use isolation \"remote\", or drop the labels)", in.Isolation), false
+	}
+	if len(in.Labels) > MaxLabels {
+		return tool.Errorf("Agent: invalid input: labels: %d given, at most %d", len(in.Labels), MaxLabels), false
+	}
+	seen := make(map[string]bool, len(in.Labels))
+	for i, l := range in.Labels {
+		switch {
+		case l == "":
+			return tool.Errorf("Agent: invalid input: labels[%d] is empty", i), false
+		case len(l) > maxLabelLen:
+			return tool.Errorf("Agent: invalid input: labels[%d] is %d characters long, at most %d", i, len(l), maxLabelLen), false
+		case !labelPattern.MatchString(l):
+			return tool.Errorf("Agent: invalid input: labels[%d] %q: a label is letters, digits, '_', '.' and '-' (such as gpu or linux-arm64)", i, l), false
+		case seen[l]:
+			return tool.Errorf("Agent: invalid input: labels[%d] %q is given twice", i, l), false
+		}
+		seen[l] = true
+	}
+	return tool.Result{}, true
 }
 
 // runRemote submits the call's sub-agent to a remote worker.
 func (t *Tool) runRemote(ctx context.Context, call tool.Call, in input) (tool.Result, error) {
 	id, err := t.cfg.Remote.SubmitRemote(ctx, RemoteRequest{Description: in.Description, Prompt: in.Prompt,
-		Type: in.SubagentType, Model: in.Model, ToolUseID: call.ID})
+		Type: in.SubagentType, Model: in.Model, ToolUseID: call.ID, Labels: in.Labels})
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, context.Cause(ctx)
 		}
 		return tool.Errorf("Agent: could not submit the remote agent: %v", err), nil
 	}
-	return tool.Result{Content: fmt.Sprintf("Remote agent submitted.\nagentId: %s (task id; use it with TaskOutput and TaskStop)\n"+
-		"A remote worker runs it in its own working folder, in the background. You will be notified automatically with its result when it completes: do not poll it and do not duplicate its work.", id)}, nil
+	on := ""
+	if len(in.Labels) > 0 {
+		on = " (labels: " + strings.Join(in.Labels, ", ") + ")"
+	}
+	return tool.Result{Content: fmt.Sprintf("Remote agent submitted%s.\nagentId: %s (task id; use it with TaskOutput and TaskStop)\n"+
+		"A remote worker runs it in its own working folder, in the background. You will be notified automatically with its result when it completes: do not poll it and do not duplicate its work.", on, id)}, nil
 }

@@ -2,6 +2,9 @@ package agenttool_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +92,90 @@ func TestRemoteIsolation(t *testing.T) {
 				t.Errorf("the tool result %q does not name the task %s", res.Content, e.State.ID)
 			}
 			return
+		}
+	}
+}
+
+// recordingRemote keeps the requests it is asked to submit.
+type recordingRemote struct{ reqs *[]agenttool.RemoteRequest }
+
+func (r recordingRemote) SubmitRemote(_ context.Context, req agenttool.RemoteRequest) (taskreg.ID, error) {
+	*r.reqs = append(*r.reqs, req)
+	return "r00000001", nil
+}
+
+// A call's labels reach the remote request, make a call without an
+// isolation a remote one, and a bad label is refused naming it, before
+// anything is submitted.
+func TestRemoteLabels(t *testing.T) {
+	var reqs []agenttool.RemoteRequest
+	tl := agenttool.New(agenttool.Config{Registry: registry(t), Remote: recordingRemote{&reqs},
+		Factory: func(context.Context, agenttool.Spec) (coreagent.Config, error) {
+			t.Error("a call with labels built a local agent")
+			return coreagent.Config{}, nil
+		}})
+	long := strings.Repeat("x", 65)
+	many := `"l0"`
+	for i := 1; i <= 16; i++ {
+		many += fmt.Sprintf(`, "l%d"`, i)
+	}
+	for _, tt := range []struct {
+		name, labels, isolation string
+		want                    string   // in an error
+		sent                    []string // the labels submitted
+	}{
+		{name: "remote with labels", labels: `["gpu", "linux-arm64", "v1.2_x"]`, isolation: "remote", sent: []string{"gpu", "linux-arm64", "v1.2_x"}},
+		{name: "labels imply remote", labels: `["gpu"]`, sent: []string{"gpu"}},
+		{name: "empty list is none", labels: `[]`, isolation: "remote", sent: nil},
+		{name: "with worktree", labels: `["gpu"]`, isolation: "worktree", want: `they do not go with isolation "worktree"`},
+		{name: "space", labels: `["gpu", "big box"]`, want: `labels[1] "big box": a label is letters, digits`},
+		{name: "empty label", labels: `[""]`, want: "labels[0] is empty"},
+		{name: "too long", labels: `["` + long + `"]`, want: "labels[0] is 65 characters long, at most 64"},
+		{name: "twice", labels: `["gpu", "gpu"]`, want: `labels[1] "gpu" is given twice`},
+		{name: "too many", labels: "[" + many + "]", want: "labels: 17 given, at most 16"},
+		{name: "not strings", labels: `[1]`, want: `field "labels"`},
+		{name: "not a list", labels: `"gpu"`, want: `field "labels"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reqs = nil
+			in := `{"description": "d", "prompt": "p", "labels": ` + tt.labels
+			if tt.isolation != "" {
+				in += `, "isolation": "` + tt.isolation + `"`
+			}
+			res := run(t, tl, in+"}")
+			if tt.want != "" {
+				if !res.IsError || !strings.Contains(res.Content, tt.want) {
+					t.Errorf("Agent(%s) = %+v; want an error containing %q", in, res, tt.want)
+				}
+				if len(reqs) != 0 {
+					t.Errorf("a refused call was submitted: %+v", reqs)
+				}
+				return
+			}
+			if res.IsError || len(reqs) != 1 {
+				t.Fatalf("Agent(%s) = %+v, %d submitted; want one submission", in, res, len(reqs))
+			}
+			if !slices.Equal(reqs[0].Labels, tt.sent) {
+				t.Errorf("submitted labels = %q; want %q", reqs[0].Labels, tt.sent)
+			}
+			if len(tt.sent) > 0 && !strings.Contains(res.Content, "labels: "+strings.Join(tt.sent, ", ")) {
+				t.Errorf("result %q does not name the labels", res.Content)
+			}
+		})
+	}
+}
+
+// The tool accepts the labels package remote accepts for its jobs, and
+// refuses those it refuses.
+func TestRemoteLabelsAgreeWithJobs(t *testing.T) {
+	var reqs []agenttool.RemoteRequest
+	tl := agenttool.New(agenttool.Config{Registry: registry(t), Remote: recordingRemote{&reqs}})
+	for _, l := range []string{"gpu", "a.b-c_d", "", " gpu", "gpu,cpu", "ü", strings.Repeat("y", 64), strings.Repeat("y", 65), "x/y"} {
+		b, _ := json.Marshal([]string{l})
+		res := run(t, tl, `{"description": "d", "prompt": "p", "labels": `+string(b)+`}`)
+		jobErr := remote.CheckLabels([]string{l})
+		if res.IsError != (jobErr != nil) {
+			t.Errorf("label %q: tool error %v (%s), job check %v; want them to agree", l, res.IsError, res.Content, jobErr)
 		}
 	}
 }
