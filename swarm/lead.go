@@ -178,6 +178,7 @@ type Lead struct {
 	plans     map[string]string // plan request id -> digest
 	approved  map[string]bool   // teammates whose shutdown approval the pump took, until handled
 	rules     []string          // team-wide allow-always rules
+	spentWhy  string            // why the session's budget is spent, once BudgetSpent was called
 	ending    int               // mail being dispatched, approved shutdowns being handled
 	shutting  int               // approved shutdowns being handled
 	stopInbox context.CancelFunc

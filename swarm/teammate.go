@@ -71,6 +71,12 @@ type TeammateConfig struct {
 	// then sends the lead its idle notification with the error as the
 	// failure reason and ends cleanly instead of waiting for work.
 	Final func(runErr error) bool
+	// Spent, when set, reports the run errors after which no model call
+	// can start until the session ends (the session's budget is spent,
+	// budget.ErrExceeded): the teammate tells the lead in its idle
+	// notification, then waits for the lead's shutdown request and
+	// approves it itself, since its model cannot answer (lead_budget.go).
+	Spent func(runErr error) bool
 
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -82,18 +88,21 @@ type Teammate struct {
 	cfg TeammateConfig
 	ag  *agent.Agent
 
-	actMu    sync.Mutex // orders going idle against mail arriving (pump)
-	mu       sync.Mutex
-	running  bool
-	inputs   []string      // prompts waiting for the next run
-	wake     chan struct{} // 1-slot: inputs changed
-	shutdown string        // approved shutdown request id
-	plan     string        // pending plan approval request id
-	planned  bool          // still in plan mode
-	asks     map[string]chan mailbox.PermissionResponse
-	settled  map[string]bool // mirrored requests answered in process (AskMirrored)
-	history  []string
-	turn     turnState
+	actMu     sync.Mutex // orders going idle against mail arriving (pump)
+	mu        sync.Mutex
+	running   bool
+	inputs    []string      // prompts waiting for the next run
+	wake      chan struct{} // 1-slot: inputs changed
+	shutdown  string        // approved shutdown request id
+	asked     *shutdownAsk  // the lead's latest shutdown request not answered yet
+	spent     bool          // no model call can start any more (TeammateConfig.Spent)
+	approving bool          // the runtime is sending its approval of asked (teammate_budget.go)
+	plan      string        // pending plan approval request id
+	planned   bool          // still in plan mode
+	asks      map[string]chan mailbox.PermissionResponse
+	settled   map[string]bool // mirrored requests answered in process (AskMirrored)
+	history   []string
+	turn      turnState
 }
 
 // turnState is what the runner learns of one run from the agent's events.
@@ -166,6 +175,7 @@ func (tm *Teammate) remember(s string) {
 func (tm *Teammate) ShutdownApproved(requestID string) {
 	tm.mu.Lock()
 	tm.shutdown = requestID
+	tm.asked = nil
 	ag := tm.ag
 	tm.mu.Unlock()
 	tm.event(EventShutdown, "approved shutdown "+requestID)
@@ -260,7 +270,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		// The spawn prompt comes by mail; it is the first thing to do,
 		// before any task on the list.
 		if prompt, err = tm.next(ctx, false); err != nil {
-			return err
+			return tm.ended(err)
 		}
 	}
 	kept := 0 // runs BeforeIdle kept going in a row
@@ -278,6 +288,9 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		if done {
 			tm.event(EventShutdown, "shutting down")
 			return nil
+		}
+		if runErr != nil && tm.cfg.Spent != nil && tm.cfg.Spent(runErr) {
+			return tm.awaitShutdown(ctx, res, runErr, turn)
 		}
 		if runErr != nil && tm.cfg.Final != nil && tm.cfg.Final(runErr) {
 			// No model call can run any more (a spent budget): the lead
@@ -301,7 +314,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.idle(ctx, res, runErr, turn)
 		tm.goIdle(ctx)
 		if prompt, err = tm.next(ctx, !tm.cfg.NoAutoClaim); err != nil {
-			return err
+			return tm.ended(err)
 		}
 	}
 }
@@ -426,6 +439,10 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 	}
 	for {
 		tm.mu.Lock()
+		if tm.shutdown != "" {
+			tm.mu.Unlock()
+			return "", errShuttingDown
+		}
 		if len(tm.inputs) > 0 || tm.ag.Pending() > 0 {
 			p := strings.Join(tm.inputs, "\n\n")
 			tm.inputs = nil
@@ -560,6 +577,9 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		case mailbox.ShutdownRequest:
 			flush()
 			tm.event(EventShutdown, "got a shutdown request from "+m.From)
+			if tm.shutdownAsked(ctx, m, f) {
+				continue // approved by the runtime: no model call answers it
+			}
 			tm.queue(shutdownPrompt(m, f))
 		case mailbox.PlanApprovalResponse:
 			flush()

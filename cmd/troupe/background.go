@@ -146,5 +146,7 @@ func (b *background) teamEvent(e swarm.Event) {
 		}{"system", "team_event", b.out.session, e.Agent, e.Kind, e.Text})
 		return
 	}
+	b.out.mu.Lock() // budget notices go to stderr too, from the goroutine that spent
+	defer b.out.mu.Unlock()
 	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 }

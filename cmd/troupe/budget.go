@@ -96,11 +96,17 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 	if h.print {
 		notice = a.Stderr
 	}
-	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.budgetExceeded(e, notice) }, true)
+	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) {
+		lr.out.budgetExceeded(e, notice)
+		lr.budgetTeam(e) // budget_team.go: teammates are asked to shut down
+	}, true)
 	if err != nil {
 		return nil, err
 	}
 	lr.out.meter = meter
+	if h.budget.limits() != (budget.Limits{}) {
+		lr.defer_(a.watchLedger(meter, lr.id)) // budget_team.go: pane teammates' spending seen as it is written
+	}
 	return meter.Account(transcript.KindLead, budget.Limits{}).Model(model), nil
 }
 
@@ -168,7 +174,7 @@ type streamBudget struct {
 // event, or a line on notice (stderr) in the other formats.
 func (e *eventWriter) budgetExceeded(ee *budget.ExceededError, notice io.Writer) {
 	total := e.meter.Total()
-	msg := ee.Error() + "; no new model call starts, teammates stop, and the run ends"
+	msg := ee.Error() + "; no new model call starts, teammates are asked to shut down, and the run ends"
 	if e.format == "stream-json" {
 		e.line(streamBudget{"system", "budget_exceeded", e.session, msg, total.USD, total.Tokens()})
 		return

@@ -166,6 +166,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if lr.explain != nil {
 		runErr = lr.explain(runErr)
 	}
+	runErr = lr.budgetEnd(h, runErr) // budget_team.go: teammates asked to shut down leave first
 	lr.bg.endTeam(h.teams.keep)
 	lr.bg.flush() // every event is printed before the result
 	// budget.go: a limit reached exits 6
