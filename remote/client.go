@@ -42,6 +42,12 @@ type ClientConfig struct {
 	// registry; default DefaultHeartbeat.
 	CheckEvery time.Duration
 	Now        func() time.Time
+	// Spent, when set, hears what a job's run spent by model (its
+	// Result.Models), once, when its result comes, before its task ends:
+	// the lead charges it to its session (usage ledger, budget). The
+	// entries are as the worker sent them; the callee checks them
+	// (ModelUsage.Check).
+	Spent func(j Job, worker string, models []ModelUsage)
 }
 
 // Request is a sub-agent to run remotely.
@@ -221,6 +227,9 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 					continue
 				}
 				r := *e.Result
+				if c.cfg.Spent != nil && len(r.Models) > 0 {
+					c.cfg.Spent(j, e.Worker, r.Models)
+				}
 				status := task.Completed
 				if r.Error != "" {
 					status = task.Failed

@@ -57,6 +57,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -159,6 +160,28 @@ type Result struct {
 	Text  string `json:"text"`
 	Usage Usage  `json:"usage"`
 	Error string `json:"error,omitempty"`
+	// Models is what the run spent, by model: the lead adds it to its
+	// session's usage and budget (ClientConfig.Spent).
+	Models []ModelUsage `json:"models,omitempty"`
+}
+
+// ModelUsage is what a run spent on one model.
+type ModelUsage struct {
+	Model string    `json:"model"`
+	Usage llm.Usage `json:"usage"`
+	Calls int       `json:"calls"`
+}
+
+// Check reports, naming the model, counts that are not counts.
+func (m ModelUsage) Check() error {
+	u := m.Usage
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 || m.Calls < 0 {
+		return fmt.Errorf("remote: usage of model %q: a negative count (%+v, %d calls)", m.Model, u, m.Calls)
+	}
+	if len(m.Model) > 256 {
+		return fmt.Errorf("remote: usage of a model whose name is %d bytes long", len(m.Model))
+	}
+	return nil
 }
 
 // EventKind says what an Event reports.

@@ -45,8 +45,9 @@ func TestRemoteAgents(t *testing.T) {
 	wcwd := t.TempDir()
 	worker := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
 	wscript := remoteScript(t, `{"turns": [
- {"match": {"user": "write the remote note"}, "reply": {"tool_calls": [{"name": "Write", "input": {"file_path": "note.txt", "content": "written by the worker"}}]}},
- {"match": {"tool_result": "Write"}, "reply": {"text": "WORKER-DONE: wrote note.txt"}}
+ {"match": {"user": "write the remote note"}, "reply": {"tool_calls": [{"name": "Write", "input": {"file_path": "note.txt", "content": "written by the worker"}}],
+   "usage": {"input_tokens": 200, "output_tokens": 20}}},
+ {"match": {"tool_result": "Write"}, "reply": {"text": "WORKER-DONE: wrote note.txt", "usage": {"input_tokens": 100, "output_tokens": 10}}}
 ]}`)
 	wout := newSyncBuffer()
 	stopWorker := worker.runAsync(wout, "worker", "--name", "w1", "--cwd", wcwd, "--provider", "scripted", "--script", wscript,
@@ -61,6 +62,19 @@ func TestRemoteAgents(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "LEAD-SAW-DONE") || !strings.Contains(r.stdout, `"task_type":"remote_agent"`) {
 		t.Errorf("the lead did not see the remote result:\n%s\nworker:\n%s", r.stdout, wout.String())
+	}
+	// The job's spending came back with its result and is the session's:
+	// on the result's totals, under <job id>@<worker>.
+	lines := streamLines(t, r.stdout)
+	byAgent, _ := lines[len(lines)-1]["usage_by_agent"].(map[string]any)
+	var job map[string]any
+	for name, v := range byAgent {
+		if strings.HasPrefix(name, "r") && strings.HasSuffix(name, "@w1") {
+			job, _ = v.(map[string]any)
+		}
+	}
+	if job["input_tokens"] != 300.0 || job["output_tokens"] != 30.0 {
+		t.Errorf("usage_by_agent = %v; want the remote job's 300 input and 30 output tokens under <job>@w1", byAgent)
 	}
 	if b, err := os.ReadFile(filepath.Join(wcwd, "note.txt")); err != nil || string(b) != "written by the worker" {
 		t.Errorf("worker's note.txt = %q, %v", b, err)
