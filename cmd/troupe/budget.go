@@ -107,6 +107,7 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 	if h.budget.limits() != (budget.Limits{}) {
 		lr.defer_(a.watchLedger(meter, lr.id)) // budget_team.go: pane teammates' spending seen as it is written
 	}
+	lr.defer_(a.followClaudeMates(h, cwd, lr, meter)) // budget_claude.go: Claude Code teammates' spending
 	return meter.Account(transcript.KindLead, budget.Limits{}).Model(model), nil
 }
 

@@ -43,6 +43,9 @@ func (lr *leadRun) budgetEnd(h *headless, runErr error) error {
 	if meter == nil {
 		return runErr
 	}
+	if lr.spentSync != nil {
+		lr.spentSync() // budget_claude.go: what Claude Code teammates wrote last
+	}
 	spent := meter.Exceeded()
 	if spent == nil {
 		return runErr

@@ -188,6 +188,9 @@ type leadRun struct {
 	explain func(error) error // a model server's explanation of a failed run
 	hooks   *kit.Hooks        // hooks.go: the settings' hooks, read once
 	trace   func(agent.Event) // telemetry.go: OpenTelemetry spans, nil when off
+	// spentSync reads what agents outside troupe spent (Claude Code
+	// teammates, budget_claude.go) into the meter; nil when none can.
+	spentSync func()
 
 	mu      sync.Mutex
 	closers []func() // run by close, last first
