@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -93,32 +95,74 @@ var propagator = propagation.TraceContext{}
 
 func (m tracedMail) Send(ctx context.Context, team, to string, msg mailbox.Message) ([]mailbox.Delivery, error) {
 	m.a.o.t.messageSent(msg.From)
-	if sc := m.a.current(); sc.IsValid() {
-		carrier := propagation.MapCarrier{}
-		propagator.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
-		if tp := carrier.Get(TraceKey); tp != "" {
-			msg.Extra = msg.Extra.Clone()
-			if msg.Extra == nil {
-				msg.Extra = map[string]json.RawMessage{}
-			}
-			b, _ := json.Marshal(tp)
-			msg.Extra[TraceKey] = b
+	parent := trace.ContextWithSpanContext(context.Background(), m.a.current())
+	_, sp := m.a.o.t.tracer.Start(parent, SpanSend, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		attribute.String(AttrAgent, m.a.o.agent), attribute.String(AttrMsgFrom, msg.From), attribute.String(AttrMsgTo, to),
+		attribute.String(AttrMsgKind, messageKind(msg.Text))))
+	defer sp.End()
+	// The message carries the send span's context: the recipient's
+	// delivery span is its child.
+	carrier := propagation.MapCarrier{}
+	propagator.Inject(trace.ContextWithSpan(context.Background(), sp), carrier)
+	if tp := carrier.Get(TraceKey); tp != "" {
+		msg.Extra = msg.Extra.Clone()
+		if msg.Extra == nil {
+			msg.Extra = map[string]json.RawMessage{}
 		}
+		b, _ := json.Marshal(tp)
+		msg.Extra[TraceKey] = b
 	}
-	return m.Store.Send(ctx, team, to, msg)
+	ds, err := m.Store.Send(ctx, team, to, msg)
+	if err != nil {
+		sp.RecordError(err)
+		sp.SetStatus(codes.Error, "send failed")
+	}
+	return ds, err
 }
 
 func (m tracedMail) Read(ctx context.Context, team, agentName string, unreadOnly bool) ([]mailbox.Message, error) {
 	msgs, err := m.Store.Read(ctx, team, agentName, unreadOnly)
-	if m.adopt && unreadOnly {
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if sc, ok := SpanContextOf(msgs[i]); ok {
-				m.a.adopt(sc)
-				break
-			}
-		}
+	if unreadOnly {
+		m.delivered(agentName, msgs)
 	}
 	return msgs, err
+}
+
+// delivered records the delivery of each unread message that carries its
+// send span's context: a troupe.message.deliver span, the send span's
+// child when the agent adopts what wakes it (its next run starts under
+// the newest delivery), else a span of the agent's own trace linked to
+// the send.
+func (m tracedMail) delivered(agentName string, msgs []mailbox.Message) {
+	var newest trace.SpanContext
+	for _, msg := range msgs {
+		sc, ok := SpanContextOf(msg)
+		if !ok {
+			continue
+		}
+		attrs := trace.WithAttributes(attribute.String(AttrAgent, m.a.o.agent), attribute.String(AttrMsgFrom, msg.From),
+			attribute.String(AttrMsgTo, agentName), attribute.String(AttrMsgKind, messageKind(msg.Text)), attribute.String(AttrMsgID, msg.ID))
+		kind := trace.WithSpanKind(trace.SpanKindConsumer)
+		var sp trace.Span
+		if m.adopt {
+			_, sp = m.a.o.t.tracer.Start(trace.ContextWithRemoteSpanContext(context.Background(), sc), SpanDeliver, attrs, kind)
+			newest = sp.SpanContext()
+		} else {
+			_, sp = m.a.o.t.tracer.Start(m.a.Context(), SpanDeliver, attrs, kind, trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+		sp.End()
+	}
+	if newest.IsValid() {
+		m.a.adopt(newest)
+	}
+}
+
+// messageKind is a message's protocol kind, "text" for plain text.
+func messageKind(text string) string {
+	if k := mailbox.ProtocolKind(text); k != "" {
+		return k
+	}
+	return "text"
 }
 
 // SpanContextOf returns the trace context msg carries under TraceKey.

@@ -72,8 +72,17 @@ func TestTeamTraceAcrossPane(t *testing.T) {
 	if annRun.TraceID != session.TraceID {
 		t.Errorf("ann's run is in trace %s; want the session's %s", annRun.TraceID, session.TraceID)
 	}
-	if !leadRuns[annRun.ParentID] {
-		t.Errorf("ann's run's parent %s is not one of the lead's runs %v", annRun.ParentID, leadRuns)
+	// ann's run ← her delivery of the lead's message ← the lead's send ←
+	// one of the lead's runs.
+	byID := map[string]telemetrytest.Span{}
+	for _, s := range recv.Spans() {
+		byID[s.SpanID] = s
+	}
+	deliver := byID[annRun.ParentID]
+	send := byID[deliver.ParentID]
+	if deliver.Name != telemetry.SpanDeliver || deliver.Attrs[telemetry.AttrMsgTo] != "ann" || send.Name != telemetry.SpanSend ||
+		send.Attrs[telemetry.AttrAgent] != "team-lead" || !leadRuns[send.ParentID] {
+		t.Errorf("ann's run's parent is %+v, its parent %+v; want her delivery of the lead's send, under one of the lead's runs %v", deliver, send, leadRuns)
 	}
 	for _, s := range recv.Spans() {
 		if s.TraceID != session.TraceID {
