@@ -48,6 +48,10 @@ type ClientConfig struct {
 	// entries are as the worker sent them; the callee checks them
 	// (ModelUsage.Check).
 	Spent func(j Job, worker string, models []ModelUsage)
+	// Trace, when set, starts the span of a job's submission: it returns
+	// the trace context the job carries to its worker (Job.Trace) and the
+	// end of the span, called with the submission's error.
+	Trace func(j Job) (traceparent string, end func(error))
 }
 
 // Request is a sub-agent to run remotely.
@@ -125,6 +129,21 @@ func (c *Client) Submit(ctx context.Context, r Request) (task.State, error) {
 	id := task.NewID(task.RemoteAgent)
 	j := Job{ID: string(id), Prompt: r.Prompt, Description: r.Description, Model: r.Model, Labels: r.Labels,
 		SubmittedBy: c.cfg.SubmittedBy, Submitted: c.cfg.Now(), MaxAttempts: c.cfg.OnLost.MaxAttempts()}
+	var end func(error)
+	if c.cfg.Trace != nil {
+		j.Trace, end = c.cfg.Trace(j)
+	}
+	st, err := c.submit(ctx, j, r)
+	if end != nil {
+		end(err)
+	}
+	return st, err
+}
+
+// submit is Submit's part from a job made: checked, watched, registered
+// as a task, submitted and tracked.
+func (c *Client) submit(ctx context.Context, j Job, r Request) (task.State, error) {
+	id := task.ID(j.ID)
 	if err := j.Validate(); err != nil {
 		return task.State{}, err
 	}

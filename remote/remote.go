@@ -98,6 +98,9 @@ type Job struct {
 	Submitted   time.Time `json:"submitted"`
 	// MaxAttempts is how many times the job may run (at least 1).
 	MaxAttempts int `json:"max_attempts"`
+	// Trace is the W3C trace context (a traceparent) of the lead's span
+	// that submitted the job: the worker's span of its run is its child.
+	Trace string `json:"traceparent,omitempty"`
 }
 
 // Validate reports, naming the field, what is wrong with j.
@@ -114,6 +117,8 @@ func (j Job) Validate() error {
 		return bad("job %s: prompt of %d bytes is longer than %d", j.ID, len(j.Prompt), MaxPromptLen)
 	case j.MaxAttempts < 1:
 		return bad("job %s: max attempts %d: want at least 1", j.ID, j.MaxAttempts)
+	case len(j.Trace) > 512:
+		return bad("job %s: trace context of %d bytes: want at most 512", j.ID, len(j.Trace))
 	}
 	return CheckLabels(j.Labels)
 }

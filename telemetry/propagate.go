@@ -122,7 +122,7 @@ func (m tracedMail) Send(ctx context.Context, team, to string, msg mailbox.Messa
 
 func (m tracedMail) Read(ctx context.Context, team, agentName string, unreadOnly bool) ([]mailbox.Message, error) {
 	msgs, err := m.Store.Read(ctx, team, agentName, unreadOnly)
-	if unreadOnly {
+	if unreadOnly && agentName == m.a.o.agent { // another's inbox read (a look, a gauge) delivers nothing
 		m.delivered(agentName, msgs)
 	}
 	return msgs, err

@@ -269,6 +269,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.bg = bg
 	lr.defer_(bg.close)
+	lr.defer_(a.teamMetrics(lr)) // telemetry_jobs.go: task durations and queue depths
 	if interactive {
 		a.askThePerson(h, lr, approver)
 	}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/troupe-dev/troupe/telemetry"
+	"github.com/troupe-dev/troupe/telemetry/telemetrytest"
 )
 
 // remoteEnv is the environment of a lead or worker of TestRemoteAgents.
@@ -42,8 +45,15 @@ func TestRemoteAgents(t *testing.T) {
 	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
 	defer stopServer()
 
+	// Both processes export spans: the job's run on the worker is the
+	// child of its submission on the lead.
+	recv := telemetrytest.New(t)
+	traced := func(env map[string]string) map[string]string {
+		env["OTEL_EXPORTER_OTLP_ENDPOINT"] = recv.URL
+		return env
+	}
 	wcwd := t.TempDir()
-	worker := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	worker := &harness{t: t, home: t.TempDir(), env: traced(remoteEnv(url))}
 	wscript := remoteScript(t, `{"turns": [
  {"match": {"user": "write the remote note"}, "reply": {"tool_calls": [{"name": "Write", "input": {"file_path": "note.txt", "content": "written by the worker"}}],
    "usage": {"input_tokens": 200, "output_tokens": 20}}},
@@ -55,7 +65,7 @@ func TestRemoteAgents(t *testing.T) {
 	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker w1 on") })
 
 	lcwd := t.TempDir()
-	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	lead := &harness{t: t, home: t.TempDir(), env: traced(remoteEnv(url))}
 	r := lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", lcwd, "--output-format", "stream-json", "delegate the note")
 	if r.err != nil {
 		t.Fatalf("lead: %v\n%s\n%s\nworker:\n%s", r.err, r.stdout, r.stderr, wout.String())
@@ -87,6 +97,19 @@ func TestRemoteAgents(t *testing.T) {
 	}
 	if out := wout.String(); !strings.Contains(out, "done") || !strings.Contains(out, "worker w1 stopped") {
 		t.Errorf("worker output:\n%s", out)
+	}
+	var submit, run telemetrytest.Span
+	for _, s := range recv.Spans() {
+		switch s.Name {
+		case telemetry.SpanSubmit:
+			submit = s
+		case telemetry.SpanJob:
+			run = s
+		}
+	}
+	if submit.SpanID == "" || run.ParentID != submit.SpanID || run.TraceID != submit.TraceID || run.Attrs[telemetry.AttrWorker] != "w1" ||
+		run.Attrs[telemetry.AttrJob] != submit.Attrs[telemetry.AttrJob] {
+		t.Errorf("remote job spans: submit %+v, run %+v; want the worker's run under the lead's submit", submit, run)
 	}
 
 	// Without workers the remote call fails at once with the reason.

@@ -48,6 +48,7 @@ func (a *app) teamsEnabled(flag bool) bool {
 type leadTeam struct {
 	lead   *swarm.Lead
 	stores Stores
+	raw    Stores // the stores without the lead's signing and tracing: for looks that are no delivery (telemetry_jobs.go)
 	close  func()
 	trees  *kit.TeamWorktrees // teammates' worktrees (worktrees.go)
 	hooks  *kit.Hooks         // TaskCreated and TaskCompleted of the lead's task tools
@@ -120,7 +121,7 @@ func (a *app) newLeadTeam(o leadTeamOptions) (*leadTeam, error) {
 	leadStores := st
 	leadStores.Mail = a.tel.leadMail(swarm.SigningMail{Store: st.Mail, Teams: st.Teams, Signer: signer, Now: a.Now}) // telemetry.go: trace context on what it sends
 	leadKey := signer.VerifyKey().String()
-	lt := &leadTeam{stores: leadStores, hooks: a.hooks}
+	lt := &leadTeam{stores: leadStores, raw: st, hooks: a.hooks}
 	mates := kit.InProcess{Run: a.kitRun(), Stores: st.kit(), Cwd: o.cwd, Model: o.model, NoInstr: o.h.noInstr, Approver: o.approver,
 		Transcripts: o.tx, OnEvent: o.onEvent, AskTimeout: o.h.teams.ask, Telemetry: a.tel.mate}
 	var lead *swarm.Lead

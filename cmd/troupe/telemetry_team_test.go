@@ -99,6 +99,21 @@ func TestTeamTraceAcrossPane(t *testing.T) {
 			leadMsgs = p.Int
 		}
 	}
+	// ann's task (in_process_teammate or pane) ended: its duration is in
+	// the histogram; the queue gauges were read at the last export.
+	var durations int64
+	gauges := map[string]bool{}
+	for _, p := range recv.Points() {
+		switch p.Metric {
+		case telemetry.MetricTaskDuration:
+			durations += p.Int
+		case telemetry.MetricTasksPending, telemetry.MetricJobsPending:
+			gauges[p.Metric] = true
+		}
+	}
+	if durations == 0 || len(gauges) != 2 {
+		t.Errorf("metrics: %d task durations, gauges %v; want ann's task's duration and both queue gauges", durations, gauges)
+	}
 	if annTokens == 0 || leadMsgs == 0 {
 		t.Errorf("metrics: ann's output tokens %d, the lead's messages %d; want both counted", annTokens, leadMsgs)
 	}

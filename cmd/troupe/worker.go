@@ -125,10 +125,15 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer closeMCP()
+	flushTel, err := a.paneTelemetry(ctx) // telemetry.go: each job's run is a span (telemetry_jobs.go)
+	if err != nil {
+		return err
+	}
+	defer flushTel()
 	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model, MaxTurns: f.h.maxTurns,
 		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
 	w, err := remote.NewWorker(remote.WorkerConfig{Name: f.name, Labels: labels, Capacity: f.capacity, Queue: queue, Registry: queue,
-		Run: jobs.Do, Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
+		Run: a.traceJobs(f.name, jobs.Do), Heartbeat: beat, Requeue: f.requeue, Now: a.Now,
 		Log: func(msg string) { say("worker %s: %s", f.name, msg) },
 		OnEvent: func(e remote.Event) {
 			switch e.Kind {
