@@ -158,7 +158,8 @@ func (c *Client) submit(ctx context.Context, j Job, r Request) (task.State, erro
 		Description: r.Description, ToolUseID: r.ToolUseID,
 		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: r.Prompt, Title: r.Description, PollStart: j.Submitted}},
 		func(ctx context.Context, _ task.State) error {
-			stop()
+			// The job is still followed after the stop: its worker's last
+			// result carries what it spent (ClientConfig.Spent).
 			err := c.cfg.Queue.Publish(ctx, Event{Kind: EventCancel, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
 			if err != nil {
 				return fmt.Errorf("tell the worker to stop job %s: %w", j.ID, err)

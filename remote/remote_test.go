@@ -689,3 +689,45 @@ func FuzzResultModels(f *testing.F) {
 		}
 	})
 }
+
+// A job the lead stops still reports what it spent: the worker's result
+// of the canceled run carries its models, and the lead's Spent hears it.
+func TestStoppedJobReportsSpending(t *testing.T) {
+	e := &env{mem: remotetest.New(ackWait, ttl), reg: task.New(task.Config{PollInterval: -1})}
+	e.sub = e.reg.Subscribe()
+	got := make(chan []remote.ModelUsage, 1)
+	lead := e.mem.Conn()
+	c, err := remote.NewClient(remote.ClientConfig{Queue: lead, Workers: lead, Tasks: e.reg, SubmittedBy: "lead", CheckEvery: heartbeat,
+		Spent: func(_ remote.Job, _ string, models []remote.ModelUsage) { got <- models }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.client = c
+	t.Cleanup(func() {
+		c.Close()
+		e.reg.Close(context.Background())
+	})
+	started := make(chan struct{}, 1)
+	spent := []remote.ModelUsage{{Model: "m", Usage: llm.Usage{InputTokens: 50, OutputTokens: 5}, Calls: 1}}
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(ctx context.Context, _ remote.Job, _ func(string, remote.Usage)) remote.Result {
+		started <- struct{}{}
+		<-ctx.Done()
+		return remote.Result{Error: "canceled", Models: spent}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	if _, err := e.reg.Stop(t.Context(), st.ID); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	select {
+	case models := <-got:
+		if fmt.Sprint(models) != fmt.Sprint(spent) {
+			t.Errorf("Spent got %v; want %v", models, spent)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stopped job's spending never reached the lead")
+	}
+	if s, _ := e.reg.Get(st.ID); s.Status != task.Killed {
+		t.Errorf("stopped task is %s, want killed", s.Status)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-dev/troupe/budget/ledger"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -19,13 +20,25 @@ import (
 // ends with exit status 6.
 
 // budgetTeam asks the lead's teammates to shut down because ee was
-// reached (the meter's OnExceeded, after the person was told).
+// reached (the meter's OnExceeded, after the person was told), and stops
+// the session's remote jobs.
 func (lr *leadRun) budgetTeam(ee *budget.ExceededError) {
-	if lr.bg == nil || lr.bg.team == nil {
+	if lr.bg == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Remote jobs are sub-agents on other machines, whose calls the meter
+	// cannot refuse: they are stopped (what they spent still comes back
+	// with their last result, while the lead runs).
+	for _, st := range lr.bg.reg.List() {
+		if st.Type == task.RemoteAgent && st.Status.Active() {
+			_, _ = lr.bg.reg.Stop(ctx, st.ID)
+		}
+	}
+	if lr.bg.team == nil {
+		return
+	}
 	if _, err := lr.bg.team.lead.BudgetSpent(ctx, ee.Error()); err != nil {
 		lr.bg.sess.TeamEvent(swarm.Event{Time: time.Now(), Agent: "team-lead", Kind: swarm.EventWarning, Text: err.Error()})
 	}
