@@ -75,7 +75,7 @@ type TeammateConfig struct {
 	// can start until the session ends (the session's budget is spent,
 	// budget.ErrExceeded): the teammate tells the lead in its idle
 	// notification, then waits for the lead's shutdown request and
-	// approves it itself, since its model cannot answer (lead_budget.go).
+	// approves it itself, since its model cannot answer (teammate_budget.go).
 	Spent func(runErr error) bool
 
 	Now     func() time.Time
@@ -88,21 +88,19 @@ type Teammate struct {
 	cfg TeammateConfig
 	ag  *agent.Agent
 
-	actMu     sync.Mutex // orders going idle against mail arriving (pump)
-	mu        sync.Mutex
-	running   bool
-	inputs    []string      // prompts waiting for the next run
-	wake      chan struct{} // 1-slot: inputs changed
-	shutdown  string        // approved shutdown request id
-	asked     *shutdownAsk  // the lead's latest shutdown request not answered yet
-	spent     bool          // no model call can start any more (TeammateConfig.Spent)
-	approving bool          // the runtime is sending its approval of asked (teammate_budget.go)
-	plan      string        // pending plan approval request id
-	planned   bool          // still in plan mode
-	asks      map[string]chan mailbox.PermissionResponse
-	settled   map[string]bool // mirrored requests answered in process (AskMirrored)
-	history   []string
-	turn      turnState
+	actMu    sync.Mutex // orders going idle against mail arriving (pump)
+	mu       sync.Mutex
+	running  bool
+	inputs   []string      // prompts waiting for the next run
+	wake     chan struct{} // 1-slot: inputs changed
+	shutdown string        // approved shutdown request id
+	stop     stopState     // answering shutdown without the model (teammate_budget.go)
+	plan     string        // pending plan approval request id
+	planned  bool          // still in plan mode
+	asks     map[string]chan mailbox.PermissionResponse
+	settled  map[string]bool // mirrored requests answered in process (AskMirrored)
+	history  []string
+	turn     turnState
 }
 
 // turnState is what the runner learns of one run from the agent's events.
@@ -175,7 +173,7 @@ func (tm *Teammate) remember(s string) {
 func (tm *Teammate) ShutdownApproved(requestID string) {
 	tm.mu.Lock()
 	tm.shutdown = requestID
-	tm.asked = nil
+	tm.stop.asked = nil
 	ag := tm.ag
 	tm.mu.Unlock()
 	tm.event(EventShutdown, "approved shutdown "+requestID)

@@ -19,6 +19,14 @@ import (
 // is approved here, its shutdown_approved frame sent to the lead as the
 // model's SendMessage would send it.
 
+// stopState is what a teammate knows of the lead's shutdown requests, to
+// answer them without its model; guarded by the Teammate's mu.
+type stopState struct {
+	asked     *shutdownAsk // the lead's latest shutdown request not answered yet
+	spent     bool         // no model call can start any more (TeammateConfig.Spent)
+	approving bool         // the runtime is sending its approval of asked
+}
+
 // shutdownAsk is a shutdown request the teammate has not answered.
 type shutdownAsk struct {
 	from string
@@ -29,8 +37,8 @@ type shutdownAsk struct {
 // answered without a model call, approves it; it reports whether it did.
 func (tm *Teammate) shutdownAsked(ctx context.Context, m mailbox.Message, f mailbox.ShutdownRequest) bool {
 	tm.mu.Lock()
-	tm.asked = &shutdownAsk{from: m.From, req: f}
-	now := f.BudgetSpent || tm.spent
+	tm.stop.asked = &shutdownAsk{from: m.From, req: f}
+	now := f.BudgetSpent || tm.stop.spent
 	tm.mu.Unlock()
 	if !now {
 		return false
@@ -43,13 +51,13 @@ func (tm *Teammate) shutdownAsked(ctx context.Context, m mailbox.Message, f mail
 // gets shutdown_approved, the current turn ends, and Run returns.
 func (tm *Teammate) approveAsked(ctx context.Context) {
 	tm.mu.Lock()
-	a := tm.asked
-	tm.asked = nil
-	if a == nil || tm.shutdown != "" || tm.approving {
+	a := tm.stop.asked
+	tm.stop.asked = nil
+	if a == nil || tm.shutdown != "" || tm.stop.approving {
 		tm.mu.Unlock()
 		return
 	}
-	tm.approving = true
+	tm.stop.approving = true
 	tm.mu.Unlock()
 	// Sent before the teammate ends: a lead that sees it gone finds its
 	// approval already in its inbox, never a teammate that just exited.
@@ -103,7 +111,7 @@ func (tm *Teammate) kick() {
 // request, approves it and returns nil (or ctx's cause).
 func (tm *Teammate) awaitShutdown(ctx context.Context, res agent.Result, runErr error, turn turnState) error {
 	tm.mu.Lock()
-	tm.spent = true
+	tm.stop.spent = true
 	tm.mu.Unlock()
 	runErr = fmt.Errorf("%w; it has stopped working and waits for your shutdown request", runErr)
 	tm.idle(ctx, res, runErr, turn)
