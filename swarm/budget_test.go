@@ -112,4 +112,10 @@ func TestSessionBudgetAsksTeammatesToShutDown(t *testing.T) {
 	if ps := h.lead.Problems(); len(ps) > 0 {
 		t.Errorf("problems: %v", ps)
 	}
+	if _, err := h.lead.DeleteTeam(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.lead.Led(); len(got) != 1 || got[0] != "purse" {
+		t.Errorf("Led() after the delete = %v; want [purse]", got)
+	}
 }

@@ -61,6 +61,15 @@ func (l *Lead) BudgetSpent(ctx context.Context, why string) ([]string, error) {
 	return asked, errors.Join(errs...)
 }
 
+// Led returns the names of every team the lead created, the deleted ones
+// too, in order: what its teammates spent is the session's, also after
+// the team is gone.
+func (l *Lead) Led() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.led)
+}
+
 // Settled waits until every teammate the lead started has ended and
 // every end has been handled (an approved shutdown's member removed and
 // tasks released, a death reported; no approval left unread in the lead's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/troupe-dev/troupe/budget"
@@ -52,13 +53,13 @@ func (a *app) followClaudeMates(h *headless, cwd string, lr *leadRun, meter *bud
 		if err != nil {
 			a.warnOnce(fmt.Sprintf("a Claude Code teammate's transcript: %s", termtext.Clean(err.Error())))
 		}
-		teamName := ""
+		var led []string // the lead's teams, deleted ones too
 		if lr.bg != nil && lr.bg.team != nil {
-			teamName = lr.bg.team.lead.Team()
+			led = lr.bg.team.lead.Led()
 		}
 		for _, c := range calls {
-			if c.Agent == "" || teamName == "" || c.Team != teamName {
-				continue // not a teammate of this lead's team
+			if c.Agent == "" || !slices.Contains(led, c.Team) {
+				continue // not a teammate of one of this lead's teams
 			}
 			_ = meter.Add(c.Agent, c.Model, c.Usage) // a limit reached calls the meter's OnExceeded
 		}
