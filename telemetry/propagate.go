@@ -137,7 +137,7 @@ func (m tracedMail) delivered(agentName string, msgs []mailbox.Message) {
 	var newest trace.SpanContext
 	for _, msg := range msgs {
 		sc, ok := SpanContextOf(msg)
-		if !ok {
+		if !ok || !m.a.firstDelivery(msg.ID) {
 			continue
 		}
 		attrs := trace.WithAttributes(attribute.String(AttrAgent, m.a.o.agent), attribute.String(AttrMsgFrom, msg.From),
@@ -155,6 +155,33 @@ func (m tracedMail) delivered(agentName string, msgs []mailbox.Message) {
 	if newest.IsValid() {
 		m.a.adopt(newest)
 	}
+}
+
+// maxDelivered bounds the message ids an Agent remembers as delivered.
+const maxDelivered = 1024
+
+// firstDelivery reports whether the message id is read for the first
+// time: a message still unread at a second look (read again before it
+// was marked read) is one delivery.
+func (a *Agent) firstDelivery(id string) bool {
+	if id == "" {
+		return true
+	}
+	a.o.mu.Lock()
+	defer a.o.mu.Unlock()
+	if _, ok := a.o.delivered[id]; ok {
+		return false
+	}
+	if a.o.delivered == nil {
+		a.o.delivered = map[string]struct{}{}
+	}
+	a.o.delivered[id] = struct{}{}
+	a.o.order = append(a.o.order, id)
+	if len(a.o.order) > maxDelivered {
+		delete(a.o.delivered, a.o.order[0])
+		a.o.order = a.o.order[1:]
+	}
+	return true
 }
 
 // messageKind is a message's protocol kind, "text" for plain text.

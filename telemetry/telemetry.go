@@ -146,6 +146,10 @@ type observer struct {
 	runSp  trace.Span            // guarded by mu
 	call   trace.Span            // guarded by mu: the model call in flight
 	tools  map[string]trace.Span // guarded by mu: tool calls in flight by id
+	// delivered and order are the message ids recorded as delivered, the
+	// oldest first (propagate.go); guarded by mu.
+	delivered map[string]struct{}
+	order     []string
 }
 
 func (o *observer) event(e agent.Event) {
