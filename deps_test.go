@@ -57,6 +57,7 @@ var rules = []rule{
 	{name: "os/exec only in task, tool/bash, backend/tmux, backend/iterm2, worktree (git), hooks (the user's hook commands), permission/approve (the user's --permission-prompt-command), mcp (stdio servers), session/demo (git and go test in the demo's project), cmd, the bench harness and internal test helpers", from: []string{"./..."},
 		except: []string{"./task/...", "./tool/bash/...", "./backend/tmux/...", "./backend/iterm2/...", "./worktree/...", "./hooks", "./permission/approve", "./mcp/...", "./session/demo", "./cmd/...", "./internal/bench/...", "./internal/*test*/..."}, deny: []string{"os/exec"}, direct: true},
 	{name: "budget is pure: the standard library and llm only", from: []string{"./budget"}, deny: []string{"third-party", "./..."}, allow: []string{"./llm", "./internal/jsonx"}},
+	{name: "budget/claudelog (Claude Code's transcripts read for usage) imports the standard library and llm only", from: []string{"./budget/claudelog"}, deny: []string{"third-party", "./..."}, allow: []string{"./llm", "./internal/jsonx"}},
 	{name: "OpenTelemetry only in telemetry", from: []string{"./..."}, except: []string{"./telemetry/..."}, deny: []string{"go.opentelemetry.io/..."}, direct: true},
 	{name: "protobuf (OTLP's wire format) only in telemetry", from: []string{"./..."}, except: []string{"./telemetry/..."}, deny: []string{"google.golang.org/protobuf/..."}, direct: true},
 	{name: "chromedp only in dashboard tests (never in a non-test package)", from: []string{"./..."}, deny: []string{"github.com/chromedp/..."}, direct: true},

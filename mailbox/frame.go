@@ -59,6 +59,11 @@ type ShutdownRequest struct {
 	From      string `json:"from"`
 	Reason    string `json:"reason,omitempty"`
 	Timestamp string `json:"timestamp"`
+	// BudgetSpent (troupe's own key; other readers ignore it) says the
+	// lead asks because the session's budget is spent: no model call may
+	// start to answer it, so a troupe teammate's runtime approves it
+	// itself. It is part of the signed text, so only the lead can set it.
+	BudgetSpent bool `json:"budgetSpent,omitempty"`
 }
 
 // ShutdownResponse is the teammate's answer as a tool gives it; on disk it

@@ -47,6 +47,16 @@ type ClientConfig struct {
 	// later run can take the job up again with Reattach). It must not
 	// block.
 	OnSubmit func(Job)
+	// Spent, when set, hears what a job's run spent by model (its
+	// Result.Models), once, when its result comes, before its task ends:
+	// the lead charges it to its session (usage ledger, budget). The
+	// entries are as the worker sent them; the callee checks them
+	// (ModelUsage.Check).
+	Spent func(j Job, worker string, models []ModelUsage)
+	// Trace, when set, starts the span of a job's submission: it returns
+	// the trace context the job carries to its worker (Job.Trace) and the
+	// end of the span, called with the submission's error.
+	Trace func(j Job) (traceparent string, end func(error))
 }
 
 // Request is a sub-agent to run remotely.
@@ -124,6 +134,20 @@ func (c *Client) Submit(ctx context.Context, r Request) (task.State, error) {
 	id := task.NewID(task.RemoteAgent)
 	j := Job{ID: string(id), Prompt: r.Prompt, Description: r.Description, Model: r.Model, Labels: r.Labels,
 		SubmittedBy: c.cfg.SubmittedBy, Submitted: c.cfg.Now(), MaxAttempts: c.cfg.OnLost.MaxAttempts()}
+	var end func(error)
+	if c.cfg.Trace != nil {
+		j.Trace, end = c.cfg.Trace(j)
+	}
+	st, err := c.submit(ctx, j, r)
+	if end != nil {
+		end(err)
+	}
+	return st, err
+}
+
+// submit is Submit's part from a job made: checked, watched, registered
+// as a task, submitted and tracked.
+func (c *Client) submit(ctx context.Context, j Job, r Request) (task.State, error) {
 	if err := j.Validate(); err != nil {
 		return task.State{}, err
 	}
@@ -178,7 +202,8 @@ func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit boo
 		Description: j.Description, ToolUseID: toolUseID,
 		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: j.Prompt, Title: j.Description, PollStart: j.Submitted}},
 		func(ctx context.Context, _ task.State) error {
-			stop()
+			// The job is still followed after the stop: its worker's last
+			// result carries what it spent (ClientConfig.Spent).
 			err := c.cfg.Queue.Publish(ctx, Event{Kind: EventCancel, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
 			if err != nil {
 				return fmt.Errorf("tell the worker to stop job %s: %w", j.ID, err)
@@ -278,6 +303,9 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 					continue
 				}
 				r := *e.Result
+				if c.cfg.Spent != nil && len(r.Models) > 0 {
+					c.cfg.Spent(j, e.Worker, r.Models)
+				}
 				status := task.Completed
 				if r.Error != "" {
 					status = task.Failed

@@ -69,6 +69,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -112,6 +113,9 @@ type Job struct {
 	Submitted   time.Time `json:"submitted"`
 	// MaxAttempts is how many times the job may run (at least 1).
 	MaxAttempts int `json:"max_attempts"`
+	// Trace is the W3C trace context (a traceparent) of the lead's span
+	// that submitted the job: the worker's span of its run is its child.
+	Trace string `json:"traceparent,omitempty"`
 }
 
 // Validate reports, naming the field, what is wrong with j.
@@ -128,6 +132,8 @@ func (j Job) Validate() error {
 		return bad("job %s: prompt of %d bytes is longer than %d", j.ID, len(j.Prompt), MaxPromptLen)
 	case j.MaxAttempts < 1:
 		return bad("job %s: max attempts %d: want at least 1", j.ID, j.MaxAttempts)
+	case len(j.Trace) > 512:
+		return bad("job %s: trace context of %d bytes: want at most 512", j.ID, len(j.Trace))
 	}
 	return CheckLabels(j.Labels)
 }
@@ -186,6 +192,28 @@ type Result struct {
 	Text  string `json:"text"`
 	Usage Usage  `json:"usage"`
 	Error string `json:"error,omitempty"`
+	// Models is what the run spent, by model: the lead adds it to its
+	// session's usage and budget (ClientConfig.Spent).
+	Models []ModelUsage `json:"models,omitempty"`
+}
+
+// ModelUsage is what a run spent on one model.
+type ModelUsage struct {
+	Model string    `json:"model"`
+	Usage llm.Usage `json:"usage"`
+	Calls int       `json:"calls"`
+}
+
+// Check reports, naming the model, counts that are not counts.
+func (m ModelUsage) Check() error {
+	u := m.Usage
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 || m.Calls < 0 {
+		return fmt.Errorf("remote: usage of model %q: a negative count (%+v, %d calls)", m.Model, u, m.Calls)
+	}
+	if len(m.Model) > 256 {
+		return fmt.Errorf("remote: usage of a model whose name is %d bytes long", len(m.Model))
+	}
+	return nil
 }
 
 // EventKind says what an Event reports.

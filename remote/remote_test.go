@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/remote"
 	"github.com/troupe-dev/troupe/remote/remotetest"
 	"github.com/troupe-dev/troupe/task"
@@ -628,5 +630,122 @@ func TestJoinLabels(t *testing.T) {
 		if !slices.Equal(a, tt.a) {
 			t.Errorf("JoinLabels changed its first argument to %q", a)
 		}
+	}
+}
+
+// A job's spending by model comes back with its result and is handed to
+// the lead's Spent once, before the task ends; a worker's count that is
+// not a count is reported by Check.
+func TestJobSpendingReachesTheLead(t *testing.T) {
+	e := &env{mem: remotetest.New(ackWait, ttl), reg: task.New(task.Config{PollInterval: -1})}
+	e.sub = e.reg.Subscribe()
+	type spent struct {
+		job, worker string
+		models      []remote.ModelUsage
+	}
+	got := make(chan spent, 4)
+	lead := e.mem.Conn()
+	c, err := remote.NewClient(remote.ClientConfig{Queue: lead, Workers: lead, Tasks: e.reg, SubmittedBy: "lead", CheckEvery: heartbeat,
+		Spent: func(j remote.Job, worker string, models []remote.ModelUsage) { got <- spent{j.ID, worker, models} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.client = c
+	t.Cleanup(func() {
+		c.Close()
+		e.reg.Close(context.Background())
+	})
+	models := []remote.ModelUsage{
+		{Model: "claude-haiku-4-5", Usage: llm.Usage{InputTokens: 300, OutputTokens: 30, CacheReadTokens: 7}, Calls: 2},
+		{Model: "claude-sonnet-4-5", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}, Calls: 1},
+	}
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(_ context.Context, j remote.Job, _ func(string, remote.Usage)) remote.Result {
+		return remote.Result{Text: "done", Usage: remote.Usage{TotalTokens: 447}, Models: models}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "spend"})
+	e.terminated(t, 1)
+	select {
+	case s := <-got:
+		if s.job != string(st.ID) || s.worker != "w1" || fmt.Sprint(s.models) != fmt.Sprint(models) {
+			t.Errorf("Spent(%s, %s, %v); want (%s, w1, %v)", s.job, s.worker, s.models, st.ID, models)
+		}
+	default:
+		t.Fatal("Spent was not called before the task ended")
+	}
+	select {
+	case s := <-got:
+		t.Errorf("Spent called twice: %v", s)
+	case <-time.After(100 * time.Millisecond):
+	}
+	bad := remote.ModelUsage{Model: "m", Usage: llm.Usage{OutputTokens: -5}}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `model "m": a negative count`) {
+		t.Errorf("Check of a negative count: %v", err)
+	}
+	for _, m := range models {
+		if err := m.Check(); err != nil {
+			t.Errorf("Check(%v): %v", m, err)
+		}
+	}
+}
+
+// FuzzResultModels decodes a worker's result as the lead gets it, and
+// checks its usage entries: no input panics, and an entry Check passes has
+// no negative count.
+func FuzzResultModels(f *testing.F) {
+	f.Add([]byte(`{"text":"done","usage":{"TotalTokens":3},"models":[{"model":"claude-sonnet-4-5","usage":{"input_tokens":1,"output_tokens":2},"calls":1}]}`))
+	f.Add([]byte(`{"models":[{"model":"m","usage":{"output_tokens":-1},"calls":-3}]}`))
+	f.Add([]byte(`{"models":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r remote.Result
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		for _, m := range r.Models {
+			if m.Check() == nil && (m.Usage.InputTokens < 0 || m.Usage.OutputTokens < 0 || m.Calls < 0) {
+				t.Errorf("Check passed %+v", m)
+			}
+		}
+	})
+}
+
+// A job the lead stops still reports what it spent: the worker's result
+// of the canceled run carries its models, and the lead's Spent hears it.
+func TestStoppedJobReportsSpending(t *testing.T) {
+	e := &env{mem: remotetest.New(ackWait, ttl), reg: task.New(task.Config{PollInterval: -1})}
+	e.sub = e.reg.Subscribe()
+	got := make(chan []remote.ModelUsage, 1)
+	lead := e.mem.Conn()
+	c, err := remote.NewClient(remote.ClientConfig{Queue: lead, Workers: lead, Tasks: e.reg, SubmittedBy: "lead", CheckEvery: heartbeat,
+		Spent: func(_ remote.Job, _ string, models []remote.ModelUsage) { got <- models }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.client = c
+	t.Cleanup(func() {
+		c.Close()
+		e.reg.Close(context.Background())
+	})
+	started := make(chan struct{}, 1)
+	spent := []remote.ModelUsage{{Model: "m", Usage: llm.Usage{InputTokens: 50, OutputTokens: 5}, Calls: 1}}
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(ctx context.Context, _ remote.Job, _ func(string, remote.Usage)) remote.Result {
+		started <- struct{}{}
+		<-ctx.Done()
+		return remote.Result{Error: "canceled", Models: spent}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "long"})
+	<-started
+	if _, err := e.reg.Stop(t.Context(), st.ID); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	select {
+	case models := <-got:
+		if fmt.Sprint(models) != fmt.Sprint(spent) {
+			t.Errorf("Spent got %v; want %v", models, spent)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stopped job's spending never reached the lead")
+	}
+	if s, _ := e.reg.Get(st.ID); s.Status != task.Killed {
+		t.Errorf("stopped task is %s, want killed", s.Status)
 	}
 }

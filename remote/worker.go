@@ -232,7 +232,7 @@ func (w *Worker) publishUntil(ctx context.Context, e Event) bool {
 				return false
 			}
 			shrunk = true
-			e.Result = &Result{Usage: e.Result.Usage,
+			e.Result = &Result{Usage: e.Result.Usage, Models: e.Result.Models, // what it spent still counts
 				Error: fmt.Sprintf("the result of %d bytes is larger than the queue carries (%v)", len(e.Result.Text)+len(e.Result.Error), err)}
 			continue
 		}
@@ -371,7 +371,7 @@ func (w *Worker) run(ctx context.Context, stopping <-chan struct{}, d Delivery) 
 		w.publish(admin, Event{Kind: EventProgress, JobID: j.ID, Attempt: attempt, Text: text, Usage: u})
 	})
 	if errors.Is(context.Cause(runCtx), errStoppedByLead) {
-		res = Result{Error: "stopped by the lead", Usage: res.Usage}
+		res = Result{Error: "stopped by the lead", Usage: res.Usage, Models: res.Models}
 	} else if ctx.Err() != nil { // shutting down with requeue
 		w.publish(admin, Event{Kind: EventRequeued, JobID: j.ID, Attempt: attempt, Text: "worker " + w.cfg.Name + " shut down; the job goes back to the queue"})
 		stopBeat()

@@ -178,6 +178,8 @@ type Lead struct {
 	plans     map[string]string // plan request id -> digest
 	approved  map[string]bool   // teammates whose shutdown approval the pump took, until handled
 	rules     []string          // team-wide allow-always rules
+	spentWhy  string            // why the session's budget is spent, once BudgetSpent was called
+	led       []string          // every team the lead created, in order (Led)
 	ending    int               // mail being dispatched, approved shutdowns being handled
 	shutting  int               // approved shutdowns being handled
 	stopInbox context.CancelFunc
@@ -292,6 +294,7 @@ func (l *Lead) CreateTeam(ctx context.Context, name, description, agentType stri
 		l.team = ""
 	} else {
 		l.team = cfg.Name
+		l.led = append(l.led, cfg.Name)
 	}
 	l.mu.Unlock()
 	if err != nil {

@@ -71,6 +71,12 @@ type TeammateConfig struct {
 	// then sends the lead its idle notification with the error as the
 	// failure reason and ends cleanly instead of waiting for work.
 	Final func(runErr error) bool
+	// Spent, when set, reports the run errors after which no model call
+	// can start until the session ends (the session's budget is spent,
+	// budget.ErrExceeded): the teammate tells the lead in its idle
+	// notification, then waits for the lead's shutdown request and
+	// approves it itself, since its model cannot answer (teammate_budget.go).
+	Spent func(runErr error) bool
 
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -88,6 +94,7 @@ type Teammate struct {
 	inputs   []string      // prompts waiting for the next run
 	wake     chan struct{} // 1-slot: inputs changed
 	shutdown string        // approved shutdown request id
+	stop     stopState     // answering shutdown without the model (teammate_budget.go)
 	plan     string        // pending plan approval request id
 	planned  bool          // still in plan mode
 	asks     map[string]chan mailbox.PermissionResponse
@@ -166,6 +173,7 @@ func (tm *Teammate) remember(s string) {
 func (tm *Teammate) ShutdownApproved(requestID string) {
 	tm.mu.Lock()
 	tm.shutdown = requestID
+	tm.stop.asked = nil
 	ag := tm.ag
 	tm.mu.Unlock()
 	tm.event(EventShutdown, "approved shutdown "+requestID)
@@ -260,7 +268,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		// The spawn prompt comes by mail; it is the first thing to do,
 		// before any task on the list.
 		if prompt, err = tm.next(ctx, false); err != nil {
-			return err
+			return tm.ended(err)
 		}
 	}
 	kept := 0 // runs BeforeIdle kept going in a row
@@ -278,6 +286,9 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		if done {
 			tm.event(EventShutdown, "shutting down")
 			return nil
+		}
+		if runErr != nil && tm.cfg.Spent != nil && tm.cfg.Spent(runErr) {
+			return tm.awaitShutdown(ctx, res, runErr, turn)
 		}
 		if runErr != nil && tm.cfg.Final != nil && tm.cfg.Final(runErr) {
 			// No model call can run any more (a spent budget): the lead
@@ -301,7 +312,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.idle(ctx, res, runErr, turn)
 		tm.goIdle(ctx)
 		if prompt, err = tm.next(ctx, !tm.cfg.NoAutoClaim); err != nil {
-			return err
+			return tm.ended(err)
 		}
 	}
 }
@@ -426,6 +437,10 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 	}
 	for {
 		tm.mu.Lock()
+		if tm.shutdown != "" {
+			tm.mu.Unlock()
+			return "", errShuttingDown
+		}
 		if len(tm.inputs) > 0 || tm.ag.Pending() > 0 {
 			p := strings.Join(tm.inputs, "\n\n")
 			tm.inputs = nil
@@ -560,6 +575,9 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		case mailbox.ShutdownRequest:
 			flush()
 			tm.event(EventShutdown, "got a shutdown request from "+m.From)
+			if tm.shutdownAsked(ctx, m, f) {
+				continue // approved by the runtime: no model call answers it
+			}
 			tm.queue(shutdownPrompt(m, f))
 		case mailbox.PlanApprovalResponse:
 			flush()

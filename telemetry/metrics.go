@@ -29,6 +29,14 @@ const (
 	MetricClaims   = "troupe.claims"   // tasks claimed from the list, by agent
 
 	AttrTokenType = "troupe.token.type" // input, output, cache_read, cache_write
+
+	MetricTaskDuration = "troupe.task.duration" // seconds from a background task's start to its end, by AttrTaskType and AttrTaskStatus
+	MetricInbox        = "troupe.queue.inbox"   // unread messages in an inbox, by agent (gauge)
+	MetricTasksPending = "troupe.queue.tasks"   // pending tasks on the team's task list (gauge)
+	MetricJobsPending  = "troupe.queue.jobs"    // remote jobs submitted and not started yet (gauge)
+
+	AttrTaskType   = "troupe.task.type"   // local_bash, local_agent, remote_agent, in_process_teammate, ...
+	AttrTaskStatus = "troupe.task.status" // completed, failed, killed
 )
 
 // DefaultMetricInterval is how often metrics are exported.
@@ -36,15 +44,17 @@ const DefaultMetricInterval = 30 * time.Second
 
 // counters are the instruments of a Telemetry with metrics.
 type counters struct {
+	meter    metric.Meter
 	tokens   metric.Int64Counter
 	cost     metric.Float64Counter
 	messages metric.Int64Counter
 	claims   metric.Int64Counter
+	taskDur  metric.Float64Histogram
 }
 
 func newCounters(mp metric.MeterProvider) (*counters, error) {
 	m := mp.Meter("github.com/troupe-dev/troupe")
-	var c counters
+	c := counters{meter: m}
 	var err error
 	if c.tokens, err = m.Int64Counter(MetricTokens, metric.WithUnit("{token}"), metric.WithDescription("tokens used by model calls")); err != nil {
 		return nil, err
@@ -58,7 +68,77 @@ func newCounters(mp metric.MeterProvider) (*counters, error) {
 	if c.claims, err = m.Int64Counter(MetricClaims, metric.WithUnit("{task}"), metric.WithDescription("tasks claimed from the team's list")); err != nil {
 		return nil, err
 	}
+	if c.taskDur, err = m.Float64Histogram(MetricTaskDuration, metric.WithUnit("s"), metric.WithDescription("background task durations, start to end"),
+		metric.WithExplicitBucketBoundaries(0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600)); err != nil {
+		return nil, err
+	}
 	return &c, nil
+}
+
+// WithMeter records t's metrics into mp (tests give the SDK's manual
+// reader); Setup does it with its OTLP exporter.
+func (t *Telemetry) WithMeter(mp metric.MeterProvider) error {
+	c, err := newCounters(mp)
+	if err != nil {
+		return fmt.Errorf("telemetry: metrics: %w", err)
+	}
+	t.counters = c
+	return nil
+}
+
+// Metrics reports whether metrics are recorded.
+func (t *Telemetry) Metrics() bool { return t != nil && t.counters != nil }
+
+// TaskEnded records a background task's duration by its type and final
+// status. It does nothing without metrics.
+func (t *Telemetry) TaskEnded(taskType, status string, d time.Duration) {
+	if !t.Metrics() {
+		return
+	}
+	t.counters.taskDur.Record(context.Background(), d.Seconds(),
+		metric.WithAttributes(attribute.String(AttrTaskType, taskType), attribute.String(AttrTaskStatus, status)))
+}
+
+// Depths are a team's queues at one moment.
+type Depths struct {
+	Inboxes map[string]int64 // unread messages by agent
+	Tasks   int64            // pending tasks on the task list
+	Jobs    int64            // remote jobs waiting for a worker
+}
+
+// ObserveDepths makes depths the source of the queue gauges, called at
+// each export (it may do I/O; ctx bounds it). It does nothing without
+// metrics.
+func (t *Telemetry) ObserveDepths(depths func(ctx context.Context) Depths) error {
+	if !t.Metrics() {
+		return nil
+	}
+	m := t.counters.meter
+	inbox, err := m.Int64ObservableGauge(MetricInbox, metric.WithUnit("{message}"), metric.WithDescription("unread messages in an agent's inbox"))
+	if err != nil {
+		return fmt.Errorf("telemetry: metrics: %w", err)
+	}
+	tasks, err := m.Int64ObservableGauge(MetricTasksPending, metric.WithUnit("{task}"), metric.WithDescription("pending tasks on the team's task list"))
+	if err != nil {
+		return fmt.Errorf("telemetry: metrics: %w", err)
+	}
+	jobs, err := m.Int64ObservableGauge(MetricJobsPending, metric.WithUnit("{job}"), metric.WithDescription("remote jobs submitted and not started"))
+	if err != nil {
+		return fmt.Errorf("telemetry: metrics: %w", err)
+	}
+	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		d := depths(ctx)
+		for name, n := range d.Inboxes {
+			o.ObserveInt64(inbox, n, metric.WithAttributes(attribute.String(AttrAgent, name)))
+		}
+		o.ObserveInt64(tasks, d.Tasks)
+		o.ObserveInt64(jobs, d.Jobs)
+		return nil
+	}, inbox, tasks, jobs)
+	if err != nil {
+		return fmt.Errorf("telemetry: metrics: %w", err)
+	}
+	return nil
 }
 
 // Spent records one model call of agent on model: its tokens by type
@@ -138,8 +218,18 @@ func (e *otlpMetrics) Export(ctx context.Context, rm *metricdata.ResourceMetrics
 				pm.Data = &metricpb.Metric_Sum{Sum: sum(d, func(v float64) *metricpb.NumberDataPoint {
 					return &metricpb.NumberDataPoint{Value: &metricpb.NumberDataPoint_AsDouble{AsDouble: v}}
 				})}
+			case metricdata.Gauge[int64]:
+				g := &metricpb.Gauge{}
+				for _, dp := range d.DataPoints {
+					p := &metricpb.NumberDataPoint{Value: &metricpb.NumberDataPoint_AsInt{AsInt: dp.Value},
+						StartTimeUnixNano: uint64(dp.StartTime.UnixNano()), TimeUnixNano: uint64(dp.Time.UnixNano()), Attributes: attrs(dp.Attributes)}
+					g.DataPoints = append(g.DataPoints, p)
+				}
+				pm.Data = &metricpb.Metric_Gauge{Gauge: g}
+			case metricdata.Histogram[float64]:
+				pm.Data = &metricpb.Metric_Histogram{Histogram: histogram(d)}
 			default:
-				continue // troupe records sums only
+				continue // troupe records sums, gauges and histograms only
 			}
 			ps.Metrics = append(ps.Metrics, pm)
 		}
@@ -167,6 +257,35 @@ func (e *otlpMetrics) Export(ctx context.Context, rm *metricdata.ResourceMetrics
 		return fmt.Errorf("telemetry: export metrics: %s answered %s", e.url, res.Status)
 	}
 	return nil
+}
+
+func attrs(set attribute.Set) []*commonpb.KeyValue {
+	var out []*commonpb.KeyValue
+	for _, kv := range set.ToSlice() {
+		out = append(out, &commonpb.KeyValue{Key: string(kv.Key),
+			Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: kv.Value.String()}}})
+	}
+	return out
+}
+
+func histogram(d metricdata.Histogram[float64]) *metricpb.Histogram {
+	h := &metricpb.Histogram{AggregationTemporality: metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE}
+	if d.Temporality == metricdata.DeltaTemporality {
+		h.AggregationTemporality = metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA
+	}
+	for _, dp := range d.DataPoints {
+		sum := dp.Sum
+		p := &metricpb.HistogramDataPoint{StartTimeUnixNano: uint64(dp.StartTime.UnixNano()), TimeUnixNano: uint64(dp.Time.UnixNano()),
+			Count: dp.Count, Sum: &sum, ExplicitBounds: dp.Bounds, BucketCounts: dp.BucketCounts, Attributes: attrs(dp.Attributes)}
+		if v, ok := dp.Min.Value(); ok {
+			p.Min = &v
+		}
+		if v, ok := dp.Max.Value(); ok {
+			p.Max = &v
+		}
+		h.DataPoints = append(h.DataPoints, p)
+	}
+	return h
 }
 
 func sum[N int64 | float64](d metricdata.Sum[N], point func(N) *metricpb.NumberDataPoint) *metricpb.Sum {

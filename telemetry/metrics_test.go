@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/store/mem"
 	"github.com/troupe-dev/troupe/team"
@@ -72,5 +76,106 @@ func TestMetricsExport(t *testing.T) {
 	}
 	if errs := recv.Errors(); len(errs) > 0 {
 		t.Error(errs)
+	}
+}
+
+// Task durations are a histogram by task type and status, and the queue
+// depths gauges read at each collection: seen through the SDK's manual
+// reader, and over OTLP/HTTP by the receiver.
+func TestTaskDurationsAndDepths(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	tel := telemetry.NewWith(sdktrace.NewTracerProvider())
+	if err := tel.WithMeter(mp); err != nil {
+		t.Fatal(err)
+	}
+	tel.TaskEnded("local_bash", "completed", 2*time.Second)
+	tel.TaskEnded("local_bash", "completed", 4*time.Second)
+	tel.TaskEnded("remote_agent", "failed", 40*time.Second)
+	unread := int64(3)
+	if err := tel.ObserveDepths(func(context.Context) telemetry.Depths {
+		return telemetry.Depths{Inboxes: map[string]int64{"ann": unread, team.LeadName: 0}, Tasks: 2, Jobs: 1}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	collect := func() map[string]float64 {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(t.Context(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				switch d := m.Data.(type) {
+				case metricdata.Histogram[float64]:
+					for _, dp := range d.DataPoints {
+						typ, _ := dp.Attributes.Value(telemetry.AttrTaskType)
+						st, _ := dp.Attributes.Value(telemetry.AttrTaskStatus)
+						out[m.Name+"/"+typ.AsString()+"/"+st.AsString()+"/count"] = float64(dp.Count)
+						out[m.Name+"/"+typ.AsString()+"/"+st.AsString()+"/sum"] = dp.Sum
+					}
+				case metricdata.Gauge[int64]:
+					for _, dp := range d.DataPoints {
+						who, _ := dp.Attributes.Value(telemetry.AttrAgent)
+						out[m.Name+"/"+who.AsString()] = float64(dp.Value)
+					}
+				}
+			}
+		}
+		return out
+	}
+	got := collect()
+	for k, want := range map[string]float64{
+		telemetry.MetricTaskDuration + "/local_bash/completed/count": 2,
+		telemetry.MetricTaskDuration + "/local_bash/completed/sum":   6,
+		telemetry.MetricTaskDuration + "/remote_agent/failed/count":  1,
+		telemetry.MetricInbox + "/ann":                               3,
+		telemetry.MetricInbox + "/" + team.LeadName:                  0,
+		telemetry.MetricTasksPending + "/":                           2,
+		telemetry.MetricJobsPending + "/":                            1,
+	} {
+		if v, ok := got[k]; !ok || v != want {
+			t.Errorf("%s = %v (%v); want %v", k, v, ok, want)
+		}
+	}
+	unread = 0 // a gauge is read afresh at each collection
+	if v := collect()[telemetry.MetricInbox+"/ann"]; v != 0 {
+		t.Errorf("ann's inbox after it was read = %v; want 0", v)
+	}
+
+	// The same over OTLP/HTTP.
+	recv := telemetrytest.New(t)
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}
+	otel, err := telemetry.Setup(t.Context(), func(k string) string { return env[k] }, "troupe", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otel.TaskEnded("local_agent", "completed", 1500*time.Millisecond)
+	if err := otel.ObserveDepths(func(context.Context) telemetry.Depths {
+		return telemetry.Depths{Inboxes: map[string]int64{"bob": 5}, Tasks: 4}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := otel.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]telemetrytest.Point{}
+	for _, p := range recv.Points() {
+		seen[p.Metric+"/"+p.Attrs[telemetry.AttrAgent]+p.Attrs[telemetry.AttrTaskType]] = p
+	}
+	if p := seen[telemetry.MetricTaskDuration+"/local_agent"]; p.Int != 1 || math.Abs(p.Double-1.5) > 1e-9 {
+		t.Errorf("task duration over OTLP = %+v; want one of 1.5 s", p)
+	}
+	if p := seen[telemetry.MetricInbox+"/bob"]; p.Int != 5 {
+		t.Errorf("bob's inbox over OTLP = %+v; want 5", p)
+	}
+	if p := seen[telemetry.MetricTasksPending+"/"]; p.Int != 4 {
+		t.Errorf("pending tasks over OTLP = %+v; want 4", p)
+	}
+	if errs := recv.Errors(); len(errs) > 0 {
+		t.Errorf("the receiver could not decode: %v", errs)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -93,32 +95,101 @@ var propagator = propagation.TraceContext{}
 
 func (m tracedMail) Send(ctx context.Context, team, to string, msg mailbox.Message) ([]mailbox.Delivery, error) {
 	m.a.o.t.messageSent(msg.From)
-	if sc := m.a.current(); sc.IsValid() {
-		carrier := propagation.MapCarrier{}
-		propagator.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
-		if tp := carrier.Get(TraceKey); tp != "" {
-			msg.Extra = msg.Extra.Clone()
-			if msg.Extra == nil {
-				msg.Extra = map[string]json.RawMessage{}
-			}
-			b, _ := json.Marshal(tp)
-			msg.Extra[TraceKey] = b
+	parent := trace.ContextWithSpanContext(context.Background(), m.a.current())
+	_, sp := m.a.o.t.tracer.Start(parent, SpanSend, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		attribute.String(AttrAgent, m.a.o.agent), attribute.String(AttrMsgFrom, msg.From), attribute.String(AttrMsgTo, to),
+		attribute.String(AttrMsgKind, messageKind(msg.Text))))
+	defer sp.End()
+	// The message carries the send span's context: the recipient's
+	// delivery span is its child.
+	carrier := propagation.MapCarrier{}
+	propagator.Inject(trace.ContextWithSpan(context.Background(), sp), carrier)
+	if tp := carrier.Get(TraceKey); tp != "" {
+		msg.Extra = msg.Extra.Clone()
+		if msg.Extra == nil {
+			msg.Extra = map[string]json.RawMessage{}
 		}
+		b, _ := json.Marshal(tp)
+		msg.Extra[TraceKey] = b
 	}
-	return m.Store.Send(ctx, team, to, msg)
+	ds, err := m.Store.Send(ctx, team, to, msg)
+	if err != nil {
+		sp.RecordError(err)
+		sp.SetStatus(codes.Error, "send failed")
+	}
+	return ds, err
 }
 
 func (m tracedMail) Read(ctx context.Context, team, agentName string, unreadOnly bool) ([]mailbox.Message, error) {
 	msgs, err := m.Store.Read(ctx, team, agentName, unreadOnly)
-	if m.adopt && unreadOnly {
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if sc, ok := SpanContextOf(msgs[i]); ok {
-				m.a.adopt(sc)
-				break
-			}
-		}
+	if unreadOnly && agentName == m.a.o.agent { // another's inbox read (a look, a gauge) delivers nothing
+		m.delivered(agentName, msgs)
 	}
 	return msgs, err
+}
+
+// delivered records the delivery of each unread message that carries its
+// send span's context: a troupe.message.deliver span, the send span's
+// child when the agent adopts what wakes it (its next run starts under
+// the newest delivery), else a span of the agent's own trace linked to
+// the send.
+func (m tracedMail) delivered(agentName string, msgs []mailbox.Message) {
+	var newest trace.SpanContext
+	for _, msg := range msgs {
+		sc, ok := SpanContextOf(msg)
+		if !ok || !m.a.firstDelivery(msg.ID) {
+			continue
+		}
+		attrs := trace.WithAttributes(attribute.String(AttrAgent, m.a.o.agent), attribute.String(AttrMsgFrom, msg.From),
+			attribute.String(AttrMsgTo, agentName), attribute.String(AttrMsgKind, messageKind(msg.Text)), attribute.String(AttrMsgID, msg.ID))
+		kind := trace.WithSpanKind(trace.SpanKindConsumer)
+		var sp trace.Span
+		if m.adopt {
+			_, sp = m.a.o.t.tracer.Start(trace.ContextWithRemoteSpanContext(context.Background(), sc), SpanDeliver, attrs, kind)
+			newest = sp.SpanContext()
+		} else {
+			_, sp = m.a.o.t.tracer.Start(m.a.Context(), SpanDeliver, attrs, kind, trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+		sp.End()
+	}
+	if newest.IsValid() {
+		m.a.adopt(newest)
+	}
+}
+
+// maxDelivered bounds the message ids an Agent remembers as delivered.
+const maxDelivered = 1024
+
+// firstDelivery reports whether the message id is read for the first
+// time: a message still unread at a second look (read again before it
+// was marked read) is one delivery.
+func (a *Agent) firstDelivery(id string) bool {
+	if id == "" {
+		return true
+	}
+	a.o.mu.Lock()
+	defer a.o.mu.Unlock()
+	if _, ok := a.o.delivered[id]; ok {
+		return false
+	}
+	if a.o.delivered == nil {
+		a.o.delivered = map[string]struct{}{}
+	}
+	a.o.delivered[id] = struct{}{}
+	a.o.order = append(a.o.order, id)
+	if len(a.o.order) > maxDelivered {
+		delete(a.o.delivered, a.o.order[0])
+		a.o.order = a.o.order[1:]
+	}
+	return true
+}
+
+// messageKind is a message's protocol kind, "text" for plain text.
+func messageKind(text string) string {
+	if k := mailbox.ProtocolKind(text); k != "" {
+		return k
+	}
+	return "text"
 }
 
 // SpanContextOf returns the trace context msg carries under TraceKey.

@@ -67,31 +67,67 @@ func TestTraceAcrossTheMailbox(t *testing.T) {
 	alice.Observe(agent.Event{Type: agent.EventUser, At: now})
 	alice.Observe(agent.Event{Type: agent.EventResult, At: now, Result: &agent.Result{}})
 
-	var leadRun, sess, mateRun sdktrace.ReadOnlySpan
-	for _, s := range leadExp.GetSpans().Snapshots() {
-		switch s.Name() {
-		case telemetry.SpanRun:
-			leadRun = s
-		case telemetry.SpanSession:
-			sess = s
+	byName := func(exp *tracetest.InMemoryExporter, name string) []sdktrace.ReadOnlySpan {
+		var out []sdktrace.ReadOnlySpan
+		for _, s := range exp.GetSpans().Snapshots() {
+			if s.Name() == name {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	// alice answers; the lead, which does not adopt, records the delivery
+	// in its own trace, linked to alice's send.
+	alice.Observe(agent.Event{Type: agent.EventUser, At: now})
+	if _, err := alice.Mail(mateStore.Mail(), true).Send(t.Context(), "tr", team.LeadName, mailbox.Message{From: "alice", Text: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	alice.Observe(agent.Event{Type: agent.EventResult, At: now, Result: &agent.Result{}})
+	for range 2 { // read twice before it is marked read: one delivery
+		if _, err := leadMail.Read(t.Context(), "tr", team.LeadName, true); err != nil {
+			t.Fatal(err)
 		}
 	}
-	for _, s := range mateExp.GetSpans().Snapshots() {
-		if s.Name() == telemetry.SpanRun {
-			mateRun = s
+	if n := len(byName(leadExp, telemetry.SpanDeliver)); n != 1 {
+		t.Errorf("%d deliveries of one message to the lead; want 1", n)
+	}
+
+	one := func(exp *tracetest.InMemoryExporter, name string, i int) sdktrace.ReadOnlySpan {
+		t.Helper()
+		ss := byName(exp, name)
+		if len(ss) <= i {
+			t.Fatalf("%d %s spans; want at least %d", len(ss), name, i+1)
 		}
+		return ss[i]
 	}
-	if leadRun == nil || sess == nil || mateRun == nil {
-		t.Fatalf("spans: lead run %v, session %v, alice's run %v", leadRun, sess, mateRun)
-	}
+	sess, leadRun, send := one(leadExp, telemetry.SpanSession, 0), one(leadExp, telemetry.SpanRun, 0), one(leadExp, telemetry.SpanSend, 0)
+	deliver, mateRun := one(mateExp, telemetry.SpanDeliver, 0), one(mateExp, telemetry.SpanRun, 0)
 	if leadRun.Parent().SpanID() != sess.SpanContext().SpanID() {
 		t.Error("the lead's run is not under the session span")
+	}
+	if send.Parent().SpanID() != leadRun.SpanContext().SpanID() {
+		t.Error("the lead's send is not under its run")
+	}
+	if deliver.Parent().SpanID() != send.SpanContext().SpanID() || !deliver.Parent().IsRemote() {
+		t.Errorf("alice's delivery's parent = %v; want the lead's send (remote)", deliver.Parent())
+	}
+	if mateRun.Parent().SpanID() != deliver.SpanContext().SpanID() {
+		t.Errorf("alice's run's parent = %v; want the delivery that woke her", mateRun.Parent())
 	}
 	if mateRun.SpanContext().TraceID() != sess.SpanContext().TraceID() {
 		t.Errorf("alice's run is in trace %s; want the session's %s", mateRun.SpanContext().TraceID(), sess.SpanContext().TraceID())
 	}
-	if mateRun.Parent().SpanID() != leadRun.SpanContext().SpanID() || !mateRun.Parent().IsRemote() {
-		t.Errorf("alice's run's parent = %v; want the lead's run (remote)", mateRun.Parent())
+	attrs := map[string]string{}
+	for _, kv := range deliver.Attributes() {
+		attrs[string(kv.Key)] = kv.Value.AsString()
+	}
+	if attrs[telemetry.AttrMsgFrom] != team.LeadName || attrs[telemetry.AttrMsgTo] != "alice" || attrs[telemetry.AttrMsgKind] != "text" {
+		t.Errorf("delivery attributes = %v", attrs)
+	}
+	aliceSend := one(mateExp, telemetry.SpanSend, 0)
+	leadDeliver := one(leadExp, telemetry.SpanDeliver, 0)
+	if ls := leadDeliver.Links(); len(ls) != 1 || ls[0].SpanContext.SpanID() != aliceSend.SpanContext().SpanID() {
+		t.Errorf("the lead's delivery links %v; want alice's send", ls)
 	}
 }
 

@@ -33,7 +33,11 @@ const (
 	SpanRun     = "troupe.run"
 	SpanModel   = "troupe.model"
 	SpanTool    = "troupe.tool"
-	SpanClaim   = "troupe.claim" // a teammate claimed a task from the list
+	SpanClaim   = "troupe.claim"           // a teammate claimed a task from the list
+	SpanSend    = "troupe.message.send"    // an agent sent a message (its context rides in the message)
+	SpanDeliver = "troupe.message.deliver" // the recipient took it from its inbox (woke)
+	SpanSubmit  = "troupe.remote.submit"   // the lead submitted a remote job
+	SpanJob     = "troupe.remote.run"      // a worker ran it (the submit span's child)
 
 	AttrAgent        = "troupe.agent"
 	AttrModel        = "gen_ai.request.model"
@@ -43,6 +47,12 @@ const (
 	AttrTool         = "troupe.tool.name"
 	AttrToolError    = "troupe.tool.is_error"
 	AttrClaim        = "troupe.claim.task" // what was claimed: claimed task #3 "subject"
+	AttrMsgFrom      = "troupe.message.from"
+	AttrMsgTo        = "troupe.message.to"   // a name, or "*" for a broadcast
+	AttrMsgKind      = "troupe.message.kind" // "text", or the protocol kind (shutdown_request, ...)
+	AttrMsgID        = "troupe.message.id"
+	AttrJob          = "troupe.remote.job"    // a remote job's id
+	AttrWorker       = "troupe.remote.worker" // the worker that ran it
 )
 
 // Telemetry holds the tracer provider of one process.
@@ -136,6 +146,10 @@ type observer struct {
 	runSp  trace.Span            // guarded by mu
 	call   trace.Span            // guarded by mu: the model call in flight
 	tools  map[string]trace.Span // guarded by mu: tool calls in flight by id
+	// delivered and order are the message ids recorded as delivered, the
+	// oldest first (propagate.go); guarded by mu.
+	delivered map[string]struct{}
+	order     []string
 }
 
 func (o *observer) event(e agent.Event) {

@@ -139,5 +139,6 @@ func (b *background) teamEvent(e swarm.Event) {
 	if b.out.TeamEvent(e.Agent, e.Kind, e.Text) {
 		return
 	}
-	fmt.Fprintf(b.stderr, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
+	// Budget notices go to stderr too, from the goroutine that spent.
+	b.out.Notice(b.stderr, fmt.Sprintf("%s %-10s %s", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text)))
 }

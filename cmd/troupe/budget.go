@@ -96,11 +96,18 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 	if h.print {
 		notice = a.Stderr
 	}
-	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) { lr.out.BudgetExceeded(e, notice) }, true)
+	meter, err := a.newMeter(cwd, lr.id, h.budget.limits(), func(e *budget.ExceededError) {
+		lr.out.BudgetExceeded(e, notice)
+		lr.budgetTeam(e) // budget_team.go: teammates are asked to shut down
+	}, true)
 	if err != nil {
 		return nil, err
 	}
 	lr.out.Meter = meter
+	if h.budget.limits() != (budget.Limits{}) {
+		lr.defer_(a.watchLedger(meter, lr.id)) // budget_team.go: pane teammates' spending seen as it is written
+	}
+	lr.defer_(a.followClaudeMates(h, cwd, lr, meter)) // budget_claude.go: Claude Code teammates' spending
 	return meter.Account(transcript.KindLead, budget.Limits{}).Model(model), nil
 }
 

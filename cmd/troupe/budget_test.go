@@ -250,8 +250,10 @@ func TestBudgetBadInput(t *testing.T) {
 }
 
 // A pane teammate's spending (another process, through the session's
-// ledger) counts toward the lead's --max-tokens: the lead's next call is
-// refused and the real process exits 6.
+// ledger) counts toward the lead's --max-tokens: the lead sees it as it is
+// written, asks the teammate to shut down, the teammate's runtime
+// approves without a model call and its process exits, the lead's next
+// call is refused and the real process exits 6.
 func TestPaneSpendingCountsTowardTheSessionCap(t *testing.T) {
 	needTmux(t)
 	sock := tmuxSocket(t)
@@ -262,8 +264,9 @@ func TestPaneSpendingCountsTowardTheSessionCap(t *testing.T) {
  {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
    {"name":"TeamCreate","input":{"team_name":"spendy"}},
    {"name":"Agent","input":{"description":"spender","name":"ann","prompt":"think hard"}}],"usage":{"input_tokens":10,"output_tokens":5}}},
- {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD-PAST-THE-CAP"},"repeat":true},
- {"match":{"system":"You are teammate"},"reply":{"text":"THOUGHT","usage":{"input_tokens":4000,"output_tokens":1000}},"repeat":true}
+ {"match":{"system":"You are teammate"},"reply":{"text":"THOUGHT","usage":{"input_tokens":4000,"output_tokens":1000}},"repeat":true},
+ {"match":{"system":"You are troupe,","turn":1},"reply":{"text":"LEAD WAITS","usage":{"input_tokens":10,"output_tokens":5}}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD-PAST-THE-CAP"},"repeat":true}
 ]}`)
 	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
 		"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "json", "--max-tokens", "1000", "go")
@@ -289,5 +292,78 @@ func TestPaneSpendingCountsTowardTheSessionCap(t *testing.T) {
 	t.Logf("usage by agent: %v", res["usage_by_agent"])
 	if !regexp.MustCompile(`budget exceeded: \d+ tokens spent, --max-tokens allows 1000 tokens`).MatchString(stderr.String()) {
 		t.Errorf("stderr does not say why:\n%s", stderr.String())
+	}
+	for _, want := range []string{"asked ann to shut down: budget exceeded", "ann approved shutdown", "ann has shut down"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
+	}
+	for _, bad := range []string{"died", "did not answer", "did not exit"} {
+		if strings.Contains(stderr.String()+stdout.String(), bad) {
+			t.Errorf("output says %q:\nstdout:\n%s\nstderr:\n%s", bad, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// --max-tokens reached by an in-process teammate: the lead asks every
+// teammate to shut down, they approve without a model call and leave
+// (none killed, none dead), the person and the lead are told why, and the
+// run exits 6 with no model call past the cap.
+func TestSessionCapAsksTeammatesToShutDown(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "notes.txt"), "alpha\n")
+	writeIn(t, filepath.Join(cwd, ".claude", "agents", "reader.md"), "---\nname: reader\ndescription: reads\n---\nYou are a reader.\n")
+	writeIn(t, filepath.Join(cwd, ".claude", "agents", "rester.md"), "---\nname: rester\ndescription: rests\n---\nYou are a rester.\n")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"model":"claude-sonnet-4-5","turns":[
+ {"match":{"system":"You are a rester","turn":0},"reply":{"text":"BOB RESTS","usage":{"input_tokens":1,"output_tokens":1}}},
+ {"match":{"system":"You are a reader","turn":0},"reply":{"tool_calls":[{"name":"Read","input":{"file_path":"notes.txt"}}],
+   "usage":{"input_tokens":1000,"output_tokens":100}}},
+ {"match":{"system":"You are a"},"reply":{"text":"MATE-NEVER"},"repeat":true},
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"capped"}},
+   {"name":"Agent","input":{"description":"rests","name":"bob","subagent_type":"rester","prompt":"rest"}}],
+   "usage":{"input_tokens":1,"output_tokens":1}}},
+ {"match":{"system":"You are troupe,","turn":1},"reply":{"tool_calls":[
+   {"name":"Agent","input":{"description":"reader","name":"ann","subagent_type":"reader","prompt":"read notes.txt"}}],
+   "usage":{"input_tokens":1,"output_tokens":1}}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD WAITS","usage":{"input_tokens":1,"output_tokens":1}},"repeat":true}
+]}`)
+	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+		"--provider", "scripted", "--script", script, "--output-format", "json", "--max-tokens", "1000", "go")
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != exitBudget {
+		t.Fatalf("run past --max-tokens: %v; want exit status %d\n%s\n%s", err, exitBudget, out, errOut)
+	}
+	for _, want := range []string{
+		"tokens spent, --max-tokens allows 1000 tokens; no new model call starts, teammates are asked to shut down",
+		"asked ann to shut down: budget exceeded", "asked bob to shut down: budget exceeded",
+		"ann has shut down", "bob has shut down",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+	for _, bad := range []string{"died", "did not answer", "killed", "MATE-NEVER"} {
+		if strings.Contains(errOut+out, bad) {
+			t.Errorf("output says %q:\n%s\n%s", bad, out, errOut)
+		}
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, out)
+	}
+	if res["subtype"] != "error_max_tokens" {
+		t.Errorf("result subtype = %v; want error_max_tokens", res["subtype"])
+	}
+	ann, _ := res["usage_by_agent"].(map[string]any)["ann"].(map[string]any)
+	if ann["calls"] != 1.0 {
+		t.Errorf("usage_by_agent.ann = %v; want 1 call\n%s", ann, out)
+	}
+	// The lead's conversation has the reason, for a resumed session.
+	b, err := os.ReadFile(filepath.Join(home, "sessions", "session-1", "lead.jsonl"))
+	if err == nil && !bytes.Contains(b, []byte("The session's budget is spent")) {
+		t.Errorf("the lead's transcript does not hold the reason:\n%s", b)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,6 +142,19 @@ func claudeTeammateOfTroupeLead(t *testing.T, delay func() time.Duration) {
 			return r
 		}
 	}
+	// Every main-loop reply costs 1000 input and 100 output tokens: the
+	// lead reads them from claude's transcript into its session's usage.
+	var n atomic.Int64
+	priced := h
+	h = func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		r := priced(req)
+		if resp, ok := r.(llmtest.AnthropicResponse); ok && slices.ContainsFunc(req.Tools, func(tl llmtest.AnthropicTool) bool { return tl.Name == "ToolSearch" }) {
+			resp.ID = fmt.Sprintf("msg_priced_%d", n.Add(1))
+			resp.Usage = llmtest.AnthropicUsage{InputTokens: 1000, OutputTokens: 100}
+			return resp
+		}
+		return r
+	}
 	srv := llmtest.NewAnthropicServer(t, h)
 	s := claudecodetest.New(t, srv.URL)
 	dir := t.TempDir()
@@ -235,6 +249,30 @@ func claudeTeammateOfTroupeLead(t *testing.T, delay func() time.Duration) {
 	}
 	if l := lines[len(lines)-1]; l.Type != "result" || l.Result != "CLEANED-UP" {
 		fail("the lead's last line is %+v; want the result CLEANED-UP", l)
+	}
+	// What claude spent is the session's, read from its transcript.
+	var res struct {
+		ByAgent map[string]struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage_by_agent"`
+	}
+	if err := json.Unmarshal([]byte(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]), &res); err != nil {
+		fail("the result line: %v", err)
+	}
+	// Claude Code records a call in its transcript once it has the reply;
+	// the last one (answered as the process exits) may not be there.
+	recorded := map[string]bool{}
+	logs, _ := filepath.Glob(filepath.Join(s.ConfigDir, "projects", "*", "*.jsonl"))
+	for _, p := range logs {
+		b, _ := os.ReadFile(p)
+		for _, m := range regexp.MustCompile(`"id":"(msg_priced_\d+)"`).FindAllSubmatch(b, -1) {
+			recorded[string(m[1])] = true
+		}
+	}
+	calls := int64(len(recorded))
+	if got := res.ByAgent["helper"]; calls < n.Load()-1 || got.InputTokens != 1000*calls || got.OutputTokens != 100*calls {
+		fail("usage_by_agent.helper = %+v; want the %d calls claude recorded of the %d it made: %d input and %d output tokens", got, calls, n.Load(), 1000*calls, 100*calls)
 	}
 	// Claude's side: the prompt came from its inbox, every tool call
 	// worked, and it was shown the lead's shutdown request.

@@ -168,6 +168,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if lr.explain != nil {
 		runErr = lr.explain(runErr)
 	}
+	runErr = lr.budgetEnd(h, runErr) // budget_team.go: teammates asked to shut down leave first
 	lr.bg.endTeam(h.teams.keep)
 	lr.bg.flush() // every event is printed before the result
 	// budget.go: a limit reached exits 6
@@ -189,6 +190,9 @@ type leadRun struct {
 	explain func(error) error // a model server's explanation of a failed run
 	hooks   *kit.Hooks        // hooks.go: the settings' hooks, read once
 	trace   func(agent.Event) // telemetry.go: OpenTelemetry spans, nil when off
+	// spentSync reads what agents outside troupe spent (Claude Code
+	// teammates, budget_claude.go) into the meter; nil when none can.
+	spentSync func()
 
 	mu      sync.Mutex
 	closers []func() // run by close, last first
@@ -268,6 +272,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.bg = bg
 	lr.defer_(bg.close)
+	lr.defer_(a.teamMetrics(lr)) // telemetry_jobs.go: task durations and queue depths
 	if interactive {
 		a.askThePerson(h, lr, approver)
 	}

@@ -80,7 +80,9 @@ func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (
 	}
 	host, _ := os.Hostname()
 	c, err := remote.NewClient(remote.ClientConfig{Queue: jobs, Workers: jobs, Tasks: bg.reg, OnLost: policy,
-		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now, OnSubmit: rec.RemoteSubmitted})
+		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now, OnSubmit: rec.RemoteSubmitted,
+		Spent: a.remoteSpent(bg.out), // budget_remote.go: the job's spending joins the session's
+		Trace: a.jobTrace()})         // telemetry_jobs.go: the submission is a span, its context carried to the worker
 	if err != nil {
 		s.Close()
 		return nop, usagef("$%s: %v", EnvRemoteOnLost, err)

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/troupe-dev/troupe/telemetry"
+	"github.com/troupe-dev/troupe/telemetry/telemetrytest"
 )
 
 // remoteEnv is the environment of a lead or worker of TestRemoteAgents.
@@ -42,11 +45,19 @@ func TestRemoteAgents(t *testing.T) {
 	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
 	defer stopServer()
 
+	// Both processes export spans: the job's run on the worker is the
+	// child of its submission on the lead.
+	recv := telemetrytest.New(t)
+	traced := func(env map[string]string) map[string]string {
+		env["OTEL_EXPORTER_OTLP_ENDPOINT"] = recv.URL
+		return env
+	}
 	wcwd := t.TempDir()
-	worker := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	worker := &harness{t: t, home: t.TempDir(), env: traced(remoteEnv(url))}
 	wscript := remoteScript(t, `{"turns": [
- {"match": {"user": "write the remote note"}, "reply": {"tool_calls": [{"name": "Write", "input": {"file_path": "note.txt", "content": "written by the worker"}}]}},
- {"match": {"tool_result": "Write"}, "reply": {"text": "WORKER-DONE: wrote note.txt"}}
+ {"match": {"user": "write the remote note"}, "reply": {"tool_calls": [{"name": "Write", "input": {"file_path": "note.txt", "content": "written by the worker"}}],
+   "usage": {"input_tokens": 200, "output_tokens": 20}}},
+ {"match": {"tool_result": "Write"}, "reply": {"text": "WORKER-DONE: wrote note.txt", "usage": {"input_tokens": 100, "output_tokens": 10}}}
 ]}`)
 	wout := newSyncBuffer()
 	stopWorker := worker.runAsync(wout, "worker", "--name", "w1", "--cwd", wcwd, "--provider", "scripted", "--script", wscript,
@@ -54,13 +65,26 @@ func TestRemoteAgents(t *testing.T) {
 	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker w1 on") })
 
 	lcwd := t.TempDir()
-	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
+	lead := &harness{t: t, home: t.TempDir(), env: traced(remoteEnv(url))}
 	r := lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", lcwd, "--output-format", "stream-json", "delegate the note")
 	if r.err != nil {
 		t.Fatalf("lead: %v\n%s\n%s\nworker:\n%s", r.err, r.stdout, r.stderr, wout.String())
 	}
 	if !strings.Contains(r.stdout, "LEAD-SAW-DONE") || !strings.Contains(r.stdout, `"task_type":"remote_agent"`) {
 		t.Errorf("the lead did not see the remote result:\n%s\nworker:\n%s", r.stdout, wout.String())
+	}
+	// The job's spending came back with its result and is the session's:
+	// on the result's totals, under <job id>@<worker>.
+	lines := streamLines(t, r.stdout)
+	byAgent, _ := lines[len(lines)-1]["usage_by_agent"].(map[string]any)
+	var job map[string]any
+	for name, v := range byAgent {
+		if strings.HasPrefix(name, "r") && strings.HasSuffix(name, "@w1") {
+			job, _ = v.(map[string]any)
+		}
+	}
+	if job["input_tokens"] != 300.0 || job["output_tokens"] != 30.0 {
+		t.Errorf("usage_by_agent = %v; want the remote job's 300 input and 30 output tokens under <job>@w1", byAgent)
 	}
 	if b, err := os.ReadFile(filepath.Join(wcwd, "note.txt")); err != nil || string(b) != "written by the worker" {
 		t.Errorf("worker's note.txt = %q, %v", b, err)
@@ -73,6 +97,19 @@ func TestRemoteAgents(t *testing.T) {
 	}
 	if out := wout.String(); !strings.Contains(out, "done") || !strings.Contains(out, "worker w1 stopped") {
 		t.Errorf("worker output:\n%s", out)
+	}
+	var submit, run telemetrytest.Span
+	for _, s := range recv.Spans() {
+		switch s.Name {
+		case telemetry.SpanSubmit:
+			submit = s
+		case telemetry.SpanJob:
+			run = s
+		}
+	}
+	if submit.SpanID == "" || run.ParentID != submit.SpanID || run.TraceID != submit.TraceID || run.Attrs[telemetry.AttrWorker] != "w1" ||
+		run.Attrs[telemetry.AttrJob] != submit.Attrs[telemetry.AttrJob] {
+		t.Errorf("remote job spans: submit %+v, run %+v; want the worker's run under the lead's submit", submit, run)
 	}
 
 	// Without workers the remote call fails at once with the reason.

@@ -72,8 +72,17 @@ func TestTeamTraceAcrossPane(t *testing.T) {
 	if annRun.TraceID != session.TraceID {
 		t.Errorf("ann's run is in trace %s; want the session's %s", annRun.TraceID, session.TraceID)
 	}
-	if !leadRuns[annRun.ParentID] {
-		t.Errorf("ann's run's parent %s is not one of the lead's runs %v", annRun.ParentID, leadRuns)
+	// ann's run ← her delivery of the lead's message ← the lead's send ←
+	// one of the lead's runs.
+	byID := map[string]telemetrytest.Span{}
+	for _, s := range recv.Spans() {
+		byID[s.SpanID] = s
+	}
+	deliver := byID[annRun.ParentID]
+	send := byID[deliver.ParentID]
+	if deliver.Name != telemetry.SpanDeliver || deliver.Attrs[telemetry.AttrMsgTo] != "ann" || send.Name != telemetry.SpanSend ||
+		send.Attrs[telemetry.AttrAgent] != "team-lead" || !leadRuns[send.ParentID] {
+		t.Errorf("ann's run's parent is %+v, its parent %+v; want her delivery of the lead's send, under one of the lead's runs %v", deliver, send, leadRuns)
 	}
 	for _, s := range recv.Spans() {
 		if s.TraceID != session.TraceID {
@@ -89,6 +98,21 @@ func TestTeamTraceAcrossPane(t *testing.T) {
 		case p.Metric == telemetry.MetricMessages && p.Attrs[telemetry.AttrAgent] == "team-lead":
 			leadMsgs = p.Int
 		}
+	}
+	// ann's task (in_process_teammate or pane) ended: its duration is in
+	// the histogram; the queue gauges were read at the last export.
+	var durations int64
+	gauges := map[string]bool{}
+	for _, p := range recv.Points() {
+		switch p.Metric {
+		case telemetry.MetricTaskDuration:
+			durations += p.Int
+		case telemetry.MetricTasksPending, telemetry.MetricJobsPending:
+			gauges[p.Metric] = true
+		}
+	}
+	if durations == 0 || len(gauges) != 2 {
+		t.Errorf("metrics: %d task durations, gauges %v; want ann's task's duration and both queue gauges", durations, gauges)
 	}
 	if annTokens == 0 || leadMsgs == 0 {
 		t.Errorf("metrics: ann's output tokens %d, the lead's messages %d; want both counted", annTokens, leadMsgs)

@@ -117,10 +117,16 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer closeMCP()
+	flushTel, err := a.paneTelemetry(ctx) // telemetry.go: each job's run is a span (telemetry_jobs.go)
+	if err != nil {
+		return err
+	}
+	defer flushTel()
 	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model, MaxTurns: f.h.maxTurns,
 		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
 	w := kit.RemoteWorker{Jobs: jobs, Name: f.name, Labels: labels, Capacity: f.capacity, Heartbeat: beat, Requeue: f.requeue,
-		Queue: queue, Where: s.URL(), Say: say}
+		Queue: queue, Where: s.URL(), Say: say,
+		Wrap: func(run remote.RunFunc) remote.RunFunc { return a.traceJobs(f.name, run) }} // telemetry_jobs.go
 	return w.Run(ctx)
 }
 

@@ -3,11 +3,14 @@ package kit
 import (
 	"cmp"
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/remote"
@@ -49,8 +52,12 @@ func (r RemoteJobs) Do(ctx context.Context, j remote.Job, progress func(string, 
 		reg.Close(cctx)
 		PruneOutputDir(dir)
 	}()
+	// The job's spending by model goes back with its result; the lead
+	// charges it to its session (remote.ClientConfig.Spent).
+	meter := budget.NewMeter(budget.Config{})
+	model := meter.Account(j.ID, budget.Limits{}).Model(r.Model)
 	ac := r.Run.NewContext(r.Cwd, cmp.Or(r.ModelName, r.Model.Info().Model), r.NoInstr, r.Approver) // each job reads them afresh
-	tools, sub := Tools(ToolOptions{Cwd: r.Cwd, Registry: reg, Model: r.Model, ModelName: r.ModelName, Approver: r.Approver, Context: ac})
+	tools, sub := Tools(ToolOptions{Cwd: r.Cwd, Registry: reg, Model: model, ModelName: r.ModelName, Approver: r.Approver, Context: ac})
 	treg, err := tool.NewRegistry(append(tools, sub)...)
 	if err != nil {
 		return remote.Result{Error: err.Error()}
@@ -63,7 +70,7 @@ func (r RemoteJobs) Do(ctx context.Context, j remote.Job, progress func(string, 
 	nested := ac.Nested(func(text string) { ag.Send(text) })
 	var u remote.Usage
 	var latestInput, output int64
-	cfg := agent.Config{Model: r.Model, ModelName: r.ModelName, System: system, Environment: ac.Environment, Tools: treg,
+	cfg := agent.Config{Model: model, ModelName: r.ModelName, System: system, Environment: ac.Environment, Tools: treg,
 		MaxTurns: r.MaxTurns, Now: now, Approver: r.Approver, Hooks: ac.Hooks().ForAgent(j.ID, true),
 		OnEvent: func(e agent.Event) {
 			nested(e)
@@ -94,11 +101,21 @@ func (r RemoteJobs) Do(ctx context.Context, j remote.Job, progress func(string, 
 	res, err := ag.Run(ctx, j.Prompt)
 	u.Duration = res.Duration
 	if err != nil {
-		return remote.Result{Error: err.Error(), Usage: u}
+		return remote.Result{Error: err.Error(), Usage: u, Models: modelUsage(meter)}
 	}
 	text := strings.TrimSpace(res.Text)
 	if res.StopReason == agent.StopMaxTurns {
 		text += "\n\n[The agent stopped at its turn limit before finishing.]"
 	}
-	return remote.Result{Text: text, Usage: u}
+	return remote.Result{Text: text, Usage: u, Models: modelUsage(meter)}
+}
+
+// modelUsage is what a job's meter counted, by model, in model order.
+func modelUsage(m *budget.Meter) []remote.ModelUsage {
+	by := m.ByModel()
+	out := make([]remote.ModelUsage, 0, len(by))
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, remote.ModelUsage{Model: name, Usage: by[name].Usage, Calls: by[name].Calls})
+	}
+	return out
 }

@@ -116,7 +116,8 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		BeforeIdle:    p.Context.hooks.TeammateIdle(p.Team, p.Member.Name),
-		Final:         budgetFinal, // a spent budget ends it
+		Final:         budgetFinal, // its own spent budget ends it
+		Spent:         budgetSpent, // the session's: the lead asks it to shut down
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
 			core, subSend := Tools(ToolOptions{Cwd: p.Cwd, Registry: reg, Model: p.Model, ModelName: p.Member.Model, Approver: appr, Context: p.Context,
 				Transcripts: p.Transcripts, Parent: p.Member.Name})
@@ -270,8 +271,20 @@ func teammateModel(model llm.Model, ac *Context, name, agentType string) llm.Mod
 	return budget.For(model, name, own)
 }
 
-// budgetFinal reports the run errors that end a teammate for good.
-func budgetFinal(err error) bool { return errors.Is(err, budget.ErrExceeded) }
+// budgetFinal reports the run errors that end a teammate for good: its
+// own limit (maxBudgetUsd) reached. It tells the lead and leaves.
+func budgetFinal(err error) bool {
+	var ee *budget.ExceededError
+	return errors.As(err, &ee) && ee.Agent != ""
+}
+
+// budgetSpent reports the run errors of the session's limits reached
+// (--max-budget-usd, --max-tokens): the teammate waits for the lead's
+// shutdown request and approves it without its model.
+func budgetSpent(err error) bool {
+	var ee *budget.ExceededError
+	return errors.As(err, &ee) && ee.Agent == ""
+}
 
 // countClaims counts a teammate's task claims in its telemetry.
 func countClaims(tel *telemetry.Agent, on func(swarm.Event)) func(swarm.Event) {

@@ -33,6 +33,9 @@ type RemoteWorker struct {
 	Where string
 	// Say prints one line (a format and its arguments); nil says nothing.
 	Say func(format string, args ...any)
+	// Wrap, when set, wraps the run of every job (telemetry makes it a
+	// span).
+	Wrap func(remote.RunFunc) remote.RunFunc
 }
 
 // Run runs the worker until ctx ends. A configuration that cannot work
@@ -42,8 +45,12 @@ func (w RemoteWorker) Run(ctx context.Context) error {
 	if say == nil {
 		say = func(string, ...any) {}
 	}
+	run := remote.RunFunc(w.Jobs.Do)
+	if w.Wrap != nil {
+		run = w.Wrap(run)
+	}
 	rw, err := remote.NewWorker(remote.WorkerConfig{Name: w.Name, Labels: w.Labels, Capacity: w.Capacity, Queue: w.Queue, Registry: w.Queue,
-		Run: w.Jobs.Do, Heartbeat: w.Heartbeat, Requeue: w.Requeue, Now: w.Jobs.Run.Now,
+		Run: run, Heartbeat: w.Heartbeat, Requeue: w.Requeue, Now: w.Jobs.Run.Now,
 		Log:     func(msg string) { say("worker %s: %s", w.Name, msg) },
 		OnEvent: func(e remote.Event) { say("%s", e) }})
 	if err != nil {

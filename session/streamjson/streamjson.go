@@ -211,7 +211,7 @@ type streamBudget struct {
 // event, or a line on notice (stderr) in the other formats.
 func (e *Writer) BudgetExceeded(ee *budget.ExceededError, notice io.Writer) {
 	total := e.Meter.Total()
-	msg := ee.Error() + "; no new model call starts, teammates stop, and the run ends"
+	msg := ee.Error() + "; no new model call starts, teammates are asked to shut down, and the run ends"
 	if e.format == "stream-json" {
 		e.line(streamBudget{"system", "budget_exceeded", e.session, msg, total.USD, total.Tokens()})
 		return
@@ -295,4 +295,13 @@ type streamTeam struct {
 	Agent   string `json:"agent"`
 	Kind    string `json:"kind"`
 	Text    string `json:"text"`
+}
+
+// Notice writes line to w (stderr) under the Writer's lock, so that the
+// lines that many goroutines write there (the team's timeline, budget
+// and remote notices) never interleave.
+func (e *Writer) Notice(w io.Writer, line string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fmt.Fprintln(w, line)
 }

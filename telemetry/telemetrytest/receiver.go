@@ -25,7 +25,8 @@ type Span struct {
 	Attrs    map[string]string
 }
 
-// Point is one received data point of a sum metric.
+// Point is one received data point: of a sum or a gauge (Int or
+// Double), or of a histogram (Int its count, Double its sum).
 type Point struct {
 	Metric string
 	Attrs  map[string]string
@@ -33,8 +34,8 @@ type Point struct {
 	Double float64
 }
 
-// Receiver collects the spans posted to /v1/traces and the sums posted to
-// /v1/metrics. It is safe for concurrent use.
+// Receiver collects the spans posted to /v1/traces and the sums, gauges
+// and histograms posted to /v1/metrics. It is safe for concurrent use.
 type Receiver struct {
 	URL string // the endpoint, for OTEL_EXPORTER_OTLP_ENDPOINT
 
@@ -123,8 +124,15 @@ func (r *Receiver) metrics(w http.ResponseWriter, req *http.Request) {
 	for _, rm := range msg.ResourceMetrics {
 		for _, sm := range rm.ScopeMetrics {
 			for _, m := range sm.Metrics {
-				for _, dp := range m.GetSum().GetDataPoints() {
+				for _, dp := range append(m.GetSum().GetDataPoints(), m.GetGauge().GetDataPoints()...) {
 					p := Point{Metric: m.Name, Attrs: map[string]string{}, Int: dp.GetAsInt(), Double: dp.GetAsDouble()}
+					for _, kv := range dp.Attributes {
+						p.Attrs[kv.Key] = kv.Value.GetStringValue()
+					}
+					r.points = append(r.points, p)
+				}
+				for _, dp := range m.GetHistogram().GetDataPoints() {
+					p := Point{Metric: m.Name, Attrs: map[string]string{}, Int: int64(dp.GetCount()), Double: dp.GetSum()}
 					for _, kv := range dp.Attributes {
 						p.Attrs[kv.Key] = kv.Value.GetStringValue()
 					}

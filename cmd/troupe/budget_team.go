@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/troupe-dev/troupe/budget"
+	"github.com/troupe-dev/troupe/budget/ledger"
+	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/transcript"
+)
+
+// A session's limit reached ends the team the way a lead ends it: every
+// teammate is asked to shut down (swarm.Lead.BudgetSpent) and approves
+// without a model call; a headless run waits for them to leave before it
+// ends with exit status 6.
+
+// budgetTeam asks the lead's teammates to shut down because ee was
+// reached (the meter's OnExceeded, after the person was told), and stops
+// the session's remote jobs.
+func (lr *leadRun) budgetTeam(ee *budget.ExceededError) {
+	if lr.bg == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Remote jobs are sub-agents on other machines, whose calls the meter
+	// cannot refuse: they are stopped (what they spent still comes back
+	// with their last result, while the lead runs).
+	for _, st := range lr.bg.reg.List() {
+		if st.Type == task.RemoteAgent && st.Status.Active() {
+			_, _ = lr.bg.reg.Stop(ctx, st.ID)
+		}
+	}
+	if lr.bg.team == nil {
+		return
+	}
+	if _, err := lr.bg.team.Lead.BudgetSpent(ctx, ee.Error()); err != nil {
+		lr.bg.sess.TeamEvent(swarm.Event{Time: time.Now(), Agent: "team-lead", Kind: swarm.EventWarning, Text: err.Error()})
+	}
+}
+
+// budgetEnd is the end of a headless run whose session limit was reached
+// (runErr, or the meter, says so): the teammates, asked to shut down, are
+// waited for, at most until the lead would have killed one that does not
+// answer (--shutdown-answer-timeout) and the kill had been done; and a run
+// that ended without the refusal (the lead had nothing more to do when a
+// teammate's call reached the cap) still ends with the limit's error, so
+// that it exits 6.
+func (lr *leadRun) budgetEnd(h *headless, runErr error) error {
+	meter := lr.out.Meter
+	if meter == nil {
+		return runErr
+	}
+	if lr.spentSync != nil {
+		lr.spentSync() // budget_claude.go: what Claude Code teammates wrote last
+	}
+	spent := meter.Exceeded()
+	if spent == nil {
+		return runErr
+	}
+	if lr.bg != nil && lr.bg.team != nil {
+		var ee *budget.ExceededError
+		if errors.As(spent, &ee) {
+			lr.budgetTeam(ee) // once: a no-op when OnExceeded asked already
+		}
+		wait := h.teams.shut
+		if wait <= 0 {
+			wait = swarm.DefaultShutdownAnswerTimeout
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait+swarm.DefaultShutdownTimeout+5*time.Second)
+		defer cancel()
+		if err := lr.bg.team.Lead.Settled(ctx); err != nil {
+			lr.bg.sess.TeamEvent(swarm.Event{Time: time.Now(), Agent: "team-lead", Kind: swarm.EventWarning,
+				Text: fmt.Sprintf("teammates still running after the budget's shutdown requests: %v", err)})
+		}
+	}
+	if runErr == nil {
+		return spent
+	}
+	return runErr
+}
+
+// watchLedger makes the lead's meter look at the session's ledger each
+// time it changes, so that a pane teammate's spending that reaches a limit
+// is seen at once, not at the lead's next model call; the returned
+// function stops the watch. Without a watch (no ledger, no notifications
+// nor polling) the meter still looks before every call.
+func (a *app) watchLedger(meter *budget.Meter, session string) func() {
+	home, err := a.home()
+	if err != nil || session == "" {
+		return func() {}
+	}
+	dir := transcript.Dir(home, session)
+	w, err := dirwatch.New(dirwatch.Options{})
+	if err != nil {
+		return func() {}
+	}
+	kick, unsubscribe, err := w.Subscribe(dir, func(n string) bool { return n == ledger.FileName })
+	if err != nil {
+		w.Close()
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-kick:
+				_ = meter.Exceeded() // brings the ledger in; a limit reached calls OnExceeded
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		unsubscribe()
+		w.Close()
+	}
+}
