@@ -296,7 +296,7 @@ func TestTUIAnthropic(t *testing.T) {
 		switch {
 		case bytes.Contains(req.Body, []byte("SDK-MARK-OUTPUT")):
 			return llmtest.AnthropicText("SDK-DONE")
-		case bytes.Contains(req.Body, []byte("run it")):
+		case bytes.Contains(req.Body, []byte("RUN-SDK-TOOL")): // a mark no prompt or tool description holds
 			return llmtest.AnthropicContent(llmtest.AnthropicToolUseBlock("toolu_1", "Bash", `{"command":"touch sdk-file && echo SDK-MARK-OUTPUT"}`))
 		}
 		return llmtest.AnthropicText("PART-ONE ", "PART-TWO ", "PART-THREE")
@@ -305,7 +305,7 @@ func TestTUIAnthropic(t *testing.T) {
 	p := startTUI(t, dir, []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir, "ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_BASE_URL=" + srv.URL})
 	p.submit("hello")
 	p.wait("PART-ONE PART-TWO PART-THREE", 15*time.Second)
-	p.submit("run it")
+	p.submit("RUN-SDK-TOOL")
 	p.wait("team-lead asks: Bash", 15*time.Second)
 	p.keys("1")
 	s := p.wait("SDK-DONE", 15*time.Second)
