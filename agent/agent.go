@@ -128,7 +128,7 @@ type Agent struct {
 	trans *transcript
 
 	mu        sync.Mutex
-	messages  []llm.Message           // guarded by mu; written only by the running loop
+	messages  []llm.Message           // guarded by mu; written only by the running loop (and Absorb between runs)
 	pending   []string                // guarded by mu
 	opening   []llm.Block             // guarded by mu; Config.Opening until the first Run takes it
 	running   bool                    // guarded by mu
@@ -297,6 +297,36 @@ type Result struct {
 	ToolUses    int
 	Duration    time.Duration
 	Interrupted bool // Interrupt ended the run early
+}
+
+// Absorb puts the pending input into the conversation without a model
+// call, for an agent whose runs are over (its session ends because no
+// model call may start), so that a resumed conversation holds it: the
+// text joins the last message when that is the user's (the turns keep
+// alternating), else it becomes a user message of its own; either way an
+// EventUser with the new text is emitted. It returns how many inputs it
+// took, none while a run is going (the run takes them).
+func (a *Agent) Absorb() int {
+	a.mu.Lock()
+	if a.running || len(a.pending) == 0 {
+		a.mu.Unlock()
+		return 0
+	}
+	blocks := make([]llm.Block, len(a.pending))
+	for i, text := range a.pending {
+		blocks[i] = llm.Text(text)
+	}
+	a.pending = nil
+	if k := len(a.messages); k > 0 && a.messages[k-1].Role == llm.RoleUser {
+		last := a.messages[k-1]
+		last.Content = append(slices.Clip(last.Content), blocks...)
+		a.messages[k-1] = last
+	} else {
+		a.messages = append(a.messages, llm.Message{Role: llm.RoleUser, Content: blocks})
+	}
+	a.mu.Unlock()
+	a.emit(Event{Type: EventUser, Message: &llm.Message{Role: llm.RoleUser, Content: blocks}})
+	return len(blocks)
 }
 
 // StopMaxTurns is Result.StopReason when MaxTurns ended the run.

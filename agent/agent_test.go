@@ -326,3 +326,49 @@ func TestBusyAndProgressWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Absorb puts input that came after the last run into the conversation
+// without a model call: as a user message of its own after the model's
+// reply, or joined to a trailing user message (a run that failed before
+// its model call), with an EventUser each time; nothing while running.
+func TestAbsorb(t *testing.T) {
+	var users []string
+	m := script(t, `{"turns":[{"reply":{"text":"done"}},{"reply":{"error":"no model call may start"}}]}`)
+	a := newAgent(t, Config{Model: m, OnEvent: func(e Event) {
+		if e.Type == EventUser {
+			users = append(users, e.Message.Text())
+		}
+	}})
+	if n := a.Absorb(); n != 0 {
+		t.Errorf("Absorb with nothing pending = %d", n)
+	}
+	if _, err := a.Run(t.Context(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	a.Send("the budget is spent")
+	if n := a.Absorb(); n != 1 {
+		t.Fatalf("Absorb = %d; want 1", n)
+	}
+	msgs := a.Messages()
+	if last := msgs[len(msgs)-1]; last.Role != llm.RoleUser || last.Text() != "the budget is spent" || len(msgs) != 3 {
+		t.Errorf("conversation %+v; want the note as a third message, the user's", msgs)
+	}
+	if a.Pending() != 0 {
+		t.Errorf("%d inputs still pending", a.Pending())
+	}
+	// A run that fails before its model call leaves the user's message
+	// last: a later note joins it, so the turns keep alternating.
+	if _, err := a.Run(t.Context(), "second"); err == nil {
+		t.Fatal("the scripted refusal did not fail the run")
+	}
+	a.Send("why it ended")
+	a.Absorb()
+	msgs = a.Messages()
+	last := msgs[len(msgs)-1]
+	if last.Role != llm.RoleUser || !strings.Contains(last.Text(), "second") || !strings.Contains(last.Text(), "why it ended") {
+		t.Errorf("conversation ends %+v; want the note joined to the user's last message", last)
+	}
+	if got := users[len(users)-1]; got != "why it ended" {
+		t.Errorf("last EventUser %q; want the note", got)
+	}
+}

@@ -176,3 +176,16 @@ func (f *Follower) remember(id string) {
 		delete(f.seen, old)
 	}
 }
+
+// ProjectDir is the folder Claude Code keeps the transcripts of a session
+// in cwd under (below its projects folder): cwd with every character but
+// ASCII letters and digits turned into "-".
+func ProjectDir(cwd string) string {
+	b := []byte(cwd)
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}

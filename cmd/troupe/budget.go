@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/troupe-dev/troupe/budget"
-	"github.com/troupe-dev/troupe/budget/ledger"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/transcript"
 	"github.com/troupe-dev/troupe/tui"
 )
@@ -131,34 +131,13 @@ func (a *app) newMeter(cwd, session string, limits budget.Limits, exceeded func(
 	if err != nil {
 		return nil, err
 	}
-	var meter *budget.Meter
 	// Every call counts in the metrics (telemetry.go), read when it is made.
-	cfg := budget.Config{Prices: prices, Limits: limits, OnExceeded: exceeded,
-		Record: func(r budget.Record) { a.tel.spent(r) }}
+	cfg := budget.Config{Prices: prices, Limits: limits, OnExceeded: exceeded, Record: func(r budget.Record) { a.tel.spent(r) }}
+	dir := ""
 	if home, err := a.home(); err == nil && session != "" {
-		w, err := ledger.Open(transcript.Dir(home, session), a.Now)
-		if err != nil {
-			fmt.Fprintf(a.Stderr, "troupe: warning: no usage ledger for this session (troupe usage will not see it): %v\n", err)
-		} else {
-			cfg.Record = func(r budget.Record) { w.Record(r); a.tel.spent(r) }
-			if follow {
-				tail := ledger.NewTailer(w.Path())
-				cfg.Sync = func() {
-					es, err := tail.Next()
-					if err != nil {
-						a.warnOnce(fmt.Sprintf("the session's usage ledger: %v", err))
-					}
-					for _, e := range es {
-						if e.Origin != w.Origin() {
-							_ = meter.Count(e.Record) // a limit reached shows at the check that follows
-						}
-					}
-				}
-			}
-		}
+		dir = transcript.Dir(home, session)
 	}
-	meter = budget.NewMeter(cfg)
-	return meter, nil
+	return kit.NewMeter(cfg, dir, follow, a.Now, func(msg string) { a.warnOnce(msg) }), nil
 }
 
 // budgetExit turns a run that a limit stopped into exit status 6, after

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/budget"
-	"github.com/troupe-dev/troupe/budget/ledger"
-	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
@@ -79,6 +78,13 @@ func (lr *leadRun) budgetEnd(h *headless, runErr error) error {
 				Text: fmt.Sprintf("teammates still running after the budget's shutdown requests: %v", err)})
 		}
 	}
+	if lr.bg != nil {
+		if lead := lr.bg.sess.Lead(); lead != nil {
+			// The reason, delivered after the lead's last call was refused,
+			// goes into its conversation for a resumed session.
+			lead.Absorb()
+		}
+	}
 	if runErr == nil {
 		return spent
 	}
@@ -86,42 +92,11 @@ func (lr *leadRun) budgetEnd(h *headless, runErr error) error {
 }
 
 // watchLedger makes the lead's meter look at the session's ledger each
-// time it changes, so that a pane teammate's spending that reaches a limit
-// is seen at once, not at the lead's next model call; the returned
-// function stops the watch. Without a watch (no ledger, no notifications
-// nor polling) the meter still looks before every call.
+// time it changes (kit.WatchLedger); the returned function stops it.
 func (a *app) watchLedger(meter *budget.Meter, session string) func() {
 	home, err := a.home()
 	if err != nil || session == "" {
 		return func() {}
 	}
-	dir := transcript.Dir(home, session)
-	w, err := dirwatch.New(dirwatch.Options{})
-	if err != nil {
-		return func() {}
-	}
-	kick, unsubscribe, err := w.Subscribe(dir, func(n string) bool { return n == ledger.FileName })
-	if err != nil {
-		w.Close()
-		return func() {}
-	}
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-kick:
-				_ = meter.Exceeded() // brings the ledger in; a limit reached calls OnExceeded
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
-		unsubscribe()
-		w.Close()
-	}
+	return kit.WatchLedger(transcript.Dir(home, session), meter)
 }
