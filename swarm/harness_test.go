@@ -2,7 +2,6 @@ package swarm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -230,9 +229,4 @@ func (h *harness) send(teamName, from, to string, f mailbox.Frame) {
 
 func script(turns ...string) string {
 	return fmt.Sprintf(`{"turns":[%s]}`, strings.Join(turns, ","))
-}
-
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
