@@ -14,7 +14,6 @@ import (
 	"github.com/troupe-dev/troupe/memory"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
-	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -124,20 +123,12 @@ func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
 	if err != nil || minSessions <= 0 {
 		minSessions = DefaultAutoDreamSessions
 	}
-	memDir, sessions := memory.Dir(home, cwd), filepath.Join(home, "sessions")
-	last, err := memory.Lock{Dir: memDir}.Last()
+	due, err := kit.DreamDue(home, cwd, session, a.Now(), time.Duration(hours*float64(time.Hour)), int(minSessions))
 	if err != nil {
 		a.warnOnce(err.Error())
 		return
 	}
-	ids, _ := memory.SessionsSince(sessions, last, session)
-	n := 0
-	for _, id := range ids {
-		if record.Cwd(sessions, id) == cwd {
-			n++
-		}
-	}
-	if !memory.Due(a.Now(), last, n, time.Duration(hours*float64(time.Hour)), int(minSessions)) {
+	if !due {
 		return
 	}
 	if _, err := a.startDream(h, cwd, session, reg); err != nil && !errors.Is(err, dream.ErrBusy) && !errors.Is(err, dream.ErrNothing) {

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/troupe-dev/troupe/dream"
 	"github.com/troupe-dev/troupe/llm"
@@ -24,4 +25,24 @@ func Dream(home, cwd, current string, model llm.Model, modelName string) dream.C
 		Tools: func(dir string) (*tool.Registry, error) {
 			return tool.NewRegistry(filetool.All(filetool.Config{Root: dir, Guard: memory.Guard(dir)})...)
 		}}
+}
+
+// DreamDue reports whether a dream of the project in cwd is due at now:
+// at least every since the last dream (or none yet) and at least
+// sessions sessions recorded for cwd since then, the current one not
+// counted.
+func DreamDue(home, cwd, current string, now time.Time, every time.Duration, sessions int) (bool, error) {
+	memDir, dir := memory.Dir(home, cwd), filepath.Join(home, "sessions")
+	last, err := memory.Lock{Dir: memDir}.Last()
+	if err != nil {
+		return false, err
+	}
+	ids, _ := memory.SessionsSince(dir, last, current)
+	n := 0
+	for _, id := range ids {
+		if record.Cwd(dir, id) == cwd {
+			n++
+		}
+	}
+	return memory.Due(now, last, n, every, sessions), nil
 }
