@@ -300,14 +300,14 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	if err := checkAgentName(agent); err != nil {
 		return nil, err
 	}
-	cfg, err := m.team(ctx, teamName)
+	tf, err := m.team(ctx, teamName)
 	if err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
-	if err := m.s.checkNoLinks(m.spoolDir(cfg.Name, agent)); err != nil {
+	if err := m.s.checkNoLinks(m.spoolDir(tf.cfg.Name, agent)); err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
-	path := m.s.inboxPath(cfg.Name, agent)
+	path := m.s.inboxPath(tf.cfg.Name, agent)
 	var in *inbox
 	var objs []map[string]json.RawMessage // the entries, when all are objects
 	for try := 0; ; try++ {
@@ -329,7 +329,7 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		if try == 4 {
 			// Still invalid: not just a torn write in progress. Read it
 			// under the lock, which moves a corrupt inbox aside.
-			if data, err = m.readLocked(ctx, cfg.Name, agent); err != nil {
+			if data, err = m.readLocked(ctx, tf.cfg.Name, agent); err != nil {
 				return nil, err
 			}
 			in = &inbox{data: data}
@@ -396,18 +396,18 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 	if err := checkAgentName(agent); err != nil {
 		return 0, err
 	}
-	cfg, err := m.team(ctx, teamName)
+	tf, err := m.team(ctx, teamName)
 	if err != nil {
 		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	path := m.s.inboxPath(cfg.Name, agent)
+	path := m.s.inboxPath(tf.cfg.Name, agent)
 	if !exists(path) {
 		return 0, nil
 	}
-	spool := m.spoolDir(cfg.Name, agent)
+	spool := m.spoolDir(tf.cfg.Name, agent)
 	if err := m.s.checkNoLinks(spool); err != nil {
 		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 	}
@@ -419,7 +419,7 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 		if err != nil {
 			return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 		}
-		n, err := m.markReadLocked(lk, cfg.Name, agent, path, spool, ids)
+		n, err := m.markReadLocked(lk, tf.cfg.Name, agent, path, spool, ids)
 		lk.Release()
 		if errors.Is(err, lockfile.ErrCompromised) && attempt < 10 {
 			continue // someone took the lock over: redo on the new version
@@ -453,12 +453,12 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 	if err := checkAgentName(agent); err != nil {
 		return nil, err
 	}
-	cfg, err := m.team(ctx, teamName)
+	tf, err := m.team(ctx, teamName)
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}
 	name := team.SanitizePath(agent) + ".json"
-	ch, err := m.s.watchDir(ctx, m.s.inboxDir(cfg.Name), func(n string) bool { return n == name })
+	ch, err := m.s.watchDir(ctx, m.s.inboxDir(tf.cfg.Name), func(n string) bool { return n == name })
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}

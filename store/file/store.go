@@ -87,6 +87,9 @@ type Store struct {
 	pinMu sync.Mutex
 	pins  map[string]func() // guarded by pinMu; folder watches kept for the store's life
 
+	// teamCache holds decoded team files (teamcache.go).
+	teamCache teamCache
+
 	sweepMu sync.Mutex
 	swept   map[string]time.Time // guarded by sweepMu; when each folder's temp files were last swept
 
