@@ -131,6 +131,7 @@ type Store struct {
 	mu       sync.Mutex
 	closed   bool                  // guarded by mu
 	watchers map[*watcher]struct{} // guarded by mu; kicked after a reconnect
+	fans     map[string]*fan       // guarded by mu; shared server-side watches by key (fan.go)
 }
 
 // Open connects to the NATS server (or servers: a comma-separated list) at
@@ -197,6 +198,7 @@ func Open(ctx context.Context, serverURL string, opts Options) (*Store, error) {
 		now:      opts.Now,
 		keepRead: max(opts.KeepRead, 0),
 		watchers: map[*watcher]struct{}{},
+		fans:     map[string]*fan{},
 		owner:    ownerName(),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -319,6 +321,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
+	s.closeFans()
 	s.wg.Wait()
 	s.nc.Close()
 	return nil
