@@ -35,7 +35,9 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -89,6 +91,8 @@ type Store struct {
 
 	// teamCache holds decoded team files (teamcache.go).
 	teamCache teamCache
+	// lists coalesces concurrent task-list reads (Tasks.List).
+	lists flight.Group[[]tasklist.Entry]
 
 	sweepMu sync.Mutex
 	swept   map[string]time.Time // guarded by sweepMu; when each folder's temp files were last swept

@@ -17,6 +17,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
@@ -132,6 +133,9 @@ type Store struct {
 	closed   bool                  // guarded by mu
 	watchers map[*watcher]struct{} // guarded by mu; kicked after a reconnect
 	fans     map[string]*fan       // guarded by mu; shared server-side watches by key (fan.go)
+
+	// lists coalesces concurrent task-list reads (Tasks.List).
+	lists flight.Group[[]tasklist.Entry]
 }
 
 // Open connects to the NATS server (or servers: a comma-separated list) at
