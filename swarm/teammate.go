@@ -62,6 +62,10 @@ type TeammateConfig struct {
 	AskTimeout time.Duration
 	// NoAutoClaim turns off claiming available tasks while idle.
 	NoAutoClaim bool
+	// ClaimLinger is how long a teammate that lost the race for a task
+	// stays marked active, waiting for the next task to become ready,
+	// before it marks itself idle (default DefaultClaimLinger).
+	ClaimLinger time.Duration
 	// BeforeIdle, when set, is asked before the teammate goes idle after
 	// a run that ended normally (the TeammateIdle hook): keep makes it
 	// run again at once with feedback as its prompt. At most
@@ -129,6 +133,9 @@ func NewTeammate(cfg TeammateConfig) (*Teammate, error) {
 	}
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = DefaultAskTimeout
+	}
+	if cfg.ClaimLinger <= 0 {
+		cfg.ClaimLinger = DefaultClaimLinger
 	}
 	tm := &Teammate{cfg: cfg, wake: make(chan struct{}, 1), planned: cfg.PlanMode,
 		asks: map[string]chan mailbox.PermissionResponse{}, settled: map[string]bool{}, unmarked: map[string]bool{}}
@@ -443,8 +450,18 @@ func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, tu
 	tm.event(EventIdle, what)
 }
 
+// DefaultClaimLinger is the default of TeammateConfig.ClaimLinger.
+const DefaultClaimLinger = 2 * time.Second
+
 // next waits for the next prompt: queued messages, or with autoClaim a
 // task it claims.
+//
+// A teammate is marked active before it claims (so that no one sees a
+// task taken by an idle teammate). One that loses the race does not mark
+// itself idle again at once: while a drain goes on, every task change
+// would make every idle teammate write the team twice. It stays active
+// for TeammateConfig.ClaimLinger after its last lost claim, trying again on each change,
+// and goes idle when that passes without a win.
 func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 	var taskKick <-chan struct{}
 	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && autoClaim {
@@ -462,6 +479,10 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 		defer t.Stop()
 		slow = t.C
 	}
+	linger := time.NewTimer(tm.cfg.ClaimLinger)
+	linger.Stop()
+	defer linger.Stop()
+	var lingering <-chan time.Time
 	for {
 		tm.mu.Lock()
 		if len(tm.inputs) > 0 || tm.ag.Pending() > 0 {
@@ -473,8 +494,13 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 		planned := tm.planned
 		tm.mu.Unlock()
 		if autoClaim && !planned {
-			if p, ok := tm.claim(ctx); ok {
+			p, ok, lost := tm.claim(ctx)
+			if ok {
 				return p, nil
+			}
+			if lost {
+				linger.Reset(tm.cfg.ClaimLinger)
+				lingering = linger.C
 			}
 		}
 		select {
@@ -484,6 +510,9 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 				taskKick = nil
 			}
 		case <-slow:
+		case <-lingering:
+			lingering = nil
+			tm.goIdle(ctx)
 		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		}
@@ -491,11 +520,13 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 }
 
 // claim takes the first available task, if any, and returns its prompt.
-func (tm *Teammate) claim(ctx context.Context) (string, bool) {
+// lost reports that it tried and another teammate was faster: it is then
+// still marked active.
+func (tm *Teammate) claim(ctx context.Context) (prompt string, ok, lost bool) {
 	l := tasklist.New(tm.cfg.Tasks, tm.cfg.Team)
 	tasks, err := l.Tasks(ctx)
 	if err != nil || !slices.ContainsFunc(tasks, func(t tasklist.Task) bool { return tasklist.Claimable(t, tasks) }) {
-		return "", false
+		return "", false, false
 	}
 	// Active before the claim, so that nobody sees the task taken by an
 	// idle teammate (a lead waiting for its team to go quiet).
@@ -503,12 +534,15 @@ func (tm *Teammate) claim(ctx context.Context) (string, bool) {
 	tm.setActiveLocked(ctx, true)
 	tm.actMu.Unlock()
 	t, err := l.Claim(ctx, tm.cfg.Name)
+	if errors.Is(err, tasklist.ErrNoneReady) {
+		return "", false, true
+	}
 	if err != nil {
 		tm.goIdle(ctx) // idle again, unless mail came meanwhile
-		if !errors.Is(err, tasklist.ErrNoneReady) && ctx.Err() == nil {
+		if ctx.Err() == nil {
 			tm.cfg.Log.Warn("claim a task", "agent", tm.cfg.Name, "err", err)
 		}
-		return "", false
+		return "", false, false
 	}
 	tm.event(EventClaim, fmt.Sprintf("claimed task #%s %q", t.ID, t.Subject))
 	return fmt.Sprintf(`You claimed task #%s from the team's task list (it is now in_progress and yours).
@@ -517,7 +551,7 @@ Subject: %s
 
 %s
 
-Do it. When it is done, mark it completed with TaskUpdate (taskId %q, status "completed") and tell the team lead what you did with SendMessage.`, t.ID, t.Subject, t.Description, t.ID), true
+Do it. When it is done, mark it completed with TaskUpdate (taskId %q, status "completed") and tell the team lead what you did with SendMessage.`, t.ID, t.Subject, t.Description, t.ID), true, false
 }
 
 // queue hands a prompt to the model: into the running agent's pending

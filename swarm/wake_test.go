@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/llm/scripted"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/store/mem"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 )
@@ -66,6 +68,11 @@ func (m *askedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.
 // turn and gone idle.
 func startWakeTeammate(t *testing.T) (g *gatedTeams, st *mem.Store, model *askedModel, idle chan struct{}) {
 	t.Helper()
+	return startWakeTeammateWith(t, nil, func(*TeammateConfig) {})
+}
+
+func startWakeTeammateWith(t *testing.T, tasks func(*mem.Store) tasklist.Store, adjust func(*TeammateConfig)) (g *gatedTeams, st *mem.Store, model *askedModel, idle chan struct{}) {
+	t.Helper()
 	st = mem.New(mem.Options{})
 	t.Cleanup(func() { st.Close() })
 	ctx := t.Context()
@@ -82,7 +89,11 @@ func startWakeTeammate(t *testing.T) (g *gatedTeams, st *mem.Store, model *asked
 	g = &gatedTeams{Store: st.Teams()}
 	model = &askedModel{Model: scripted.New(script), asked: make(chan string, 16)}
 	idle = make(chan struct{}, 16)
-	tm, err := NewTeammate(TeammateConfig{Team: "crew", Name: "ann", Teams: g, Mail: st.Mail(), Tasks: st.Tasks(), Prompt: "start", NoAutoClaim: true,
+	var ts tasklist.Store = st.Tasks()
+	if tasks != nil {
+		ts = tasks(st)
+	}
+	cfg := TeammateConfig{Team: "crew", Name: "ann", Teams: g, Mail: st.Mail(), Tasks: ts, Prompt: "start", NoAutoClaim: true,
 		OnEvent: func(e Event) {
 			if e.Kind == EventIdle {
 				idle <- struct{}{}
@@ -91,7 +102,9 @@ func startWakeTeammate(t *testing.T) (g *gatedTeams, st *mem.Store, model *asked
 		Build: func(*Teammate) (agent.Config, error) {
 			reg, _ := tool.NewRegistry()
 			return agent.Config{Model: model, System: "teammate", Tools: reg}, nil
-		}})
+		}}
+	adjust(&cfg)
+	tm, err := NewTeammate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,4 +208,47 @@ func TestWakeDoesNotWaitForTeamWrite(t *testing.T) {
 		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
 		return err == nil && len(unread) == 0
 	})
+}
+
+// losingTasks makes every claim by ann lose to zed, a faster teammate:
+// the task is stored as zed's, and ann's write conflicts.
+type losingTasks struct{ *mem.Tasks }
+
+func (l losingTasks) Put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	if t.Status == tasklist.StatusInProgress && t.Owner == "ann" {
+		t.Owner = "zed"
+		if _, err := l.Tasks.Put(ctx, list, t, prev); err != nil {
+			return 0, err
+		}
+		return 0, tasklist.ErrConflict
+	}
+	return l.Tasks.Put(ctx, list, t, prev)
+}
+
+// TestLostClaimsStayActive: a teammate that keeps losing the race for
+// ready tasks (a drain with many teammates) marks itself active once and
+// idle once when the linger passes, instead of writing the team twice on
+// every task change.
+func TestLostClaimsStayActive(t *testing.T) {
+	g, st, _, _ := startWakeTeammateWith(t, func(st *mem.Store) tasklist.Store { return losingTasks{st.Tasks()} },
+		func(c *TeammateConfig) { c.NoAutoClaim, c.ClaimLinger = false, 300*time.Millisecond })
+	before := g.count()
+	l := tasklist.New(st.Tasks(), "crew")
+	for i := range 5 {
+		if _, err := l.Create(t.Context(), tasklist.Draft{Subject: fmt.Sprintf("task %d", i), Description: "d"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := g.count() - before; got != 1 {
+		t.Errorf("%d team updates while losing claims on 5 task changes; want 1 (active once)", got)
+	}
+	waitUntil(t, "ann idle after the linger", func() bool {
+		c, err := st.Teams().Get(t.Context(), "crew")
+		m, _ := c.Member("ann")
+		return err == nil && !m.Active()
+	})
+	if got := g.count() - before; got != 2 {
+		t.Errorf("%d team updates in all; want 2 (active once, idle once)", got)
+	}
 }
