@@ -191,9 +191,20 @@ func UpdateMember(ctx context.Context, s Store, teamName, name string, fn func(*
 // the store does not rewrite the team for it.
 var errUnchanged = errors.New("team: nothing to change")
 
-// SetActive marks the member active (working) or idle. A member already
-// so marked is not written again.
+// ActiveSetter is implemented by stores that mark a member active or idle
+// themselves, such as by writing the flips of many members in one update.
+// SetActive returns ErrNoMember for a member not on the roster.
+type ActiveSetter interface {
+	SetActive(ctx context.Context, teamName, name string, active bool) error
+}
+
+// SetActive marks the member active (working) or idle, through the store's
+// own SetActive when it has one (ActiveSetter). A member already so marked
+// is not written again.
 func SetActive(ctx context.Context, s Store, teamName, name string, active bool) error {
+	if as, ok := s.(ActiveSetter); ok {
+		return as.SetActive(ctx, teamName, name, active)
+	}
 	_, err := UpdateMember(ctx, s, teamName, name, func(m *Member) error {
 		if m.IsActive != nil && *m.IsActive == active {
 			return nil

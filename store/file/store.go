@@ -91,6 +91,8 @@ type Store struct {
 
 	// teamCache holds decoded team files (teamcache.go).
 	teamCache teamCache
+	// flags group-commits active-flag flips (teamflags.go).
+	flags flagBatches
 	// lists coalesces concurrent task-list reads (Tasks.List).
 	lists flight.Group[[]tasklist.Entry]
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +87,46 @@ func TestTeamCacheSameSizeRewrite(t *testing.T) {
 		}
 		if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestSetActiveConcurrent: many members flipping their active flags at
+// once (written together in a few updates) all end as asked, and a member
+// not on the roster gets team.ErrNoMember without failing the others.
+func TestSetActiveConcurrent(t *testing.T) {
+	s := ftOpen(t, t.TempDir(), file.Options{})
+	ftNewTeam(t, s, "crew")
+	ctx := t.Context()
+	const n = 60
+	for i := range n {
+		if _, err := team.AddMember(ctx, s.Teams(), "crew", team.Member{Name: fmt.Sprintf("m%d", i)}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := team.SetActive(ctx, s.Teams(), "crew", fmt.Sprintf("m%d", i), i%2 == 0); err != nil {
+				t.Errorf("SetActive(m%d): %v", i, err)
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := team.SetActive(ctx, s.Teams(), "crew", "ghost", true); !errors.Is(err, team.ErrNoMember) {
+			t.Errorf("SetActive(ghost) = %v; want team.ErrNoMember", err)
+		}
+	})
+	wg.Wait()
+	// Read by another store: what is on disk.
+	c, err := ftOpen(t, s.Root(), file.Options{}).Teams().Get(ctx, "crew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		m, ok := c.Member(fmt.Sprintf("m%d", i))
+		if !ok || m.Active() != (i%2 == 0) {
+			t.Errorf("m%d: Active() = %v; want %v", i, m.Active(), i%2 == 0)
 		}
 	}
 }

@@ -136,6 +136,8 @@ type Store struct {
 
 	// lists coalesces concurrent task-list reads (Tasks.List).
 	lists flight.Group[[]tasklist.Entry]
+	// decoded keeps the last decoding of each team entry (team.go).
+	decoded teamDecodes
 }
 
 // Open connects to the NATS server (or servers: a comma-separated list) at
