@@ -35,6 +35,7 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/internal/flagbatch"
 	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -92,7 +93,7 @@ type Store struct {
 	// teamCache holds decoded team files (teamcache.go).
 	teamCache teamCache
 	// flags group-commits active-flag flips (teamflags.go).
-	flags flagBatches
+	flags flagbatch.Batches
 	// lists coalesces concurrent task-list reads (Tasks.List).
 	lists flight.Group[[]tasklist.Entry]
 

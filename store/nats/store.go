@@ -17,6 +17,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/troupe-dev/troupe/internal/flagbatch"
 	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -138,6 +139,8 @@ type Store struct {
 	lists flight.Group[[]tasklist.Entry]
 	// decoded keeps the last decoding of each team entry (team.go).
 	decoded teamDecodes
+	// flags writes active-flag flips together (Teams.SetActive).
+	flags flagbatch.Batches
 }
 
 // Open connects to the NATS server (or servers: a comma-separated list) at

@@ -120,6 +120,21 @@ func (t *Teams) get(ctx context.Context, name string) (team.Config, uint64, erro
 	return c, e.Revision(), nil
 }
 
+var _ team.ActiveSetter = (*Teams)(nil)
+
+// SetActive marks member name of team teamName active or idle
+// (team.ActiveSetter). The flips that this store's callers ask for while
+// one is being written are written together in the next update
+// (internal/flagbatch), so that the teammates of one process going idle at
+// once take the team's lock a few times, not once each. It returns
+// team.ErrNoMember for a member not on the roster.
+func (t *Teams) SetActive(ctx context.Context, teamName, name string, active bool) error {
+	if err := checkTeamName(teamName); err != nil {
+		return fmt.Errorf("update team: %w", err)
+	}
+	return t.s.flags.SetActive(ctx, t.Update, teamName, name, active)
+}
+
 // teamDecodes keeps the last decoded value of each team entry: every
 // mailbox operation checks its team's roster, and decoding the roster of a
 // thousand members on each was most of a host's CPU. An entry is reused
