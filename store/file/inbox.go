@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
+	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
@@ -467,38 +468,51 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 
 // watchDir returns a channel kicked, coalesced, when an entry of dir that
 // match accepts changes; it is closed when ctx is done or the store is
-// closed. dir is created if missing.
+// closed. dir is created if missing. A watch holds no goroutine (a
+// thousand idle teammates hold two watches each): the directory watcher
+// kicks it directly, and ctx's end or Close closes it.
 func (s *Store) watchDir(ctx context.Context, dir string, match func(string) bool) (<-chan struct{}, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	kick, cancel, err := s.watch.Subscribe(dir, match)
+	w := kick.New()
+	cancel, err := s.watch.SubscribeFunc(dir, match, w.Kick)
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan struct{}, 1)
-	ok := s.goFunc(func(stop <-chan struct{}) {
-		defer close(out)
-		defer cancel()
-		for {
-			select {
-			case <-kick:
-				select {
-				case out <- struct{}{}:
-				default:
-				}
-			case <-ctx.Done():
-				return
-			case <-stop:
-				return
-			}
-		}
-	})
-	if !ok {
+	end := func() {
+		cancel()
+		w.Close()
+		s.watchMu.Lock()
+		delete(s.watches, w)
+		s.watchMu.Unlock()
+	}
+	s.watchMu.Lock()
+	if s.isClosed() {
+		s.watchMu.Unlock()
 		cancel()
 		return nil, mailbox.ErrClosed
 	}
-	return out, nil
+	if s.watches == nil {
+		s.watches = map[*kick.Signal]func(){}
+	}
+	s.watches[w] = cancel
+	s.watchMu.Unlock()
+	stop := context.AfterFunc(ctx, end)
+	w.OnClose(stop)
+	return w.C(), nil
+}
+
+// closeWatches closes every watch (Close).
+func (s *Store) closeWatches() {
+	s.watchMu.Lock()
+	ws := s.watches
+	s.watches = nil
+	s.watchMu.Unlock()
+	for w, cancel := range ws {
+		cancel()
+		w.Close()
+	}
 }
 
 // checkAgentName refuses agent names that could not be an inbox file name.

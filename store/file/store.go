@@ -37,6 +37,7 @@ import (
 	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/internal/flagbatch"
 	"github.com/troupe-dev/troupe/internal/flight"
+	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
@@ -86,6 +87,9 @@ type Store struct {
 
 	wg   sync.WaitGroup
 	stop chan struct{} // closed by Close
+
+	watchMu sync.Mutex
+	watches map[*kick.Signal]func() // guarded by watchMu; open watches and their subscription's cancel
 
 	pinMu sync.Mutex
 	pins  map[string]func() // guarded by pinMu; folder watches kept for the store's life
@@ -167,6 +171,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	close(s.stop)
 	s.mu.Unlock()
+	s.closeWatches()
 	s.wg.Wait()
 	s.pinMu.Lock()
 	for _, cancel := range s.pins {

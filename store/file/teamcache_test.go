@@ -2,10 +2,12 @@ package file_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +129,36 @@ func TestSetActiveConcurrent(t *testing.T) {
 		m, ok := c.Member(fmt.Sprintf("m%d", i))
 		if !ok || m.Active() != (i%2 == 0) {
 			t.Errorf("m%d: Active() = %v; want %v", i, m.Active(), i%2 == 0)
+		}
+	}
+}
+
+// TestWatchesHoldNoGoroutine: a thousand idle teammates hold two watches
+// each; a watch costs no goroutine, and ends with its ctx.
+func TestWatchesHoldNoGoroutine(t *testing.T) {
+	s := ftOpen(t, t.TempDir(), file.Options{})
+	ftNewTeam(t, s, "crew")
+	ctx, cancel := context.WithCancel(t.Context())
+	base := runtime.NumGoroutine()
+	var chans []<-chan struct{}
+	for range 200 {
+		ch, err := s.Mail().Watch(ctx, "crew", team.LeadName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, ch)
+	}
+	if n := runtime.NumGoroutine() - base; n > 20 {
+		t.Errorf("200 watches added %d goroutines; want none per watch", n)
+	}
+	cancel()
+	for i, ch := range chans {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("watch %d still open 10 s after its ctx ended", i)
+		}
+		for range ch {
 		}
 	}
 }
