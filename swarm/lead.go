@@ -500,7 +500,9 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	if err != nil {
 		return fail(fmt.Errorf("start teammate %s: %w", m.Name, err))
 	}
-	if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.Name, func(mm *team.Member) error {
+	if h.PaneID() == m.TmuxPaneID && h.Backend() == m.BackendType {
+		// Recorded already (an in-process teammate): no second write.
+	} else if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.Name, func(mm *team.Member) error {
 		mm.TmuxPaneID, mm.BackendType = h.PaneID(), h.Backend()
 		return nil
 	}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -61,6 +62,10 @@ type TeammateConfig struct {
 	AskTimeout time.Duration
 	// NoAutoClaim turns off claiming available tasks while idle.
 	NoAutoClaim bool
+	// ClaimLinger is how long a teammate that lost the race for a task
+	// stays marked active, waiting for the next task to become ready,
+	// before it marks itself idle (default DefaultClaimLinger).
+	ClaimLinger time.Duration
 	// BeforeIdle, when set, is asked before the teammate goes idle after
 	// a run that ended normally (the TeammateIdle hook): keep makes it
 	// run again at once with feedback as its prompt. At most
@@ -88,7 +93,13 @@ type Teammate struct {
 	cfg TeammateConfig
 	ag  *agent.Agent
 
-	actMu    sync.Mutex // orders going idle against mail arriving (pump)
+	// actMu orders going idle against mail arriving (pump) and serialises
+	// every write of the teammate's active flag.
+	actMu sync.Mutex
+	// flag is the active flag this teammate last stored (or is storing):
+	// flagUnknown, flagActive or flagIdle. Written with actMu held.
+	flag atomic.Int32
+
 	mu       sync.Mutex
 	running  bool
 	inputs   []string      // prompts waiting for the next run
@@ -99,6 +110,7 @@ type Teammate struct {
 	planned  bool          // still in plan mode
 	asks     map[string]chan mailbox.PermissionResponse
 	settled  map[string]bool // mirrored requests answered in process (AskMirrored)
+	unmarked map[string]bool // ids of messages dispatched but not yet marked read
 	history  []string
 	turn     turnState
 }
@@ -129,8 +141,11 @@ func NewTeammate(cfg TeammateConfig) (*Teammate, error) {
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = DefaultAskTimeout
 	}
+	if cfg.ClaimLinger <= 0 {
+		cfg.ClaimLinger = DefaultClaimLinger
+	}
 	tm := &Teammate{cfg: cfg, wake: make(chan struct{}, 1), planned: cfg.PlanMode,
-		asks: map[string]chan mailbox.PermissionResponse{}, settled: map[string]bool{}}
+		asks: map[string]chan mailbox.PermissionResponse{}, settled: map[string]bool{}, unmarked: map[string]bool{}}
 	ac, err := cfg.Build(tm)
 	if err != nil {
 		return nil, err
@@ -273,7 +288,13 @@ func (tm *Teammate) Run(ctx context.Context) error {
 	}
 	kept := 0 // runs BeforeIdle kept going in a row
 	for {
-		tm.setActive(ctx, true)
+		if tm.flag.Load() != flagActive {
+			// Marked already by the pump that brought the prompt (maybe
+			// still writing it): the model does not wait for that write.
+			tm.actMu.Lock()
+			tm.setActiveLocked(ctx, true)
+			tm.actMu.Unlock()
+		}
 		res, runErr := tm.runOnce(ctx, prompt)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -371,13 +392,37 @@ func (tm *Teammate) goIdle(ctx context.Context) {
 	busy := len(tm.inputs) > 0 || tm.ag.Pending() > 0
 	tm.mu.Unlock()
 	if !busy {
-		tm.setActive(ctx, false)
+		tm.setActiveLocked(ctx, false)
 	}
 }
 
-func (tm *Teammate) setActive(ctx context.Context, active bool) {
-	if err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active); err != nil && ctx.Err() == nil {
-		tm.cfg.Log.Warn("mark teammate active", "agent", tm.cfg.Name, "active", active, "err", err)
+// The active flag as this teammate last stored it.
+const (
+	flagUnknown int32 = iota
+	flagActive
+	flagIdle
+)
+
+// setActiveLocked stores the teammate's active flag, unless it stored that
+// value last: a teammate woken by mail flips it once (in the pump), not
+// again when its run starts, so a wake takes the team's lock at most once
+// and a turn that changes nothing takes it not at all. Only the teammate
+// itself marks itself active; a lead that marks it idle (it exited) or a
+// user's edit is corrected at its next flip. The caller holds actMu.
+func (tm *Teammate) setActiveLocked(ctx context.Context, active bool) {
+	want := flagIdle
+	if active {
+		want = flagActive
+	}
+	if tm.flag.Load() == want {
+		return
+	}
+	tm.flag.Store(want) // before the write, so that the run need not wait for it
+	if err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active); err != nil {
+		tm.flag.Store(flagUnknown)
+		if ctx.Err() == nil {
+			tm.cfg.Log.Warn("mark teammate active", "agent", tm.cfg.Name, "active", active, "err", err)
+		}
 	}
 }
 
@@ -416,8 +461,18 @@ func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, tu
 	tm.event(EventIdle, what)
 }
 
+// DefaultClaimLinger is the default of TeammateConfig.ClaimLinger.
+const DefaultClaimLinger = 2 * time.Second
+
 // next waits for the next prompt: queued messages, or with autoClaim a
 // task it claims.
+//
+// A teammate is marked active before it claims (so that no one sees a
+// task taken by an idle teammate). One that loses the race does not mark
+// itself idle again at once: while a drain goes on, every task change
+// would make every idle teammate write the team twice. It stays active
+// for TeammateConfig.ClaimLinger after its last lost claim, trying again on each change,
+// and goes idle when that passes without a win.
 func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 	var taskKick <-chan struct{}
 	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && autoClaim {
@@ -435,6 +490,10 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 		defer t.Stop()
 		slow = t.C
 	}
+	linger := time.NewTimer(tm.cfg.ClaimLinger)
+	linger.Stop()
+	defer linger.Stop()
+	var lingering <-chan time.Time
 	for {
 		tm.mu.Lock()
 		if tm.shutdown != "" {
@@ -450,8 +509,13 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 		planned := tm.planned
 		tm.mu.Unlock()
 		if autoClaim && !planned {
-			if p, ok := tm.claim(ctx); ok {
+			p, ok, lost := tm.claim(ctx)
+			if ok {
 				return p, nil
+			}
+			if lost {
+				linger.Reset(tm.cfg.ClaimLinger)
+				lingering = linger.C
 			}
 		}
 		select {
@@ -461,6 +525,9 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 				taskKick = nil
 			}
 		case <-slow:
+		case <-lingering:
+			lingering = nil
+			tm.goIdle(ctx)
 		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		}
@@ -468,22 +535,29 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 }
 
 // claim takes the first available task, if any, and returns its prompt.
-func (tm *Teammate) claim(ctx context.Context) (string, bool) {
+// lost reports that it tried and another teammate was faster: it is then
+// still marked active.
+func (tm *Teammate) claim(ctx context.Context) (prompt string, ok, lost bool) {
 	l := tasklist.New(tm.cfg.Tasks, tm.cfg.Team)
 	tasks, err := l.Tasks(ctx)
 	if err != nil || !slices.ContainsFunc(tasks, func(t tasklist.Task) bool { return tasklist.Claimable(t, tasks) }) {
-		return "", false
+		return "", false, false
 	}
 	// Active before the claim, so that nobody sees the task taken by an
 	// idle teammate (a lead waiting for its team to go quiet).
-	tm.setActive(ctx, true)
+	tm.actMu.Lock()
+	tm.setActiveLocked(ctx, true)
+	tm.actMu.Unlock()
 	t, err := l.Claim(ctx, tm.cfg.Name)
+	if errors.Is(err, tasklist.ErrNoneReady) {
+		return "", false, true
+	}
 	if err != nil {
-		tm.setActive(ctx, false)
-		if !errors.Is(err, tasklist.ErrNoneReady) && ctx.Err() == nil {
+		tm.goIdle(ctx) // idle again, unless mail came meanwhile
+		if ctx.Err() == nil {
 			tm.cfg.Log.Warn("claim a task", "agent", tm.cfg.Name, "err", err)
 		}
-		return "", false
+		return "", false, false
 	}
 	tm.event(EventClaim, fmt.Sprintf("claimed task #%s %q", t.ID, t.Subject))
 	return fmt.Sprintf(`You claimed task #%s from the team's task list (it is now in_progress and yours).
@@ -492,7 +566,7 @@ Subject: %s
 
 %s
 
-Do it. When it is done, mark it completed with TaskUpdate (taskId %q, status "completed") and tell the team lead what you did with SendMessage.`, t.ID, t.Subject, t.Description, t.ID), true
+Do it. When it is done, mark it completed with TaskUpdate (taskId %q, status "completed") and tell the team lead what you did with SendMessage.`, t.ID, t.Subject, t.Description, t.ID), true, false
 }
 
 // queue hands a prompt to the model: into the running agent's pending
@@ -513,9 +587,19 @@ func (tm *Teammate) queue(text string) {
 	}
 }
 
-// pump reads the unread messages of the inbox, marks them read, and
-// dispatches them: permission verdicts to the waiting call, plan verdicts
-// to the mode switch, everything else to the model.
+// pump reads the unread messages of the inbox, dispatches them
+// (permission verdicts to the waiting call, plan verdicts to the mode
+// switch, everything else to the model), and marks them read.
+//
+// Mail for the model wakes it before the bookkeeping: the messages are
+// queued first, then the teammate is marked active, then the messages
+// read, so that at every moment the work is visible (unread, or the
+// teammate active) and the model does not wait for two writes of shared
+// files (with a hundred teammates on one team file those writes queue for
+// its lock, which held deliveries for seconds). Messages dispatched but
+// not yet marked read (the mark failed) are remembered by id and not
+// dispatched again; a message without an id is marked read first, as it
+// could not be told apart on the next read.
 func (tm *Teammate) pump(ctx context.Context) error {
 	msgs, err := tm.cfg.Mail.Read(ctx, tm.cfg.Team, tm.cfg.Name, true)
 	if err != nil {
@@ -529,27 +613,69 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		return nil
 	}
 	ids := make([]string, len(msgs))
-	forModel := false
+	forModel, withoutID := false, false
+	fresh := msgs[:0:0]
+	tm.mu.Lock()
 	for i, m := range msgs {
 		ids[i] = m.ID
+		if m.ID == "" {
+			withoutID = true
+		} else if tm.unmarked[m.ID] {
+			continue // dispatched already; only its read mark is owed
+		}
+		fresh = append(fresh, m)
 		if mailbox.ProtocolKind(m.Text) != mailbox.KindPermissionResponse {
 			forModel = true
 		}
 	}
-	tm.mu.Lock()
 	running := tm.running
 	tm.mu.Unlock()
-	if forModel && !running {
-		// Active before the mail leaves the inbox, so that the work it
-		// brings is never invisible (neither unread nor active); held
-		// until the mail is queued, so goIdle cannot undo it.
+	flip := forModel && !running
+	if flip {
+		// Held until the mail is marked read, so goIdle cannot undo the
+		// flip in between.
 		tm.actMu.Lock()
 		defer tm.actMu.Unlock()
-		tm.setActive(ctx, true)
 	}
-	if _, err := tm.cfg.Mail.MarkRead(ctx, tm.cfg.Team, tm.cfg.Name, ids); err != nil {
-		return err
+	markRead := func() error {
+		if _, err := tm.cfg.Mail.MarkRead(ctx, tm.cfg.Team, tm.cfg.Name, ids); err != nil {
+			return err
+		}
+		tm.mu.Lock()
+		for _, id := range ids {
+			delete(tm.unmarked, id)
+		}
+		tm.mu.Unlock()
+		return nil
 	}
+	if withoutID {
+		if flip {
+			tm.setActiveLocked(ctx, true)
+		}
+		if err := markRead(); err != nil {
+			return err
+		}
+		flip = false
+	}
+	tm.dispatch(fresh)
+	if withoutID {
+		return nil
+	}
+	if flip {
+		tm.setActiveLocked(ctx, true)
+	}
+	return markRead()
+}
+
+// dispatch hands messages read from the inbox to where they go.
+func (tm *Teammate) dispatch(msgs []mailbox.Message) {
+	tm.mu.Lock()
+	for _, m := range msgs {
+		if m.ID != "" {
+			tm.unmarked[m.ID] = true
+		}
+	}
+	tm.mu.Unlock()
 	var plain []mailbox.Message
 	flush := func() {
 		if len(plain) > 0 {
@@ -587,7 +713,6 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		}
 	}
 	flush()
-	return nil
 }
 
 // Notify hands the teammate's model a note (a background task's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -158,7 +159,8 @@ func AddMember(ctx context.Context, s Store, teamName string, m Member, now time
 }
 
 // UpdateMember applies fn to the member called name. fn must not change the
-// member's name or agent id.
+// member's name or agent id. When fn leaves the member as it was, nothing
+// is written (the team's lock is still taken for the read).
 func UpdateMember(ctx context.Context, s Store, teamName, name string, fn func(*Member) error) (Member, error) {
 	var out Member
 	_, err := s.Update(ctx, teamName, func(c *Config) error {
@@ -166,22 +168,47 @@ func UpdateMember(ctx context.Context, s Store, teamName, name string, fn func(*
 		if !ok {
 			return noMember(c, name)
 		}
-		id, n := m.AgentID, m.Name
+		before := m.Clone()
 		if err := fn(m); err != nil {
 			return err
 		}
-		if m.AgentID != id || m.Name != n {
+		if m.AgentID != before.AgentID || m.Name != before.Name {
 			return fmt.Errorf("update member %s: name and agent id cannot change", name)
 		}
 		out = *m
+		if reflect.DeepEqual(before, *m) {
+			return errUnchanged
+		}
 		return nil
 	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
 	return out, err
 }
 
-// SetActive marks the member active (working) or idle.
+// errUnchanged aborts an Update whose function changed nothing, so that
+// the store does not rewrite the team for it.
+var errUnchanged = errors.New("team: nothing to change")
+
+// ActiveSetter is implemented by stores that mark a member active or idle
+// themselves, such as by writing the flips of many members in one update.
+// SetActive returns ErrNoMember for a member not on the roster.
+type ActiveSetter interface {
+	SetActive(ctx context.Context, teamName, name string, active bool) error
+}
+
+// SetActive marks the member active (working) or idle, through the store's
+// own SetActive when it has one (ActiveSetter). A member already so marked
+// is not written again.
 func SetActive(ctx context.Context, s Store, teamName, name string, active bool) error {
+	if as, ok := s.(ActiveSetter); ok {
+		return as.SetActive(ctx, teamName, name, active)
+	}
 	_, err := UpdateMember(ctx, s, teamName, name, func(m *Member) error {
+		if m.IsActive != nil && *m.IsActive == active {
+			return nil
+		}
 		m.IsActive = &active
 		return nil
 	})

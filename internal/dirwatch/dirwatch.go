@@ -97,8 +97,18 @@ type watchedDir struct {
 type subscription struct {
 	dir   string
 	match func(name string) bool
-	ch    chan struct{}
+	ch    chan struct{} // kicked unless fn is set
+	fn    func()        // called instead of kicking ch (SubscribeFunc)
 	once  sync.Once
+}
+
+// fire tells s that a matching entry changed.
+func (s *subscription) fire() {
+	if s.fn != nil {
+		s.fn()
+		return
+	}
+	kick(s.ch)
 }
 
 // New returns a Watcher. If file-system notifications cannot be set up it
@@ -148,14 +158,33 @@ func newWatcher(opts Options, h hooks) (*Watcher, error) {
 // must exist. After Close it returns ErrClosed. match is called from the
 // Watcher's goroutines: it must be fast and must not call the Watcher.
 func (w *Watcher) Subscribe(dir string, match func(name string) bool) (<-chan struct{}, func(), error) {
+	s := &subscription{match: match, ch: make(chan struct{}, 1)}
+	cancel, err := w.subscribe(dir, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.ch, cancel, nil
+}
+
+// SubscribeFunc is Subscribe with fn called, from the Watcher's
+// goroutines, instead of a channel kicked; fn must be fast and must not
+// block or call the Watcher. A subscriber that would otherwise need a
+// goroutine to forward kicks (one per watch, a thousand for a thousand
+// idle teammates) needs none.
+func (w *Watcher) SubscribeFunc(dir string, match func(name string) bool, fn func()) (func(), error) {
+	return w.subscribe(dir, &subscription{match: match, fn: fn})
+}
+
+func (w *Watcher) subscribe(dir string, s *subscription) (func(), error) {
+	match := s.match
 	path, err := canonical(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dirwatch: subscribe %s: %w", dir, err)
+		return nil, fmt.Errorf("dirwatch: subscribe %s: %w", dir, err)
 	}
 	if match == nil {
 		match = func(string) bool { return true }
 	}
-	s := &subscription{dir: path, match: match, ch: make(chan struct{}, 1)}
+	s.dir, s.match = path, match
 
 	w.structMu.Lock()
 	defer w.structMu.Unlock()
@@ -163,18 +192,18 @@ func (w *Watcher) Subscribe(dir string, match func(name string) bool) (<-chan st
 	closed, d := w.closed, w.dirs[path]
 	w.mu.Unlock()
 	if closed {
-		return nil, nil, ErrClosed
+		return nil, ErrClosed
 	}
 	if d == nil {
 		d, err = w.watchDir(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("dirwatch: subscribe %s: %w", dir, err)
+			return nil, fmt.Errorf("dirwatch: subscribe %s: %w", dir, err)
 		}
 	}
 	w.mu.Lock()
 	d.subs[s] = struct{}{}
 	w.mu.Unlock()
-	return s.ch, func() { s.once.Do(func() { w.unsubscribe(s) }) }, nil
+	return func() { s.once.Do(func() { w.unsubscribe(s) }) }, nil
 }
 
 // watchDir starts watching path, by fsnotify or else by polling, and

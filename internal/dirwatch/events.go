@@ -47,7 +47,7 @@ func (w *Watcher) handleEvent(ev fsnotify.Event) {
 
 	for _, s := range subs {
 		if s.match(name) {
-			kick(s.ch)
+			s.fire()
 		}
 	}
 	if gone != nil {
@@ -71,7 +71,7 @@ func (w *Watcher) handleError(err error) {
 	}
 	w.mu.Unlock()
 	for _, s := range subs {
-		kick(s.ch)
+		s.fire()
 	}
 }
 
@@ -91,7 +91,7 @@ func (w *Watcher) switchToPoll(d *watchedDir) {
 	w.mu.Unlock()
 	w.log.Info("dirwatch: watched directory removed or renamed; polling it", "dir", d.path)
 	for _, s := range subs {
-		kick(s.ch)
+		s.fire()
 	}
 }
 

@@ -105,6 +105,6 @@ func (w *Watcher) pollDir(d *watchedDir) {
 		}
 	}
 	for _, s := range kicks {
-		kick(s.ch)
+		s.fire()
 	}
 }

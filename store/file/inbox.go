@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
+	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
@@ -300,14 +301,14 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	if err := checkAgentName(agent); err != nil {
 		return nil, err
 	}
-	cfg, err := m.team(ctx, teamName)
+	tf, err := m.team(ctx, teamName)
 	if err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
-	if err := m.s.checkNoLinks(m.spoolDir(cfg.Name, agent)); err != nil {
+	if err := m.s.checkNoLinks(m.spoolDir(tf.cfg.Name, agent)); err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
-	path := m.s.inboxPath(cfg.Name, agent)
+	path := m.s.inboxPath(tf.cfg.Name, agent)
 	var in *inbox
 	var objs []map[string]json.RawMessage // the entries, when all are objects
 	for try := 0; ; try++ {
@@ -329,7 +330,7 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		if try == 4 {
 			// Still invalid: not just a torn write in progress. Read it
 			// under the lock, which moves a corrupt inbox aside.
-			if data, err = m.readLocked(ctx, cfg.Name, agent); err != nil {
+			if data, err = m.readLocked(ctx, tf.cfg.Name, agent); err != nil {
 				return nil, err
 			}
 			in = &inbox{data: data}
@@ -396,18 +397,18 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 	if err := checkAgentName(agent); err != nil {
 		return 0, err
 	}
-	cfg, err := m.team(ctx, teamName)
+	tf, err := m.team(ctx, teamName)
 	if err != nil {
 		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	path := m.s.inboxPath(cfg.Name, agent)
+	path := m.s.inboxPath(tf.cfg.Name, agent)
 	if !exists(path) {
 		return 0, nil
 	}
-	spool := m.spoolDir(cfg.Name, agent)
+	spool := m.spoolDir(tf.cfg.Name, agent)
 	if err := m.s.checkNoLinks(spool); err != nil {
 		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 	}
@@ -419,7 +420,7 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 		if err != nil {
 			return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 		}
-		n, err := m.markReadLocked(lk, cfg.Name, agent, path, spool, ids)
+		n, err := m.markReadLocked(lk, tf.cfg.Name, agent, path, spool, ids)
 		lk.Release()
 		if errors.Is(err, lockfile.ErrCompromised) && attempt < 10 {
 			continue // someone took the lock over: redo on the new version
@@ -453,12 +454,12 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 	if err := checkAgentName(agent); err != nil {
 		return nil, err
 	}
-	cfg, err := m.team(ctx, teamName)
+	tf, err := m.team(ctx, teamName)
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}
 	name := team.SanitizePath(agent) + ".json"
-	ch, err := m.s.watchDir(ctx, m.s.inboxDir(cfg.Name), func(n string) bool { return n == name })
+	ch, err := m.s.watchDir(ctx, m.s.inboxDir(tf.cfg.Name), func(n string) bool { return n == name })
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}
@@ -467,38 +468,51 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 
 // watchDir returns a channel kicked, coalesced, when an entry of dir that
 // match accepts changes; it is closed when ctx is done or the store is
-// closed. dir is created if missing.
+// closed. dir is created if missing. A watch holds no goroutine (a
+// thousand idle teammates hold two watches each): the directory watcher
+// kicks it directly, and ctx's end or Close closes it.
 func (s *Store) watchDir(ctx context.Context, dir string, match func(string) bool) (<-chan struct{}, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	kick, cancel, err := s.watch.Subscribe(dir, match)
+	w := kick.New()
+	cancel, err := s.watch.SubscribeFunc(dir, match, w.Kick)
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan struct{}, 1)
-	ok := s.goFunc(func(stop <-chan struct{}) {
-		defer close(out)
-		defer cancel()
-		for {
-			select {
-			case <-kick:
-				select {
-				case out <- struct{}{}:
-				default:
-				}
-			case <-ctx.Done():
-				return
-			case <-stop:
-				return
-			}
-		}
-	})
-	if !ok {
+	end := func() {
+		cancel()
+		w.Close()
+		s.watchMu.Lock()
+		delete(s.watches, w)
+		s.watchMu.Unlock()
+	}
+	s.watchMu.Lock()
+	if s.isClosed() {
+		s.watchMu.Unlock()
 		cancel()
 		return nil, mailbox.ErrClosed
 	}
-	return out, nil
+	if s.watches == nil {
+		s.watches = map[*kick.Signal]func(){}
+	}
+	s.watches[w] = cancel
+	s.watchMu.Unlock()
+	stop := context.AfterFunc(ctx, end)
+	w.OnClose(stop)
+	return w.C(), nil
+}
+
+// closeWatches closes every watch (Close).
+func (s *Store) closeWatches() {
+	s.watchMu.Lock()
+	ws := s.watches
+	s.watches = nil
+	s.watchMu.Unlock()
+	for w, cancel := range ws {
+		cancel()
+		w.Close()
+	}
 }
 
 // checkAgentName refuses agent names that could not be an inbox file name.

@@ -67,7 +67,7 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 	if s.isClosed() {
 		return nil, mailbox.ErrClosed
 	}
-	cfg, err := m.team(ctx, teamName)
+	tf, err := m.team(ctx, teamName)
 	if err != nil {
 		return nil, fmt.Errorf("send to %s: %w", to, err)
 	}
@@ -75,7 +75,7 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 	if err != nil {
 		return nil, fmt.Errorf("send to %s: %w", to, err)
 	}
-	rcpts, err := mailbox.Recipients(cfg.Name, cfg.Names(), msg.From, to)
+	rcpts, err := mailbox.Recipients(tf.cfg.Name, tf.names, msg.From, to)
 	if err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}
@@ -85,24 +85,31 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 		if i > 0 {
 			copy.ID = mailbox.NewID()
 		}
-		if err := m.deliver(ctx, cfg.Name, r, copy); err != nil {
-			return out, fmt.Errorf("send to %s in team %s: %w", r, cfg.Name, err)
+		if err := m.deliver(ctx, tf.cfg.Name, r, copy); err != nil {
+			return out, fmt.Errorf("send to %s in team %s: %w", r, tf.cfg.Name, err)
 		}
 		out = append(out, mailbox.Delivery{To: r, ID: copy.ID})
 	}
 	return out, nil
 }
 
-// team returns the team file, mapping a missing team to mailbox.ErrNoTeam.
-func (m *Mail) team(ctx context.Context, name string) (team.Config, error) {
+// team returns the team file (shared: not to be modified), mapping a
+// missing team to mailbox.ErrNoTeam. It reads the file only when it changed
+// since this store last saw it (teamcache.go), so the roster check of every
+// mailbox operation costs one stat in a settled team of any size.
+func (m *Mail) team(ctx context.Context, name string) (*teamSnap, error) {
 	if err := checkTeamName(name); err != nil {
-		return team.Config{}, err
+		return nil, err
 	}
-	cfg, err := m.s.Teams().Get(ctx, name)
+	ts := m.s.Teams()
+	if err := ts.begin("get", name); err != nil {
+		return nil, err
+	}
+	snap, err := ts.snapshot(ctx, name, ts.configPath(name), false)
 	if errors.Is(err, team.ErrNotFound) {
-		return team.Config{}, fmt.Errorf("team %s: %w", name, mailbox.ErrNoTeam)
+		return nil, fmt.Errorf("team %s: %w", name, mailbox.ErrNoTeam)
 	}
-	return cfg, err
+	return snap, err
 }
 
 // deliver puts one message into one inbox and returns once it is there.

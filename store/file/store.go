@@ -35,7 +35,11 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/internal/flagbatch"
+	"github.com/troupe-dev/troupe/internal/flight"
+	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -84,8 +88,18 @@ type Store struct {
 	wg   sync.WaitGroup
 	stop chan struct{} // closed by Close
 
+	watchMu sync.Mutex
+	watches map[*kick.Signal]func() // guarded by watchMu; open watches and their subscription's cancel
+
 	pinMu sync.Mutex
 	pins  map[string]func() // guarded by pinMu; folder watches kept for the store's life
+
+	// teamCache holds decoded team files (teamcache.go).
+	teamCache teamCache
+	// flags group-commits active-flag flips (teamflags.go).
+	flags flagbatch.Batches
+	// lists coalesces concurrent task-list reads (Tasks.List).
+	lists flight.Group[[]tasklist.Entry]
 
 	sweepMu sync.Mutex
 	swept   map[string]time.Time // guarded by sweepMu; when each folder's temp files were last swept
@@ -157,6 +171,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	close(s.stop)
 	s.mu.Unlock()
+	s.closeWatches()
 	s.wg.Wait()
 	s.pinMu.Lock()
 	for _, cancel := range s.pins {

@@ -232,10 +232,35 @@ func (ts *Tasks) Get(ctx context.Context, list, id string) (tasklist.Task, taskl
 // Files other than <id>.json (locks, temp files, .highwatermark) are
 // ignored. Tasks that stay undecodable are left out and reported in a
 // *tasklist.CorruptError returned alongside the others.
+//
+// Concurrent calls in this process share reads (internal/flight): a
+// thousand idle teammates woken by one task change read the list once or
+// twice, not a thousand times, and each still sees every change made
+// before its call.
 func (ts *Tasks) List(ctx context.Context, list string) ([]tasklist.Entry, error) {
 	if err := ts.begin(list); err != nil {
 		return nil, err
 	}
+	shared, err := ts.s.lists.Do(ctx, list, func(ctx context.Context) ([]tasklist.Entry, error) {
+		return ts.listOnce(ctx, list)
+	})
+	return cloneEntries(shared), err
+}
+
+// cloneEntries returns a copy of entries that shares nothing with it.
+func cloneEntries(entries []tasklist.Entry) []tasklist.Entry {
+	if entries == nil {
+		return nil
+	}
+	out := make([]tasklist.Entry, len(entries))
+	for i, e := range entries {
+		out[i] = tasklist.Entry{Task: e.Task.Clone(), Rev: e.Rev}
+	}
+	return out
+}
+
+// listOnce reads every task of list.
+func (ts *Tasks) listOnce(ctx context.Context, list string) ([]tasklist.Entry, error) {
 	dir := ts.s.listDir(list)
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {

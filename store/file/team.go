@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/lockfile"
@@ -55,36 +56,78 @@ func (ts *Teams) begin(op, name string) error {
 	return nil
 }
 
-// encodeConfig returns the team file for c: 2-space indented JSON.
-func encodeConfig(c team.Config) ([]byte, error) {
-	return json.MarshalIndent(c, "", "  ")
+// readConfig reads and decodes a team file (see snapshot) and returns a
+// copy the caller owns.
+func (ts *Teams) readConfig(ctx context.Context, name, path string, locked bool) (team.Config, error) {
+	snap, err := ts.snapshot(ctx, name, path, locked)
+	if err != nil {
+		return team.Config{}, err
+	}
+	return snap.cfg.Clone(), nil
 }
 
-// readConfig reads and decodes a team file. A file that fails to decode is
-// re-read, and when locked is false (the caller does not hold the team
-// lock) also re-read under the team lock, which Claude Code holds while it
-// rewrites the file in place. A missing file gives team.ErrNotFound; an
-// undecodable one an error naming the file and the field, which does not
-// match team.ErrNotFound.
-func (ts *Teams) readConfig(ctx context.Context, name, path string, locked bool) (team.Config, error) {
+// snapshot returns the decoded team file at path, from the store's cache
+// when the file has not changed (teamcache.go), else read and decoded. A
+// file that fails to decode is re-read, and when locked is false (the
+// caller does not hold the team lock) also re-read under the team lock,
+// which Claude Code holds while it rewrites the file in place. A missing
+// file gives team.ErrNotFound; an undecodable one an error naming the file
+// and the field, which does not match team.ErrNotFound. The snapshot is
+// shared: callers must not modify it.
+func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (*teamSnap, error) {
+	cache := &ts.s.teamCache
+	old := cache.get(path)
+	seen := time.Now() // the kernel's clock, not s.now: see racySlack
+	before, err := atomicfile.Stat(path)
+	if err == nil && old != nil && old.id == before && old.trusted() {
+		return old, nil
+	}
+	if same := cache.matchFile(path); same != nil {
+		// Unchanged bytes, read into a reused buffer: no decode, no garbage.
+		snap := &teamSnap{seen: seen, raw: same.raw, cfg: same.cfg, names: same.names, members: same.members}
+		if after, err := atomicfile.Stat(path); err == nil && after == before {
+			snap.id = before
+		}
+		cache.replace(path, old, snap)
+		return snap, nil
+	}
 	var locks []string
 	if !locked {
 		locks = []string{path}
 	}
-	var c team.Config
-	_, derr, err := readSettled(ctx, ts.s, path, func(b []byte) error {
+	var (
+		c    team.Config
+		same *teamSnap // a kept snapshot with the bytes read
+	)
+	data, derr, err := readSettled(ctx, ts.s, path, func(b []byte) error {
+		if same = cache.match(path, b); same != nil {
+			return nil
+		}
 		c = team.Config{}
 		return json.Unmarshal(b, &c)
 	}, locks...)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return team.Config{}, fmt.Errorf("team %s: %w", name, team.ErrNotFound)
+		cache.forget(path)
+		return nil, fmt.Errorf("team %s: %w", name, team.ErrNotFound)
 	case err != nil:
-		return team.Config{}, fmt.Errorf("read team %s: %w", name, err)
+		return nil, fmt.Errorf("read team %s: %w", name, err)
 	case derr != nil:
-		return team.Config{}, fmt.Errorf("read %s: %w", path, derr)
+		return nil, fmt.Errorf("read %s: %w", path, derr)
 	}
-	return c, nil
+	if same != nil {
+		c = same.cfg
+	}
+	id := atomicfile.Identity{} // unknown unless the file stood still around the read
+	if after, err := atomicfile.Stat(path); err == nil && after == before {
+		id = before
+	}
+	snap := newSnap(data, c, id, seen)
+	if same != nil {
+		snap.members = same.members
+	}
+	cache.replace(path, old, snap)
+	return snap, nil
 }
 
 // Create stores a new team: its folder, inboxes/ and config.json. The team
@@ -99,7 +142,7 @@ func (ts *Teams) Create(ctx context.Context, c team.Config) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("create team %s: %w", c.Name, context.Cause(ctx))
 	}
-	data, err := encodeConfig(c)
+	data, _, err := encodeConfig(c, nil)
 	if err != nil {
 		return fmt.Errorf("create team %s: %w", c.Name, err)
 	}
@@ -257,13 +300,14 @@ func (ts *Teams) Update(ctx context.Context, name string, fn func(*team.Config) 
 		if err != nil {
 			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
 		}
-		c, err := ts.readConfig(ctx, name, path, true)
+		snap, err := ts.snapshot(ctx, name, path, true)
 		if err != nil {
 			return team.Config{}, err
 		}
 		if after, err := atomicfile.Stat(path); err != nil || after != before {
 			continue // rewritten while we read it
 		}
+		c := snap.cfg.Clone()
 		storedName := c.Name
 		if err := fn(&c); err != nil {
 			return team.Config{}, err
@@ -271,10 +315,16 @@ func (ts *Teams) Update(ctx context.Context, name string, fn func(*team.Config) 
 		if c.Name != storedName {
 			return team.Config{}, fmt.Errorf("update team %s: the name cannot change (to %q)", name, c.Name)
 		}
-		data, err := encodeConfig(c)
+		data, members, err := encodeConfig(c, snap)
 		if err != nil {
 			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
 		}
+		// Cached before the rename, so that a reader of this store that
+		// reads the new file finds its bytes known (the old ones are kept
+		// too). fn may keep &c: the cache holds a copy of its own.
+		written := newSnap(data, c.Clone(), atomicfile.Identity{}, time.Now())
+		written.members = members
+		ts.s.teamCache.put(path, written)
 		err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{BeforeCommit: func() error {
 			if err := lk.Verify(); err != nil {
 				return err
@@ -332,6 +382,7 @@ func (ts *Teams) Delete(ctx context.Context, name string, check func(team.Config
 	if err := os.Rename(dir, grave); err != nil {
 		return fmt.Errorf("delete team %s: %w", name, err)
 	}
+	ts.s.teamCache.forget(path)
 	// The lock directory moved with the folder and goes with it; nobody
 	// can take it at the old path until a new team is created there.
 	locked = false

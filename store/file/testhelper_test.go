@@ -253,6 +253,16 @@ func TestTaskFTChild(t *testing.T) {
 			}
 		}
 		report("done")
+	case "team-add-each": // on each "go", add member <agent>-<i>
+		report("ready")
+		for i := 0; waitGo(); i++ {
+			m := team.Member{Name: fmt.Sprintf("%s-%d", spec.Agent, i), Cwd: "/tmp"}
+			if _, err := team.AddMember(ctx, s.Teams(), spec.Name, m, time.Now()); err != nil {
+				report("error %v", err)
+				continue
+			}
+			report("added %s", m.Name)
+		}
 	case "team-create": // create teams <name>-0 .. <name>-(N-1)
 		report("ready")
 		waitGo()

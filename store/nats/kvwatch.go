@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -44,7 +44,8 @@ func (ts *Tasks) Watch(ctx context.Context, list string) (<-chan struct{}, error
 }
 
 // watchKV kicks a watcher on every change of the keys of kv matching key
-// after the watch started.
+// after the watch started. The store's watches of one key share one KV
+// watch (fan.go).
 func (s *Store) watchKV(ctx context.Context, kv jetstream.KeyValue, key string) (<-chan struct{}, error) {
 	if s.isClosed() {
 		return nil, errStoreClosed
@@ -52,44 +53,46 @@ func (s *Store) watchKV(ctx context.Context, kv jetstream.KeyValue, key string) 
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
-	kw, cancel, err := s.startKVWatch(ctx, kv, key)
-	if err != nil {
-		return nil, err
-	}
-	w := kick.New()
-	s.mu.Lock()
-	s.watchers[w] = struct{}{}
-	s.mu.Unlock()
-	stop := func() {
-		if err := kw.Stop(); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			s.log.Debug("nats store: stop a KV watch", "key", key, "err", err)
+	return s.subscribe(ctx, "kv "+kv.Bucket()+" "+key, "", func(ctx context.Context, deliver func(string), ended func()) (func(), error) {
+		kw, cancel, err := s.startKVWatch(ctx, kv, key)
+		if err != nil {
+			return nil, err
 		}
-		cancel()
-		s.mu.Lock()
-		delete(s.watchers, w)
-		s.mu.Unlock()
-		w.Close()
-	}
-	if !s.goFunc(func(sctx context.Context) {
-		defer stop()
-		for {
-			select {
-			case _, ok := <-kw.Updates():
-				if !ok {
+		stopped := make(chan struct{})
+		var once sync.Once
+		stop := func() {
+			once.Do(func() {
+				close(stopped)
+				if err := kw.Stop(); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+					s.log.Debug("nats store: stop a KV watch", "key", key, "err", err)
+				}
+				cancel()
+			})
+		}
+		if !s.goFunc(func(sctx context.Context) {
+			for {
+				select {
+				case _, ok := <-kw.Updates():
+					if !ok {
+						stop()
+						ended()
+						return
+					}
+					deliver("")
+				case <-stopped:
+					return
+				case <-sctx.Done():
+					stop()
+					ended()
 					return
 				}
-				w.Kick()
-			case <-ctx.Done():
-				return
-			case <-sctx.Done():
-				return
 			}
+		}) {
+			stop()
+			return nil, errStoreClosed
 		}
-	}) {
-		stop()
-		return nil, errStoreClosed
-	}
-	return w.C(), nil
+		return stop, nil
+	})
 }
 
 var (

@@ -17,6 +17,8 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/troupe-dev/troupe/internal/flagbatch"
+	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
@@ -131,6 +133,14 @@ type Store struct {
 	mu       sync.Mutex
 	closed   bool                  // guarded by mu
 	watchers map[*watcher]struct{} // guarded by mu; kicked after a reconnect
+	fans     map[string]*fan       // guarded by mu; shared server-side watches by key (fan.go)
+
+	// lists coalesces concurrent task-list reads (Tasks.List).
+	lists flight.Group[[]tasklist.Entry]
+	// decoded keeps the last decoding of each team entry (team.go).
+	decoded teamDecodes
+	// flags writes active-flag flips together (Teams.SetActive).
+	flags flagbatch.Batches
 }
 
 // Open connects to the NATS server (or servers: a comma-separated list) at
@@ -197,6 +207,7 @@ func Open(ctx context.Context, serverURL string, opts Options) (*Store, error) {
 		now:      opts.Now,
 		keepRead: max(opts.KeepRead, 0),
 		watchers: map[*watcher]struct{}{},
+		fans:     map[string]*fan{},
 		owner:    ownerName(),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -319,6 +330,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
+	s.closeFans()
 	s.wg.Wait()
 	s.nc.Close()
 	return nil

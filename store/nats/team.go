@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -108,11 +109,65 @@ func (t *Teams) get(ctx context.Context, name string) (team.Config, uint64, erro
 	if bytes.Equal(e.Value(), tombstone) {
 		return team.Config{}, e.Revision(), fmt.Errorf("get team %s: %w (being deleted)", name, team.ErrNotFound)
 	}
+	if c, ok := s.decoded.get(name, e.Value()); ok {
+		return c, e.Revision(), nil
+	}
 	var c team.Config
 	if err := json.Unmarshal(e.Value(), &c); err != nil {
 		return team.Config{}, 0, fmt.Errorf("get team %s: bucket %s key %s: %w", name, s.teams.Bucket(), e.Key(), err)
 	}
+	s.decoded.put(name, e.Value(), c)
 	return c, e.Revision(), nil
+}
+
+var _ team.ActiveSetter = (*Teams)(nil)
+
+// SetActive marks member name of team teamName active or idle
+// (team.ActiveSetter). The flips that this store's callers ask for while
+// one is being written are written together in the next update
+// (internal/flagbatch), so that the teammates of one process going idle at
+// once take the team's lock a few times, not once each. It returns
+// team.ErrNoMember for a member not on the roster.
+func (t *Teams) SetActive(ctx context.Context, teamName, name string, active bool) error {
+	if err := checkTeamName(teamName); err != nil {
+		return fmt.Errorf("update team: %w", err)
+	}
+	return t.s.flags.SetActive(ctx, t.Update, teamName, name, active)
+}
+
+// teamDecodes keeps the last decoded value of each team entry: every
+// mailbox operation checks its team's roster, and decoding the roster of a
+// thousand members on each was most of a host's CPU. An entry is reused
+// only for the very same bytes.
+type teamDecodes struct {
+	mu    sync.Mutex
+	teams map[string]decodedTeam // guarded by mu
+}
+
+type decodedTeam struct {
+	raw []byte
+	cfg team.Config // never handed out: callers get clones
+}
+
+// get returns a copy of the decoding of raw, if it is the last one seen
+// for team name.
+func (d *teamDecodes) get(name string, raw []byte) (team.Config, bool) {
+	d.mu.Lock()
+	e, ok := d.teams[name]
+	d.mu.Unlock()
+	if !ok || !bytes.Equal(e.raw, raw) {
+		return team.Config{}, false
+	}
+	return e.cfg.Clone(), true
+}
+
+func (d *teamDecodes) put(name string, raw []byte, c team.Config) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.teams == nil {
+		d.teams = map[string]decodedTeam{}
+	}
+	d.teams[name] = decodedTeam{raw: bytes.Clone(raw), cfg: c.Clone()}
 }
 
 // List returns every team, sorted by name. Entries that cannot be decoded
@@ -261,6 +316,7 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 		}
 		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
+	s.decoded.put(name, data, c) // the next read of these bytes needs no decode
 	return c.Clone(), nil
 }
 

@@ -2,7 +2,9 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -12,15 +14,32 @@ import (
 )
 
 // Watch returns a channel that receives a coalesced kick soon after a
-// message is stored in agent's inbox, pushed by an ordered consumer that
-// starts after the stream's current last message. Every watch is also
-// kicked after a reconnect. The channel is closed when ctx is done or the
-// store is closed.
+// message is stored in agent's inbox, pushed by an ordered consumer of the
+// team's mail that starts after the stream's current last message (one per
+// team and store, shared by all its inbox watches: fan.go). Every watch
+// is also kicked after a reconnect. The channel is closed when ctx is done
+// or the store is closed.
 func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct{}, error) {
 	s := m.s
-	rctx, cancel, err := s.begin(ctx)
+	if s.isClosed() {
+		return nil, mailbox.ErrClosed
+	}
+	prefix := s.mailSubject + "." + token(teamName) + "."
+	ch, err := s.subscribe(ctx, "mail "+prefix, token(agent), func(ctx context.Context, deliver func(string), ended func()) (func(), error) {
+		return s.watchMail(ctx, prefix, deliver)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+	}
+	return ch, nil
+}
+
+// watchMail starts the consumer of the inboxes under prefix that a team's
+// inbox watches share; deliver gets the agent token of each message.
+func (s *Store) watchMail(ctx context.Context, prefix string, deliver func(route string)) (func(), error) {
+	rctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
 	}
 	defer cancel()
 	var info *jetstream.StreamInfo
@@ -29,10 +48,10 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+		return nil, err
 	}
 	cons, err := s.orderedConsumer(rctx, s.mail, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{s.inboxSubject(teamName, agent) + ".*"},
+		FilterSubjects: []string{prefix + ">"},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    info.State.LastSeq + 1,
 		HeadersOnly:    true,
@@ -41,37 +60,29 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 		InactiveThreshold: time.Minute,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+		return nil, err
 	}
-	w := kick.New()
-	cc, err := cons.Consume(func(msg jetstream.Msg) { w.Kick() },
-		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			s.log.Debug("nats store: inbox watch", "team", teamName, "agent", agent, "err", err)
-		}))
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		agent, _, _ := strings.Cut(strings.TrimPrefix(msg.Subject(), prefix), ".")
+		deliver(agent)
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		s.log.Debug("nats store: inbox watch", "inboxes", prefix, "err", err)
+	}))
 	if err != nil {
-		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
+		return nil, err
 	}
-	s.mu.Lock()
-	s.watchers[w] = struct{}{}
-	s.mu.Unlock()
-	stop := func() {
+	return func() {
 		cc.Stop()
-		s.mu.Lock()
-		delete(s.watchers, w)
-		s.mu.Unlock()
-		w.Close()
-	}
-	if !s.goFunc(func(sctx context.Context) {
-		select {
-		case <-ctx.Done():
-		case <-sctx.Done():
+		if s.isClosed() {
+			return // the server drops it after InactiveThreshold
 		}
-		stop()
-	}) {
-		stop()
-		return nil, fmt.Errorf("watch inbox of %s in team %s: %w", agent, teamName, mailbox.ErrClosed)
-	}
-	return w.C(), nil
+		// Gone at once rather than after InactiveThreshold.
+		ctx, cancel := context.WithTimeout(s.ctx, attemptTimeout)
+		defer cancel()
+		if err := s.mail.DeleteConsumer(ctx, cons.CachedInfo().Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			s.log.Debug("nats store: delete an inbox watch's consumer", "inboxes", prefix, "err", err)
+		}
+	}, nil
 }
 
 // kickAll kicks every watch, after a reconnect: messages stored while the

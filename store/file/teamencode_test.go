@@ -1,0 +1,151 @@
+package file
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/internal/atomicfile"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// teamFileSeeds are team files as Claude Code and troupe write them.
+var teamFileSeeds = []string{
+	`{"name":"crew","createdAt":1,"leadAgentId":"team-lead@crew","members":[]}`,
+	`{"name":"crew","createdAt":1,"leadAgentId":"team-lead@crew"}`,
+	`{"name":"s","createdAt":17,"leadAgentId":"team-lead@s","leadProcess":{"pid":3,"members":[]},
+	  "members":[{"agentId":"team-lead@s","name":"team-lead","joinedAt":1,"tmuxPaneId":"leader","cwd":"/w","subscriptions":[]},
+	  {"agentId":"a@s","name":"a","joinedAt":2,"tmuxPaneId":"%3","cwd":"/w","subscriptions":["x"],"isActive":false,"future":{"members":[]}},
+	  {"agentId":"b@s","name":"b","prompt":"<html> & \"quotes\"\nline","joinedAt":3,"tmuxPaneId":"in-process","cwd":"/w","subscriptions":[],"isActive":true}],
+	  "futureTopLevel":[1,{"deep":true}]}`,
+}
+
+// checkEncoding fails unless encodeConfig gives json.MarshalIndent's bytes
+// for c, from scratch and reusing prev's member encodings.
+func checkEncoding(t *testing.T, c team.Config, prev *teamSnap) [][]byte {
+	t.Helper()
+	want, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatalf("MarshalIndent: %v", err)
+	}
+	got, members, err := encodeConfig(c, prev)
+	if err != nil {
+		t.Fatalf("encodeConfig: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encodeConfig = \n%s\nwant (MarshalIndent)\n%s", got, want)
+	}
+	return members
+}
+
+func TestEncodeConfigMatchesMarshalIndent(t *testing.T) {
+	for _, seed := range teamFileSeeds {
+		var c team.Config
+		if err := json.Unmarshal([]byte(seed), &c); err != nil {
+			t.Fatalf("seed %s: %v", seed, err)
+		}
+		members := checkEncoding(t, c, nil)
+		prev := newSnap(nil, c.Clone(), atomicfile.Identity{}, time.Now())
+		prev.members = members
+		// A flag flipped, a member added and one removed, each reusing
+		// the encodings of the members that did not change.
+		next := c.Clone()
+		for i := range next.Members {
+			v := !next.Members[i].Active()
+			next.Members[i].IsActive = &v
+			checkEncoding(t, next, prev)
+		}
+		next.Members = append(next.Members, team.Member{AgentID: "z@s", Name: "z", Cwd: "/"})
+		checkEncoding(t, next, prev)
+		if len(next.Members) > 1 {
+			next.Members = next.Members[1:]
+			checkEncoding(t, next, prev)
+		}
+	}
+}
+
+// FuzzEncodeTeamFile checks the incremental team-file encoder against
+// json.MarshalIndent on any team file that decodes.
+func FuzzEncodeTeamFile(f *testing.F) {
+	for _, seed := range teamFileSeeds {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c team.Config
+		if json.Unmarshal(data, &c) != nil {
+			return
+		}
+		if _, err := json.MarshalIndent(c, "", "  "); err != nil {
+			return
+		}
+		members := checkEncoding(t, c, nil)
+		prev := newSnap(data, c.Clone(), atomicfile.Identity{}, time.Now())
+		prev.members = members
+		if len(c.Members) > 0 {
+			next := c.Clone()
+			last := &next.Members[len(next.Members)-1]
+			v := !last.Active()
+			last.IsActive = &v
+			checkEncoding(t, next, prev)
+		}
+	})
+}
+
+// TestSameMemberCoversEveryField fails when team.Member gains a field that
+// sameMember does not compare: a change to it would then not be written.
+func TestSameMemberCoversEveryField(t *testing.T) {
+	if n := reflect.TypeFor[team.Member]().NumField(); n != memberFields {
+		t.Fatalf("team.Member has %d fields; sameMember compares %d: add the new ones to it", n, memberFields)
+	}
+	base := team.Member{AgentID: "a@s", Name: "a", Subscriptions: []string{"x"}, Extra: map[string]json.RawMessage{"k": json.RawMessage(`1`)}}
+	tru := true
+	changes := []func(*team.Member){
+		func(m *team.Member) { m.AgentID = "b@s" }, func(m *team.Member) { m.Name = "b" },
+		func(m *team.Member) { m.AgentType = "x" }, func(m *team.Member) { m.Model = "x" },
+		func(m *team.Member) { m.Prompt = "x" }, func(m *team.Member) { m.Color = "x" },
+		func(m *team.Member) { m.PlanModeRequired = true }, func(m *team.Member) { m.JoinedAt = 9 },
+		func(m *team.Member) { m.TmuxPaneID = "x" }, func(m *team.Member) { m.Cwd = "x" },
+		func(m *team.Member) { m.Subscriptions = []string{"y"} }, func(m *team.Member) { m.BackendType = "x" },
+		func(m *team.Member) { m.IsActive = &tru }, func(m *team.Member) { m.Mode = "x" },
+		func(m *team.Member) { m.Extra = map[string]json.RawMessage{"k": json.RawMessage(`2`)} },
+	}
+	if len(changes) != memberFields {
+		t.Fatalf("%d changes tested; want one per field (%d)", len(changes), memberFields)
+	}
+	for i, change := range changes {
+		m := base.Clone()
+		change(&m)
+		if sameMember(base, m) {
+			t.Errorf("change %d: sameMember = true; want false", i)
+		}
+	}
+	if !sameMember(base, base.Clone()) {
+		t.Errorf("sameMember(m, clone of m) = false; want true")
+	}
+}
+
+func TestTeamSnapTrusted(t *testing.T) {
+	seen := time.Unix(100, 0)
+	at := func(d time.Duration) int64 { return seen.Add(d).UnixNano() }
+	tests := []struct {
+		name   string
+		id     atomicfile.Identity
+		trusts bool
+	}{
+		{"unknown identity", atomicfile.Identity{}, false},
+		{"changed long before the read", atomicfile.Identity{Exists: true, MtimeNs: at(-time.Second), CtimeNs: at(-time.Second)}, true},
+		{"changed just before the read", atomicfile.Identity{Exists: true, MtimeNs: at(-time.Second), CtimeNs: at(-time.Millisecond)}, false},
+		{"mtime set just before the read", atomicfile.Identity{Exists: true, MtimeNs: at(-time.Millisecond), CtimeNs: at(-time.Second)}, false},
+		{"changed after the read began", atomicfile.Identity{Exists: true, MtimeNs: at(time.Millisecond), CtimeNs: at(time.Millisecond)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := &teamSnap{id: tt.id, seen: seen}
+			if got := snap.trusted(); got != tt.trusts {
+				t.Errorf("trusted() = %v; want %v", got, tt.trusts)
+			}
+		})
+	}
+}

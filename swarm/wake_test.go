@@ -1,0 +1,254 @@
+package swarm
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/llm/scripted"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/store/mem"
+	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// gatedTeams counts team updates and can hold them until released.
+type gatedTeams struct {
+	team.Store
+	mu      sync.Mutex
+	updates int           // guarded by mu
+	hold    chan struct{} // guarded by mu; when set, updates wait for it to close
+}
+
+func (g *gatedTeams) Update(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
+	g.mu.Lock()
+	g.updates++
+	hold := g.hold
+	g.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return team.Config{}, ctx.Err()
+		}
+	}
+	return g.Store.Update(ctx, name, fn)
+}
+
+func (g *gatedTeams) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.updates
+}
+
+// askedModel signals each request to its model.
+type askedModel struct {
+	llm.Model
+	asked chan string // the newest user message's text
+}
+
+func (m *askedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == llm.RoleUser {
+			m.asked <- req.Messages[i].Text()
+			break
+		}
+	}
+	return m.Model.Stream(ctx, req)
+}
+
+// startWakeTeammate runs teammate ann of team crew on a memory store whose
+// team updates go through g, and returns once ann has finished its first
+// turn and gone idle.
+func startWakeTeammate(t *testing.T) (g *gatedTeams, st *mem.Store, model *askedModel, idle chan struct{}) {
+	t.Helper()
+	return startWakeTeammateWith(t, nil, func(*TeammateConfig) {})
+}
+
+func startWakeTeammateWith(t *testing.T, tasks func(*mem.Store) tasklist.Store, adjust func(*TeammateConfig)) (g *gatedTeams, st *mem.Store, model *askedModel, idle chan struct{}) {
+	t.Helper()
+	st = mem.New(mem.Options{})
+	t.Cleanup(func() { st.Close() })
+	ctx := t.Context()
+	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := team.AddMember(ctx, st.Teams(), "crew", team.Member{Name: "ann"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	script, err := scripted.Parse([]byte(`{"turns":[{"match":{},"reply":{"text":"ok"},"repeat":true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = &gatedTeams{Store: st.Teams()}
+	model = &askedModel{Model: scripted.New(script), asked: make(chan string, 16)}
+	idle = make(chan struct{}, 16)
+	var ts tasklist.Store = st.Tasks()
+	if tasks != nil {
+		ts = tasks(st)
+	}
+	cfg := TeammateConfig{Team: "crew", Name: "ann", Teams: g, Mail: st.Mail(), Tasks: ts, Prompt: "start", NoAutoClaim: true,
+		OnEvent: func(e Event) {
+			if e.Kind == EventIdle {
+				idle <- struct{}{}
+			}
+		},
+		Build: func(*Teammate) (agent.Config, error) {
+			reg, _ := tool.NewRegistry()
+			return agent.Config{Model: model, System: "teammate", Tools: reg}, nil
+		}}
+	adjust(&cfg)
+	tm, err := NewTeammate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tm.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		g.mu.Lock()
+		if g.hold != nil {
+			select {
+			case <-g.hold:
+			default:
+				close(g.hold)
+			}
+		}
+		g.mu.Unlock()
+		<-done
+	})
+	waitSignal(t, model.asked, "the first prompt")
+	waitSignal(t, idle, "idle after the first turn")
+	waitUntil(t, "ann marked idle in the team", func() bool {
+		c, err := st.Teams().Get(t.Context(), "crew")
+		m, _ := c.Member("ann")
+		return err == nil && !m.Active()
+	})
+	return g, st, model, idle
+}
+
+func waitSignal[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s within 10 s", what)
+	}
+	var zero T
+	return zero
+}
+
+// TestWakeFlipsActiveOnce: a teammate woken by a message updates the team
+// once to go active and once to go idle after its turn: the pump's flip
+// is not repeated when the run starts (it was three updates a wake).
+func TestWakeFlipsActiveOnce(t *testing.T) {
+	g, st, model, idle := startWakeTeammate(t)
+	for i := range 3 {
+		before := g.count()
+		if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		waitSignal(t, model.asked, "the model asked with the message")
+		waitSignal(t, idle, "idle after the message's turn")
+		waitUntil(t, "ann marked idle in the team", func() bool {
+			c, err := st.Teams().Get(t.Context(), "crew")
+			m, _ := c.Member("ann")
+			return err == nil && !m.Active()
+		})
+		time.Sleep(20 * time.Millisecond) // room for a stray update to show
+		if got := g.count() - before; got != 2 {
+			t.Errorf("wake %d: %d team updates; want 2 (active on the wake, idle after the turn)", i, got)
+		}
+	}
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not %s within 10 s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestWakeDoesNotWaitForTeamWrite: the model is asked with a message while
+// the teammate's write of its active flag still waits (for the team's
+// lock, behind other teammates); the message is marked read only after
+// that write.
+func TestWakeDoesNotWaitForTeamWrite(t *testing.T) {
+	g, st, model, idle := startWakeTeammate(t)
+	hold := make(chan struct{})
+	g.mu.Lock()
+	g.hold = hold
+	g.mu.Unlock()
+	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "urgent"}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, model.asked, "the model asked while the team write is held")
+	unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unread) != 1 {
+		t.Errorf("while the active flag is not yet written: %d unread messages; want 1 (read only once the teammate shows active)", len(unread))
+	}
+	close(hold)
+	waitSignal(t, idle, "idle after the turn")
+	waitUntil(t, "the message marked read", func() bool {
+		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
+		return err == nil && len(unread) == 0
+	})
+}
+
+// losingTasks makes every claim by ann lose to zed, a faster teammate:
+// the task is stored as zed's, and ann's write conflicts.
+type losingTasks struct{ *mem.Tasks }
+
+func (l losingTasks) Put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	if t.Status == tasklist.StatusInProgress && t.Owner == "ann" {
+		t.Owner = "zed"
+		if _, err := l.Tasks.Put(ctx, list, t, prev); err != nil {
+			return 0, err
+		}
+		return 0, tasklist.ErrConflict
+	}
+	return l.Tasks.Put(ctx, list, t, prev)
+}
+
+// TestLostClaimsStayActive: a teammate that keeps losing the race for
+// ready tasks (a drain with many teammates) marks itself active once and
+// idle once when the linger passes, instead of writing the team twice on
+// every task change.
+func TestLostClaimsStayActive(t *testing.T) {
+	g, st, _, _ := startWakeTeammateWith(t, func(st *mem.Store) tasklist.Store { return losingTasks{st.Tasks()} },
+		func(c *TeammateConfig) { c.NoAutoClaim, c.ClaimLinger = false, 300*time.Millisecond })
+	before := g.count()
+	l := tasklist.New(st.Tasks(), "crew")
+	for i := range 5 {
+		if _, err := l.Create(t.Context(), tasklist.Draft{Subject: fmt.Sprintf("task %d", i), Description: "d"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := g.count() - before; got != 1 {
+		t.Errorf("%d team updates while losing claims on 5 task changes; want 1 (active once)", got)
+	}
+	waitUntil(t, "ann idle after the linger", func() bool {
+		c, err := st.Teams().Get(t.Context(), "crew")
+		m, _ := c.Member("ann")
+		return err == nil && !m.Active()
+	})
+	if got := g.count() - before; got != 2 {
+		t.Errorf("%d team updates in all; want 2 (active once, idle once)", got)
+	}
+}
