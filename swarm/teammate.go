@@ -657,7 +657,7 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		}
 		flip = false
 	}
-	tm.dispatch(fresh)
+	tm.dispatch(ctx, fresh)
 	if withoutID {
 		return nil
 	}
@@ -668,7 +668,7 @@ func (tm *Teammate) pump(ctx context.Context) error {
 }
 
 // dispatch hands messages read from the inbox to where they go.
-func (tm *Teammate) dispatch(msgs []mailbox.Message) {
+func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 	tm.mu.Lock()
 	for _, m := range msgs {
 		if m.ID != "" {
