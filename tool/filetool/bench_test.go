@@ -90,6 +90,33 @@ func genTree(tb testing.TB, dir string, n int) {
 	must(os.WriteFile(filepath.Join(dir, "build", "out.go"), []byte("needleword\n"), 0o644))
 }
 
+// genTreeFor returns a tree of n files as genTree makes it: in a
+// temporary folder, or, when TROUPE_BENCH_TREE names a folder, in
+// TROUPE_BENCH_TREE/gen-N, made there the first time and reused after, so
+// that repeated measurements skip writing 100,000 files.
+func genTreeFor(tb testing.TB, n int) string {
+	tb.Helper()
+	base := os.Getenv("TROUPE_BENCH_TREE")
+	if base == "" {
+		dir := tb.TempDir()
+		genTree(tb, dir, n)
+		return dir
+	}
+	dir := filepath.Join(base, fmt.Sprintf("gen-%d", n))
+	done := filepath.Join(base, fmt.Sprintf("gen-%d.done", n))
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		tb.Fatal(err)
+	}
+	genTree(tb, dir, n)
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
 // runTool runs tl with input in the benchmark, failing on an error.
 func runTool(tb testing.TB, tl tool.Tool, input map[string]any) tool.Result {
 	tb.Helper()
@@ -122,14 +149,12 @@ func BenchmarkGrepGoSrc(b *testing.B) {
 }
 
 func BenchmarkGrep100k(b *testing.B) {
-	dir := b.TempDir()
-	genTree(b, dir, 100_000)
+	dir := genTreeFor(b, 100_000)
 	benchGrep(b, dir, genCases())
 }
 
 func BenchmarkGlob100k(b *testing.B) {
-	dir := b.TempDir()
-	genTree(b, dir, 100_000)
+	dir := genTreeFor(b, 100_000)
 	gl := NewGlob(Config{Root: dir})
 	cpu := processCPU()
 	for b.Loop() {
