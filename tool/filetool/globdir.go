@@ -39,8 +39,8 @@ func (d *osDir) entries(_ *[]byte, ents []dirEnt) ([]dirEnt, error) {
 	return ents, nil
 }
 
-func (d *osDir) lstat(name string) (mtime, entKind, error) {
-	st, err := os.Lstat(d.prefix + name)
+func (d *osDir) lstat(e *dirEnt) (mtime, entKind, error) {
+	st, err := os.Lstat(d.prefix + e.name)
 	if err != nil {
 		return noTime, kindOther, err
 	}

@@ -56,8 +56,9 @@ func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
 }
 
 // parseDirents appends the entries of b, what getdents filled, to ents,
-// all names in one string; "." and ".." are left out. A record that does
-// not fit ends the parse (the kernel never writes one).
+// all names in one string, each followed there by its NUL; "." and ".."
+// are left out. A record that does not fit ends the parse, and one whose
+// name has no NUL is left out (the kernel never writes either).
 func parseDirents(b []byte, ents []dirEnt) []dirEnt {
 	// struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type,
 	// then the name and a NUL.
@@ -68,15 +69,17 @@ func parseDirents(b []byte, ents []dirEnt) []dirEnt {
 			break
 		}
 		name := all[off+19 : off+reclen]
-		if i := strings.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
+		i := strings.IndexByte(name, 0)
 		typ := b[off+18]
 		off += reclen
+		if i < 0 {
+			continue // no NUL after the name: the kernel always writes one
+		}
+		name = name[:i]
 		if name == "." || name == ".." || name == "" {
 			continue
 		}
-		ents = append(ents, dirEnt{name: name, kind: direntKind(typ)})
+		ents = append(ents, dirEnt{name: name, kind: direntKind(typ), nul: true})
 	}
 	return ents
 }
@@ -96,17 +99,17 @@ func direntKind(typ byte) entKind {
 	return kindOther
 }
 
-func (d linuxDir) lstat(name string) (mtime, entKind, error) {
+func (d linuxDir) lstat(e *dirEnt) (mtime, entKind, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := fstatatNoFollow(d.fd, e, &st)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return noTime, kindOther, err
 		}
-		return mtime{sec: st.Mtim.Sec, nsec: st.Mtim.Nsec}, statKind(st.Mode), nil
+		return mtime{sec: int64(st.Mtim.Sec), nsec: int64(st.Mtim.Nsec)}, statKind(st.Mode), nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,6 +52,11 @@ func FuzzParseDirents(f *testing.F) {
 		for _, e := range parseDirents(b, nil) {
 			if e.name == "" || e.name == "." || e.name == ".." || strings.IndexByte(e.name, 0) >= 0 {
 				t.Fatalf("parseDirents(%q) gave the name %q", b, e.name)
+			}
+			// fstatatNoFollow passes the name where it lies: a NUL must
+			// follow it there.
+			if !e.nul || *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(e.name)), len(e.name))) != 0 {
+				t.Fatalf("parseDirents(%q) gave the name %q without its NUL after it", b, e.name)
 			}
 		}
 	})

@@ -33,6 +33,10 @@ const (
 type dirEnt struct {
 	name string
 	kind entKind
+	// nul says a NUL byte follows name in memory (on Linux the names
+	// point into the copy of what getdents filled), so that a system call
+	// can take the name as it is, without a copy.
+	nul bool
 }
 
 // scanDir is a folder open for a Glob scan. The implementation on Linux
@@ -42,9 +46,9 @@ type scanDir interface {
 	// entries appends the folder's entries, but "." and "..", to ents;
 	// buf is scratch space the implementation may reuse across calls.
 	entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error)
-	// lstat returns the entry's modification time and kind, not
-	// following a link.
-	lstat(name string) (mtime, entKind, error)
+	// lstat returns the modification time and kind of an entry entries
+	// gave, not following a link.
+	lstat(e *dirEnt) (mtime, entKind, error)
 	// regular reports whether the entry, a link followed, is a regular
 	// file.
 	regular(name string) bool
@@ -311,14 +315,15 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 			break
 		}
 	}
-	for _, e := range w.ents {
+	for i := range w.ents {
+		e := &w.ents[i]
 		name, kind := e.name, e.kind
 		if name == ".git" {
 			continue
 		}
 		t, known := noTime, false
 		if kind == kindUnknown {
-			if t, kind, err = d.lstat(name); err != nil {
+			if t, kind, err = d.lstat(e); err != nil {
 				continue // gone since it was listed
 			}
 			known = true
@@ -351,7 +356,7 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 			continue
 		}
 		if !known {
-			if t, _, err = d.lstat(name); err != nil {
+			if t, _, err = d.lstat(e); err != nil {
 				t = noTime
 			}
 		}

@@ -151,7 +151,7 @@ func (w *walk) readDirSorted(prefix string, depth int) ([]dirEnt, error) {
 	for i := range entries {
 		e := &entries[i]
 		if e.kind == kindUnknown {
-			if _, e.kind, err = d.lstat(e.name); err != nil {
+			if _, e.kind, err = d.lstat(e); err != nil {
 				e.kind = kindOther // gone since it was listed
 			}
 		}
