@@ -28,7 +28,7 @@ func openOSDir(prefix string) (scanDir, error) {
 	return &osDir{f: f, prefix: prefix}, nil
 }
 
-func (d *osDir) entries(_ *[]byte, ents []dirEnt) ([]dirEnt, error) {
+func (d *osDir) entries(_ *[]byte, ents []dirEnt, _ bool) ([]dirEnt, error) {
 	list, err := d.f.ReadDir(-1)
 	if err != nil {
 		return ents, err

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +33,7 @@ func openScanDir(prefix string) (scanDir, error) {
 // direntBuf is how much one getdents call may fill.
 const direntBuf = 32 << 10
 
-func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
+func (d linuxDir) entries(buf *[]byte, ents []dirEnt, borrow bool) ([]dirEnt, error) {
 	b := (*buf)[:0]
 	for {
 		if cap(b)-len(b) < direntBuf {
@@ -52,17 +53,26 @@ func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
 		b = b[:len(b)+n]
 	}
 	*buf = b
-	return parseDirents(b, ents), nil
+	return parseDirents(b, ents, borrow), nil
 }
 
 // parseDirents appends the entries of b, what getdents filled, to ents,
-// all names in one string, each followed there by its NUL; "." and ".."
-// are left out. A record that does not fit ends the parse, and one whose
-// name has no NUL is left out (the kernel never writes either).
-func parseDirents(b []byte, ents []dirEnt) []dirEnt {
+// each name followed by its NUL: all names in one new string, or, with
+// borrow set, in b itself (so valid only while b is not written again).
+// "." and ".." are left out. A record that does not fit ends the parse,
+// and one whose name has no NUL is left out (the kernel never writes
+// either).
+func parseDirents(b []byte, ents []dirEnt, borrow bool) []dirEnt {
 	// struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type,
 	// then the name and a NUL.
-	all := string(b)
+	var all string
+	switch {
+	case len(b) == 0:
+	case borrow:
+		all = unsafe.String(&b[0], len(b))
+	default:
+		all = string(b)
+	}
 	for off := 0; off+19 <= len(all); {
 		reclen := int(binary.NativeEndian.Uint16(b[off+16:]))
 		if reclen < 20 || off+reclen > len(all) {

@@ -45,7 +45,9 @@ type dirEnt struct {
 type scanDir interface {
 	// entries appends the folder's entries, but "." and "..", to ents;
 	// buf is scratch space the implementation may reuse across calls.
-	entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error)
+	// With borrow set the names may lie in *buf, valid only until the
+	// next call that is given buf; without it they are copied out.
+	entries(buf *[]byte, ents []dirEnt, borrow bool) ([]dirEnt, error)
 	// lstat returns the modification time and kind of an entry entries
 	// gave, not following a link.
 	lstat(e *dirEnt) (mtime, entKind, error)
@@ -119,8 +121,11 @@ type newest struct {
 	hits []globHit
 }
 
+// add adds x if it is among the keep newest; x.name may be borrowed (see
+// scanDir.entries): a name kept is cloned.
 func (h *newest) add(x globHit) {
 	if len(h.hits) < h.keep {
+		x.name = strings.Clone(x.name)
 		h.hits = append(h.hits, x)
 		for i := len(h.hits) - 1; i > 0; {
 			p := (i - 1) / 2
@@ -135,6 +140,7 @@ func (h *newest) add(x globHit) {
 	if h.keep == 0 || !newer(&x, &h.hits[0]) {
 		return
 	}
+	x.name = strings.Clone(x.name)
 	h.hits[0] = x
 	for i := 0; ; {
 		old := i
@@ -302,7 +308,7 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 		return err
 	}
 	defer d.close()
-	w.ents, err = d.entries(&w.buf, w.ents[:0])
+	w.ents, err = d.entries(&w.buf, w.ents[:0], true) // names kept past this folder are cloned
 	if err != nil {
 		return err
 	}
@@ -333,6 +339,7 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 			if stack.ignoredIn(j.topRel, name, true, &w.scratch) || s.maxDepth > 0 && j.depth+1 >= s.maxDepth {
 				continue
 			}
+			name = strings.Clone(name) // borrowed, and join may return it as it is
 			w.subs = append(w.subs, &scanJob{
 				prefix: j.prefix + name + sepString,
 				topRel: join(j.topRel, name),
