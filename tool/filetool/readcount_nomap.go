@@ -6,7 +6,7 @@ import "errors"
 
 // mapFile is not done where files are not mapped: the Read counts lines
 // as it reads.
-func mapFile(fd int, size int64) ([]byte, error) {
+func mapFile(fd int, off, size int64) ([]byte, error) {
 	return nil, errors.New("files are not mapped here")
 }
 

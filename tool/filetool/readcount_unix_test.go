@@ -23,16 +23,16 @@ func TestCountMappedShrank(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	data, err := mapFile(int(f.Fd()), int64(4*page)) // as if the file had been 4 pages long
+	data, err := mapFile(int(f.Fd()), 0, int64(4*page)) // as if the file had been 4 pages long
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unmapFile(data)
 	whole := []span{{0, int64(4 * page)}}
-	if n, err := countSpans(data, whole, 0, int64(page)); err != nil || n != 0 {
+	if n, err := countSpans(data, 0, whole, 0, int64(page)); err != nil || n != 0 {
 		t.Fatalf("countSpans(the whole file) = %d, %v; want 0, nil", n, err)
 	}
-	if _, err := countSpans(data, whole, 0, int64(4*page)); !errors.Is(err, errShrank) {
+	if _, err := countSpans(data, 0, whole, 0, int64(4*page)); !errors.Is(err, errShrank) {
 		t.Fatalf("countSpans(past the end) error = %v; want errShrank", err)
 	}
 }
