@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,33 @@ func genTree(tb testing.TB, dir string, n int) {
 	must(os.WriteFile(filepath.Join(dir, "build", "out.go"), []byte("needleword\n"), 0o644))
 }
 
+// genTreeFor returns a tree of n files as genTree makes it: in a
+// temporary folder, or, when TROUPE_BENCH_TREE names a folder, in
+// TROUPE_BENCH_TREE/gen-N, made there the first time and reused after, so
+// that repeated measurements skip writing 100,000 files.
+func genTreeFor(tb testing.TB, n int) string {
+	tb.Helper()
+	base := os.Getenv("TROUPE_BENCH_TREE")
+	if base == "" {
+		dir := tb.TempDir()
+		genTree(tb, dir, n)
+		return dir
+	}
+	dir := filepath.Join(base, fmt.Sprintf("gen-%d", n))
+	done := filepath.Join(base, fmt.Sprintf("gen-%d.done", n))
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		tb.Fatal(err)
+	}
+	genTree(tb, dir, n)
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
 // runTool runs tl with input in the benchmark, failing on an error.
 func runTool(tb testing.TB, tl tool.Tool, input map[string]any) tool.Result {
 	tb.Helper()
@@ -122,14 +150,12 @@ func BenchmarkGrepGoSrc(b *testing.B) {
 }
 
 func BenchmarkGrep100k(b *testing.B) {
-	dir := b.TempDir()
-	genTree(b, dir, 100_000)
+	dir := genTreeFor(b, 100_000)
 	benchGrep(b, dir, genCases())
 }
 
 func BenchmarkGlob100k(b *testing.B) {
-	dir := b.TempDir()
-	genTree(b, dir, 100_000)
+	dir := genTreeFor(b, 100_000)
 	gl := NewGlob(Config{Root: dir})
 	cpu := processCPU()
 	for b.Loop() {
@@ -204,29 +230,79 @@ func BenchmarkReadEnd1G(b *testing.B) {
 	b.ReportMetric(float64(fresh.Microseconds())/1000, "unindexed-ms")
 }
 
-// BenchmarkEdit50M edits one line in the middle of a 50 MB file; B/op
-// shows the file is held once (the read), the edited file written from
+// BenchmarkEdit edits one line in the middle of a 5 MB and a 50 MB file:
+// the time should grow with the size (ns/op about ten times, MB/s about
+// the same), and copies (bytes allocated per byte of the file) should stay
+// about 1: the file is held once (the read), the edited file written from
 // its parts.
-func BenchmarkEdit50M(b *testing.B) {
-	p := filepath.Join(b.TempDir(), "big.txt")
-	var sb strings.Builder
-	for i := 0; sb.Len() < 50<<20; i++ {
-		fmt.Fprintf(&sb, "%09d some words on a line of a big file\n", i)
+func BenchmarkEdit(b *testing.B) {
+	for _, mb := range []int{5, 50} {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			p := filepath.Join(b.TempDir(), "big.txt")
+			var sb strings.Builder
+			for i := 0; sb.Len() < mb<<20; i++ {
+				fmt.Fprintf(&sb, "%09d some words on a line of a big file\n", i)
+			}
+			if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			// A line in the middle, which every edit finds (back and
+			// forth).
+			line := strings.Count(sb.String(), "\n") / 2
+			from, to := fmt.Sprintf("%09d some", line), fmt.Sprintf("%09d SOME", line)
+			ed := NewEdit(Config{})
+			b.SetBytes(int64(sb.Len()))
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				runTool(b, ed, map[string]any{"file_path": p, "old_string": from, "new_string": to})
+				from, to = to, from
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(sb.Len()), "copies")
+		})
 	}
-	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	ed := NewEdit(Config{})
-	b.SetBytes(int64(sb.Len()))
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		// Back and forth, so that every edit finds its text.
-		from, to := "000700000 some", "000700000 SOME"
-		if i%2 == 1 {
-			from, to = to, from
-		}
-		i++
-		runTool(b, ed, map[string]any{"file_path": p, "old_string": from, "new_string": to})
+}
+
+// BenchmarkReadLongLines reads files whose lines are long and not all
+// valid UTF-8 (Latin-1 bytes in them): a 64 MiB file of one line, and a
+// 64 MiB file of 64 lines of 1 MiB, each Read asked for its last line.
+// Each shown line is cut at 2,000 bytes and its invalid bytes shown as
+// U+FFFD with a note; B/op stays far below the file's size (the line is
+// passed through a 1 MiB buffer, not held), and the time grows with the
+// bytes before the line asked for.
+func BenchmarkReadLongLines(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		lines int
+	}{{"one-64MiB-line", 1}, {"64-lines-of-1MiB", 64}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := filepath.Join(b.TempDir(), "long.txt")
+			per := 64 << 20 / c.lines
+			const latin1 = "caf\xe9 na\xefve "
+			line := []byte(strings.Repeat(latin1, per/len(latin1)+1)[:per-1] + "\n")
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range c.lines {
+				if _, err := f.Write(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			input := map[string]any{"file_path": p, "offset": c.lines, "limit": 1}
+			b.SetBytes(int64(c.lines * len(line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				res := runTool(b, NewRead(Config{}), input)
+				if !strings.Contains(res.Content, "line truncated") || !strings.Contains(res.Content, "not valid UTF-8") {
+					b.Fatalf("Read(%v) does not say the line was cut and not UTF-8:\n%.300s", input, res.Content)
+				}
+			}
+		})
 	}
 }

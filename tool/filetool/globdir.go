@@ -28,7 +28,7 @@ func openOSDir(prefix string) (scanDir, error) {
 	return &osDir{f: f, prefix: prefix}, nil
 }
 
-func (d *osDir) entries(_ *[]byte, ents []dirEnt) ([]dirEnt, error) {
+func (d *osDir) entries(_ *[]byte, ents []dirEnt, _ bool) ([]dirEnt, error) {
 	list, err := d.f.ReadDir(-1)
 	if err != nil {
 		return ents, err
@@ -39,8 +39,8 @@ func (d *osDir) entries(_ *[]byte, ents []dirEnt) ([]dirEnt, error) {
 	return ents, nil
 }
 
-func (d *osDir) lstat(name string) (mtime, entKind, error) {
-	st, err := os.Lstat(d.prefix + name)
+func (d *osDir) lstat(e *dirEnt) (mtime, entKind, error) {
+	st, err := os.Lstat(d.prefix + e.name)
 	if err != nil {
 		return noTime, kindOther, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +33,7 @@ func openScanDir(prefix string) (scanDir, error) {
 // direntBuf is how much one getdents call may fill.
 const direntBuf = 32 << 10
 
-func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
+func (d linuxDir) entries(buf *[]byte, ents []dirEnt, borrow bool) ([]dirEnt, error) {
 	b := (*buf)[:0]
 	for {
 		if cap(b)-len(b) < direntBuf {
@@ -52,31 +53,43 @@ func (d linuxDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
 		b = b[:len(b)+n]
 	}
 	*buf = b
-	return parseDirents(b, ents), nil
+	return parseDirents(b, ents, borrow), nil
 }
 
 // parseDirents appends the entries of b, what getdents filled, to ents,
-// all names in one string; "." and ".." are left out. A record that does
-// not fit ends the parse (the kernel never writes one).
-func parseDirents(b []byte, ents []dirEnt) []dirEnt {
+// each name followed by its NUL: all names in one new string, or, with
+// borrow set, in b itself (so valid only while b is not written again).
+// "." and ".." are left out. A record that does not fit ends the parse,
+// and one whose name has no NUL is left out (the kernel never writes
+// either).
+func parseDirents(b []byte, ents []dirEnt, borrow bool) []dirEnt {
 	// struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type,
 	// then the name and a NUL.
-	all := string(b)
+	var all string
+	switch {
+	case len(b) == 0:
+	case borrow:
+		all = unsafe.String(&b[0], len(b))
+	default:
+		all = string(b)
+	}
 	for off := 0; off+19 <= len(all); {
 		reclen := int(binary.NativeEndian.Uint16(b[off+16:]))
 		if reclen < 20 || off+reclen > len(all) {
 			break
 		}
 		name := all[off+19 : off+reclen]
-		if i := strings.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
+		i := strings.IndexByte(name, 0)
 		typ := b[off+18]
 		off += reclen
+		if i < 0 {
+			continue // no NUL after the name: the kernel always writes one
+		}
+		name = name[:i]
 		if name == "." || name == ".." || name == "" {
 			continue
 		}
-		ents = append(ents, dirEnt{name: name, kind: direntKind(typ)})
+		ents = append(ents, dirEnt{name: name, kind: direntKind(typ), nul: true})
 	}
 	return ents
 }
@@ -96,17 +109,17 @@ func direntKind(typ byte) entKind {
 	return kindOther
 }
 
-func (d linuxDir) lstat(name string) (mtime, entKind, error) {
+func (d linuxDir) lstat(e *dirEnt) (mtime, entKind, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := fstatatNoFollow(d.fd, e, &st)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return noTime, kindOther, err
 		}
-		return mtime{sec: st.Mtim.Sec, nsec: st.Mtim.Nsec}, statKind(st.Mode), nil
+		return mtime{sec: int64(st.Mtim.Sec), nsec: int64(st.Mtim.Nsec)}, statKind(st.Mode), nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +34,7 @@ func FuzzParseDirents(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	real := parseDirents(buf[:n], nil)
+	real := parseDirents(buf[:n], nil, false)
 	var names []string
 	for _, e := range real {
 		names = append(names, e.name)
@@ -48,9 +49,21 @@ func FuzzParseDirents(f *testing.F) {
 	f.Add(buf[:n/2])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, e := range parseDirents(b, nil) {
-			if e.name == "" || e.name == "." || e.name == ".." || strings.IndexByte(e.name, 0) >= 0 {
-				t.Fatalf("parseDirents(%q) gave the name %q", b, e.name)
+		copied := parseDirents(b, nil, false)
+		borrowed := parseDirents(b, nil, true)
+		if !slices.Equal(copied, borrowed) {
+			t.Fatalf("parseDirents(%q) gives %v copied and %v borrowed", b, copied, borrowed)
+		}
+		for _, ents := range [][]dirEnt{copied, borrowed} {
+			for _, e := range ents {
+				if e.name == "" || e.name == "." || e.name == ".." || strings.IndexByte(e.name, 0) >= 0 {
+					t.Fatalf("parseDirents(%q) gave the name %q", b, e.name)
+				}
+				// fstatatNoFollow passes the name where it lies: a NUL
+				// must follow it there.
+				if !e.nul || *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(e.name)), len(e.name))) != 0 {
+					t.Fatalf("parseDirents(%q) gave the name %q without its NUL after it", b, e.name)
+				}
 			}
 		}
 	})

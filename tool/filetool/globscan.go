@@ -33,6 +33,10 @@ const (
 type dirEnt struct {
 	name string
 	kind entKind
+	// nul says a NUL byte follows name in memory (on Linux the names
+	// point into the copy of what getdents filled), so that a system call
+	// can take the name as it is, without a copy.
+	nul bool
 }
 
 // scanDir is a folder open for a Glob scan. The implementation on Linux
@@ -41,10 +45,12 @@ type dirEnt struct {
 type scanDir interface {
 	// entries appends the folder's entries, but "." and "..", to ents;
 	// buf is scratch space the implementation may reuse across calls.
-	entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error)
-	// lstat returns the entry's modification time and kind, not
-	// following a link.
-	lstat(name string) (mtime, entKind, error)
+	// With borrow set the names may lie in *buf, valid only until the
+	// next call that is given buf; without it they are copied out.
+	entries(buf *[]byte, ents []dirEnt, borrow bool) ([]dirEnt, error)
+	// lstat returns the modification time and kind of an entry entries
+	// gave, not following a link.
+	lstat(e *dirEnt) (mtime, entKind, error)
 	// regular reports whether the entry, a link followed, is a regular
 	// file.
 	regular(name string) bool
@@ -115,8 +121,11 @@ type newest struct {
 	hits []globHit
 }
 
+// add adds x if it is among the keep newest; x.name may be borrowed (see
+// scanDir.entries): a name kept is cloned.
 func (h *newest) add(x globHit) {
 	if len(h.hits) < h.keep {
+		x.name = strings.Clone(x.name)
 		h.hits = append(h.hits, x)
 		for i := len(h.hits) - 1; i > 0; {
 			p := (i - 1) / 2
@@ -131,6 +140,7 @@ func (h *newest) add(x globHit) {
 	if h.keep == 0 || !newer(&x, &h.hits[0]) {
 		return
 	}
+	x.name = strings.Clone(x.name)
 	h.hits[0] = x
 	for i := 0; ; {
 		old := i
@@ -298,7 +308,7 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 		return err
 	}
 	defer d.close()
-	w.ents, err = d.entries(&w.buf, w.ents[:0])
+	w.ents, err = d.entries(&w.buf, w.ents[:0], true) // names kept past this folder are cloned
 	if err != nil {
 		return err
 	}
@@ -311,14 +321,15 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 			break
 		}
 	}
-	for _, e := range w.ents {
+	for i := range w.ents {
+		e := &w.ents[i]
 		name, kind := e.name, e.kind
 		if name == ".git" {
 			continue
 		}
 		t, known := noTime, false
 		if kind == kindUnknown {
-			if t, kind, err = d.lstat(name); err != nil {
+			if t, kind, err = d.lstat(e); err != nil {
 				continue // gone since it was listed
 			}
 			known = true
@@ -328,6 +339,7 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 			if stack.ignoredIn(j.topRel, name, true, &w.scratch) || s.maxDepth > 0 && j.depth+1 >= s.maxDepth {
 				continue
 			}
+			name = strings.Clone(name) // borrowed, and join may return it as it is
 			w.subs = append(w.subs, &scanJob{
 				prefix: j.prefix + name + sepString,
 				topRel: join(j.topRel, name),
@@ -351,7 +363,7 @@ func (s *globScan) dir(ctx context.Context, w *scanWorker, j *scanJob) error {
 			continue
 		}
 		if !known {
-			if t, _, err = d.lstat(name); err != nil {
+			if t, _, err = d.lstat(e); err != nil {
 				t = noTime
 			}
 		}

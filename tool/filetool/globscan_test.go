@@ -49,9 +49,9 @@ var openers = map[string]func(string) (scanDir, error){
 // untypedDir is a scanDir whose entries come without their kinds.
 type untypedDir struct{ scanDir }
 
-func (d untypedDir) entries(buf *[]byte, ents []dirEnt) ([]dirEnt, error) {
+func (d untypedDir) entries(buf *[]byte, ents []dirEnt, borrow bool) ([]dirEnt, error) {
 	n := len(ents)
-	ents, err := d.scanDir.entries(buf, ents)
+	ents, err := d.scanDir.entries(buf, ents, borrow)
 	for i := n; i < len(ents); i++ {
 		ents[i].kind = kindUnknown
 	}

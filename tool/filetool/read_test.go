@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -232,6 +233,15 @@ func TestReadSparse(t *testing.T) {
 		if want := bytes.Count(data[:m.off], []byte("\n")); m.lines != want {
 			t.Errorf("mark at %d says %d lines before it; want %d", m.off, m.lines, want)
 		}
+	}
+	// Mapped a chunk at a time (as a file over 1 GiB is), the count and
+	// the marks are the same.
+	chunked := &lineIndex{info: st}
+	if err := indexLinesBy(t.Context(), g, st.Size(), chunked, 3*countEvery); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(chunked.marks, idx.marks) || chunked.lines != idx.lines {
+		t.Errorf("counted 3 MiB at a time: %d lines, marks %v; at once: %d lines, marks %v", chunked.lines, chunked.marks, idx.lines, idx.marks)
 	}
 	// A count whose context ended stops, and says so.
 	ctx, cancel := contextCanceled(t)

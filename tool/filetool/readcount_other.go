@@ -2,8 +2,6 @@
 
 package filetool
 
-// mapPopulate is Linux's only.
-const mapPopulate = 0
-
-// dataSpan returns [lo, hi): holes are not looked for outside Linux.
-func dataSpan(fd int, lo, hi int64) (start, end int64, err error) { return lo, hi, nil }
+// dataSpans returns the whole file: holes are not looked for outside
+// Linux.
+func dataSpans(fd int, size int64) ([]span, error) { return []span{{0, size}}, nil }

@@ -3,30 +3,26 @@
 package filetool
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"runtime/debug"
+	"math"
 
 	"golang.org/x/sys/unix"
 )
 
-// countMapped maps [lo, hi) of the file fd and counts its newlines. A
-// file cut shorter while mapped makes the count fault; that fault is
-// caught and reported as errShrank.
-func countMapped(fd int, lo, hi int64) (count int, err error) {
-	page := int64(os.Getpagesize())
-	at := lo &^ (page - 1)
-	data, err := unix.Mmap(fd, at, int(hi-at), unix.PROT_READ, unix.MAP_SHARED|mapPopulate)
-	if err != nil {
-		return 0, fmt.Errorf("map the file: %w", err)
+// mapFile maps size bytes of the file fd from off (a multiple of the page
+// size) on, for reading. The
+// pages are not read in ahead: touching them maps them, and on Linux a
+// page cache that holds the file in large folios maps them 2 MiB at a
+// time.
+func mapFile(fd int, off, size int64) ([]byte, error) {
+	if size > math.MaxInt {
+		return nil, fmt.Errorf("map the file: %d bytes do not fit in memory here", size)
 	}
-	defer unix.Munmap(data)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			count, err = 0, errShrank
-		}
-	}()
-	return bytes.Count(data[lo-at:], []byte{'\n'}), nil
+	data, err := unix.Mmap(fd, off, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map the file: %w", err)
+	}
+	return data, nil
 }
+
+func unmapFile(data []byte) { unix.Munmap(data) }

@@ -112,6 +112,17 @@ func (idx *lineIndex) total() (int, bool) {
 	return idx.lines, idx.known
 }
 
+// setCounted sets what the first count found: marks, in order, and the
+// line count.
+func (idx *lineIndex) setCounted(marks []lineMark, lines int) {
+	if idx == nil {
+		return
+	}
+	idx.mu.Lock()
+	defer idx.mu.Unlock()
+	idx.marks, idx.lines, idx.known = marks, lines, true
+}
+
 func (idx *lineIndex) setTotal(n int) {
 	if idx == nil {
 		return

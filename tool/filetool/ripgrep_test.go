@@ -121,35 +121,27 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 
 // TestRipgrepSideBySide times Grep's and Glob's code and ripgrep on the
 // same trees and prints the ratios. It runs only when
-// TROUPE_BENCH_RIPGREP is set (to the number of runs to take the best of;
-// default 5), as it takes a while: it is a measurement, not a test.
+// TROUPE_BENCH_RIPGREP is set (to the number of runs of each side;
+// default 9), as it takes a while: it is a measurement, not a test.
+// TROUPE_BENCH_CASES, when set, keeps only the cases whose name contains
+// it (such as "Glob").
 //
-//	TROUPE_BENCH_RIPGREP=5 go test -run TestRipgrepSideBySide -v ./tool/filetool/
+// The two sides run interleaved, troupe then rg then rg then troupe and
+// so on, so that both meet the same load on a shared machine; the table
+// gives the median of each side's wall and CPU times and the median of
+// the ratios of the pairs, and the log gives the load average before and
+// after.
+//
+//	TROUPE_BENCH_RIPGREP=9 go test -run TestRipgrepSideBySide -v ./tool/filetool/
 func TestRipgrepSideBySide(t *testing.T) {
 	runs := 0
 	if v := os.Getenv("TROUPE_BENCH_RIPGREP"); v == "" {
-		t.Skip("set TROUPE_BENCH_RIPGREP=N to time Grep against ripgrep (best of N runs)")
+		t.Skip("set TROUPE_BENCH_RIPGREP=N to time Grep against ripgrep (N interleaved runs of each)")
 	} else if _, err := fmt.Sscan(v, &runs); err != nil || runs < 1 {
-		runs = 5
+		runs = 9
 	}
+	only := os.Getenv("TROUPE_BENCH_CASES")
 	rg := rgPath(t)
-	// cost is the best wall time and the best CPU time (user and system)
-	// of runs of fn, which returns the CPU time it used.
-	type cost struct{ wall, cpu time.Duration }
-	best := func(fn func() time.Duration) cost {
-		var b cost
-		for i := range runs {
-			start := time.Now()
-			cpu := fn()
-			if d := time.Since(start); i == 0 || d < b.wall {
-				b.wall = d
-			}
-			if i == 0 || cpu < b.cpu {
-				b.cpu = cpu
-			}
-		}
-		return b
-	}
 	inProcess := func(fn func()) func() time.Duration {
 		return func() time.Duration {
 			before := processCPU()
@@ -171,14 +163,28 @@ func TestRipgrepSideBySide(t *testing.T) {
 			return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}
 	}
-	gen := t.TempDir()
-	genTree(t, gen, 100_000)
+	gen := genTreeFor(t, 100_000)
 	var rows []string
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	add := func(tree, name string, troupe, ripgrep cost) {
+	load := loadAverage()
+	add := func(tree, name string, troupe, ripgrep func() time.Duration) {
+		if only != "" && !strings.Contains(name, only) {
+			return
+		}
+		troupe() // warm both: page cache, dentries, the tool's buffers
+		ripgrep()
+		var c pairCosts
+		for i := range runs {
+			if i%2 == 0 {
+				c.add(timed(troupe), timed(ripgrep))
+			} else {
+				r := timed(ripgrep)
+				c.add(timed(troupe), r)
+			}
+		}
 		rows = append(rows, fmt.Sprintf("| %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |", tree, name,
-			ms(troupe.wall), ms(ripgrep.wall), float64(troupe.wall)/float64(ripgrep.wall),
-			ms(troupe.cpu), ms(ripgrep.cpu), float64(troupe.cpu)/float64(ripgrep.cpu)))
+			ms(median(c.wall[0])), ms(median(c.wall[1])), medianRatio(c.wall[0], c.wall[1]),
+			ms(median(c.cpu[0])), ms(median(c.cpu[1])), medianRatio(c.cpu[0], c.cpu[1])))
 	}
 	for _, tr := range []struct {
 		name, root string
@@ -190,7 +196,7 @@ func TestRipgrepSideBySide(t *testing.T) {
 		}
 		gr := NewGrep(Config{Root: tr.root})
 		for _, c := range tr.cases {
-			add(tr.name, "Grep "+c.name, best(inProcess(func() { runTool(t, gr, c.input) })), best(runRG(tr.root, c.rg...)))
+			add(tr.name, "Grep "+c.name, inProcess(func() { runTool(t, gr, c.input) }), runRG(tr.root, c.rg...))
 		}
 	}
 	for _, tr := range []struct{ name, root string }{{"go src", goSrc}, {"100k files", gen}} {
@@ -198,12 +204,74 @@ func TestRipgrepSideBySide(t *testing.T) {
 			continue
 		}
 		gl := NewGlob(Config{Root: tr.root})
-		add(tr.name, "Glob **/*.go", best(inProcess(func() { runTool(t, gl, map[string]any{"pattern": "**/*.go"}) })),
-			best(runRG(tr.root, "--files", "-g", "*.go")))
+		add(tr.name, "Glob **/*.go", inProcess(func() { runTool(t, gl, map[string]any{"pattern": "**/*.go"}) }),
+			runRG(tr.root, "--files", "-g", "*.go"))
 	}
 	sort.Strings(rows)
-	t.Logf("best of %d runs, ms; ripgrep's time includes its process start; CPU is user plus system time (troupe's: its whole process)\n"+
-		"| tree | case | troupe | rg | ratio | troupe CPU | rg CPU | CPU ratio |\n|---|---|---|---|---|---|---|---|\n%s", runs, strings.Join(rows, "\n"))
+	t.Logf("%d interleaved runs of each side, medians in ms; ratio is the median of the pairs' ratios; ripgrep's time includes its process start; CPU is user plus system time (troupe's: its whole process)\n"+
+		"load average (1, 5, 15 min) before: %s, after: %s\n"+
+		"| tree | case | troupe | rg | ratio | troupe CPU | rg CPU | CPU ratio |\n|---|---|---|---|---|---|---|---|\n%s", runs, load, loadAverage(), strings.Join(rows, "\n"))
+}
+
+// sample is one run's wall and CPU time.
+type sample struct{ wall, cpu time.Duration }
+
+// timed runs fn, which returns the CPU time it used, and times it.
+func timed(fn func() time.Duration) sample {
+	start := time.Now()
+	cpu := fn()
+	return sample{wall: time.Since(start), cpu: cpu}
+}
+
+// pairCosts are the wall and CPU times of interleaved runs of two sides,
+// [0] and [1], pair by pair.
+type pairCosts struct{ wall, cpu [2][]time.Duration }
+
+func (c *pairCosts) add(a, b sample) {
+	c.wall[0] = append(c.wall[0], a.wall)
+	c.wall[1] = append(c.wall[1], b.wall)
+	c.cpu[0] = append(c.cpu[0], a.cpu)
+	c.cpu[1] = append(c.cpu[1], b.cpu)
+}
+
+// median is the median of ds (the mean of the middle two when even).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// medianRatio is the median of a[i]/b[i].
+func medianRatio(a, b []time.Duration) float64 {
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = float64(a[i]) / float64(max(b[i], 1))
+	}
+	slices.Sort(r)
+	if len(r)%2 == 1 {
+		return r[len(r)/2]
+	}
+	return (r[len(r)/2-1] + r[len(r)/2]) / 2
+}
+
+// loadAverage is the first three fields of /proc/loadavg, or what kept
+// them from being read.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // TestGlobMatchesRipgrep checks that Glob's scan finds the files that

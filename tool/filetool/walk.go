@@ -143,7 +143,7 @@ func (w *walk) readDirSorted(prefix string, depth int) ([]dirEnt, error) {
 	for len(w.ents) <= depth {
 		w.ents = append(w.ents, nil)
 	}
-	entries, err := d.entries(&w.buf, w.ents[depth][:0])
+	entries, err := d.entries(&w.buf, w.ents[depth][:0], false)
 	w.ents[depth] = entries
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (w *walk) readDirSorted(prefix string, depth int) ([]dirEnt, error) {
 	for i := range entries {
 		e := &entries[i]
 		if e.kind == kindUnknown {
-			if _, e.kind, err = d.lstat(e.name); err != nil {
+			if _, e.kind, err = d.lstat(e); err != nil {
 				e.kind = kindOther // gone since it was listed
 			}
 		}
