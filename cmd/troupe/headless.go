@@ -251,20 +251,8 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model)
 	lr.defer_(lr.rec.Close)
-	stdout := a.Stdout
-	if interactive {
-		stdout = io.Discard // the screen is the interactive lead's
-	}
-	lr.out = streamjson.New(stdout, h.outputFormat, lr.id, model.Info())
-	lr.out.Cost = cost
-	if model, err = a.meterLead(h, cwd, lr, model); err != nil { // budget.go: every agent of the session is metered
+	if model, err = a.leadOutput(h, cwd, lr, model, interactive); err != nil {
 		return lr, err
-	}
-	if ep, hasServer := endpoint.Of(model.Info().Provider, a.Getenv); hasServer {
-		lr.out.Endpoint, lr.explain = ep, ep.Explain
-		if !interactive {
-			lr.out.Progress = a.Stderr
-		}
 	}
 	bg, err := newBackground(cwd, lr.id, lr.out, a.Now, interactive)
 	if err != nil {
@@ -300,6 +288,29 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
 	a.resumeRemote(ctx, lr, sess.prev) // remote_resume.go: the record's remote jobs, taken up on --resume
 	return lr, nil
+}
+
+// leadOutput sets up what the run prints (the output format's writer,
+// the model server's words for its errors) and meters the lead's model;
+// it returns the metered model.
+func (a *app) leadOutput(h *headless, cwd string, lr *leadRun, model llm.Model, interactive bool) (llm.Model, error) {
+	stdout := a.Stdout
+	if interactive {
+		stdout = io.Discard // the screen is the interactive lead's
+	}
+	lr.out = streamjson.New(stdout, h.outputFormat, lr.id, model.Info())
+	lr.out.Cost = cost
+	model, err := a.meterLead(h, cwd, lr, model) // budget.go: every agent of the session is metered
+	if err != nil {
+		return nil, err
+	}
+	if ep, hasServer := endpoint.Of(model.Info().Provider, a.Getenv); hasServer {
+		lr.out.Endpoint, lr.explain = ep, ep.Explain
+		if !interactive {
+			lr.out.Progress = a.Stderr
+		}
+	}
+	return model, nil
 }
 
 // settingsCoordinator turns coordinator mode on when the settings say
