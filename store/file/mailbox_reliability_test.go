@@ -353,14 +353,7 @@ func TestMailWriteFailureIsNotDelivered(t *testing.T) {
 	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "lead2", Text: "after"}); err != nil {
 		t.Fatalf("Send after the disk has room = %v", err)
 	}
-	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	for _, m := range msgs {
-		texts = append(texts, m.Text)
-	}
+	texts := inboxTexts(t, s, "w")
 	if want := []string{"other sender", "after"}; !slices.Equal(texts, want) {
 		t.Errorf("inbox = %q; want %q (the failed send must not land, the other sender's must land once)", texts, want)
 	}

@@ -155,14 +155,7 @@ func TestMailDirectSend(t *testing.T) {
 	if slices.Contains(created, s.sender) {
 		t.Errorf("the spool held %v at the commit; a direct send makes no folder of its own (%s)", created, s.sender)
 	}
-	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	for _, m := range msgs {
-		texts = append(texts, m.Text)
-	}
+	texts := inboxTexts(t, s, "w")
 	if want := []string{"spooled first", "direct"}; !slices.Equal(texts, want) {
 		t.Errorf("inbox = %q; want %q", texts, want)
 	}
@@ -219,7 +212,17 @@ func TestMailInboxChangedUnderLock(t *testing.T) {
 	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "team-lead", Text: "mine"}); err != nil {
 		t.Fatalf("Send = %v", err)
 	}
-	msgs, err := s.Mail().Read(ctx, "crew", "w", false)
+	texts := inboxTexts(t, s, "w")
+	if want := []string{"written over the lock", "mine"}; !slices.Equal(texts, want) {
+		t.Errorf("inbox = %q; want %q: an acknowledged send must be in the inbox", texts, want)
+	}
+}
+
+// inboxTexts returns the texts of every message in to's inbox of crew, in
+// order.
+func inboxTexts(t *testing.T, s *Store, to string) []string {
+	t.Helper()
+	msgs, err := s.Mail().Read(t.Context(), "crew", to, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +230,5 @@ func TestMailInboxChangedUnderLock(t *testing.T) {
 	for _, m := range msgs {
 		texts = append(texts, m.Text)
 	}
-	if want := []string{"written over the lock", "mine"}; !slices.Equal(texts, want) {
-		t.Errorf("inbox = %q; want %q: an acknowledged send must be in the inbox", texts, want)
-	}
+	return texts
 }

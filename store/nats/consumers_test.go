@@ -3,9 +3,6 @@ package nats_test
 import (
 	"testing"
 
-	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 )
 
@@ -16,15 +13,7 @@ import (
 func TestConsumerLimit(t *testing.T) {
 	ts := startServer(t, "")
 	ts.open(t, natsstore.Options{Namespace: "many"})
-	nc, err := natsgo.Connect(ts.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStream(t, ts.url())
 	check := func(when string) {
 		t.Helper()
 		for _, name := range troupeStreams("many") {

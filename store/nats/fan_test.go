@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/troupe-dev/troupe/mailbox"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/team"
@@ -43,15 +40,7 @@ func TestWatchesShareConsumers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nc, err := natsgo.Connect(srv.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStream(t, srv.url())
 	consumers := func(stream string) int {
 		str, err := js.Stream(ctx, stream)
 		if err != nil {

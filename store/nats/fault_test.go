@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/remote"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
@@ -24,15 +21,7 @@ import (
 // streamReplicas returns the configured replica count of each stream.
 func streamReplicas(t *testing.T, url string, streams ...string) map[string]int {
 	t.Helper()
-	nc, err := natsgo.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStream(t, url)
 	got := map[string]int{}
 	for _, name := range streams {
 		str, err := js.Stream(t.Context(), name)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-dev/troupe/remote"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
@@ -169,15 +167,7 @@ func queuedJobsKeepTheirPlace(t *testing.T, draining bool) {
 		}
 	}
 	// Every job is settled: the work queue is empty, so none can run again.
-	nc, err := natsgo.Connect(c.urls())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStream(t, c.urls())
 	for {
 		str, err := js.Stream(t.Context(), jobs)
 		if err == nil && str.CachedInfo().State.Msgs == 0 {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	natsstore "github.com/troupe-dev/troupe/store/nats"
@@ -24,20 +23,12 @@ func TestDeleteNamespace(t *testing.T) {
 	kept := ts.open(t, natsstore.Options{Namespace: "kept"})
 	newCrew(t, kept)
 
-	nc, err := natsgo.Connect(ts.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStream(t, ts.url())
 	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "gone_v1_foreign", Subjects: []string{"foreign.>"}}); err != nil {
 		t.Fatal(err)
 	}
 
-	err = gone.DeleteNamespace(t.Context())
+	err := gone.DeleteNamespace(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "gone_v1_foreign") {
 		t.Errorf("DeleteNamespace error = %v; want one naming the stream troupe did not make", err)
 	}

@@ -393,3 +393,19 @@ func TestCloseWithServerDown(t *testing.T) {
 	for range kicks {
 	}
 }
+
+// jetStream is a plain JetStream client of the server(s) at url, closed
+// at the test's end: for looking at what the store made.
+func jetStream(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
