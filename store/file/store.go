@@ -85,9 +85,6 @@ type Store struct {
 	// replaced; an error from it fails the write as a full disk would.
 	inboxCommitHook func(path string) error
 
-	wg   sync.WaitGroup
-	stop chan struct{} // closed by Close
-
 	watchMu sync.Mutex
 	watches map[*kick.Signal]func() // guarded by watchMu; open watches and their subscription's cancel
 
@@ -147,7 +144,7 @@ func Open(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open file store %s: %w", root, err)
 	}
-	return &Store{root: real, opts: opts, log: opts.Logger, now: opts.Now, watch: w, stop: make(chan struct{}), sender: senderName()}, nil
+	return &Store{root: real, opts: opts, log: opts.Logger, now: opts.Now, watch: w, sender: senderName()}, nil
 }
 
 // senderName returns a name unique to this Store among all processes.
@@ -160,8 +157,7 @@ func senderName() string {
 // Root returns the store's root folder (with symlinks resolved).
 func (s *Store) Root() string { return s.root }
 
-// Close stops the store's watches (their channels are closed) and waits for
-// its goroutines. Operations after Close fail. Close is idempotent.
+// Close stops the store's watches (their channels are closed). Operations after Close fail. Close is idempotent.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -169,10 +165,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.stop)
 	s.mu.Unlock()
 	s.closeWatches()
-	s.wg.Wait()
 	s.pinMu.Lock()
 	for _, cancel := range s.pins {
 		cancel()
@@ -180,18 +174,6 @@ func (s *Store) Close() error {
 	s.pins = nil
 	s.pinMu.Unlock()
 	return s.watch.Close()
-}
-
-// goFunc runs f in a goroutine owned by the store; f must return soon after
-// stop is closed. It reports false, without running f, once Close began.
-func (s *Store) goFunc(f func(stop <-chan struct{})) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.wg.Go(func() { f(s.stop) })
-	return true
 }
 
 func (s *Store) isClosed() bool {
