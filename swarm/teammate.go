@@ -316,9 +316,11 @@ func (tm *Teammate) Run(ctx context.Context) error {
 			// learns why from its idle notification, and the teammate
 			// leaves, its tasks released.
 			runErr = fmt.Errorf("%w; it has stopped working", runErr)
+			// On the timeline before the lead hears it: a lead that ends
+			// its run on the news must not end before the line is out.
+			tm.event(EventWarning, "stopped: "+runErr.Error())
 			tm.idle(ctx, res, runErr, turn)
 			tm.goIdle(ctx)
-			tm.event(EventWarning, "stopped: "+runErr.Error())
 			return nil
 		}
 		if keep, feedback := tm.keepWorking(ctx, res, runErr, kept); keep {
