@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -69,6 +70,10 @@ func Start(c Config) (*Server, error) {
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT
+	} else if err := checkFree(host, port); err != nil {
+		// The server itself shows a taken address only as never becoming
+		// ready: say so now, not after ReadyWait.
+		return nil, fmt.Errorf("start NATS server: --addr %s: %w", c.Addr, err)
 	}
 	opts := &server.Options{
 		ServerName:    "troupe",
@@ -147,4 +152,17 @@ func splitHostPort(flag, addr string) (string, int, error) {
 		host = "0.0.0.0"
 	}
 	return host, port, nil
+}
+
+// checkFree reports an error when host:port cannot be listened on now
+// (another server holds it): the address is tried and let go at once.
+func checkFree(host string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return errors.New("the address is in use (another troupe serve or NATS server?)")
+		}
+		return err
+	}
+	return l.Close()
 }
