@@ -3,14 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session/record"
@@ -67,43 +64,28 @@ func (a *app) openSessions(h *headless, cwd string) (*sessions, error) {
 	}
 	id := fl.resume
 	if fl.continueLast {
-		list := record.List(s.dir, cwd)
-		if len(list) == 0 {
+		latest, ok := record.Latest(s.dir, cwd)
+		if !ok {
 			return nil, fmt.Errorf("--continue: no session was recorded in %s (sessions are in %s); run troupe -p without --continue to start one", cwd, s.dir)
 		}
-		id = list[0].ID
+		id = latest
 	} else if !record.ValidID(id) {
 		return nil, usagef("--resume %q: not a session id (letters, digits, '.', '_' and '-'; ids are the session_id of troupe -p --output-format json)", id)
 	}
-	s.path = record.Path(s.dir, id)
-	prev, err := record.Load(s.path)
-	if errors.Is(err, os.ErrNotExist) {
-		msg := fmt.Sprintf("--resume %s: no such session in %s. Session ids are the session_id that troupe -p prints with --output-format json or stream-json, and the file names (without .jsonl) in that folder; --continue resumes the latest of the working folder", id, s.dir)
-		if list := record.List(s.dir, cwd); len(list) > 0 {
-			var ids []string
-			for _, si := range list[:min(len(list), 5)] {
-				ids = append(ids, si.ID)
-			}
-			msg += fmt.Sprintf(". Latest sessions of %s: %s", cwd, strings.Join(ids, ", "))
-		}
-		return nil, errors.New(msg)
+	r, err := record.Resume(s.dir, id, cwd)
+	var cwdErr *record.CwdError
+	switch {
+	case errors.Is(err, record.ErrNoSession):
+		return nil, fmt.Errorf("--resume %w. Session ids are the session_id that troupe -p prints with --output-format json or stream-json, and the file names (without .jsonl) in that folder; --continue resumes the latest of the working folder", err)
+	case errors.As(err, &cwdErr):
+		return nil, usagef("%v", cwdErr)
+	case err != nil:
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("resume session %s: %w", id, err)
-	}
-	if prev.Header.SessionID != id {
-		return nil, fmt.Errorf("session file %s line 1: session_id %q does not match its file name", s.path, prev.Header.SessionID)
-	}
-	if prev.Header.Cwd != cwd {
-		return nil, usagef("session %s was recorded in %s, not in %s: run it from there (or with --cwd %s)", id, prev.Header.Cwd, cwd, prev.Header.Cwd)
-	}
-	s.prev = prev
-	s.history = prev.Messages
-	if n, err := agent.CheckHistory(prev.Messages); err != nil {
-		// A run that ended early (an API error, a kill, a crash) leaves an
-		// unfinished last turn: resume from the last finished one.
-		s.history, s.reset = prev.Messages[:n], true
-		fmt.Fprintf(a.Stderr, "troupe: session %s: resuming before its unfinished last turn (%d of %d messages kept: %v)\n", id, n, len(prev.Messages), err)
+	prev := r.File
+	s.prev, s.path, s.history, s.reset = prev, r.Path, r.History, r.Cut != nil
+	if r.Cut != nil {
+		fmt.Fprintf(a.Stderr, "troupe: session %s: resuming before its unfinished last turn (%d of %d messages kept: %v)\n", id, len(r.History), len(prev.Messages), r.Cut)
 	}
 	if h.provider == "" && h.script == "" {
 		h.provider = prev.Header.Provider
