@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -37,7 +41,50 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if troupeBin.dir != "" {
+		os.RemoveAll(troupeBin.dir)
+	}
+	os.Exit(code)
+}
+
+// troupeBin is the troupe binary builtTroupe made, once per test run.
+var troupeBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// builtTroupe returns the troupe binary built from this package (go
+// build, once per test run, removed at its end), for tests that need a
+// real binary of their own; it skips without the go tool.
+func builtTroupe(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool: %v", err)
+	}
+	troupeBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "troupe-bin-")
+		if err != nil {
+			troupeBin.err = err
+			return
+		}
+		troupeBin.dir = dir
+		bin := filepath.Join(dir, "troupe")
+		if runtime.GOOS == "windows" {
+			bin += ".exe"
+		}
+		if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			troupeBin.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		troupeBin.path = bin
+	})
+	if troupeBin.err != nil {
+		t.Fatal(troupeBin.err)
+	}
+	return troupeBin.path
 }
 
 // benchRoot returns the root command with the bench command on it (added

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -144,18 +143,8 @@ func TestPermissionsCheckBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool: %v", err)
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "troupe")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtTroupe(t)
 	proj := filepath.Join(dir, "proj")
 	if err := os.MkdirAll(filepath.Join(proj, ".troupe"), 0o755); err != nil {
 		t.Fatal(err)

@@ -126,14 +126,7 @@ func TestResumeRemoteJobs(t *testing.T) {
 // and start but no end. The lead resumed with --continue re-attaches the
 // job, which is still running, and gets its result when it ends.
 func TestResumeAfterLeadKilled(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "troupe")
-	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtTroupe(t)
 	srv := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
 	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
 	defer stopServer()

@@ -128,14 +128,7 @@ func TestRemoteAgents(t *testing.T) {
 // fails; with TROUPE_REMOTE_ON_LOST=requeue another worker runs the job and
 // the lead gets its result.
 func TestRemoteWorkerKilled(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "troupe")
-	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtTroupe(t)
 	srv := &harness{t: t, home: t.TempDir(), env: map[string]string{}}
 	url, stopServer := serveAsync(t, srv, t.TempDir(), "tok")
 	defer stopServer()
