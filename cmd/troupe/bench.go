@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/session/kit"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -243,7 +244,7 @@ func (a *app) benchChildCommand() *cobra.Command {
 		Hidden: true,
 		Args:   positional("CONFIG"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return bench.Child{Teammate: benchTeammate}.Run(cmd.Context(), args[0], a.Stdin, a.Stdout)
+			return bench.Child{Teammate: kit.BenchTeammate}.Run(cmd.Context(), args[0], a.Stdin, a.Stdout)
 		},
 	}
 }

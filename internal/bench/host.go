@@ -221,3 +221,7 @@ func rssBytes() int64 {
 	}
 	return 0
 }
+
+// ChildTestEnv, set to "1", makes a test binary of this package play a
+// bench child instead of running its tests (its TestMain).
+const ChildTestEnv = "TROUPE_BENCH_TEST_CHILD"

@@ -1,28 +1,15 @@
 package bench
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"os"
 	"testing"
 	"time"
 )
 
-// childEnv makes the test binary play a bench child (RunChild with its
-// last argument) instead of running the tests.
-const childEnv = "TROUPE_BENCH_TEST_CHILD"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
-		if err := (Child{Teammate: testTeammate}).Run(context.Background(), os.Args[len(os.Args)-1], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// childEnv makes the test binary play a bench child (TestMain, in
+// child_main_test.go) instead of running the tests.
+const childEnv = ChildTestEnv
 
 // testRunner runs children from the test binary; progress goes to the test
 // log.

@@ -1,4 +1,4 @@
-package main
+package kit
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
-// benchTeammate runs one teammate of a bench team host: the swarm runtime
-// with the team tools (SendMessage, TaskUpdate, ...) on the host's model.
-func benchTeammate(ctx context.Context, s bench.TeammateSpec) error {
+// BenchTeammate runs one teammate of a `troupe bench team` host: the swarm
+// runtime with the team tools (SendMessage, TaskUpdate, ...) on the
+// host's model, reporting its idles and claims to the bench.
+func BenchTeammate(ctx context.Context, s bench.TeammateSpec) error {
 	self := teamtool.Self{Team: s.Team, Name: s.Name, Backend: "in-process"}
 	tools := teamtool.Tools(teamtool.Config{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks, Self: func() teamtool.Self { return self }})
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{Team: s.Team, Name: s.Name, Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks, Prompt: s.Prompt,
