@@ -478,15 +478,22 @@ func TestAcquireAbandon(t *testing.T) {
 	if err := held.Verify(); err != nil {
 		t.Errorf("the holder lost its lock to an abandoned waiter: %v", err)
 	}
-	// Nothing to abandon: the waiter takes the lock once it is free.
+	// Nothing to abandon: the waiter waits, and takes the lock once it
+	// is free.
+	var waited atomic.Int32
 	go func() {
-		l, err := Acquire(t.Context(), dir, Options{MinBackoff: time.Millisecond, Abandon: func() error { return nil }})
+		l, err := Acquire(t.Context(), dir, Options{MinBackoff: time.Millisecond, Abandon: func() error {
+			waited.Add(1)
+			return nil
+		}})
 		if err == nil {
 			err = l.Release()
 		}
 		done <- err
 	}()
-	time.Sleep(5 * time.Millisecond)
+	for waited.Load() == 0 { // it found the lock held and is waiting
+		time.Sleep(time.Millisecond)
+	}
 	if err := held.Release(); err != nil {
 		t.Fatal(err)
 	}
