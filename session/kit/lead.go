@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -82,6 +83,14 @@ type LeadTeam struct {
 // c.PaneArgv, and teammates' "allow always" rules saved to the project's
 // .troupe/settings.local.json.
 func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
+	switch {
+	case c.Backend == nil:
+		return nil, errors.New("lead team: no teammate backend")
+	case c.Approver == nil:
+		return nil, errors.New("lead team: no approver (the permission layer the teammates start from)")
+	case c.Stores.Teams == nil || c.Stores.Mail == nil || c.Stores.Tasks == nil:
+		return nil, errors.New("lead team: the team, mail and task stores are all needed")
+	}
 	now := c.Mates.Run.Now
 	if now == nil {
 		now = time.Now

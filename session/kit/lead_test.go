@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/shell"
 	"github.com/troupe-dev/troupe/store/file"
+	"github.com/troupe-dev/troupe/store/mem"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -153,5 +154,26 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A lead team without what it cannot work without is an error naming
+// the part, not a panic at its first spawn.
+func TestLeadTeamIncomplete(t *testing.T) {
+	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: t.TempDir()}
+	st := mem.New(mem.Options{})
+	defer st.Close()
+	stores := Stores{Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks()}
+	for _, c := range []struct {
+		cfg  LeadTeamConfig
+		want string
+	}{
+		{LeadTeamConfig{Stores: stores, Approver: base}, "no teammate backend"},
+		{LeadTeamConfig{Stores: stores, Backend: inprocess.New()}, "no approver"},
+		{LeadTeamConfig{Stores: Stores{Teams: st.Teams()}, Backend: inprocess.New(), Approver: base}, "stores are all needed"},
+	} {
+		if _, err := NewLeadTeam(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewLeadTeam = %v; want an error saying %q", err, c.want)
+		}
 	}
 }
