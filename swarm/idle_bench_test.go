@@ -8,14 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/backend/inprocess"
 	"github.com/troupe-dev/troupe/internal/bench"
-	"github.com/troupe-dev/troupe/llm/scripted"
 	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/team"
-	"github.com/troupe-dev/troupe/tool"
 )
 
 // BenchmarkIdleTeammates is PEER-BASELINE B9, the idle cost: N teammates
@@ -27,41 +24,8 @@ import (
 func BenchmarkIdleTeammates(b *testing.B) {
 	for _, n := range []int{16, 64} {
 		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
-			st, err := file.Open(b.TempDir(), file.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			s, err := scripted.Parse([]byte(`{"turns":[{"match":{},"reply":{"text":"ok"},"repeat":true}]}`))
-			if err != nil {
-				b.Fatal(err)
-			}
-			model := scripted.New(s)
-			idle := make(chan string, n)
-			var lead *Lead
-			lead, err = NewLead(LeadConfig{Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Cwd: b.TempDir(), Backend: inprocess.New(), MaxTeammates: n,
-				Launch: func(ctx context.Context, l *Lead, m team.Member, r SpawnRequest, be string) (backend.Spec, error) {
-					return backend.Spec{Run: func(ctx context.Context) error {
-						tm, err := NewTeammate(TeammateConfig{Team: l.Team(), Name: m.Name, Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Prompt: r.Prompt,
-							OnEvent: func(e Event) {
-								if e.Kind == EventIdle && e.Agent == m.Name {
-									idle <- m.Name
-								}
-							},
-							Build: func(*Teammate) (agent.Config, error) {
-								reg, _ := tool.NewRegistry()
-								return agent.Config{Model: model, System: "teammate", Tools: reg}, nil
-							}})
-						if err != nil {
-							return err
-						}
-						return tm.Run(ctx)
-					}}, nil
-				}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer lead.Close(context.Background())
+			lead, idle, done := scriptedFileLead(b, n)
+			defer done()
 			if _, err := lead.CreateTeam(context.Background(), "idle", "", ""); err != nil {
 				b.Fatal(err)
 			}
@@ -76,6 +40,7 @@ func BenchmarkIdleTeammates(b *testing.B) {
 			// Measure once the lead has read every idle notification and
 			// nothing is in flight.
 			for quiet := false; !quiet; {
+				var err error
 				if quiet, err = lead.Quiet(context.Background()); err != nil {
 					b.Fatal(err)
 				}

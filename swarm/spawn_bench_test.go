@@ -33,27 +33,27 @@ func BenchmarkSpawn(b *testing.B) {
 	}
 }
 
-// spawnTeam spawns n teammates and returns the mean wall time of a spawn
-// in the first and the last tenth, and the time until all were idle.
-func spawnTeam(b *testing.B, n int) (first, last, total time.Duration) {
+// scriptedFileLead returns a lead on a file store for up to n in-process
+// teammates whose model answers every turn "ok", and the channel of their
+// names as each goes idle; done closes the lead, then the store.
+func scriptedFileLead(b *testing.B, n int) (lead *Lead, idle <-chan string, done func()) {
 	st, err := file.Open(b.TempDir(), file.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer st.Close()
 	s, err := scripted.Parse([]byte(`{"turns":[{"match":{},"reply":{"text":"ok"},"repeat":true}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}
 	model := scripted.New(s)
-	idle := make(chan string, n)
-	lead, err := NewLead(LeadConfig{Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Cwd: b.TempDir(), Backend: inprocess.New(), MaxTeammates: n,
+	idled := make(chan string, n)
+	lead, err = NewLead(LeadConfig{Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Cwd: b.TempDir(), Backend: inprocess.New(), MaxTeammates: n,
 		Launch: func(ctx context.Context, l *Lead, m team.Member, r SpawnRequest, be string) (backend.Spec, error) {
 			return backend.Spec{Run: func(ctx context.Context) error {
 				tm, err := NewTeammate(TeammateConfig{Team: l.Team(), Name: m.Name, Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks(), Prompt: r.Prompt,
 					OnEvent: func(e Event) {
 						if e.Kind == EventIdle && e.Agent == m.Name {
-							idle <- m.Name
+							idled <- m.Name
 						}
 					},
 					Build: func(*Teammate) (agent.Config, error) {
@@ -67,9 +67,20 @@ func spawnTeam(b *testing.B, n int) (first, last, total time.Duration) {
 			}}, nil
 		}})
 	if err != nil {
+		st.Close()
 		b.Fatal(err)
 	}
-	defer lead.Close(context.Background())
+	return lead, idled, func() {
+		lead.Close(context.Background())
+		st.Close()
+	}
+}
+
+// spawnTeam spawns n teammates and returns the mean wall time of a spawn
+// in the first and the last tenth, and the time until all were idle.
+func spawnTeam(b *testing.B, n int) (first, last, total time.Duration) {
+	lead, idle, done := scriptedFileLead(b, n)
+	defer done()
 	ctx := context.Background()
 	if _, err := lead.CreateTeam(ctx, "spawn", "", ""); err != nil {
 		b.Fatal(err)
