@@ -312,11 +312,7 @@ func (a *Agent) Absorb() int {
 		a.mu.Unlock()
 		return 0
 	}
-	blocks := make([]llm.Block, len(a.pending))
-	for i, text := range a.pending {
-		blocks[i] = llm.Text(text)
-	}
-	a.pending = nil
+	blocks := a.takePendingLocked()
 	if k := len(a.messages); k > 0 && a.messages[k-1].Role == llm.RoleUser {
 		last := a.messages[k-1]
 		last.Content = append(slices.Clip(last.Content), blocks...)

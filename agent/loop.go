@@ -110,13 +110,17 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 // queue.
 func (a *Agent) drainPending() []llm.Block {
 	a.mu.Lock()
-	p := a.pending
-	a.pending = nil
-	a.mu.Unlock()
-	out := make([]llm.Block, len(p))
-	for i, s := range p {
+	defer a.mu.Unlock()
+	return a.takePendingLocked()
+}
+
+// takePendingLocked is drainPending with a.mu held.
+func (a *Agent) takePendingLocked() []llm.Block {
+	out := make([]llm.Block, len(a.pending))
+	for i, s := range a.pending {
 		out[i] = llm.Text(s)
 	}
+	a.pending = nil
 	return out
 }
 
