@@ -531,7 +531,7 @@ func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev taskl
 		}
 		return nil, fmt.Errorf("lock task %s in list %s: %w", id, list, err)
 	}
-	if err := checkRevision(list, id, path, prev); err != nil {
+	if err := stale(); err != nil { // changed between the last look and the lock
 		ts.release(lk)
 		return nil, err
 	}
