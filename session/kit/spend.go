@@ -72,7 +72,7 @@ type ClaudeMates struct {
 	Cwd      string // the lead's folder: its transcripts are followed live
 	Meter    *budget.Meter
 	// Led returns the lead's teams, deleted ones too: only calls of their
-	// members count.
+	// members count (nil: none does).
 	Led  func() []string
 	Warn func(string) // a transcript that cannot be read; nil: silent
 }
@@ -92,7 +92,10 @@ func (c ClaudeMates) Follow() (read func(), stop func()) {
 		if err != nil && c.Warn != nil {
 			c.Warn(fmt.Sprintf("a Claude Code teammate's transcript: %s", termtext.Clean(err.Error())))
 		}
-		led := c.Led()
+		var led []string
+		if c.Led != nil {
+			led = c.Led()
+		}
 		for _, call := range calls {
 			if call.Agent == "" || !slices.Contains(led, call.Team) {
 				continue // not a teammate of one of this lead's teams
