@@ -408,9 +408,7 @@ func TestLeadStopsJob(t *testing.T) {
 	}})
 	st := e.submit(t, remote.Request{Prompt: "long"})
 	<-started
-	if _, err := e.reg.Stop(t.Context(), st.ID); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
+	e.stop(t, st.ID)
 	if err := <-ended; err == nil {
 		t.Fatal("the worker's agent was not canceled by the lead's stop")
 	}
@@ -608,9 +606,7 @@ func TestWorkerWatchEndsEarly(t *testing.T) {
 		defer q.mu.Unlock()
 		return q.watched[string(st.ID)] >= 2
 	})
-	if _, err := e.reg.Stop(t.Context(), st.ID); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
+	e.stop(t, st.ID)
 	if err := <-ended; err == nil {
 		t.Fatal("the lead's stop never reached the job: the worker's ended watch was not made again")
 	}
@@ -734,9 +730,7 @@ func TestStoppedJobReportsSpending(t *testing.T) {
 	}})
 	st := e.submit(t, remote.Request{Prompt: "long"})
 	<-started
-	if _, err := e.reg.Stop(t.Context(), st.ID); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
+	e.stop(t, st.ID)
 	select {
 	case models := <-got:
 		if fmt.Sprint(models) != fmt.Sprint(spent) {
@@ -747,5 +741,15 @@ func TestStoppedJobReportsSpending(t *testing.T) {
 	}
 	if s, _ := e.reg.Get(st.ID); s.Status != task.Killed {
 		t.Errorf("stopped task is %s, want killed", s.Status)
+	}
+}
+
+// stop stops task id as the lead's TaskStop does; a failure names the
+// task's state, and why it ended when it had.
+func (e *env) stop(t *testing.T, id task.ID) {
+	t.Helper()
+	if _, err := e.reg.Stop(t.Context(), id); err != nil {
+		s, _ := e.reg.Get(id)
+		t.Fatalf("Stop: %v; the task: %+v, detail %+v", err, s, s.Detail)
 	}
 }

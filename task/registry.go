@@ -341,6 +341,12 @@ func (r *Registry) finish(id ID, to Status, f func(State) State, silent bool) (S
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.stopping[id] {
+		// Stop is killing it: the task's own end meanwhile (its shell
+		// exiting on the signal, a remote job's result for the cancel) is
+		// the stop's, not a failure or a completion of its own.
+		to = Killed
+	}
 	s, err := r.updateLocked(id, func(s State) State {
 		if s.Status.Terminal() {
 			return s
@@ -357,7 +363,7 @@ func (r *Registry) finish(id ID, to Status, f func(State) State, silent bool) (S
 	if s.Status != to {
 		return s, &TransitionError{ID: id, From: s.Status, To: to, Err: ErrTerminal}
 	}
-	if r.stopping[id] && to == Killed {
+	if r.stopping[id] {
 		silent = true // stopped on purpose; the stopper tells the model
 	}
 	if s.Type == Dream {

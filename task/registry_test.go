@@ -383,6 +383,47 @@ func TestStopKillFailure(t *testing.T) {
 	})
 }
 
+// A task whose owner ends it while Stop is killing it (a remote job's
+// result for the cancel, a shell exiting on the signal) ends killed, with
+// what the owner recorded, and the Stop succeeds; the model is told by
+// the stopper, not by the task.
+func TestOwnerEndDuringStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newTestRegistry(t, Config{PollInterval: -1})
+		sub := r.Subscribe()
+		defer sub.Close()
+		var id ID
+		s, _ := r.Register(State{Type: RemoteAgent, Status: Running, Detail: &Remote{Worker: "w1"}}, func(context.Context, State) error {
+			// The owner hears the cancel and reports the run's end first.
+			_, err := r.Finish(id, Failed, func(s State) State {
+				s.Detail = &Remote{Worker: "w1", Error: "stopped by the lead"}
+				return s
+			})
+			return err
+		})
+		id = s.ID
+		got, err := r.Stop(t.Context(), id)
+		if err != nil || got.Status != Killed {
+			t.Fatalf("Stop = %s, %v; want killed, no error", got.Status, err)
+		}
+		if d, _ := got.Detail.(*Remote); d == nil || d.Error != "stopped by the lead" {
+			t.Errorf("detail %+v; want the owner's record kept", got.Detail)
+		}
+		for {
+			e, err := sub.Next(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.State.Status.Terminal() {
+				if e.Notification != "" {
+					t.Errorf("the stopped task told the model itself: %q", e.Notification)
+				}
+				break
+			}
+		}
+	})
+}
+
 func TestEvictionArmedByUpdate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTestRegistry(t, Config{PollInterval: -1})

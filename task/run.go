@@ -65,10 +65,7 @@ func (r *Registry) Go(s State, f func(ctx context.Context, id ID) Outcome) (Stat
 			r.mu.Unlock()
 			return // stopped, then run again: the new run owns the task
 		}
-		if r.stopping[id] {
-			out.Status = Killed
-		}
-		r.mu.Unlock()
+		r.mu.Unlock() // a stop under way turns the end into Killed (finish)
 		if _, err := r.Finish(id, out.Status, out.Record); err != nil && out.Record != nil {
 			r.Update(id, out.Record) // stopped first: keep the result anyway
 		}

@@ -155,11 +155,7 @@ func (r *Registry) waitShell(id ID, cmd *exec.Cmd, pgid int, pr *os.File, out *O
 	if code != 0 {
 		to = Failed
 	}
-	r.mu.Lock()
-	if r.stopping[id] {
-		to = Killed
-	}
-	r.mu.Unlock()
+	// A stop under way turns the end into Killed (Registry.finish).
 	record := func(s State) State {
 		if sh, ok := s.Detail.(*Shell); ok && !sh.Exited {
 			s.Detail = sh.With(func(c *Shell) { c.Exited, c.ExitCode = true, code })
