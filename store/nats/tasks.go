@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -62,7 +63,14 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 		}
 		trev, err := s.tasks.Create(ctx, taskKey(list, next), data)
 		if isConflict(err) {
-			continue // cannot happen unless the counter was reset; take the next id
+			// The id was allocated to this call alone, so a key holding
+			// exactly this task is this call's own create: an attempt that
+			// landed while its answer was lost (a leader change). Taking
+			// the next id would store the task twice.
+			if e, gerr := s.tasks.Get(ctx, taskKey(list, next)); gerr == nil && bytes.Equal(e.Value(), data) {
+				return t.Clone(), tasklist.Revision(e.Revision()), nil
+			}
+			continue // the counter was reset: take the next id
 		}
 		if err != nil {
 			return fail(err)
