@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/bench"
@@ -14,7 +16,7 @@ import (
 )
 
 func (a *app) benchCommand() *cobra.Command {
-	c := group("bench", "Benchmark the file store with real processes (the peer baseline's scenarios)",
+	c := cli.Group("bench", "Benchmark the file store with real processes (the peer baseline's scenarios)",
 		a.benchMailboxCommand(),
 		a.benchClaimCommand(),
 		a.benchTeamCommand(),
@@ -105,7 +107,7 @@ claims) for these comparisons. Give its path with --peer-bench (default
 $TROUPE_PEER_BENCH); it is copied and npm-installed in a temporary folder,
 or linked to the node_modules in $TROUPE_PEER_NODE_MODULES. Without it, or
 when node or npm cannot run, B8 is skipped with a message saying so.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runBenchMailbox(cmd.Context(), f, o) },
 	}
 	fl := cmd.Flags()
@@ -143,7 +145,7 @@ func (a *app) runBenchMailbox(ctx context.Context, f benchFlags, o mailboxBench)
 	}
 	modes, err := bench.ParsePeerModes(o.peerModes)
 	if err != nil {
-		return usagef("--peer-modes %v", err)
+		return cli.Usagef("--peer-modes %v", err)
 	}
 	if o.peerDir == "" {
 		o.peerDir = a.Getenv("TROUPE_PEER_BENCH")
@@ -153,7 +155,7 @@ func (a *app) runBenchMailbox(ctx context.Context, f benchFlags, o mailboxBench)
 		Interop:  bench.InteropConfig{Troupe: o.inter, Node: o.inter, Msgs: o.msgs, Text: o.text}, PeerModes: modes,
 		Peer: bench.PeerConfig{Source: o.peerDir, NodeModules: a.Getenv("TROUPE_PEER_NODE_MODULES")}}
 	if err := p.Check(); err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	r, err := a.benchRunner(f)
 	if err != nil {
@@ -183,7 +185,7 @@ each loop Claim, then complete, until none of --drain-tasks independent
 tasks is left. No task may be claimed twice.
 
 --rounds 0 or --drain-tasks 0 skips that part.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			as, err := parseCounts("--agents", agents)
 			if err != nil {
@@ -195,7 +197,7 @@ tasks is left. No task may be claimed twice.
 			}
 			p := bench.ClaimPlan{Agents: as, DrainAgents: ds, Rounds: rounds, DrainTasks: drainTasks}
 			if err := p.Check(); err != nil {
-				return usagef("%v", err)
+				return cli.Usagef("%v", err)
 			}
 			r, err := a.benchRunner(f)
 			if err != nil {
@@ -218,8 +220,8 @@ tasks is left. No task may be claimed twice.
 // early, and returns runErr or an error naming the problems found.
 func (a *app) benchReport(rep *bench.Report, runErr error) error {
 	var err error
-	if a.jsonOut {
-		err = a.printJSON(rep)
+	if a.JSON {
+		err = a.PrintJSON(rep)
 	} else {
 		err = rep.WriteMarkdown(a.Stdout)
 	}
@@ -242,7 +244,7 @@ func (a *app) benchChildCommand() *cobra.Command {
 		Use:    "child CONFIG",
 		Short:  "Run one benchmark process (started by the bench commands)",
 		Hidden: true,
-		Args:   positional("CONFIG"),
+		Args:   cli.Positional("CONFIG"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return bench.Child{Teammate: kit.BenchTeammate}.Run(cmd.Context(), args[0], a.Stdin, a.Stdout)
 		},
@@ -254,7 +256,7 @@ func (a *app) benchChildCommand() *cobra.Command {
 func parseCounts(flag, s string) ([]int, error) {
 	ns, err := bench.ParseCounts(s)
 	if err != nil {
-		return nil, usagef("%s %v", flag, err)
+		return nil, cli.Usagef("%s %v", flag, err)
 	}
 	return ns, nil
 }

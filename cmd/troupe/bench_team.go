@@ -3,6 +3,8 @@ package main
 import (
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/bench"
@@ -35,7 +37,7 @@ call to the recipient's model being asked with it, and from its return).
 
 The command fails (status 1) when a task was claimed twice or left
 unfinished, or a message never woke its recipient.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, err := parseCounts("--teammates", teammates)
 			if err != nil {
@@ -43,7 +45,7 @@ unfinished, or a message never woke its recipient.`,
 			}
 			p := bench.TeamPlan{Sizes: ns, Base: bench.TeamConfig{Hosts: hosts, Tasks: tasks, Chain: chain, Pings: pings, PingGap: pingGap, Idle: idle, Timeout: timeout}}
 			if err := p.Check(); err != nil {
-				return usagef("%v", err)
+				return cli.Usagef("%v", err)
 			}
 			r, err := a.benchRunner(f)
 			if err != nil {

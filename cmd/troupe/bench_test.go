@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv(benchChildEnv) == "1" {
-		a := &app{Main: (&Main{}).withDefaults()}
+		a := newApp(Main{})
 		root := benchRoot(a)
 		root.SetArgs(os.Args[1:])
 		if err := root.ExecuteContext(context.Background()); err != nil {
@@ -111,7 +111,7 @@ func runBench(t *testing.T, env map[string]string, args ...string) result {
 		Stderr: &errOut,
 		Getenv: func(k string) string { return env[k] },
 	}
-	a := &app{Main: m.withDefaults()}
+	a := newApp(*m)
 	root := benchRoot(a)
 	root.SetArgs(append([]string{"bench"}, args...))
 	root.SetOut(&out)

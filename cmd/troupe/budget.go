@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -72,7 +70,7 @@ func (v *tokensValue) Set(s string) error {
 // ({"model-id": {"input": 3, "output": 15, "cacheRead": 0.3,
 // "cacheWrite": 3.75}}, US dollars per million tokens) over it.
 func (a *app) prices(cwd string) (budget.Table, error) {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +132,10 @@ func (a *app) newMeter(cwd, session string, limits budget.Limits, exceeded func(
 	// Every call counts in the metrics (telemetry.go), read when it is made.
 	cfg := budget.Config{Prices: prices, Limits: limits, OnExceeded: exceeded, Record: func(r budget.Record) { a.tel.spent(r) }}
 	dir := ""
-	if home, err := a.home(); err == nil && session != "" {
+	if home, err := a.Home(); err == nil && session != "" {
 		dir = transcript.Dir(home, session)
 	}
-	return kit.NewMeter(cfg, dir, follow, a.Now, func(msg string) { a.warnOnce(msg) }), nil
+	return kit.NewMeter(cfg, dir, follow, a.Now, func(msg string) { a.WarnOnce(msg) }), nil
 }
 
 // budgetExit turns a run that a limit stopped into exit status 6, after
@@ -160,6 +158,3 @@ func tuiSpent(meter *budget.Meter) func() tui.Spent {
 		return tui.Spent{Tokens: t.Tokens(), USD: t.USD, Priced: len(t.Unpriced) == 0, LimitUSD: l.USD, LimitTokens: l.Tokens}
 	}
 }
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -12,11 +12,11 @@ import (
 // teammate command; it sets lr.spentSync to a final read and returns the
 // stop of the watch.
 func (a *app) followClaudeMates(h *headless, cwd string, lr *leadRun, meter *budget.Meter) func() {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil || teammateCommand(a, h) == "" {
 		return func() {}
 	}
-	read, stop := kit.ClaudeMates{Projects: filepath.Join(home, "projects"), Cwd: cwd, Meter: meter, Warn: a.warnOnce,
+	read, stop := kit.ClaudeMates{Projects: filepath.Join(home, "projects"), Cwd: cwd, Meter: meter, Warn: a.WarnOnce,
 		Led: func() []string {
 			if lr.bg == nil || lr.bg.team == nil {
 				return nil

@@ -94,7 +94,7 @@ func (lr *leadRun) budgetEnd(h *headless, runErr error) error {
 // watchLedger makes the lead's meter look at the session's ledger each
 // time it changes (kit.WatchLedger); the returned function stops it.
 func (a *app) watchLedger(meter *budget.Meter, session string) func() {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil || session == "" {
 		return func() {}
 	}

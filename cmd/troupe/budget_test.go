@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-dev/troupe/cli/usagecmd"
 	"github.com/troupe-dev/troupe/llm/llmtest"
 )
 
@@ -85,7 +86,7 @@ func TestMaxTokensStopsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("troupe usage: %v", err)
 	}
-	var u usageJSON
+	var u usagecmd.Report
 	if err := json.Unmarshal([]byte(out), &u); err != nil {
 		t.Fatalf("troupe usage --json: %v\n%s", err, out)
 	}

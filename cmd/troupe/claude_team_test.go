@@ -512,7 +512,7 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 // masked.
 func TestClaudeArgv(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}
-	a := &app{Main: (&Main{Getenv: func(k string) string { return env[k] }}).withDefaults()}
+	a := newApp(Main{Getenv: func(k string) string { return env[k] }})
 	m := team.Member{AgentID: "helper@mixed", Name: "helper", Color: "blue", Mode: "acceptEdits", Model: "claude-opus-5-5"}
 	argv, penv, err := claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{PlanModeRequired: true, Model: "claude-opus-5-5"}, "sess-1")
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/brief"
@@ -16,25 +18,13 @@ import (
 
 // kitRun is what every agent of this run shares, for session/kit.
 func (a *app) kitRun() kit.Run {
-	user, home := a.userHomes()
-	return kit.Run{UserHome: user, TroupeHome: home, Hooks: a.hooks, MCP: a.mcp.tools, Now: a.Now, Getenv: a.Getenv, Warn: a.warnOnce}
+	user, home := a.UserHomes()
+	return kit.Run{UserHome: user, TroupeHome: home, Hooks: a.hooks, MCP: a.mcp.tools, Now: a.Now, Getenv: a.Getenv, Warn: a.WarnOnce}
 }
 
 // newAgentContext loads what an agent in cwd is told (kit.Run.NewContext).
 func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *kit.Context {
 	return a.kitRun().NewContext(cwd, model, off, appr)
-}
-
-// userHomes returns the user's home and troupe's home, "" for one that
-// cannot be found.
-func (a *app) userHomes() (user, troupe string) {
-	if h, err := a.HomeDir(); err == nil {
-		user = h
-	}
-	if th, err := a.home(); err == nil {
-		troupe = th
-	}
-	return user, troupe
 }
 
 // expandCommand turns a prompt that calls a custom slash command ("/name
@@ -47,18 +37,18 @@ func (a *app) expandCommand(h *headless, cwd, prompt string) (string, error) {
 	if !ok {
 		return prompt, nil
 	}
-	userHome, troupeHome := a.userHomes()
+	userHome, troupeHome := a.UserHomes()
 	cmds, err := brief.LoadCommands(brief.CommandDirs(cwd, userHome, troupeHome))
 	if err != nil {
-		a.warnOnce(err.Error())
+		a.WarnOnce(err.Error())
 	}
 	c, found := cmds[name]
 	if !found {
 		names := slices.Sorted(maps.Keys(cmds))
 		if len(names) == 0 {
-			return "", usagef("/%s: no such command (custom commands are .md files in .claude/commands or .troupe/commands, here or in your home; there are none)", name)
+			return "", cli.Usagef("/%s: no such command (custom commands are .md files in .claude/commands or .troupe/commands, here or in your home; there are none)", name)
 		}
-		return "", usagef("/%s: no such command; the commands here are /%s", name, strings.Join(names, ", /"))
+		return "", cli.Usagef("/%s: no such command; the commands here are /%s", name, strings.Join(names, ", /"))
 	}
 	if c.Model != "" && h.model == "" {
 		h.model = c.Model
@@ -78,9 +68,9 @@ func (a *app) contextCommand() *cobra.Command {
 the current folder) would be given, in the order it sees them, with their
 sizes and anything cut or refused, and prints the environment block. With
 --json, one document with the files and the environment.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := a.workDir(cwd)
+			dir, err := a.WorkDir(cwd)
 			if err != nil {
 				return err
 			}
@@ -90,7 +80,7 @@ sizes and anything cut or refused, and prints the environment block. With
 			if in := ac.Instructions(); in != nil {
 				files = in.Sources
 			}
-			if a.jsonOut {
+			if a.JSON {
 				type file struct {
 					Path       string `json:"path"`
 					Scope      string `json:"scope"`
@@ -108,7 +98,7 @@ sizes and anything cut or refused, and prints the environment block. With
 				for _, s := range files {
 					out.Files = append(out.Files, file{s.Path, s.Scope, s.ImportedBy, s.Size, len(s.Content), s.Cut, s.Note})
 				}
-				return a.printJSON(out)
+				return a.PrintJSON(out)
 			}
 			w := a.Stdout
 			fmt.Fprintf(w, "An agent in %s is told:\n\n", dir)

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/dashboard"
@@ -24,27 +26,27 @@ task board and message timeline, updated live as the team works. With
 --control the page can also send messages, stop teammates and answer
 permission requests as the lead. Listening beyond loopback needs --token
 (default $TROUPE_DASHBOARD_TOKEN).`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if token == "" {
 				token = a.Getenv("TROUPE_DASHBOARD_TOKEN")
 			}
 			if err := dashboard.CheckListen(addr, token); err != nil {
-				return usagef("--addr: %w", err)
+				return cli.Usagef("--addr: %w", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			srv, err := dashboard.New(dashboard.Config{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks, Control: control, Token: token,
 				Now: a.Now, Log: slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 				Spending: a.sessionSpending(), Transcript: a.sessionTranscript()}) // dashboard_records.go
 			if err != nil {
 				return err
 			}
-			return serveDashboard(ctx, a, srv, addr, token, control, s.home)
+			return serveDashboard(ctx, a, srv, addr, token, control, s.Where)
 		},
 	}
 	f := cmd.Flags()

@@ -14,7 +14,7 @@ import (
 // the local home: each agent's tokens and cost; false when the session
 // has no ledger here.
 func (a *app) sessionSpending() func(session string) (map[string]dashboard.Spend, bool) {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return nil
 	}
@@ -27,7 +27,7 @@ func (a *app) sessionSpending() func(session string) (map[string]dashboard.Spend
 			return nil, false
 		}
 		if err != nil {
-			a.warnOnce(err.Error()) // a malformed line: what came before it counts
+			a.WarnOnce(err.Error()) // a malformed line: what came before it counts
 		}
 		out := map[string]dashboard.Spend{}
 		for name, sp := range ledger.Summarize(es).ByAgent {
@@ -41,7 +41,7 @@ func (a *app) sessionSpending() func(session string) (map[string]dashboard.Spend
 // in a session of the local home, rendered as `troupe transcript` prints
 // it; false when there is none here.
 func (a *app) sessionTranscript() func(session, agent string) (string, bool) {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return nil
 	}

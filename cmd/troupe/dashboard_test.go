@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/cli"
 )
 
 // TestDashboardCommand runs troupe dashboard on a random loopback port:
@@ -16,7 +18,7 @@ import (
 // serves the team, streams a message sent with troupe inbox send, and
 // ends cleanly when its context does.
 func TestDashboardCommand(t *testing.T) {
-	h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore, env: map[string]string{}}
+	h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore, env: map[string]string{}}
 	h.ok("team", "create", "alpha")
 	h.ok("team", "add", "alpha", "alice")
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/backend"
@@ -29,15 +31,15 @@ teammates claim the tasks, edit the files, run go build and go test (asking the
 lead for permission, which the demo grants), message each other and the lead,
 then shut down, and the lead deletes the team. It prints a timestamped timeline
 and a summary, checks the result, and leaves no process or pane behind.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch mode {
 			case backend.ModeInProcess, backend.ModeTmux, backend.ModeITerm2, backend.ModeAuto:
 			default:
-				return usagef("--teammate-mode %q: want in-process, tmux, iterm2 or auto", mode)
+				return cli.Usagef("--teammate-mode %q: want in-process, tmux, iterm2 or auto", mode)
 			}
 			if ui && (!isTerminal(a.Stdin) || !isTerminal(a.Stdout)) {
-				return usagef("--ui needs a terminal (stdin and stdout); without --ui the demo prints its timeline")
+				return cli.Usagef("--ui needs a terminal (stdin and stdout); without --ui the demo prints its timeline")
 			}
 			return a.runDemo(cmd.Context(), mode, keep, slow || ui, ui)
 		},
@@ -71,7 +73,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 		fmt.Fprintf(out, "(no git repository: %v)\n", err)
 	}
 	stats, approver := &demo.Stats{}, &demo.Approver{}
-	a.homeFlag = home
+	a.HomeFlag = home
 	mate := &teammateFlags{teammateMode: mode}
 	h := &headless{print: true, outputFormat: "text", provider: "scripted", script: script, maxTurns: 50, cwd: project,
 		permissionMode: "acceptEdits", promptTimeout: time.Minute,
@@ -106,10 +108,10 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 		problems = append(problems, "the lead's run failed: "+runErr.Error())
 	}
 	var teams demo.Teams
-	if sess, err := a.open(); err != nil {
+	if sess, err := a.Open(); err != nil {
 		problems = append(problems, err.Error())
 	} else {
-		defer sess.close()
+		defer sess.Release()
 		teams = sess.Teams
 	}
 	problems = append(problems, demo.Check(ctx, project, deleted, teams)...)

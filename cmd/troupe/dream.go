@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/dream"
@@ -31,9 +33,9 @@ updates and prunes the project's memory folder (<home>/projects/<project>/memory
 MEMORY.md and topic files, loaded into the lead's system prompt). Its tools
 read only that folder and the transcripts and write only memory files. It
 fails while another session dreams; a dream that fails is due again.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := a.workDir(cwd)
+			dir, err := a.WorkDir(cwd)
 			if err != nil {
 				return err
 			}
@@ -49,7 +51,7 @@ fails while another session dreams; a dream that fails is due again.`,
 }
 
 func (a *app) runDream(ctx context.Context, h *headless, cwd string) error {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return err
 	}
@@ -102,14 +104,14 @@ const (
 // 24) since the last dream and autoDreamMinSessions (default 5) sessions
 // of this project since. Problems are warnings: the session goes on.
 func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return
 	}
 	files := settings.Files(home, cwd)
 	on, _, err := settingsKey[bool](files, "autoDream")
 	if err != nil {
-		a.warnOnce(err.Error())
+		a.WarnOnce(err.Error())
 		return
 	}
 	if !on {
@@ -125,20 +127,20 @@ func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
 	}
 	due, err := kit.DreamDue(home, cwd, session, a.Now(), time.Duration(hours*float64(time.Hour)), int(minSessions))
 	if err != nil {
-		a.warnOnce(err.Error())
+		a.WarnOnce(err.Error())
 		return
 	}
 	if !due {
 		return
 	}
 	if _, err := a.startDream(h, cwd, session, reg); err != nil && !errors.Is(err, dream.ErrBusy) && !errors.Is(err, dream.ErrNothing) {
-		a.warnOnce("autoDream: " + err.Error())
+		a.WarnOnce("autoDream: " + err.Error())
 	}
 }
 
 // startDream starts a dream of the project in cwd as a task of reg.
 func (a *app) startDream(h *headless, cwd, session string, reg *task.Registry) (task.ID, error) {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return "", err
 	}

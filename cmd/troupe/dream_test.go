@@ -122,8 +122,8 @@ func TestSlashDream(t *testing.T) {
 	if err := m.Run(t.Context(), []string{"--home", home, "-p", "--cwd", proj, "--provider", "scripted", "--script", script, "hi"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
-	a := &app{Main: m.withDefaults()}
-	a.homeFlag = home
+	a := newApp(*m)
+	a.HomeFlag = home
 	reg := task.New(task.Config{Dir: t.TempDir(), PollInterval: -1})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

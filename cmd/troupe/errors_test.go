@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/troupe-dev/troupe/mailbox"
@@ -113,7 +115,7 @@ func snapshot(t *testing.T, h *harness) state {
 // TestMalformedFiles checks that a file the store cannot read is named in
 // the error, and that nothing in it is lost.
 func TestMalformedFiles(t *testing.T) {
-	h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore}
+	h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore}
 	h.roster()
 	h.ok("team", "create", "beta")
 	h.ok("task", "create", "--team", "alpha", "--subject", "one")

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/troupe-dev/troupe/cli"
 
 	"github.com/spf13/cobra"
 
@@ -120,34 +121,34 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 	switch h.outputFormat {
 	case "text", "json", "stream-json":
 	default:
-		return usagef("--output-format %q: want text, json or stream-json", h.outputFormat)
+		return cli.Usagef("--output-format %q: want text, json or stream-json", h.outputFormat)
 	}
 	if h.maxTurns <= 0 {
-		return usagef("--max-turns %d: want a positive number", h.maxTurns)
+		return cli.Usagef("--max-turns %d: want a positive number", h.maxTurns)
 	}
 	prompt := strings.Join(args, " ")
 	if strings.TrimSpace(prompt) == "" {
 		if isTerminal(a.Stdin) { // reading it would wait for input nobody meant to give
-			return usagef("no prompt: give it as arguments (troupe -p \"...\") or pipe it on stdin")
+			return cli.Usagef("no prompt: give it as arguments (troupe -p \"...\") or pipe it on stdin")
 		}
 		b, err := io.ReadAll(io.LimitReader(a.Stdin, mailbox.MaxTextLen+1))
 		if err != nil {
 			return fmt.Errorf("read the prompt from stdin: %w", err)
 		}
 		if len(b) > mailbox.MaxTextLen {
-			return usagef("the prompt on stdin is longer than %d bytes", mailbox.MaxTextLen)
+			return cli.Usagef("the prompt on stdin is longer than %d bytes", mailbox.MaxTextLen)
 		}
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return usagef("no prompt: give it as arguments (troupe -p \"...\") or on stdin")
+		return cli.Usagef("no prompt: give it as arguments (troupe -p \"...\") or on stdin")
 	}
 	return a.runHeadless(cmd.Context(), h, prompt)
 }
 
 // runHeadless runs the lead of `troupe -p` on prompt (troupe demo too).
 func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error {
-	cwd, err := a.workDir(h.cwd)
+	cwd, err := a.WorkDir(h.cwd)
 	if err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ func (a *app) settingsCoordinator(h *headless, cwd string) error {
 	if h.coordinator || a.Getenv(coordinator.EnvMode) != "" || a.Getenv(coordinator.EnvClaudeMode) != "" {
 		return nil
 	}
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return err
 	}
@@ -442,24 +443,4 @@ func (a *app) leadFactory(lr *leadRun, cfg agent.Config, nested func(agent.Event
 		lr.defer_(ag.Kill)
 		return ag, nil
 	}
-}
-
-// workDir returns the absolute working folder named by --cwd, the current
-// folder when it is empty; a --cwd that is not a folder is a usage error.
-func (a *app) workDir(dir string) (string, error) {
-	if dir == "" {
-		wd, err := a.Getwd()
-		if err != nil {
-			return "", err
-		}
-		dir = wd
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", usagef("--cwd %s: not a folder", dir)
-	}
-	return dir, nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/troupe-dev/troupe/internal/realpath"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
@@ -24,7 +26,7 @@ const cliArgSource = "cliArg"
 // returned function closes the audit log.
 func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func(), error) {
 	nop := func() {}
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return nil, nop, err
 	}
@@ -42,7 +44,7 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 	mode := s.DefaultMode
 	if h.permissionMode != "" {
 		if mode, err = permission.ParseMode(h.permissionMode); err != nil {
-			return nil, nop, usagef("--permission-mode: %v", err)
+			return nil, nop, cli.Usagef("--permission-mode: %v", err)
 		}
 	}
 	if mode == "" {
@@ -60,7 +62,7 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 			for _, rs := range permission.SplitRules(text) {
 				r, err := permission.ParseRule(rs)
 				if err != nil {
-					return nil, nop, usagef("%s: %v", l.flag, err)
+					return nil, nop, cli.Usagef("%s: %v", l.flag, err)
 				}
 				r.Source, r.Base = cliArgSource, cwd
 				*l.into = append(*l.into, r)
@@ -75,7 +77,7 @@ func (a *app) headlessApprover(h *headless, cwd string) (*approve.Approver, func
 		return nil, nop, err
 	}
 	if h.promptTimeout <= 0 {
-		return nil, nop, usagef("--permission-prompt-timeout %s: want a positive duration", h.promptTimeout)
+		return nil, nop, cli.Usagef("--permission-prompt-timeout %s: want a positive duration", h.promptTimeout)
 	}
 	ap := &approve.Approver{Policy: p, Agent: "troupe", Cwd: cwd, Dirs: dirs, Mode: mode, Now: a.Now, Hint: approve.HeadlessHint(p, cwd, dirs)}
 	if strings.TrimSpace(h.promptCommand) != "" {
@@ -108,7 +110,7 @@ func (a *app) addDirs(fromSettings, flags []string) ([]string, error) {
 		}
 		abs = filepath.Clean(abs)
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-			return nil, usagef("--add-dir %s: not a folder", d)
+			return nil, cli.Usagef("--add-dir %s: not a folder", d)
 		}
 		dirs = append(dirs, abs)
 	}

@@ -10,7 +10,7 @@ import (
 // openHooks reads the hooks of the settings files for a session in cwd.
 // A malformed hooks block stops the run before any model call.
 func (a *app) openHooks(cwd, session string, log *audit.Log, warn io.Writer) (*kit.Hooks, error) {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/hooks"
@@ -14,7 +16,7 @@ import (
 
 // hooksCommand is `troupe hooks`.
 func (a *app) hooksCommand() *cobra.Command {
-	return group("hooks", "Inspect the hooks of the settings files", a.hooksListCommand())
+	return cli.Group("hooks", "Inspect the hooks of the settings files", a.hooksListCommand())
 }
 
 // hookLine is one hook in `troupe hooks list --json`.
@@ -40,13 +42,13 @@ A malformed hooks block is an error naming the file and the key; what is
 skipped (an unknown event, a hook type other than command) is a warning.`,
 		Example: `  troupe hooks list
   troupe hooks list --cwd ../service --json`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := a.home()
+			home, err := a.Home()
 			if err != nil {
 				return err
 			}
-			if cwd, err = a.workDir(cwd); err != nil {
+			if cwd, err = a.WorkDir(cwd); err != nil {
 				return err
 			}
 			c, err := hooks.Load(kit.SettingsPaths(home, cwd))
@@ -64,7 +66,7 @@ skipped (an unknown event, a hook type other than command) is a warning.`,
 					}
 				}
 			}
-			if a.jsonOut {
+			if a.JSON {
 				enc := json.NewEncoder(a.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(lines)

@@ -78,8 +78,8 @@ func TestHooksTeamGates(t *testing.T) {
 	}
 	events := make(chan swarm.Event, 256)
 	var hookWarnings bytes.Buffer
-	a := &app{Main: (&Main{Stderr: os.Stderr}).withDefaults()}
-	a.homeFlag = home
+	a := newApp(Main{Stderr: os.Stderr})
+	a.HomeFlag = home
 	if _, err := a.openHooks(cwd, "s-hooks", nil, &hookWarnings); err != nil {
 		t.Fatal(err)
 	}

@@ -403,8 +403,8 @@ func TestHooksPermissionRequestAndNotification(t *testing.T) {
 func TestHooksReview(t *testing.T) {
 	dir := hookProject(t, hooksJSON("Stop", "", "$HOOKS/a.sh", 10), map[string]string{"a.sh": "exit 0"})
 	home := t.TempDir()
-	a := &app{Main: (&Main{Stderr: &bytes.Buffer{}}).withDefaults()}
-	a.homeFlag = home
+	a := newApp(Main{Stderr: &bytes.Buffer{}})
+	a.HomeFlag = home
 	var warns bytes.Buffer
 	hs, err := a.openHooks(dir, "s", nil, &warns)
 	if err != nil {

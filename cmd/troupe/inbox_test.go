@@ -8,13 +8,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/troupe-dev/troupe/cli/inboxcmd"
 	"github.com/troupe-dev/troupe/mailbox"
 )
 
 func TestInboxSendRead(t *testing.T) {
 	forEachStore(t, func(t *testing.T, h *harness) {
 		h.roster()
-		var s sent
+		var s inboxcmd.Sent
 		h.json(&s, "inbox", "send", "--team", "alpha", "--from", "team-lead", "--to", "alice", "--summary", "hi", "hello alice")
 		if len(s.Deliveries) != 1 || s.Deliveries[0].To != "alice" || s.Deliveries[0].ID == "" {
 			t.Errorf("send to alice = %+v; want one delivery to alice with an id", s)

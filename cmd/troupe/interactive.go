@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
@@ -38,9 +40,9 @@ func (a *app) runInteractive(ctx context.Context, h *headless) error {
 // at the start (troupe demo --ui).
 func (a *app) runInteractivePrompt(ctx context.Context, h *headless, prompt string) error {
 	if !isTerminal(a.Stdin) || !isTerminal(a.Stdout) {
-		return usagef("the interactive lead needs a terminal (stdin and stdout); to run without one: troupe -p \"your prompt\"")
+		return cli.Usagef("the interactive lead needs a terminal (stdin and stdout); to run without one: troupe -p \"your prompt\"")
 	}
-	cwd, err := a.workDir(h.cwd)
+	cwd, err := a.WorkDir(h.cwd)
 	if err != nil {
 		return err
 	}
@@ -68,7 +70,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	served := make(chan struct{})
 	go func() { defer close(served); sess.Serve(sctx) }()
 	go a.recordSwaps(sctx, lr)
-	userHome, troupeHome := a.userHomes()
+	userHome, troupeHome := a.UserHomes()
 	cmds, _ := brief.LoadCommands(brief.CommandDirs(cwd, userHome, troupeHome))
 	names := map[string]string{"hooks": "the hooks in force; adopt hooks changed in the settings files"}
 	for n, c := range cmds {
@@ -125,7 +127,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 // recentSessions lists the 20 latest sessions recorded in cwd but the
 // current one, with their first prompts, for /resume.
 func (a *app) recentSessions(cwd, current string) []tui.SessionInfo {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return nil
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/troupe-dev/troupe/store/mem"
 )
 
@@ -20,7 +22,7 @@ var backends = []struct {
 	name string
 	open func(t *testing.T) func(home string) (Stores, error)
 }{
-	{"file", func(t *testing.T) func(string) (Stores, error) { return OpenFileStore }},
+	{"file", func(t *testing.T) func(string) (Stores, error) { return cli.OpenFileStore }},
 	{"mem", func(t *testing.T) func(string) (Stores, error) {
 		s := mem.New(mem.Options{})
 		t.Cleanup(func() { s.Close() })

@@ -34,11 +34,11 @@ func (a *app) addMCPFlags(root *cobra.Command) {
 // mcpSources returns where the servers of an agent in cwd are configured.
 func (a *app) mcpSources(cwd string) (mcp.Sources, error) {
 	src := mcp.Sources{Flags: a.mcp.configs, Strict: a.mcp.strict, Project: filepath.Join(cwd, ".mcp.json")}
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return src, err
 	}
-	user, _ := a.userHomes()
+	user, _ := a.UserHomes()
 	if user != "" { // Claude Code's user settings, then troupe's
 		src.Settings = append(src.Settings, filepath.Join(user, ".claude", "settings.json"))
 	}
@@ -81,7 +81,7 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 		return nothing, err
 	}
 	for _, w := range warnings {
-		a.warnOnce(w)
+		a.WarnOnce(w)
 	}
 	if len(servers) == 0 {
 		return nothing, nil
@@ -93,7 +93,7 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	m := mcp.Start(ctx, servers, opts)
 	for _, st := range m.Status() {
 		if st.State != mcp.StateConnected {
-			a.warnOnce(st.Err.Error())
+			a.WarnOnce(st.Err.Error())
 		}
 	}
 	a.mcp.mgr, a.mcp.tools = m, m.Tools()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/mcp"
@@ -13,19 +15,19 @@ import (
 // mcpCommand is troupe mcp: configure MCP servers, and serve a teammate
 // over MCP (mcp_serve.go).
 func (a *app) mcpCommand() *cobra.Command {
-	return group("mcp", "Configure MCP servers (their tools reach every agent)",
+	return cli.Group("mcp", "Configure MCP servers (their tools reach every agent)",
 		a.mcpListCommand(), a.mcpGetCommand(), a.mcpAddCommand(), a.mcpRemoveCommand(), a.mcpServeCommand())
 }
 
 // mcpScopePath returns the file of a scope for cwd (mcp.ScopePath).
 func (a *app) mcpScopePath(scope, cwd string) (string, error) {
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return "", err
 	}
 	path, err := mcp.ScopePath(scope, cwd, home)
 	if errors.Is(err, mcp.ErrBadScope) {
-		return "", usagef("--scope: %v", err)
+		return "", cli.Usagef("--scope: %v", err)
 	}
 	return path, err
 }
@@ -89,7 +91,7 @@ func (a *app) mcpRemoveCommand() *cobra.Command {
 				}
 				scopes = []string{scope}
 			}
-			home, err := a.home()
+			home, err := a.Home()
 			if err != nil {
 				return err
 			}
@@ -102,7 +104,7 @@ func (a *app) mcpRemoveCommand() *cobra.Command {
 				return fmt.Errorf("remove %s: %w in scope %s", args[0], mcp.ErrNotFound, strings.Join(scopes, ", "))
 			case 1:
 			default:
-				return usagef("MCP server %s is in scopes %s: say which with --scope", args[0], strings.Join(found, " and "))
+				return cli.Usagef("MCP server %s is in scopes %s: say which with --scope", args[0], strings.Join(found, " and "))
 			}
 			path, _ := a.mcpScopePath(found[0], cwd)
 			if err := mcp.RemoveServer(cmd.Context(), path, args[0]); err != nil {

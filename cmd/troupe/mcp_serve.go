@@ -8,6 +8,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/session/kit"
@@ -20,10 +22,10 @@ func checkServeAddr(httpAddr, token, name string) error {
 	}
 	host, _, err := net.SplitHostPort(httpAddr)
 	if err != nil {
-		return usagef("--http %q: %v", httpAddr, err)
+		return cli.Usagef("--http %q: %v", httpAddr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usagef("--http %s is not a loopback address: set --token so that only holders of it can act as %s", httpAddr, name)
+		return cli.Usagef("--http %s is not a loopback address: set --token so that only holders of it can act as %s", httpAddr, name)
 	}
 	return nil
 }
@@ -39,23 +41,23 @@ func (a *app) mcpServeCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if teamName == "" || name == "" {
-				return usagef("mcp serve needs --team and --agent")
+				return cli.Usagef("mcp serve needs --team and --agent")
 			}
 			if err := checkServeAddr(httpAddr, token, name); err != nil {
 				return err
 			}
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
-			cfg, err := s.team(ctx, "--team", teamName)
+			cfg, err := s.Team(ctx, "--team", teamName)
 			if err != nil {
 				return err
 			}
 			cwd, _ := a.Getwd()
-			m, err := kit.JoinMCP(ctx, kit.MCPMemberConfig{Stores: s.kit(), Team: cfg.Name, Name: name, Color: color, Cwd: cwd, Now: a.Now})
+			m, err := kit.JoinMCP(ctx, kit.MCPMemberConfig{Stores: kitStores(s.Stores), Team: cfg.Name, Name: name, Color: color, Cwd: cwd, Now: a.Now})
 			if err != nil {
 				return err
 			}

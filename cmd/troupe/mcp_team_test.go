@@ -37,8 +37,8 @@ func TestMCPMemberWithInProcessTeammate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &app{Main: (&Main{Stderr: os.Stderr}).withDefaults()}
-	a.homeFlag = home
+	a := newApp(Main{Stderr: os.Stderr})
+	a.HomeFlag = home
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeBypass}
 	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-mcp", Approver: base,
 		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},

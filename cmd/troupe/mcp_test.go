@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/troupe-dev/troupe/llm/llmtest"
 	"github.com/troupe-dev/troupe/mcp"
 	"github.com/troupe-dev/troupe/mcp/mcptest"
@@ -187,14 +189,14 @@ func TestMCPCommands(t *testing.T) {
 // answers, goes idle, and leaves the team by approving a shutdown request.
 func TestMCPServeTeammate(t *testing.T) {
 	t.Run("file", func(t *testing.T) {
-		h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore, env: map[string]string{}}
+		h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore, env: map[string]string{}}
 		serveTeammate(t, h, nil)
 	})
 	t.Run("nats", func(t *testing.T) {
 		h := &harness{t: t, home: t.TempDir(), env: map[string]string{"TROUPE_NATS_TOKEN": "tok"},
 			openStore: func(string) (Stores, error) {
 				t.Error("the file store was opened although $TROUPE_STORE names a NATS server")
-				return OpenFileStore(t.TempDir())
+				return cli.OpenFileStore(t.TempDir())
 			}}
 		url, stop := serveAsync(t, h, t.TempDir(), "tok")
 		defer stop()
@@ -295,7 +297,7 @@ func call(t *testing.T, tools []tool.Tool, name, input string) tool.Result {
 // TestMCPPaneArgv: a pane teammate gets the lead's --mcp-config (files
 // made absolute), --strict-mcp-config and the MCP timeouts.
 func TestMCPPaneArgv(t *testing.T) {
-	a := &app{Main: Main{Getenv: func(k string) string { return map[string]string{"MCP_TIMEOUT": "5000"}[k] }}}
+	a := newApp(Main{Getenv: func(k string) string { return map[string]string{"MCP_TIMEOUT": "5000"}[k] }})
 	a.mcp.configs, a.mcp.strict = []string{"servers.json", `{"mcpServers": {}}`}, true
 	env := map[string]string{}
 	argv := a.withMCP([]string{"troupe"}, env)
@@ -309,7 +311,7 @@ func TestMCPPaneArgv(t *testing.T) {
 // TestMCPServeHTTP: --http off loopback needs --token, and with one a
 // request without it is refused while a client with it joins.
 func TestMCPServeHTTP(t *testing.T) {
-	h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore, env: map[string]string{}}
+	h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore, env: map[string]string{}}
 	h.ok("team", "create", "crew")
 	if r := h.exec("", "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "0.0.0.0:0"); r.err == nil || !strings.Contains(r.err.Error(), "--token") {
 		t.Errorf("--http 0.0.0.0:0 without --token: %v; want a usage error naming --token", r.err)
@@ -342,7 +344,8 @@ func TestMCPServeHTTP(t *testing.T) {
 // failure of a failed one.
 func TestMCPReport(t *testing.T) {
 	home := t.TempDir()
-	a := &app{Main: Main{Getenv: func(string) string { return "" }, Stderr: io.Discard, HomeDir: func() (string, error) { return home, nil }}, homeFlag: home}
+	a := newApp(Main{Getenv: func(string) string { return "" }, Stderr: io.Discard, HomeDir: func() (string, error) { return home, nil }})
+	a.HomeFlag = home
 	if r := a.mcpReport(); !strings.Contains(r, "No MCP servers") {
 		t.Errorf("report without servers = %q", r)
 	}
@@ -426,7 +429,7 @@ var mcpConformancePass = []string{"server-initialize", "logging-set-level", "pin
 // mcp serve --http.
 func TestMCPConformance(t *testing.T) {
 	bin := mcptest.NPMBin(t, "conformance")
-	h := &harness{t: t, home: t.TempDir(), openStore: OpenFileStore, env: map[string]string{}}
+	h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore, env: map[string]string{}}
 	h.ok("team", "create", "conf")
 	out := newSyncBuffer()
 	stop := h.runAsync(out, "mcp", "serve", "--team", "conf", "--agent", "tester", "--http", "127.0.0.1:0")

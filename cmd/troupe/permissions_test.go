@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/cli/permissionscmd"
 )
 
 // permHarness runs `troupe permissions check` in-process with a home and a
@@ -98,7 +100,7 @@ func TestPermissionsCheck(t *testing.T) {
 				}
 			}
 			if tt.isJSON {
-				var res checkResult
+				var res permissionscmd.CheckResult
 				if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 					t.Errorf("--json output is not JSON: %v", err)
 				}

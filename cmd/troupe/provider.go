@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/llm/scripted"
 )
@@ -25,7 +27,7 @@ func (a *app) openModel(h *headless) (llm.Model, error) {
 	switch provider {
 	case "scripted":
 		if h.script == "" {
-			return nil, usagef("--provider scripted needs --script FILE (format: docs/scripted.md)")
+			return nil, cli.Usagef("--provider scripted needs --script FILE (format: docs/scripted.md)")
 		}
 		s, err := scripted.Load(h.script)
 		if err != nil {
@@ -36,7 +38,7 @@ func (a *app) openModel(h *headless) (llm.Model, error) {
 	if m, ok, err := a.openSDKModel(provider, h); ok {
 		return m, err
 	}
-	return nil, usagef("--provider %q: want anthropic, openai or scripted", provider)
+	return nil, cli.Usagef("--provider %q: want anthropic, openai or scripted", provider)
 }
 
 // cost returns the price of usage when the provider knows it.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/troupe-dev/troupe/remote"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/session/record"
@@ -38,7 +40,7 @@ func (a *app) remoteHeartbeat(flag time.Duration) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return 0, usagef("$%s %q: want a positive duration such as 5s", EnvRemoteHeartbeat, v)
+		return 0, cli.Usagef("$%s %q: want a positive duration such as 5s", EnvRemoteHeartbeat, v)
 	}
 	return d, nil
 }
@@ -56,8 +58,8 @@ func jobOptions(beat time.Duration) natsstore.JobOptions {
 // closes the connection.
 func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (func(), error) {
 	nop := func() {}
-	spec, err := a.storeSpec()
-	if err != nil || spec.url == "" {
+	spec, err := a.StoreSpec()
+	if err != nil || spec.URL == "" {
 		return nop, err
 	}
 	beat, err := a.remoteHeartbeat(0)
@@ -67,9 +69,9 @@ func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (
 	policy := remote.Policy(a.Getenv(EnvRemoteOnLost))
 	labels, err := remote.ParseLabels(a.Getenv(EnvRemoteLabels))
 	if err != nil {
-		return nop, usagef("$%s: %v", EnvRemoteLabels, err)
+		return nop, cli.Usagef("$%s: %v", EnvRemoteLabels, err)
 	}
-	s, err := natsstore.Open(ctx, spec.url, spec.opts)
+	s, err := natsstore.Open(ctx, spec.URL, spec.Options)
 	if err != nil {
 		return nop, err
 	}
@@ -85,7 +87,7 @@ func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (
 		Trace: a.jobTrace()})         // telemetry_jobs.go: the submission is a span, its context carried to the worker
 	if err != nil {
 		s.Close()
-		return nop, usagef("$%s: %v", EnvRemoteOnLost, err)
+		return nop, cli.Usagef("$%s: %v", EnvRemoteOnLost, err)
 	}
 	bg.remote = kit.RemoteSubmitter{Client: c, Labels: labels}
 	return func() {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	natsstore "github.com/troupe-dev/troupe/store/nats"
@@ -40,7 +42,7 @@ the machine may then lose the last two minutes of acknowledged writes.
 
 With --cluster and --routes, three or more servers form one JetStream
 cluster that keeps working when one of them goes; see docs/nats.md.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c.Token == "" {
 				c.Token = a.Getenv("TROUPE_NATS_TOKEN")
@@ -51,12 +53,12 @@ cluster that keeps working when one of them goes; see docs/nats.md.`,
 			default:
 				d, err := time.ParseDuration(syncFlag)
 				if err != nil || d <= 0 {
-					return usagef("--sync %q: want \"always\" or a positive duration such as 2m", syncFlag)
+					return cli.Usagef("--sync %q: want \"always\" or a positive duration such as 2m", syncFlag)
 				}
 				c.Sync = d
 			}
 			if c.Data == "" {
-				home, err := a.home()
+				home, err := a.Home()
 				if err != nil {
 					return err
 				}
@@ -95,7 +97,7 @@ func (a *app) serve(ctx context.Context, c natsserver.Config) error {
 	if host, _, _ := net.SplitHostPort(c.Addr); c.Token == "" && !natsserver.IsLoopback(host) {
 		fmt.Fprintf(a.Stderr, "warning: listening on %s without --token: anyone who can reach it can read and write your teams\n", c.Addr)
 	}
-	if a.jsonOut {
+	if a.JSON {
 		if err := json.NewEncoder(a.Stdout).Encode(map[string]any{"url": s.URL, "data": c.Data, "token": c.Token != ""}); err != nil {
 			return err
 		}
@@ -125,7 +127,7 @@ func (a *app) ensureReplicas(ctx context.Context, url, token string, n int) {
 	}
 	opts := natsstore.Options{
 		Token:     token,
-		Namespace: a.storeSel.namespace,
+		Namespace: a.StoreFlags.Namespace,
 		Replicas:  n,
 		Name:      "troupe serve",
 		// Short attempts: EnsureReplicas retries while the cluster forms.
@@ -145,7 +147,7 @@ func (a *app) ensureReplicas(ctx context.Context, url, token string, n int) {
 	})
 	if err == nil {
 		out := a.Stdout
-		if a.jsonOut {
+		if a.JSON {
 			out = a.Stderr
 		}
 		fmt.Fprintf(out, "troupe's streams and buckets have %d replicas\n", n)

@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/pflag"
 
 	"github.com/troupe-dev/troupe/coordinator"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/session/record"
 )
 
@@ -47,7 +50,7 @@ type sessions struct {
 // and model of h to the session's when the flags leave them open.
 func (a *app) openSessions(h *headless, cwd string) (*sessions, error) {
 	s := &sessions{a: a}
-	home, err := a.home()
+	home, err := a.Home()
 	if err == nil {
 		s.dir = filepath.Join(home, "sessions")
 	} else {
@@ -56,7 +59,7 @@ func (a *app) openSessions(h *headless, cwd string) (*sessions, error) {
 	fl := h.session
 	switch {
 	case fl.resume != "" && fl.continueLast:
-		return nil, usagef("--resume and --continue: give one of them")
+		return nil, cli.Usagef("--resume and --continue: give one of them")
 	case fl.resume == "" && !fl.continueLast:
 		return s, nil
 	case s.dir == "":
@@ -70,7 +73,7 @@ func (a *app) openSessions(h *headless, cwd string) (*sessions, error) {
 		}
 		id = latest
 	} else if !record.ValidID(id) {
-		return nil, usagef("--resume %q: not a session id (letters, digits, '.', '_' and '-'; ids are the session_id of troupe -p --output-format json)", id)
+		return nil, cli.Usagef("--resume %q: not a session id (letters, digits, '.', '_' and '-'; ids are the session_id of troupe -p --output-format json)", id)
 	}
 	r, err := record.Resume(s.dir, id, cwd)
 	var cwdErr *record.CwdError
@@ -78,7 +81,7 @@ func (a *app) openSessions(h *headless, cwd string) (*sessions, error) {
 	case errors.Is(err, record.ErrNoSession):
 		return nil, fmt.Errorf("--resume %w. Session ids are the session_id that troupe -p prints with --output-format json or stream-json, and the file names (without .jsonl) in that folder; --continue resumes the latest of the working folder", err)
 	case errors.As(err, &cwdErr):
-		return nil, usagef("%v", cwdErr)
+		return nil, cli.Usagef("%v", cwdErr)
 	case err != nil:
 		return nil, err
 	}
@@ -148,4 +151,14 @@ func (s *sessions) open(id, cwd string, coord bool, info llm.Info, model string)
 	}
 	return record.Create(s.dir, record.Line{SessionID: id, Cwd: cwd, Coordinator: coord, Provider: info.Provider, Model: model,
 		Time: s.a.Now().UTC().Format(time.RFC3339Nano)}, s.a.Stderr)
+}
+
+// transcriptsFor returns where the agents of a session keep their
+// transcripts; nil when the home cannot be resolved.
+func (a *app) transcriptsFor(session string) *kit.Transcripts {
+	home, err := a.Home()
+	if err != nil {
+		return nil
+	}
+	return kit.NewTranscripts(home, session, a.Now, a.Stderr)
 }

@@ -40,9 +40,9 @@ func TestSessionDrivenTeam(t *testing.T) {
 	scriptFile := filepath.Join(dir, "script.json")
 	writeFile(t, scriptFile, script)
 	var stderr bytes.Buffer
-	a := &app{Main: (&Main{Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" },
-		HomeDir: func() (string, error) { return dir, nil }}).withDefaults()}
-	a.homeFlag = filepath.Join(dir, "home")
+	a := newApp(Main{Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" },
+		HomeDir: func() (string, error) { return dir, nil }})
+	a.HomeFlag = filepath.Join(dir, "home")
 	h := &headless{outputFormat: "text", provider: "scripted", script: scriptFile, maxTurns: 50, cwd: dir, promptTimeout: time.Minute,
 		teams: teamFlags{enabled: true, mate: &teammateFlags{teammateMode: "in-process"}, shut: 10 * time.Second}}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/cli"
 )
 
 var natsURL = regexp.MustCompile(`nats://127\.0\.0\.1:[0-9]+`)
@@ -32,7 +34,7 @@ func TestCommandsOnNATS(t *testing.T) {
 	h := &harness{t: t, home: t.TempDir(), env: map[string]string{"TROUPE_NATS_TOKEN": "tok"},
 		openStore: func(string) (Stores, error) {
 			t.Error("the file store was opened although $TROUPE_STORE names a NATS server")
-			return OpenFileStore(t.TempDir())
+			return cli.OpenFileStore(t.TempDir())
 		}}
 	url, stop := serveAsync(t, h, data, "tok")
 	h.env["TROUPE_STORE"] = url
@@ -94,7 +96,7 @@ func TestCommandsOnNATS(t *testing.T) {
 }
 
 func TestServeRefusesBadAddr(t *testing.T) {
-	h := &harness{t: t, home: t.TempDir(), env: map[string]string{}, openStore: OpenFileStore}
+	h := &harness{t: t, home: t.TempDir(), env: map[string]string{}, openStore: cli.OpenFileStore}
 	for _, addr := range []string{"nonsense", "127.0.0.1:99999", "127.0.0.1:x"} {
 		if err := h.fail("serve", "--addr", addr, "--data", t.TempDir()); !isUsage(err) || !strings.Contains(err.Error(), addr) {
 			t.Errorf("serve --addr %q error = %v; want a usage error naming it", addr, err)
@@ -104,30 +106,5 @@ func TestServeRefusesBadAddr(t *testing.T) {
 		if err := h.fail("serve", "--addr", "127.0.0.1:0", "--sync", sync, "--data", t.TempDir()); !isUsage(err) || !strings.Contains(err.Error(), sync) {
 			t.Errorf("serve --sync %q error = %v; want a usage error naming it", sync, err)
 		}
-	}
-}
-
-func TestStoreEnv(t *testing.T) {
-	tests := []struct {
-		name string
-		flag storeFlags
-		env  map[string]string
-		want []string
-	}{
-		{"file by default", storeFlags{}, map[string]string{"TROUPE_HOME": "/h"}, []string{"TROUPE_STORE=file", "TROUPE_HOME=/h"}},
-		{"nats from flags", storeFlags{store: "nats://h:4222", token: "t", namespace: "ns"}, nil,
-			[]string{"TROUPE_STORE=nats://h:4222", "TROUPE_NATS_TOKEN=t", "TROUPE_NATS_NAMESPACE=ns"}},
-		{"flags over environment", storeFlags{token: "flag"}, map[string]string{"TROUPE_STORE": "tls://h:1", "TROUPE_NATS_TOKEN": "env", "TROUPE_NATS_CA": "/ca.pem"},
-			[]string{"TROUPE_STORE=tls://h:1", "TROUPE_NATS_TOKEN=flag", "TROUPE_NATS_CA=/ca.pem"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := (&Main{Getenv: func(k string) string { return tt.env[k] }}).withDefaults()
-			a := &app{Main: m, storeSel: tt.flag}
-			got, err := a.storeEnv()
-			if err != nil || strings.Join(got, " ") != strings.Join(tt.want, " ") {
-				t.Errorf("storeEnv() = %q, %v; want %q", got, err, tt.want)
-			}
-		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/backend"
@@ -49,16 +51,16 @@ type leadTeam struct {
 // newLeadTeam opens the stores and the backends of a lead and builds its
 // team (kit.NewLeadTeam).
 func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*leadTeam, error) {
-	sess, err := a.open()
+	sess, err := a.Open()
 	if err != nil {
 		return nil, err
 	}
-	closeStores := func() { _ = sess.close() }
+	closeStores := func() { _ = sess.Release() }
 	if c.Backend, c.Fallback, c.BackendReason, err = a.pickBackend(mode); err != nil {
 		closeStores()
 		return nil, err
 	}
-	c.Stores, c.ModelName, c.Hooks = sess.Stores.kit(), h.model, a.hooks
+	c.Stores, c.ModelName, c.Hooks = kitStores(sess.Stores), h.model, a.hooks
 	c.Queuing, c.ShutdownAnswerTimeout = teammateCommand(a, h) != "", h.teams.shut
 	c.WrapMail = a.tel.leadMail // telemetry.go: trace context on what it sends
 	c.Mates.Run, c.Mates.NoInstr, c.Mates.AskTimeout, c.Mates.Telemetry = a.kitRun(), h.noInstr, h.teams.ask, a.tel.mate
@@ -67,7 +69,7 @@ func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*lead
 		closeStores()
 		return nil, err
 	}
-	return &leadTeam{LeadTeam: lt, raw: sess.Stores.kit(), close: func() {
+	return &leadTeam{LeadTeam: lt, raw: kitStores(sess.Stores), close: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = lt.Lead.Close(ctx)
@@ -161,7 +163,7 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		}
 		// The same store as the lead's (its secrets in the environment,
 		// not on the command line).
-		senv, err := a.storeEnv()
+		senv, err := a.StoreEnv()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -243,15 +245,15 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	}
 	if cmd := teammateCommand(a, h); cmd != "" {
 		if h.teams.mate.teammateMode == backend.ModeInProcess {
-			return nil, nil, usagef("--teammate-command %s runs teammates in panes: it needs --teammate-mode tmux, iterm2 or auto inside one", cmd)
+			return nil, nil, cli.Usagef("--teammate-command %s runs teammates in panes: it needs --teammate-mode tmux, iterm2 or auto inside one", cmd)
 		}
-		if spec, err := a.storeSpec(); err != nil {
+		if spec, err := a.StoreSpec(); err != nil {
 			return nil, nil, err
-		} else if spec.url != "" {
-			return nil, nil, usagef("--teammate-command %s: Claude Code teammates share the team through files; use the file store, not %s", cmd, spec.url)
+		} else if spec.URL != "" {
+			return nil, nil, cli.Usagef("--teammate-command %s: Claude Code teammates share the team through files; use the file store, not %s", cmd, spec.URL)
 		}
 	}
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,13 +300,13 @@ func (t *teamFlags) validate(a *app) error {
 		return err
 	}
 	if t.shut <= 0 {
-		return usagef("--shutdown-answer-timeout %s: want a positive duration", t.shut)
+		return cli.Usagef("--shutdown-answer-timeout %s: want a positive duration", t.shut)
 	}
 	if t.digest != digestNextInput && t.digest != digestQuiet {
-		return usagef("--idle-digest %q: want %s or %s", t.digest, digestNextInput, digestQuiet)
+		return cli.Usagef("--idle-digest %q: want %s or %s", t.digest, digestNextInput, digestQuiet)
 	}
 	if !a.teamsEnabled(t.enabled) && t.mate.teammateMode != "" {
-		return usagef("--teammate-mode needs agent teams: add --agent-teams (or set %s=1)", EnvAgentTeams)
+		return cli.Usagef("--teammate-mode needs agent teams: add --agent-teams (or set %s=1)", EnvAgentTeams)
 	}
 	return nil
 }
@@ -313,7 +315,7 @@ func (t *teamFlags) validate(a *app) error {
 // positive (a teammate would wait no time at all, or forever).
 func (t *teamFlags) checkAskTimeout() error {
 	if t.ask <= 0 {
-		return usagef("--permission-answer-timeout %s: want a positive duration", t.ask)
+		return cli.Usagef("--permission-answer-timeout %s: want a positive duration", t.ask)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/cli"
 )
 
 // Two "hosts" that share nothing on disk: the lead's side (its own home,
@@ -20,7 +22,7 @@ func TestTeamAcrossHostsOnNATS(t *testing.T) {
 	h := &harness{t: t, home: t.TempDir(), env: map[string]string{"TROUPE_NATS_TOKEN": "tok"},
 		openStore: func(string) (Stores, error) {
 			t.Error("the file store was opened although $TROUPE_STORE names a NATS server")
-			return OpenFileStore(t.TempDir())
+			return cli.OpenFileStore(t.TempDir())
 		}}
 	url, stop := serveAsync(t, h, t.TempDir(), "tok")
 	defer stop()

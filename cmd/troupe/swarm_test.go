@@ -295,8 +295,8 @@ func TestPermissionBubblingEndToEnd(t *testing.T) {
 		return swarm.PermissionAnswer{Allow: false, Message: "keep " + strings.Fields(in.Command)[len(strings.Fields(in.Command))-1]}, nil
 	}
 	events := make(chan swarm.Event, 256)
-	a := &app{Main: (&Main{Stderr: os.Stderr}).withDefaults()}
-	a.homeFlag = home
+	a := newApp(Main{Stderr: os.Stderr})
+	a.HomeFlag = home
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeDefault}
 	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-perm", Approver: base, Answer: answer,
 		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/troupe-dev/troupe/cli/taskcmd"
 	"github.com/troupe-dev/troupe/tasklist"
 )
 
@@ -78,7 +79,7 @@ func TestTaskCommands(t *testing.T) {
 			t.Errorf("completing blocked task 3: %v; want ErrBlocked", err)
 		}
 
-		var res updated
+		var res taskcmd.Updated
 		h.json(&res, "task", "update", "--team", "alpha", "1", "--status", "completed", "--metadata", "priority=null", "--metadata", `done="yes"`)
 		if res.Task.Status != tasklist.StatusCompleted || res.From != tasklist.StatusInProgress {
 			t.Errorf("update = %+v; want completed, from in_progress", res)

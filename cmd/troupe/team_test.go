@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/troupe-dev/troupe/cli/teamcmd"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -83,7 +84,7 @@ func TestTeamCommands(t *testing.T) {
 			t.Errorf("team remove of the lead: %v; want a refusal naming the lead", err)
 		}
 
-		var del deleted
+		var del teamcmd.Deleted
 		h.json(&del, "team", "delete", "my-team")
 		if !del.Deleted || del.Team != "my-team" {
 			t.Errorf("team delete --json = %+v; want team my-team deleted", del)

@@ -57,11 +57,11 @@ func teammateIdentity(args []string) (paneIdentity, bool) {
 // teammate that will never work. Both are best effort: the store may be
 // the very thing that failed.
 func (a *app) teammateStartFailed(id paneIdentity, cause error) {
-	if a.homeFlag == "" {
-		a.homeFlag = id.home
+	if a.HomeFlag == "" {
+		a.HomeFlag = id.home
 	}
 	text := fmt.Sprintf("Teammate %s could not start: %v", id.name, cause)
-	if home, err := a.home(); err == nil {
+	if home, err := a.Home(); err == nil {
 		dir := filepath.Join(home, "logs", team.SanitizePath(id.team))
 		if os.MkdirAll(dir, 0o700) == nil {
 			if f, err := os.OpenFile(filepath.Join(dir, team.SanitizePath(id.name)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
@@ -70,12 +70,12 @@ func (a *app) teammateStartFailed(id paneIdentity, cause error) {
 			}
 		}
 	}
-	sess, err := a.open()
+	sess, err := a.Open()
 	if err != nil {
 		fmt.Fprintf(a.Stderr, "troupe: cannot tell the lead that %s could not start: %v\n", id.name, err)
 		return
 	}
-	defer sess.close()
+	defer sess.Release()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := sess.Mail.Send(ctx, id.team, team.LeadName, mailbox.Message{From: id.name, Text: text, Summary: "could not start"}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -138,12 +140,12 @@ func (f *teammateFlags) validate() error {
 		}
 	}
 	if len(set) > 0 && len(missing) > 0 {
-		return usagef("--agent-id, --agent-name and --team-name come together or not at all: %s given without %s", strings.Join(set, ", "), strings.Join(missing, " and "))
+		return cli.Usagef("--agent-id, --agent-name and --team-name come together or not at all: %s given without %s", strings.Join(set, ", "), strings.Join(missing, " and "))
 	}
 	if len(set) == 0 {
 		for _, n := range teammateOnly {
 			if given(n) {
-				return usagef("--%s is a teammate flag: it needs --agent-id, --agent-name and --team-name", n)
+				return cli.Usagef("--%s is a teammate flag: it needs --agent-id, --agent-name and --team-name", n)
 			}
 		}
 	} else {
@@ -155,7 +157,7 @@ func (f *teammateFlags) validate() error {
 		}
 	}
 	if f.teammateMode != "" && !slices.Contains(teammateModes, f.teammateMode) {
-		return usagef("--teammate-mode %q: want one of %s", f.teammateMode, strings.Join(teammateModes, ", "))
+		return cli.Usagef("--teammate-mode %q: want one of %s", f.teammateMode, strings.Join(teammateModes, ", "))
 	}
 	for name, v := range f.ignored {
 		if given(name) {
@@ -173,27 +175,27 @@ func (f *teammateFlags) validate() error {
 // validateIdentity checks the flags of a teammate invocation.
 func (f *teammateFlags) validateIdentity() error {
 	if err := team.ValidateTeamName(f.teamName); err != nil {
-		return usagef("--team-name %q: %v", f.teamName, err)
+		return cli.Usagef("--team-name %q: %v", f.teamName, err)
 	}
 	if err := team.ValidateAgentName(f.agentName, false); err != nil {
-		return usagef("--agent-name %q: %v", f.agentName, err)
+		return cli.Usagef("--agent-name %q: %v", f.agentName, err)
 	}
 	if want := team.AgentID(f.agentName, f.teamName); f.agentID != want {
-		return usagef("--agent-id %q does not match --agent-name %q and --team-name %q: want %q", f.agentID, f.agentName, f.teamName, want)
+		return cli.Usagef("--agent-id %q does not match --agent-name %q and --team-name %q: want %q", f.agentID, f.agentName, f.teamName, want)
 	}
 	if f.fs.Changed("agent-color") && !slices.Contains(team.Palette[:], f.agentColor) {
-		return usagef("--agent-color %q: want one of %s", f.agentColor, strings.Join(team.Palette[:], ", "))
+		return cli.Usagef("--agent-color %q: want one of %s", f.agentColor, strings.Join(team.Palette[:], ", "))
 	}
 	if f.fs.Changed("parent-session-id") && strings.TrimSpace(f.parentSessionID) == "" {
-		return usagef("--parent-session-id: empty")
+		return cli.Usagef("--parent-session-id: empty")
 	}
 	if f.fs.Changed("agent-type") && strings.TrimSpace(f.agentType) == "" {
-		return usagef("--agent-type: empty")
+		return cli.Usagef("--agent-type: empty")
 	}
 	if f.fs.Changed("lead-verify-key") {
 		k, err := mailbox.ParseLeadVerifyKey(f.leadVerifyKeyArg)
 		if err != nil {
-			return usagef("--lead-verify-key: %v", err)
+			return cli.Usagef("--lead-verify-key: %v", err)
 		}
 		f.leadKey = &k
 	}
@@ -211,12 +213,12 @@ func (f *teammateFlags) permissionMode(explicit string) (permission.Mode, error)
 		}
 		m, err := permission.ParseMode(explicit)
 		if err != nil {
-			return "", usagef("--permission-mode: %v", err)
+			return "", cli.Usagef("--permission-mode: %v", err)
 		}
 		return m, nil
 	}
 	if explicit != "" && explicit != string(permission.ModeBypass) {
-		return "", usagef("--dangerously-skip-permissions means --permission-mode %s; it cannot be combined with --permission-mode %s", permission.ModeBypass, explicit)
+		return "", cli.Usagef("--dangerously-skip-permissions means --permission-mode %s; it cannot be combined with --permission-mode %s", permission.ModeBypass, explicit)
 	}
 	return permission.ModeBypass, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/termtext"
@@ -30,7 +32,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		return err
 	}
 	a.claudeCodeHome()
-	cwd, err := a.workDir(h.cwd)
+	cwd, err := a.WorkDir(h.cwd)
 	if err != nil {
 		return err
 	}
@@ -54,11 +56,11 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if model, err = a.meterPane(h, cwd, tf.parentSessionID, tf.agentName, model); err != nil { // budget.go
 		return err
 	}
-	sess, err := a.open()
+	sess, err := a.Open()
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Release()
 	ctx := cmd.Context()
 	cfg, member, err := paneMember(ctx, sess, h)
 	if err != nil {
@@ -81,7 +83,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if tf.parentSessionID != "" {
 		tx = a.transcriptsFor(tf.parentSessionID) // beside the lead's
 	}
-	tm, cleanup, err := kit.Teammate(kit.TeammateConfig{Stores: sess.Stores.kit(), Team: cfg.Name, Member: member, Cwd: cwd, Model: model, Context: ac, Transcripts: tx,
+	tm, cleanup, err := kit.Teammate(kit.TeammateConfig{Stores: kitStores(sess.Stores), Team: cfg.Name, Member: member, Cwd: cwd, Model: model, Context: ac, Transcripts: tx,
 		Base: approver, Planned: tf.planModeRequired || member.PlanModeRequired, Now: a.Now, Trust: trust, AskTimeout: h.teams.ask,
 		Asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
 		OnEvent: logLine, OnAgentEvent: kit.ToolTimeline(member.Name, a.Now, logLine),
@@ -132,10 +134,10 @@ func (a *app) paneServices(ctx context.Context, cwd, session string, approver *a
 // Claude Code lead launched (CLAUDE_CODE_TEAMMATE_COMMAND) when nothing
 // names another: the team lives there.
 func (a *app) claudeCodeHome() {
-	if a.homeFlag != "" || a.Getenv("TROUPE_HOME") != "" || a.Getenv("TROUPE_STORE") != "" || a.Getenv("CLAUDECODE") != "1" {
+	if a.HomeFlag != "" || a.Getenv("TROUPE_HOME") != "" || a.Getenv("TROUPE_STORE") != "" || a.Getenv("CLAUDECODE") != "1" {
 		return
 	}
-	a.homeFlag = cmp.Or(a.Getenv("CLAUDE_CONFIG_DIR"), "~/.claude")
+	a.HomeFlag = cmp.Or(a.Getenv("CLAUDE_CONFIG_DIR"), "~/.claude")
 }
 
 // leadTrust returns the check that a frame claiming to be the lead's is
@@ -152,11 +154,11 @@ func leadTrust(k *mailbox.LeadVerifyKey) func(mailbox.Message) bool {
 
 // paneMember returns the team of a pane teammate and its roster entry,
 // with the color, model and mode its flags give.
-func paneMember(ctx context.Context, sess *opened, h *headless) (team.Config, team.Member, error) {
+func paneMember(ctx context.Context, sess *cli.Opened, h *headless) (team.Config, team.Member, error) {
 	tf := h.teams.mate
 	cfg, err := sess.Teams.Get(ctx, tf.teamName)
 	if err != nil {
-		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q in %s: %w", tf.agentID, tf.teamName, sess.home, err)
+		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q in %s: %w", tf.agentID, tf.teamName, sess.Where, err)
 	}
 	m, ok := cfg.Member(tf.agentName)
 	if !ok {
@@ -180,7 +182,7 @@ func paneMember(ctx context.Context, sess *opened, h *headless) (team.Config, te
 // after the pane has closed; logLine writes one timeline event there.
 func (a *app) teammateLog(teamName, name string) (out io.Writer, logLine func(swarm.Event), closeLog func(), err error) {
 	out, closeLog = a.Stderr, func() {}
-	localHome, err := a.home() // the local folder, whatever the store
+	localHome, err := a.Home() // the local folder, whatever the store
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -47,7 +47,7 @@ func (a *app) teamMetrics(lr *leadRun) func() {
 	}
 	bg := lr.bg
 	if err := tel.ObserveDepths(func(ctx context.Context) telemetry.Depths { return depths(ctx, bg) }); err != nil {
-		a.warnOnce(err.Error())
+		a.WarnOnce(err.Error())
 	}
 	sub := bg.reg.Subscribe()
 	done := make(chan struct{})

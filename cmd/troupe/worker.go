@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -44,7 +46,7 @@ files and --mcp-config), started once when the worker starts.
 A job wanting labels runs only on a worker that has all of them (--labels).
 On SIGINT or SIGTERM the worker stops taking jobs and finishes the running
 ones, or with --requeue gives them back to the queue for another worker.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runWorker(cmd.Context(), &f) },
 	}
 	fl := c.Flags()
@@ -69,12 +71,12 @@ ones, or with --requeue gives them back to the queue for another worker.`,
 
 // runWorker runs troupe worker until ctx ends.
 func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
-	spec, err := a.storeSpec()
+	spec, err := a.StoreSpec()
 	if err != nil {
 		return err
 	}
-	if spec.url == "" {
-		return usagef("troupe worker needs a NATS store: --store nats://HOST:4222 (or $TROUPE_STORE); start a server with troupe serve")
+	if spec.URL == "" {
+		return cli.Usagef("troupe worker needs a NATS store: --store nats://HOST:4222 (or $TROUPE_STORE); start a server with troupe serve")
 	}
 	labels, err := f.check()
 	if err != nil {
@@ -84,7 +86,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return err
 	}
-	cwd, err := a.workDir(f.h.cwd)
+	cwd, err := a.WorkDir(f.h.cwd)
 	if err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return err
 	}
-	s, err := natsstore.Open(ctx, spec.url, spec.opts)
+	s, err := natsstore.Open(ctx, spec.URL, spec.Options)
 	if err != nil {
 		return err
 	}
@@ -134,21 +136,21 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 // (<host>-<pid>); it returns its labels.
 func (f *workerFlags) check() ([]string, error) {
 	if f.capacity < 1 {
-		return nil, usagef("--capacity %d: want at least 1", f.capacity)
+		return nil, cli.Usagef("--capacity %d: want at least 1", f.capacity)
 	}
 	if f.h.maxTurns <= 0 {
-		return nil, usagef("--max-turns %d: want a positive number", f.h.maxTurns)
+		return nil, cli.Usagef("--max-turns %d: want a positive number", f.h.maxTurns)
 	}
 	labels, err := remote.ParseLabels(f.labels)
 	if err != nil {
-		return nil, usagef("--labels: %v", err)
+		return nil, cli.Usagef("--labels: %v", err)
 	}
 	if f.name == "" {
 		host, _ := os.Hostname()
 		f.name = remote.DefaultName(host, os.Getpid())
 	}
 	if err := remote.CheckName(f.name); err != nil {
-		return nil, usagef("--name: %v", err)
+		return nil, cli.Usagef("--name: %v", err)
 	}
 	return labels, nil
 }

@@ -37,7 +37,7 @@ func (a *app) forkSubagents(h *headless, cwd string) (bool, error) {
 	if h.teams.trees.get().fork {
 		return true, nil
 	}
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return false, err
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -27,41 +27,41 @@ func OpenFileStore(home string) (Stores, error) {
 // storeFile is the --store value of the file store.
 const storeFile = "file"
 
-// storeFlags select the store: --store and the NATS connection options,
+// StoreFlags select the store: --store and the NATS connection options,
 // each with an environment variable for when the flag is absent.
-type storeFlags struct {
+type StoreFlags struct {
 	store     string
 	token     string
 	creds     string
 	tlsCA     string
 	tlsCert   string
 	tlsKey    string
-	namespace string
+	Namespace string
 	replicas  int
 }
 
 // add registers the flags as persistent flags of the root.
-func (f *storeFlags) add(pf *pflag.FlagSet) {
+func (f *StoreFlags) add(pf *pflag.FlagSet) {
 	pf.StringVar(&f.store, "store", "", `where teams live: "file" (under --home) or a NATS URL such as nats://host:4222 (default $TROUPE_STORE, else file)`)
 	pf.StringVar(&f.token, "nats-token", "", "NATS auth `TOKEN` (default $TROUPE_NATS_TOKEN)")
 	pf.StringVar(&f.creds, "nats-creds", "", "NATS credentials `FILE` with a user JWT and nkey seed (default $TROUPE_NATS_CREDS)")
 	pf.StringVar(&f.tlsCA, "nats-ca", "", "PEM `FILE` of CAs to verify the NATS server with (default $TROUPE_NATS_CA)")
 	pf.StringVar(&f.tlsCert, "nats-cert", "", "client certificate `FILE` for NATS mutual TLS (default $TROUPE_NATS_CERT)")
 	pf.StringVar(&f.tlsKey, "nats-key", "", "client key `FILE` for NATS mutual TLS (default $TROUPE_NATS_KEY)")
-	pf.StringVar(&f.namespace, "nats-namespace", "", "prefix of troupe's NATS streams and subjects, to share a server between installations (default $TROUPE_NATS_NAMESPACE, else troupe)")
+	pf.StringVar(&f.Namespace, "nats-namespace", "", "prefix of troupe's NATS streams and subjects, to share a server between installations (default $TROUPE_NATS_NAMESPACE, else troupe)")
 	pf.IntVar(&f.replicas, "nats-replicas", 0, "give troupe's NATS streams `N` replicas (1-5), changing existing ones (default: 3 on a cluster of 3 or more servers, else 1; existing counts kept)")
 }
 
-// storeSpec is a resolved store selection.
-type storeSpec struct {
-	url  string // empty for the file store
-	opts natsstore.Options
+// StoreSpec is a resolved store selection.
+type StoreSpec struct {
+	URL     string // empty for the file store
+	Options natsstore.Options
 }
 
-// storeSpec resolves the flags against the environment. A --store that is
+// StoreSpec resolves the flags against the environment. A --store that is
 // neither "file" nor a NATS URL is a usage error.
-func (a *app) storeSpec() (storeSpec, error) {
-	f := a.storeSel
+func (a *App) StoreSpec() (StoreSpec, error) {
+	f := a.StoreFlags
 	pick := func(flag, env string) string {
 		if flag != "" {
 			return flag
@@ -73,45 +73,45 @@ func (a *app) storeSpec() (storeSpec, error) {
 		sel, src = a.Getenv("TROUPE_STORE"), "$TROUPE_STORE"
 	}
 	if sel == "" || sel == storeFile {
-		return storeSpec{}, nil
+		return StoreSpec{}, nil
 	}
 	for _, one := range strings.Split(sel, ",") {
 		u, err := url.Parse(strings.TrimSpace(one))
 		if err != nil || u.Host == "" {
-			return storeSpec{}, usagef("%s %q: want %q or a NATS URL such as nats://127.0.0.1:4222", src, sel, storeFile)
+			return StoreSpec{}, Usagef("%s %q: want %q or a NATS URL such as nats://127.0.0.1:4222", src, sel, storeFile)
 		}
 		switch u.Scheme {
 		case "nats", "tls", "ws", "wss":
 		default:
-			return storeSpec{}, usagef("%s %q: scheme %q is not a NATS URL (want nats://, tls://, ws:// or wss://) and the value is not %q", src, sel, u.Scheme, storeFile)
+			return StoreSpec{}, Usagef("%s %q: scheme %q is not a NATS URL (want nats://, tls://, ws:// or wss://) and the value is not %q", src, sel, u.Scheme, storeFile)
 		}
 	}
-	return storeSpec{url: sel, opts: natsstore.Options{
+	return StoreSpec{URL: sel, Options: natsstore.Options{
 		Token:       pick(f.token, "TROUPE_NATS_TOKEN"),
 		CredsFile:   pick(f.creds, "TROUPE_NATS_CREDS"),
 		TLSCAFile:   pick(f.tlsCA, "TROUPE_NATS_CA"),
 		TLSCertFile: pick(f.tlsCert, "TROUPE_NATS_CERT"),
 		TLSKeyFile:  pick(f.tlsKey, "TROUPE_NATS_KEY"),
-		Namespace:   pick(f.namespace, "TROUPE_NATS_NAMESPACE"),
+		Namespace:   pick(f.Namespace, "TROUPE_NATS_NAMESPACE"),
 		Replicas:    f.replicas,
 		Now:         a.Now,
 		Logger:      slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}}, nil
 }
 
-// openStores opens the store the command line selects (--store,
+// OpenStores opens the store the command line selects (--store,
 // $TROUPE_STORE): the file store under the resolved home through
-// Main.OpenStore, or the NATS store at the given URL. It returns the
+// Env.OpenStore, or the NATS store at the given URL. It returns the
 // stores and a description of where they are (the folder or the URL) for
 // messages. Every command that touches teams, inboxes or task lists opens
 // them through here.
-func (a *app) openStores(ctx context.Context) (Stores, string, error) {
-	spec, err := a.storeSpec()
+func (a *App) OpenStores(ctx context.Context) (Stores, string, error) {
+	spec, err := a.StoreSpec()
 	if err != nil {
 		return Stores{}, "", err
 	}
-	if spec.url == "" {
-		home, err := a.home()
+	if spec.URL == "" {
+		home, err := a.Home()
 		if err != nil {
 			return Stores{}, "", err
 		}
@@ -121,42 +121,42 @@ func (a *app) openStores(ctx context.Context) (Stores, string, error) {
 		st, err := a.OpenStore(home)
 		return st, home, err
 	}
-	s, err := natsstore.Open(ctx, spec.url, spec.opts)
+	s, err := natsstore.Open(ctx, spec.URL, spec.Options)
 	if err != nil {
 		return Stores{}, "", err
 	}
 	where := s.URL()
-	if spec.opts.Namespace != "" {
-		where += " (namespace " + spec.opts.Namespace + ")"
+	if spec.Options.Namespace != "" {
+		where += " (namespace " + spec.Options.Namespace + ")"
 	}
 	return Stores{Teams: s.Teams(), Mail: s.Mail(), Tasks: s.Tasks(), Close: s.Close}, where, nil
 }
 
-// storeEnv returns the environment entries (KEY=value) that make a child
+// StoreEnv returns the environment entries (KEY=value) that make a child
 // troupe process, such as a spawned teammate, open the same store as this
 // one: TROUPE_HOME for the file store, TROUPE_STORE and the NATS options
 // otherwise. Secrets travel in the environment, not on a command line
 // that other users can list.
-func (a *app) storeEnv() ([]string, error) {
-	spec, err := a.storeSpec()
+func (a *App) StoreEnv() ([]string, error) {
+	spec, err := a.StoreSpec()
 	if err != nil {
 		return nil, err
 	}
-	if spec.url == "" {
-		home, err := a.home()
+	if spec.URL == "" {
+		home, err := a.Home()
 		if err != nil {
 			return nil, err
 		}
 		return []string{"TROUPE_STORE=" + storeFile, "TROUPE_HOME=" + home}, nil
 	}
-	env := []string{"TROUPE_STORE=" + spec.url}
+	env := []string{"TROUPE_STORE=" + spec.URL}
 	for _, kv := range []struct{ key, value string }{
-		{"TROUPE_NATS_TOKEN", spec.opts.Token},
-		{"TROUPE_NATS_CREDS", spec.opts.CredsFile},
-		{"TROUPE_NATS_CA", spec.opts.TLSCAFile},
-		{"TROUPE_NATS_CERT", spec.opts.TLSCertFile},
-		{"TROUPE_NATS_KEY", spec.opts.TLSKeyFile},
-		{"TROUPE_NATS_NAMESPACE", spec.opts.Namespace},
+		{"TROUPE_NATS_TOKEN", spec.Options.Token},
+		{"TROUPE_NATS_CREDS", spec.Options.CredsFile},
+		{"TROUPE_NATS_CA", spec.Options.TLSCAFile},
+		{"TROUPE_NATS_CERT", spec.Options.TLSCertFile},
+		{"TROUPE_NATS_KEY", spec.Options.TLSKeyFile},
+		{"TROUPE_NATS_NAMESPACE", spec.Options.Namespace},
 	} {
 		if kv.value != "" {
 			env = append(env, kv.key+"="+kv.value)

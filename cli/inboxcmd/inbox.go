@@ -1,4 +1,4 @@
-package main
+package inboxcmd
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/termtext"
@@ -15,22 +17,29 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).inboxCommand() }
+
 func (a *app) inboxCommand() *cobra.Command {
-	return group("inbox", "Send, read and watch team members' inboxes",
+	return cli.Group("inbox", "Send, read and watch team members' inboxes",
 		a.inboxSendCommand(),
 		a.inboxReadCommand(),
 		a.inboxWatchCommand(),
 	)
 }
 
-// sent is the JSON answer of inbox send.
-type sent struct {
+// Sent is the JSON answer of inbox send.
+type Sent struct {
 	Team       string     `json:"team"`
 	From       string     `json:"from"`
-	Deliveries []delivery `json:"deliveries"`
+	Deliveries []Delivery `json:"deliveries"`
 }
 
-type delivery struct {
+type Delivery struct {
 	To string `json:"to"`
 	ID string `json:"msg_id"`
 }
@@ -42,7 +51,7 @@ func (a *app) inboxSendCommand() *cobra.Command {
 		Short: "Send a message to a member, or to every member with --to '*'",
 		Long: `Send a message to a member's inbox, or with --to '*' to every member but
 the sender. TEXT "-" reads the text from standard input.`,
-		Args: positional("TEXT"),
+		Args: cli.Positional("TEXT"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			text := args[0]
 			if text == "-" {
@@ -53,25 +62,25 @@ the sender. TEXT "-" reads the text from standard input.`,
 				text = strings.TrimSuffix(string(b), "\n")
 			}
 			if strings.TrimSpace(text) == "" {
-				return usagef("TEXT: empty message")
+				return cli.Usagef("TEXT: empty message")
 			}
-			if err := checkColor(color); err != nil {
+			if err := cli.CheckColor(color); err != nil {
 				return err
 			}
 			if len(text) > mailbox.MaxTextLen {
-				return usagef("TEXT: longer than %d bytes", mailbox.MaxTextLen)
+				return cli.Usagef("TEXT: longer than %d bytes", mailbox.MaxTextLen)
 			}
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
-			c, err := s.team(ctx, "--team", teamName)
+			c, err := s.Team(ctx, "--team", teamName)
 			if err != nil {
 				return err
 			}
-			if err := member(c, "--from", from); err != nil {
+			if err := cli.Member(c, "--from", from); err != nil {
 				return err
 			}
 			if color == "" {
@@ -82,13 +91,13 @@ the sender. TEXT "-" reads the text from standard input.`,
 			if err != nil {
 				var ure *mailbox.UnknownRecipientError
 				if errors.As(err, &ure) {
-					return describef(err, "--to: %v", ure)
+					return cli.Describef(err, "--to: %v", ure)
 				}
 				if errors.Is(err, mailbox.ErrOutcomeUnknown) {
 					// The one send error after which the message may still
 					// land: a distinct status, so a script does not resend.
 					fmt.Fprintf(a.Stderr, "troupe: send to %s in team %s: %s\n", to, c.Name, termtext.Clean(err.Error()))
-					return &ExitError{Code: exitOutcomeUnknown, Msg: err.Error()}
+					return &cli.ExitError{Code: cli.ExitOutcomeUnknown, Msg: err.Error()}
 				}
 				return fmt.Errorf("send to %s in team %s: %w", to, c.Name, err)
 			}
@@ -109,12 +118,12 @@ the sender. TEXT "-" reads the text from standard input.`,
 
 // printSent says where troupe inbox send delivered.
 func (a *app) printSent(teamName, from string, ds []mailbox.Delivery) (err error) {
-	if a.jsonOut {
-		out := sent{Team: teamName, From: from, Deliveries: make([]delivery, len(ds))}
+	if a.JSON {
+		out := Sent{Team: teamName, From: from, Deliveries: make([]Delivery, len(ds))}
 		for i, d := range ds {
-			out.Deliveries[i] = delivery{To: d.To, ID: d.ID}
+			out.Deliveries[i] = Delivery{To: d.To, ID: d.ID}
 		}
-		return a.printJSON(out)
+		return a.PrintJSON(out)
 	}
 	if len(ds) == 0 {
 		_, err = fmt.Fprintf(a.Stdout, "no recipients: %s is the only member of team %s\n", from, teamName)
@@ -134,46 +143,46 @@ func (a *app) inboxReadCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "read --team T --agent NAME",
 		Short: "Print the messages in a member's inbox, oldest first",
-		Args:  positional(),
+		Args:  cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
-			c, err := s.team(ctx, "--team", teamName)
+			c, err := s.Team(ctx, "--team", teamName)
 			if err != nil {
 				return err
 			}
-			if err := member(c, "--agent", agent); err != nil {
+			if err := cli.Member(c, "--agent", agent); err != nil {
 				return err
 			}
 			msgs, rerr := s.Mail.Read(ctx, c.Name, agent, unread)
 			if rerr != nil && !errors.Is(rerr, mailbox.ErrCorrupt) {
 				return fmt.Errorf("read inbox of %s in team %s: %w", agent, c.Name, rerr)
 			}
-			if a.jsonOut {
+			if a.JSON {
 				if msgs == nil {
 					msgs = []mailbox.Message{}
 				}
-				err = a.printJSON(msgs)
+				err = a.PrintJSON(msgs)
 			} else if len(msgs) == 0 {
 				what := "no messages"
 				if unread {
 					what = "no unread messages"
 				}
-				_, err = fmt.Fprintf(a.Stdout, "%s in the inbox of %s\n", what, cell(agent))
+				_, err = fmt.Fprintf(a.Stdout, "%s in the inbox of %s\n", what, cli.Cell(agent))
 			} else {
-				w := a.table()
-				row(w, "TIME", "FROM", "STATUS", "MESSAGE")
+				w := a.Table()
+				cli.Row(w, "TIME", "FROM", "STATUS", "MESSAGE")
 				for _, m := range msgs {
 					status := "unread"
 					if m.Read {
 						status = "read"
 					}
 					lines := strings.Split(mailbox.Line(m.Text), "\n")
-					row(w, localTime(m.Timestamp), m.From, status, lines[0])
+					cli.Row(w, cli.LocalTime(m.Timestamp), m.From, status, lines[0])
 					for _, l := range lines[1:] {
 						fmt.Fprintf(w, "\t\t\t%s\n", termtext.Line(strings.ReplaceAll(l, "\t", " ")))
 					}
@@ -229,19 +238,19 @@ func (a *app) inboxWatchCommand() *cobra.Command {
 		Long: `Print the unread messages in a member's inbox, then every message as it
 arrives, each once, until interrupted. --all starts with the read messages
 too. With --json each message is one line of JSON.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
-			c, err := s.team(ctx, "--team", teamName)
+			c, err := s.Team(ctx, "--team", teamName)
 			if err != nil {
 				return err
 			}
-			if err := member(c, "--agent", agent); err != nil {
+			if err := cli.Member(c, "--agent", agent); err != nil {
 				return err
 			}
 			return a.watch(ctx, s.Mail, c, agent, all, markRead)
@@ -291,7 +300,7 @@ func (a *app) watch(ctx context.Context, mail mailbox.Store, c team.Config, agen
 			if seen[k] || (first && m.Read && !all) {
 				continue
 			}
-			if a.jsonOut {
+			if a.JSON {
 				err = enc.Encode(m)
 			} else {
 				err = a.printWatched(m)
@@ -334,7 +343,7 @@ func messageKey(m mailbox.Message) string {
 // text indented beneath.
 func (a *app) printWatched(m mailbox.Message) error {
 	lines := strings.Split(mailbox.Line(m.Text), "\n")
-	if _, err := fmt.Fprintf(a.Stdout, "%s  %s: %s\n", localTime(m.Timestamp), termtext.Line(m.From), termtext.Line(lines[0])); err != nil {
+	if _, err := fmt.Fprintf(a.Stdout, "%s  %s: %s\n", cli.LocalTime(m.Timestamp), termtext.Line(m.From), termtext.Line(lines[0])); err != nil {
 		return err
 	}
 	for _, l := range lines[1:] {

@@ -1,9 +1,11 @@
-package main
+package permissionscmd
 
 import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+
+	"github.com/troupe-dev/troupe/cli"
 
 	"github.com/spf13/cobra"
 
@@ -13,17 +15,6 @@ import (
 	"github.com/troupe-dev/troupe/permission/shell"
 )
 
-// ExitError ends the process with Code after the command has printed its
-// result; main prints nothing more for it. `troupe permissions check`
-// uses it for deny (4) and ask (5).
-type ExitError struct {
-	Code int
-	Msg  string
-}
-
-// Error returns the message; main does not print it.
-func (e *ExitError) Error() string { return e.Msg }
-
 // Exit codes of `troupe permissions check`: distinct from 1 (the command
 // failed, such as a malformed settings file) and 2 (a malformed command
 // line).
@@ -32,16 +23,19 @@ const (
 	exitAsk  = 5
 )
 
-// exitOutcomeUnknown is the status of `troupe inbox send` when the store
-// cannot tell whether the message was delivered (mailbox.ErrOutcomeUnknown).
-const exitOutcomeUnknown = 3
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).permissionsCommand() }
 
 func (a *app) permissionsCommand() *cobra.Command {
-	return group("permissions", "Inspect permission rules and decisions", a.permissionsCheckCommand())
+	return cli.Group("permissions", "Inspect permission rules and decisions", a.permissionsCheckCommand())
 }
 
-// checkResult is the --json output of `troupe permissions check`.
-type checkResult struct {
+// CheckResult is the --json output of `troupe permissions check`.
+type CheckResult struct {
 	Decision permission.Behavior `json:"decision"`
 	Rule     string              `json:"rule,omitempty"`
 	Source   string              `json:"source,omitempty"`
@@ -68,7 +62,7 @@ Exit status: 0 allow, 1 deny (or an error), 2 ask (or a malformed
 command line).`,
 		Example: `  troupe permissions check --tool Bash --input '{"command":"git status && rm -rf ~"}'
   troupe permissions check --tool Read --input '{"file_path":"/etc/passwd"}' --mode plan --json`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(*cobra.Command, []string) error { return a.permissionsCheck(o) },
 	}
 	f := c.Flags()
@@ -91,22 +85,22 @@ type checkOptions struct {
 func (a *app) permissionsCheck(o checkOptions) error {
 	tool, input, mode, cwd, files, dirs := o.tool, o.input, o.mode, o.cwd, o.files, o.dirs
 	if tool == "" {
-		return usagef("--tool is required")
+		return cli.Usagef("--tool is required")
 	}
 	raw := json.RawMessage(input)
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return usagef("--input: want a JSON object: %v", err)
+		return cli.Usagef("--input: want a JSON object: %v", err)
 	}
 	m, err := permission.ParseMode(mode)
 	if err != nil && mode != "" {
-		return usagef("--mode: %v", err)
+		return cli.Usagef("--mode: %v", err)
 	}
-	home, err := a.home()
+	home, err := a.Home()
 	if err != nil {
 		return err
 	}
-	if cwd, err = a.workDir(cwd); err != nil {
+	if cwd, err = a.WorkDir(cwd); err != nil {
 		return err
 	}
 	userHome, err := a.HomeDir()
@@ -145,7 +139,7 @@ func (a *app) permissionsCheck(o checkOptions) error {
 	p := s.Policy()
 	p.Home, p.Shell, p.Realpath = userHome, shell.Parse, realpath.Resolve
 	d := p.Check(permission.Request{Tool: tool, Input: raw, Cwd: cwd, Dirs: extra, Mode: m})
-	res := checkResult{Decision: d.Behavior, Reason: d.Reason, Mode: m, Settings: s.Loaded}
+	res := CheckResult{Decision: d.Behavior, Reason: d.Reason, Mode: m, Settings: s.Loaded}
 	if res.Settings == nil {
 		res.Settings = []string{}
 	}
@@ -157,16 +151,16 @@ func (a *app) permissionsCheck(o checkOptions) error {
 	}
 	switch d.Behavior {
 	case permission.Deny:
-		return &ExitError{Code: exitDeny, Msg: "denied"}
+		return &cli.ExitError{Code: exitDeny, Msg: "denied"}
 	case permission.Ask:
-		return &ExitError{Code: exitAsk, Msg: "would ask"}
+		return &cli.ExitError{Code: exitAsk, Msg: "would ask"}
 	}
 	return nil
 }
 
-func (a *app) printCheck(r checkResult) error {
-	if a.jsonOut {
-		return a.printJSON(r)
+func (a *app) printCheck(r CheckResult) error {
+	if a.JSON {
+		return a.PrintJSON(r)
 	}
 	rule := "none"
 	if r.Rule != "" {

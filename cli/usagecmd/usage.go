@@ -1,15 +1,19 @@
-package main
+package usagecmd
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/troupe-dev/troupe/cli"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +25,13 @@ import (
 )
 
 // usageCommand is `troupe usage`.
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).usageCommand() }
+
 func (a *app) usageCommand() *cobra.Command {
 	var session string
 	cmd := &cobra.Command{
@@ -34,7 +45,7 @@ Models without a price (settings: modelPrices) count their tokens, not
 their cost, and are named. --json prints the summary as one object.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := a.home()
+			home, err := a.Home()
 			if err != nil {
 				return err
 			}
@@ -48,8 +59,8 @@ their cost, and are named. --json prints the summary as one object.`,
 			}
 			id := filepath.Base(dir)
 			s := ledger.Summarize(es)
-			if a.jsonOut {
-				return json.NewEncoder(a.Stdout).Encode(usageJSON{Session: id, Calls: s.Total.Calls,
+			if a.JSON {
+				return json.NewEncoder(a.Stdout).Encode(Report{Session: id, Calls: s.Total.Calls,
 					Total: streamjson.SpendLine(s.Total), ByAgent: streamjson.SpendLines(s.ByAgent), ByModel: streamjson.SpendLines(s.ByModel),
 					First: timeOrNil(s.First), Last: timeOrNil(s.Last)})
 			}
@@ -61,8 +72,8 @@ their cost, and are named. --json prints the summary as one object.`,
 	return cmd
 }
 
-// usageJSON is `troupe usage --json`.
-type usageJSON struct {
+// Report is `troupe usage --json`.
+type Report struct {
 	Session string                      `json:"session_id"`
 	Calls   int                         `json:"calls"`
 	Total   streamjson.Spend            `json:"total"`
@@ -84,7 +95,7 @@ func timeOrNil(t time.Time) *time.Time {
 func usageDir(home, session string) (string, error) {
 	if session != "" {
 		if strings.ContainsAny(session, `/\`) || session == "." || session == ".." {
-			return "", usagef("--session %q: not a session id", session)
+			return "", cli.Usagef("--session %q: not a session id", session)
 		}
 		dir := transcript.Dir(home, session)
 		if _, err := os.Stat(dir); err != nil {
@@ -126,7 +137,7 @@ func (a *app) printUsage(id string, s ledger.Summary) {
 		usageRow(tw, name, s.ByAgent[name])
 	}
 	fmt.Fprintln(tw, "\nMODEL\tCALLS\tINPUT\tCACHE READ\tCACHE WRITE\tOUTPUT\tCOST")
-	for _, name := range sortedKeys(s.ByModel) {
+	for _, name := range slices.Sorted(maps.Keys(s.ByModel)) {
 		usageRow(tw, name, s.ByModel[name])
 	}
 	tw.Flush()

@@ -1,24 +1,24 @@
-package main
+package transcriptcmd
 
 import (
 	"fmt"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/internal/termtext"
-	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
-func (a *app) transcriptsFor(session string) *kit.Transcripts {
-	home, err := a.home()
-	if err != nil {
-		return nil
-	}
-	return kit.NewTranscripts(home, session, a.Now, a.Stderr)
-}
-
 // transcriptCommand is `troupe transcript`.
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).transcriptCommand() }
+
 func (a *app) transcriptCommand() *cobra.Command {
 	var agent string
 	var follow bool
@@ -29,9 +29,9 @@ func (a *app) transcriptCommand() *cobra.Command {
 session id, the lead's (and the names of the others, for --agent); with an
 agent's name, that agent's in the newest session that has one. --json prints
 the lines as they are stored; --follow keeps printing as the agent works.`,
-		Args: positional("SESSION-ID|AGENT"),
+		Args: cli.Positional("SESSION-ID|AGENT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := a.home()
+			home, err := a.Home()
 			if err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ the lines as they are stored; --follow keeps printing as the agent works.`,
 			if err := a.printTranscript(t, 0, true); err != nil {
 				return err
 			}
-			if !a.jsonOut && agent == "" && len(paths) > 1 {
+			if !a.JSON && agent == "" && len(paths) > 1 {
 				fmt.Fprintf(a.Stdout, "(%d other agent(s) in this session; pick one with --agent:", len(paths)-1)
 				for _, name := range transcript.Agents(paths[1:]) {
 					fmt.Fprintf(a.Stdout, " %s", termtext.Line(name))
@@ -75,9 +75,9 @@ the lines as they are stored; --follow keeps printing as the agent works.`,
 // printTranscript prints t's lines from the from-th on, after its
 // heading when heading is set.
 func (a *app) printTranscript(t transcript.Transcript, from int, heading bool) error {
-	if a.jsonOut {
+	if a.JSON {
 		for _, l := range t.Lines[from:] {
-			if err := a.printJSON(l); err != nil {
+			if err := a.PrintJSON(l); err != nil {
 				return err
 			}
 		}

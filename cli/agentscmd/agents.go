@@ -1,9 +1,11 @@
-package main
+package agentscmd
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/troupe-dev/troupe/cli"
 
 	"github.com/spf13/cobra"
 
@@ -11,13 +13,20 @@ import (
 )
 
 func (a *app) loadAgentTypes(cwd string) ([]brief.Agent, error) {
-	userHome, troupeHome := a.userHomes()
+	userHome, troupeHome := a.UserHomes()
 	return brief.LoadAgents(brief.AgentDirs(cwd, userHome, troupeHome))
 }
 
 // agentsCommand is `troupe agents`: the agent types of a folder with
 // their source, tools and model; malformed definitions are listed after
 // them with file and line, and make the command fail.
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).agentsCommand() }
+
 func (a *app) agentsCommand() *cobra.Command {
 	var cwd string
 	cmd := &cobra.Command{
@@ -30,15 +39,15 @@ the user (~/.claude/agents, <home>/agents); a project definition wins over a
 user one of the same name, and either over a built-in. Malformed files are
 reported with file and line (the command then exits 1); the others still
 load. With --json, one document.`,
-		Args: positional(),
+		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := a.workDir(cwd)
+			dir, err := a.WorkDir(cwd)
 			if err != nil {
 				return err
 			}
 			custom, loadErr := a.loadAgentTypes(dir)
 			all := brief.WithBuiltins(custom)
-			if a.jsonOut {
+			if a.JSON {
 				type agentJSON struct {
 					Name            string   `json:"name"`
 					Source          string   `json:"source"`
@@ -58,12 +67,12 @@ load. With --json, one document.`,
 					out.Agents = append(out.Agents, agentJSON{d.Name, d.Source, d.Path, d.Description, d.Tools, d.DisallowedTools, d.Model, d.Color, d.PermissionMode})
 				}
 				out.Errors = errorLines(loadErr)
-				if err := a.printJSON(out); err != nil {
+				if err := a.PrintJSON(out); err != nil {
 					return err
 				}
 			} else {
-				w := a.table()
-				row(w, "NAME", "SOURCE", "TOOLS", "MODEL", "PATH")
+				w := a.Table()
+				cli.Row(w, "NAME", "SOURCE", "TOOLS", "MODEL", "PATH")
 				for _, d := range all {
 					tools := "all"
 					if d.Tools != nil {
@@ -76,7 +85,7 @@ load. With --json, one document.`,
 					if model == "" {
 						model = "inherit"
 					}
-					row(w, d.Name, d.Source, tools, model, d.Path)
+					cli.Row(w, d.Name, d.Source, tools, model, d.Path)
 				}
 				if err := w.Flush(); err != nil {
 					return err
@@ -86,7 +95,7 @@ load. With --json, one document.`,
 				for _, l := range errorLines(loadErr) {
 					fmt.Fprintf(a.Stderr, "troupe agents: %s\n", l)
 				}
-				return &ExitError{Code: 1, Msg: "malformed agent definitions"}
+				return &cli.ExitError{Code: 1, Msg: "malformed agent definitions"}
 			}
 			return nil
 		},

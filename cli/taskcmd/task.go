@@ -1,4 +1,4 @@
-package main
+package taskcmd
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/troupe-dev/troupe/cli"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,8 +17,15 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).taskCommand() }
+
 func (a *app) taskCommand() *cobra.Command {
-	return group("task", "List, create, get, update and claim the tasks of a team",
+	return cli.Group("task", "List, create, get, update and claim the tasks of a team",
 		a.taskListCommand(),
 		a.taskCreateCommand(),
 		a.taskGetCommand(),
@@ -27,14 +36,14 @@ func (a *app) taskCommand() *cobra.Command {
 }
 
 // openList opens the stores and the task list of the team named by --team.
-func (a *app) openList(ctx context.Context, teamName string) (*opened, team.Config, *tasklist.List, error) {
-	s, err := a.open()
+func (a *app) openList(ctx context.Context, teamName string) (*cli.Opened, team.Config, *tasklist.List, error) {
+	s, err := a.Open()
 	if err != nil {
 		return nil, team.Config{}, nil, err
 	}
-	c, err := s.team(ctx, "--team", teamName)
+	c, err := s.Team(ctx, "--team", teamName)
 	if err != nil {
-		_ = s.close() // the lookup error is the one to report
+		_ = s.Release() // the lookup error is the one to report
 		return nil, team.Config{}, nil, err
 	}
 	return s, c, tasklist.New(s.Tasks, c.Name), nil
@@ -45,33 +54,33 @@ func (a *app) taskListCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list --team T",
 		Short: "List a team's tasks",
-		Args:  positional(),
+		Args:  cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			s, _, l, err := a.openList(cmd.Context(), teamName)
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			tasks, terr := l.Tasks(cmd.Context())
 			if terr != nil && !errors.Is(terr, tasklist.ErrCorrupt) {
 				return fmt.Errorf("list tasks of team %s: %w", l.Name(), terr)
 			}
-			if a.jsonOut {
+			if a.JSON {
 				if tasks == nil {
 					tasks = []tasklist.Task{}
 				}
-				err = a.printJSON(tasks)
+				err = a.PrintJSON(tasks)
 			} else if len(tasks) == 0 {
 				_, err = fmt.Fprintln(a.Stdout, "no tasks")
 			} else {
-				w := a.table()
-				row(w, "ID", "STATUS", "OWNER", "BLOCKED BY", "SUBJECT")
+				w := a.Table()
+				cli.Row(w, "ID", "STATUS", "OWNER", "BLOCKED BY", "SUBJECT")
 				for _, t := range tasks {
 					status := string(t.Status)
 					if tasklist.Claimable(t, tasks) {
 						status += " (ready)"
 					}
-					row(w, t.ID, status, t.Owner, ids(tasklist.OpenBlockers(t, tasks)), t.Subject)
+					cli.Row(w, t.ID, status, t.Owner, cli.IDs(tasklist.OpenBlockers(t, tasks)), t.Subject)
 				}
 				err = w.Flush()
 			}
@@ -93,10 +102,10 @@ func (a *app) taskCreateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create --team T --subject S",
 		Short: "Create a pending task",
-		Args:  positional(),
+		Args:  cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if strings.TrimSpace(d.Subject) == "" {
-				return usagef("--subject: empty")
+				return cli.Usagef("--subject: empty")
 			}
 			if d.Blocks, err = cleanIDs("--blocks", d.Blocks); err != nil {
 				return err
@@ -112,9 +121,9 @@ func (a *app) taskCreateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			if d.Owner != "" {
-				if err := member(c, "--owner", d.Owner); err != nil {
+				if err := cli.Member(c, "--owner", d.Owner); err != nil {
 					return err
 				}
 			}
@@ -122,8 +131,8 @@ func (a *app) taskCreateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(t)
+			if a.JSON {
+				return a.PrintJSON(t)
 			}
 			_, err = fmt.Fprintf(a.Stdout, "created task %s: %s\n", t.ID, termtext.Line(t.Subject))
 			return err
@@ -148,7 +157,7 @@ func (a *app) taskGetCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get --team T ID",
 		Short: "Show one task",
-		Args:  positional("ID"),
+		Args:  cli.Positional("ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			id := args[0]
 			if err := checkID("ID", id); err != nil {
@@ -159,38 +168,38 @@ func (a *app) taskGetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			t, err := l.Get(ctx, id)
 			if errors.Is(err, tasklist.ErrNotFound) {
-				return describef(err, "no task %s in team %s", id, c.Name)
+				return cli.Describef(err, "no task %s in team %s", id, c.Name)
 			}
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(t)
+			if a.JSON {
+				return a.PrintJSON(t)
 			}
 			tasks, _ := l.Tasks(ctx) // for the open blockers only
-			w := a.table()
-			row(w, "ID:", t.ID)
-			row(w, "Subject:", t.Subject)
-			row(w, "Status:", string(t.Status))
-			row(w, "Owner:", t.Owner)
+			w := a.Table()
+			cli.Row(w, "ID:", t.ID)
+			cli.Row(w, "Subject:", t.Subject)
+			cli.Row(w, "Status:", string(t.Status))
+			cli.Row(w, "Owner:", t.Owner)
 			if t.ActiveForm != "" {
-				row(w, "Active form:", t.ActiveForm)
+				cli.Row(w, "Active form:", t.ActiveForm)
 			}
-			row(w, "Blocks:", ids(t.Blocks))
-			blocked := ids(t.BlockedBy)
+			cli.Row(w, "Blocks:", cli.IDs(t.Blocks))
+			blocked := cli.IDs(t.BlockedBy)
 			if open := tasklist.OpenBlockers(t, tasks); len(open) > 0 {
-				blocked += " (open: " + ids(open) + ")"
+				blocked += " (open: " + cli.IDs(open) + ")"
 			}
-			row(w, "Blocked by:", blocked)
-			for i, kv := range metadataLines(t.Metadata) {
+			cli.Row(w, "Blocked by:", blocked)
+			for i, kv := range cli.MetadataLines(t.Metadata) {
 				label := ""
 				if i == 0 {
 					label = "Metadata:"
 				}
-				fmt.Fprintf(w, "%s\t%s\n", label, cell(kv))
+				fmt.Fprintf(w, "%s\t%s\n", label, cli.Cell(kv))
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -206,8 +215,8 @@ func (a *app) taskGetCommand() *cobra.Command {
 	return cmd
 }
 
-// updated is the JSON answer of task update.
-type updated struct {
+// Updated is the JSON answer of task update.
+type Updated struct {
 	Task    tasklist.Task   `json:"task"`
 	Updated []string        `json:"updated"`
 	From    tasklist.Status `json:"from,omitempty"`
@@ -224,7 +233,7 @@ func (a *app) taskUpdateCommand() *cobra.Command {
 		Long: `Change a task. Only the flags given are applied. --status deleted deletes
 the task; --owner "" clears the owner; --metadata KEY=null deletes a key.
 A task is not completed while a task that blocks it is open.`,
-		Args: positional("ID"),
+		Args: cli.Positional("ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			id := args[0]
 			if err := checkID("ID", id); err != nil {
@@ -239,9 +248,9 @@ A task is not completed while a task that blocks it is open.`,
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			if u.Owner != nil && *u.Owner != "" {
-				if err := member(c, "--owner", *u.Owner); err != nil {
+				if err := cli.Member(c, "--owner", *u.Owner); err != nil {
 					return err
 				}
 			}
@@ -249,7 +258,7 @@ A task is not completed while a task that blocks it is open.`,
 			if errors.Is(err, tasklist.ErrNotFound) {
 				// The task itself, or a task named by a new edge?
 				if _, gerr := l.Get(ctx, id); errors.Is(gerr, tasklist.ErrNotFound) {
-					return describef(err, "no task %s in team %s", id, c.Name)
+					return cli.Describef(err, "no task %s in team %s", id, c.Name)
 				}
 			}
 			if err != nil {
@@ -287,12 +296,12 @@ func updateFromFlags(f *pflag.FlagSet, u *tasklist.Update, meta []string, v map[
 		}
 	}
 	if u.Subject != nil && strings.TrimSpace(*u.Subject) == "" {
-		return usagef("--subject: empty")
+		return cli.Usagef("--subject: empty")
 	}
 	if f.Changed("status") {
 		st := tasklist.Status(*v["status"])
 		if !st.Valid() && st != tasklist.StatusDeleted {
-			return usagef("--status %q: want pending, in_progress, completed or deleted", *v["status"])
+			return cli.Usagef("--status %q: want pending, in_progress, completed or deleted", *v["status"])
 		}
 		u.Status = &st
 	}
@@ -310,11 +319,11 @@ func updateFromFlags(f *pflag.FlagSet, u *tasklist.Update, meta []string, v map[
 
 // printUpdated says what troupe task update changed.
 func (a *app) printUpdated(id string, res tasklist.Result) (err error) {
-	if a.jsonOut {
+	if a.JSON {
 		if res.Updated == nil {
 			res.Updated = []string{}
 		}
-		return a.printJSON(updated{Task: res.Task, Updated: res.Updated, From: res.From, Deleted: res.Deleted})
+		return a.PrintJSON(Updated{Task: res.Task, Updated: res.Updated, From: res.From, Deleted: res.Deleted})
 	}
 	switch {
 	case res.Deleted:
@@ -342,7 +351,7 @@ func (a *app) taskClaimCommand() *cobra.Command {
 Without ID, the first ready task (pending, unowned, every blocker
 completed) is claimed. With ID, that task is claimed unless it does not
 exist, is claimed by someone else, is completed, or is blocked.`,
-		Args: positional("[ID]"),
+		Args: cli.Positional("[ID]"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) == 1 {
 				if err := checkID("ID", args[0]); err != nil {
@@ -354,15 +363,15 @@ exist, is claimed by someone else, is completed, or is blocked.`,
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
-			if err := member(c, "--agent", agent); err != nil {
+			defer s.Done(&err)
+			if err := cli.Member(c, "--agent", agent); err != nil {
 				return err
 			}
 			var t tasklist.Task
 			if len(args) == 0 {
 				t, err = l.Claim(ctx, agent)
 				if errors.Is(err, tasklist.ErrNoneReady) {
-					return describef(err, "no task in team %s is ready to claim (pending, unowned, with every blocker completed)", c.Name)
+					return cli.Describef(err, "no task in team %s is ready to claim (pending, unowned, with every blocker completed)", c.Name)
 				}
 			} else {
 				t, err = l.ClaimTask(ctx, args[0], agent)
@@ -371,8 +380,8 @@ exist, is claimed by someone else, is completed, or is blocked.`,
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(t)
+			if a.JSON {
+				return a.PrintJSON(t)
 			}
 			_, err = fmt.Fprintf(a.Stdout, "%s claimed task %s: %s\n", agent, t.ID, termtext.Line(t.Subject))
 			return err
@@ -395,13 +404,13 @@ func claimError(err error, id, teamName string) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &claimed):
-		return describef(err, "task %s is already claimed by %s", id, claimed.Owner)
+		return cli.Describef(err, "task %s is already claimed by %s", id, claimed.Owner)
 	case errors.As(err, &blocked):
-		return describef(err, "task %s is blocked by open task(s) %s", id, ids(blocked.Blockers))
+		return cli.Describef(err, "task %s is blocked by open task(s) %s", id, cli.IDs(blocked.Blockers))
 	case errors.Is(err, tasklist.ErrCompleted):
-		return describef(err, "task %s is already completed", id)
+		return cli.Describef(err, "task %s is already completed", id)
 	case errors.Is(err, tasklist.ErrNotFound):
-		return describef(err, "no task %s in team %s", id, teamName)
+		return cli.Describef(err, "no task %s in team %s", id, teamName)
 	}
 	return err
 }
@@ -411,28 +420,28 @@ func (a *app) taskReleaseCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "release --team T --agent NAME",
 		Short: "Return a member's unfinished tasks to pending, unowned",
-		Args:  positional(),
+		Args:  cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if agent == "" {
-				return usagef("--agent: empty name")
+				return cli.Usagef("--agent: empty name")
 			}
 			ctx := cmd.Context()
 			s, c, l, err := a.openList(ctx, teamName)
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			// The member may have been removed already: its tasks still need
 			// releasing, so the roster is not checked.
 			tasks, err := l.Release(ctx, agent)
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
+			if a.JSON {
 				if tasks == nil {
 					tasks = []tasklist.Task{}
 				}
-				return a.printJSON(tasks)
+				return a.PrintJSON(tasks)
 			}
 			if len(tasks) == 0 {
 				_, err = fmt.Fprintf(a.Stdout, "%s holds no unfinished tasks in team %s\n", agent, c.Name)
@@ -442,7 +451,7 @@ func (a *app) taskReleaseCommand() *cobra.Command {
 			for i, t := range tasks {
 				released[i] = t.ID
 			}
-			_, err = fmt.Fprintf(a.Stdout, "released task(s) %s of %s\n", ids(released), agent)
+			_, err = fmt.Fprintf(a.Stdout, "released task(s) %s of %s\n", cli.IDs(released), agent)
 			return err
 		},
 	}
@@ -457,7 +466,7 @@ func (a *app) taskReleaseCommand() *cobra.Command {
 // checkID refuses what is not a task id, naming the argument.
 func checkID(arg, id string) error {
 	if !tasklist.ValidID(id) {
-		return usagef("%s %q: not a task id (ids are positive whole numbers)", arg, id)
+		return cli.Usagef("%s %q: not a task id (ids are positive whole numbers)", arg, id)
 	}
 	return nil
 }
@@ -484,10 +493,10 @@ func parseMetadata(entries []string) (map[string]json.RawMessage, error) {
 	for _, e := range entries {
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, usagef("--metadata %q: want KEY=JSON", e)
+			return nil, cli.Usagef("--metadata %q: want KEY=JSON", e)
 		}
 		if !json.Valid([]byte(v)) {
-			return nil, usagef("--metadata %q: value of %s is not JSON (quote strings: %s='\"text\"')", e, k, k)
+			return nil, cli.Usagef("--metadata %q: value of %s is not JSON (quote strings: %s='\"text\"')", e, k, k)
 		}
 		out[k] = json.RawMessage(v)
 	}

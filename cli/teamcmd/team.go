@@ -1,4 +1,4 @@
-package main
+package teamcmd
 
 import (
 	"errors"
@@ -10,13 +10,22 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/team"
 )
 
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).teamCommand() }
+
 func (a *app) teamCommand() *cobra.Command {
-	return group("team", "List, show, create and delete teams, and edit their rosters",
+	return cli.Group("team", "List, show, create and delete teams, and edit their rosters",
 		a.teamListCommand(),
 		a.teamShowCommand(),
 		a.teamCreateCommand(),
@@ -30,29 +39,29 @@ func (a *app) teamListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the teams",
-		Args:  positional(),
+		Args:  cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			teams, lerr := s.Teams.List(cmd.Context())
 			if lerr != nil && teams == nil {
 				return lerr
 			}
-			if a.jsonOut {
+			if a.JSON {
 				if teams == nil {
 					teams = []team.Config{}
 				}
-				err = a.printJSON(teams)
+				err = a.PrintJSON(teams)
 			} else if len(teams) == 0 {
 				_, err = fmt.Fprintln(a.Stdout, "no teams (create one with troupe team create NAME)")
 			} else {
-				w := a.table()
-				row(w, "NAME", "MEMBERS", "CREATED", "DESCRIPTION")
+				w := a.Table()
+				cli.Row(w, "NAME", "MEMBERS", "CREATED", "DESCRIPTION")
 				for _, t := range teams {
-					row(w, t.Name, strconv.Itoa(len(t.Members)), epochTime(t.CreatedAt), t.Description)
+					cli.Row(w, t.Name, strconv.Itoa(len(t.Members)), cli.EpochTime(t.CreatedAt), t.Description)
 				}
 				err = w.Flush()
 			}
@@ -68,33 +77,33 @@ func (a *app) teamShowCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a team and its members",
-		Args:  positional("NAME"),
+		Args:  cli.Positional("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
-			c, err := s.team(cmd.Context(), "NAME", args[0])
+			defer s.Done(&err)
+			c, err := s.Team(cmd.Context(), "NAME", args[0])
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(c)
+			if a.JSON {
+				return a.PrintJSON(c)
 			}
-			w := a.table()
-			row(w, "Team:", c.Name)
+			w := a.Table()
+			cli.Row(w, "Team:", c.Name)
 			if c.Description != "" {
-				row(w, "Description:", c.Description)
+				cli.Row(w, "Description:", c.Description)
 			}
-			row(w, "Created:", epochTime(c.CreatedAt))
-			row(w, "Lead:", c.LeadAgentID)
+			cli.Row(w, "Created:", cli.EpochTime(c.CreatedAt))
+			cli.Row(w, "Lead:", c.LeadAgentID)
 			if err := w.Flush(); err != nil {
 				return err
 			}
 			fmt.Fprintln(a.Stdout)
-			w = a.table()
-			row(w, "NAME", "AGENT ID", "TYPE", "MODEL", "COLOR", "BACKEND", "ACTIVE", "JOINED", "CWD")
+			w = a.Table()
+			cli.Row(w, "NAME", "AGENT ID", "TYPE", "MODEL", "COLOR", "BACKEND", "ACTIVE", "JOINED", "CWD")
 			problems := c.CheckMembers()
 			for i, m := range c.Members {
 				active := "no"
@@ -103,9 +112,9 @@ func (a *app) teamShowCommand() *cobra.Command {
 				}
 				name := m.Name
 				if problems[i] != nil {
-					name = fmt.Sprintf("%s (invalid: %v)", cell(m.Name), problems[i])
+					name = fmt.Sprintf("%s (invalid: %v)", cli.Cell(m.Name), problems[i])
 				}
-				row(w, name, m.AgentID, m.AgentType, m.Model, m.Color, m.BackendType, active, epochTime(m.JoinedAt), m.Cwd)
+				cli.Row(w, name, m.AgentID, m.AgentType, m.Model, m.Color, m.BackendType, active, cli.EpochTime(m.JoinedAt), m.Cwd)
 			}
 			return w.Flush()
 		},
@@ -122,23 +131,23 @@ func (a *app) teamCreateCommand() *cobra.Command {
 The name is canonicalised as Claude Code names team folders: lower case,
 every character other than a-z and 0-9 replaced by '-'. Creating a team
 that already exists is an error.`,
-		Args: positional("NAME"),
+		Args: cli.Positional("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			name, err := team.CanonicalName(args[0])
 			if err != nil {
-				return usagef("NAME: %w", err)
+				return cli.Usagef("NAME: %w", err)
 			}
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
 			// team.Create picks a suffixed name when the name is taken;
 			// a person or script that named the team wants that name or an
 			// error, so check first.
 			if _, err := s.Teams.Get(ctx, name); err == nil {
-				return fmt.Errorf("create team %s: %w in %s", name, team.ErrExists, s.home)
+				return fmt.Errorf("create team %s: %w in %s", name, team.ErrExists, s.Where)
 			} else if !errors.Is(err, team.ErrNotFound) {
 				return fmt.Errorf("create team %s: %w", name, err)
 			}
@@ -154,10 +163,10 @@ that already exists is an error.`,
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(c)
+			if a.JSON {
+				return a.PrintJSON(c)
 			}
-			_, err = fmt.Fprintf(a.Stdout, "created team %s (lead %s) in %s\n", c.Name, c.LeadAgentID, s.home)
+			_, err = fmt.Fprintf(a.Stdout, "created team %s (lead %s) in %s\n", c.Name, c.LeadAgentID, s.Where)
 			return err
 		},
 	}
@@ -165,8 +174,8 @@ that already exists is an error.`,
 	return cmd
 }
 
-// deleted is the JSON answer of a delete or remove command.
-type deleted struct {
+// Deleted is the JSON answer of a delete or remove command.
+type Deleted struct {
 	Team    string `json:"team"`
 	Deleted bool   `json:"deleted,omitempty"`
 	Removed string `json:"removed,omitempty"`
@@ -181,15 +190,15 @@ func (a *app) teamDeleteCommand() *cobra.Command {
 
 A team whose members (other than the lead) are marked active is not
 deleted: shut them down first, or pass --force when they are known dead.`,
-		Args: positional("NAME"),
+		Args: cli.Positional("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
-			c, err := s.team(ctx, "NAME", args[0])
+			c, err := s.Team(ctx, "NAME", args[0])
 			if err != nil {
 				return err
 			}
@@ -204,8 +213,8 @@ deleted: shut them down first, or pass --force when they are known dead.`,
 				}
 				return fmt.Errorf("delete team %s: %w", c.Name, err)
 			}
-			if a.jsonOut {
-				return a.printJSON(deleted{Team: c.Name, Deleted: true})
+			if a.JSON {
+				return a.PrintJSON(Deleted{Team: c.Name, Deleted: true})
 			}
 			_, err = fmt.Fprintf(a.Stdout, "deleted team %s\n", c.Name)
 			return err
@@ -223,12 +232,12 @@ func (a *app) teamAddCommand() *cobra.Command {
 		Long: `Add a member to a team's roster. No process is started: the member is
 recorded as idle, so that messages can be addressed to it and tasks
 claimed by it.`,
-		Args: positional("TEAM", "MEMBER"),
+		Args: cli.Positional("TEAM", "MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if err := team.ValidateAgentName(args[1], false); err != nil {
-				return usagef("MEMBER: %w", err)
+				return cli.Usagef("MEMBER: %w", err)
 			}
-			if err := checkColor(m.Color); err != nil {
+			if err := cli.CheckColor(m.Color); err != nil {
 				return err
 			}
 			if m.Cwd == "" {
@@ -236,13 +245,13 @@ claimed by it.`,
 			} else if m.Cwd, err = a.checkDir("--cwd", m.Cwd); err != nil {
 				return err
 			}
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
-			c, err := s.team(ctx, "TEAM", args[0])
+			c, err := s.Team(ctx, "TEAM", args[0])
 			if err != nil {
 				return err
 			}
@@ -256,10 +265,10 @@ claimed by it.`,
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(added)
+			if a.JSON {
+				return a.PrintJSON(added)
 			}
-			_, err = fmt.Fprintf(a.Stdout, "added %s to team %s (color %s)\n", added.AgentID, c.Name, cell(added.Color))
+			_, err = fmt.Fprintf(a.Stdout, "added %s to team %s (color %s)\n", added.AgentID, c.Name, cli.Cell(added.Color))
 			return err
 		},
 	}
@@ -279,12 +288,12 @@ func (a *app) updateMember(cmd *cobra.Command, teams team.Store, teamName string
 	set := func(flag string, dst *string, v string) {
 		if cmd.Flags().Changed(flag) && *dst != v {
 			*dst = v
-			changes = append(changes, flag+" "+cell(v))
+			changes = append(changes, flag+" "+cli.Cell(v))
 		}
 	}
 	if !slices.ContainsFunc([]string{"model", "color", "agent-type", "cwd"}, cmd.Flags().Changed) {
 		return fmt.Errorf("team add: %s is already a member of team %s (%s, color %s, model %s); give --model, --color, --agent-type or --cwd to change it",
-			cell(old.Name), cell(teamName), cell(old.AgentID), cell(old.Color), cell(old.Model))
+			cli.Cell(old.Name), cli.Cell(teamName), cli.Cell(old.AgentID), cli.Cell(old.Color), cli.Cell(old.Model))
 	}
 	updated, err := team.UpdateMember(cmd.Context(), teams, teamName, old.Name, func(mm *team.Member) error {
 		set("model", &mm.Model, m.Model)
@@ -296,24 +305,18 @@ func (a *app) updateMember(cmd *cobra.Command, teams team.Store, teamName string
 	if err != nil {
 		return err
 	}
-	if a.jsonOut {
-		return a.printJSON(updated)
+	if a.JSON {
+		return a.PrintJSON(updated)
 	}
 	if len(changes) == 0 {
-		_, err = fmt.Fprintf(a.Stdout, "%s in team %s already has those settings; nothing changed\n", updated.AgentID, cell(teamName))
+		_, err = fmt.Fprintf(a.Stdout, "%s in team %s already has those settings; nothing changed\n", updated.AgentID, cli.Cell(teamName))
 		return err
 	}
-	_, err = fmt.Fprintf(a.Stdout, "updated %s in team %s: %s\n", updated.AgentID, cell(teamName), strings.Join(changes, ", "))
+	_, err = fmt.Fprintf(a.Stdout, "updated %s in team %s: %s\n", updated.AgentID, cli.Cell(teamName), strings.Join(changes, ", "))
 	return err
 }
 
 // checkColor refuses a --color outside the palette; "" means the default.
-func checkColor(color string) error {
-	if color != "" && !slices.Contains(team.Palette[:], color) {
-		return usagef("--color %q: want one of %s", color, strings.Join(team.Palette[:], ", "))
-	}
-	return nil
-}
 
 // checkDir returns dir made absolute (relative to the working folder), or
 // a usage error naming flag if it is not an existing folder, as the
@@ -328,7 +331,7 @@ func (a *app) checkDir(flag, dir string) (string, error) {
 	}
 	dir = filepath.Clean(dir)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", usagef("%s %s: not a folder", flag, dir)
+		return "", cli.Usagef("%s %s: not a folder", flag, dir)
 	}
 	return dir, nil
 }
@@ -337,26 +340,26 @@ func (a *app) teamRemoveCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove TEAM MEMBER",
 		Short: "Remove a member from a team's roster",
-		Args:  positional("TEAM", "MEMBER"),
+		Args:  cli.Positional("TEAM", "MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.open()
+			s, err := a.Open()
 			if err != nil {
 				return err
 			}
-			defer s.done(&err)
+			defer s.Done(&err)
 			ctx := cmd.Context()
-			c, err := s.team(ctx, "TEAM", args[0])
+			c, err := s.Team(ctx, "TEAM", args[0])
 			if err != nil {
 				return err
 			}
-			if err := member(c, "MEMBER", args[1]); err != nil {
+			if err := cli.Member(c, "MEMBER", args[1]); err != nil {
 				return err
 			}
 			if err := team.RemoveMember(ctx, s.Teams, c.Name, args[1]); err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(deleted{Team: c.Name, Removed: args[1]})
+			if a.JSON {
+				return a.PrintJSON(Deleted{Team: c.Name, Removed: args[1]})
 			}
 			_, err = fmt.Fprintf(a.Stdout, "removed %s from team %s\n", args[1], c.Name)
 			return err
