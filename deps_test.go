@@ -52,7 +52,7 @@ var rules = []rule{
 	{name: "the OpenAI SDK only in llm/openai", from: []string{"./..."}, except: []string{"./llm/openai/..."}, deny: []string{"github.com/openai/..."}, direct: true},
 	// worktree runs git: a worktree is git's own bookkeeping (.git/worktrees, refs, locks); hooks runs the user's hook commands; mcp starts stdio servers.
 	{name: "hooks imports only the standard library, and only cmd imports hooks (raisers of events declare their own interfaces)", from: []string{"./hooks"}, deny: []string{"third-party", "./..."}},
-	{name: "only cmd and session/kit (where agents are assembled) import hooks", from: []string{"./..."}, except: []string{"./cmd/...", "./session/kit", "./hooks"}, deny: []string{"./hooks"}},
+	{name: "only the command line (cmd, cli) and session/kit (where agents are assembled) import hooks", from: []string{"./..."}, except: []string{"./cmd/...", "./cli/...", "./session/kit", "./hooks"}, deny: []string{"./hooks"}},
 	{name: "the MCP go-sdk only in mcp", from: []string{"./..."}, except: []string{"./mcp/..."}, deny: []string{"github.com/modelcontextprotocol/..."}, direct: true},
 	{name: "os/exec only in task, tool/bash, backend/tmux, backend/iterm2, worktree (git), hooks (the user's hook commands), permission/approve (the user's --permission-prompt-command), mcp (stdio servers), session/demo (git and go test in the demo's project), cmd, the bench harness and internal test helpers", from: []string{"./..."},
 		except: []string{"./task/...", "./tool/bash/...", "./backend/tmux/...", "./backend/iterm2/...", "./worktree/...", "./hooks", "./permission/approve", "./mcp/...", "./session/demo", "./cmd/...", "./internal/bench/...", "./internal/*test*/..."}, deny: []string{"os/exec"}, direct: true},

@@ -8,7 +8,10 @@ import (
 
 	"github.com/troupe-dev/troupe/cli"
 	"github.com/troupe-dev/troupe/cli/agentscmd"
+	"github.com/troupe-dev/troupe/cli/dashboardcmd"
+	"github.com/troupe-dev/troupe/cli/hookscmd"
 	"github.com/troupe-dev/troupe/cli/inboxcmd"
+	"github.com/troupe-dev/troupe/cli/mcpcmd"
 	"github.com/troupe-dev/troupe/cli/permissionscmd"
 	"github.com/troupe-dev/troupe/cli/taskcmd"
 	"github.com/troupe-dev/troupe/cli/teamcmd"
@@ -145,9 +148,9 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.workerCommand(),
 		agentscmd.New(a.App), // agents.go
 		a.dreamCommand(),     // dream.go
-		a.hooksCommand(),     // hooks_cmd.go
-		a.mcpCommand(),       // mcp_cmd.go
-		a.dashboardCommand(),
+		hookscmd.New(a.App),  // hooks_cmd.go
+		mcpcmd.New(a.App),    // mcp_cmd.go
+		dashboardcmd.New(a.App),
 		usagecmd.New(a.App), // usage.go
 	)
 	return root

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/cli/hookscmd"
 	"github.com/troupe-dev/troupe/hooks"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session/kit"
@@ -300,7 +301,7 @@ func TestHooksListCommand(t *testing.T) {
 	if err := m.Run(t.Context(), []string{"--home", home, "--json", "hooks", "list"}); err != nil {
 		t.Fatal(err)
 	}
-	var lines []hookLine
+	var lines []hookscmd.Line
 	if err := json.Unmarshal(out.Bytes(), &lines); err != nil || len(lines) != 2 || lines[0].Event != "PreToolUse" || lines[1].Command != "make check" {
 		t.Errorf("hooks list --json = %s (%v); want the two hooks in event order", out.String(), err)
 	}

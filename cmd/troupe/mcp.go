@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
+
+	"github.com/troupe-dev/troupe/cli/mcpcmd"
 
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/mcp"
-	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -31,38 +31,6 @@ func (a *app) addMCPFlags(root *cobra.Command) {
 	f.BoolVar(&a.mcp.strict, "strict-mcp-config", false, "use only the servers of --mcp-config, ignoring .mcp.json and the settings files")
 }
 
-// mcpSources returns where the servers of an agent in cwd are configured.
-func (a *app) mcpSources(cwd string) (mcp.Sources, error) {
-	src := mcp.Sources{Flags: a.mcp.configs, Strict: a.mcp.strict, Project: filepath.Join(cwd, ".mcp.json")}
-	home, err := a.Home()
-	if err != nil {
-		return src, err
-	}
-	user, _ := a.UserHomes()
-	if user != "" { // Claude Code's user settings, then troupe's
-		src.Settings = append(src.Settings, filepath.Join(user, ".claude", "settings.json"))
-	}
-	for _, f := range settings.Files(home, cwd) {
-		src.Settings = append(src.Settings, f.Path)
-	}
-	return src, nil
-}
-
-// mcpOptions reads MCP_TIMEOUT and MCP_TOOL_TIMEOUT (milliseconds, as
-// Claude Code's).
-func (a *app) mcpOptions(cwd string) (mcp.Options, error) {
-	opts, err := mcp.EnvOptions(cwd, a.Getenv)
-	return opts, mcpUsage(err)
-}
-
-// mcpUsage makes an *mcp.ArgError a usage error.
-func mcpUsage(err error) error {
-	if ae, ok := errors.AsType[*mcp.ArgError](err); ok {
-		return &UsageError{Err: ae.Err}
-	}
-	return err
-}
-
 // startMCP connects the configured MCP servers of an agent in cwd, once
 // per process, and returns their shutdown. A server that fails is a
 // warning on stderr and the others still work; a malformed configuration
@@ -72,7 +40,7 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	if a.mcp.mgr != nil {
 		return nothing, nil
 	}
-	src, err := a.mcpSources(cwd)
+	src, err := mcpcmd.Sources(a.App, cwd, a.mcp.configs, a.mcp.strict)
 	if err != nil {
 		return nothing, err
 	}
@@ -86,7 +54,7 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	if len(servers) == 0 {
 		return nothing, nil
 	}
-	opts, err := a.mcpOptions(cwd)
+	opts, err := mcpcmd.Options(a.App, cwd)
 	if err != nil {
 		return nothing, err
 	}

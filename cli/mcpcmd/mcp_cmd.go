@@ -1,4 +1,4 @@
-package main
+package mcpcmd
 
 import (
 	"errors"
@@ -14,6 +14,13 @@ import (
 
 // mcpCommand is troupe mcp: configure MCP servers, and serve a teammate
 // over MCP (mcp_serve.go).
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).mcpCommand() }
+
 func (a *app) mcpCommand() *cobra.Command {
 	return cli.Group("mcp", "Configure MCP servers (their tools reach every agent)",
 		a.mcpListCommand(), a.mcpGetCommand(), a.mcpAddCommand(), a.mcpRemoveCommand(), a.mcpServeCommand())
@@ -52,7 +59,7 @@ func (a *app) mcpAddCommand() *cobra.Command {
 			}
 			s, err := mcp.ServerArgs{Transport: transport, Args: args, Env: env, Headers: headers}.Server(path)
 			if err != nil {
-				return mcpUsage(err)
+				return usage(err)
 			}
 			if err := mcp.AddServer(cmd.Context(), path, s); err != nil {
 				return err
@@ -173,11 +180,11 @@ func (a *app) mcpCheck(cmd *cobra.Command, name string) ([]mcp.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := a.mcpSources(cwd)
+	src, err := Sources(a.App, cwd, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	opts, err := a.mcpOptions(cwd)
+	opts, err := Options(a.App, cwd)
 	if err != nil {
 		return nil, err
 	}

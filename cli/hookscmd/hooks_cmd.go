@@ -1,4 +1,4 @@
-package main
+package hookscmd
 
 import (
 	"encoding/json"
@@ -15,12 +15,19 @@ import (
 )
 
 // hooksCommand is `troupe hooks`.
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).hooksCommand() }
+
 func (a *app) hooksCommand() *cobra.Command {
 	return cli.Group("hooks", "Inspect the hooks of the settings files", a.hooksListCommand())
 }
 
-// hookLine is one hook in `troupe hooks list --json`.
-type hookLine struct {
+// Line is one hook in `troupe hooks list --json`.
+type Line struct {
 	Event    hooks.Event `json:"event"`
 	Matcher  string      `json:"matcher"`
 	Command  string      `json:"command"`
@@ -58,11 +65,11 @@ skipped (an unknown event, a hook type other than command) is a warning.`,
 			for _, w := range c.Warnings {
 				fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", termtext.Line(w))
 			}
-			lines := []hookLine{}
+			lines := []Line{}
 			for _, ev := range hooks.Events {
 				for _, h := range c.Hooks {
 					if h.Event == ev {
-						lines = append(lines, hookLine{Event: h.Event, Matcher: h.Matcher, Command: h.Command, TimeoutS: h.Timeout.Seconds(), Source: h.Source})
+						lines = append(lines, Line{Event: h.Event, Matcher: h.Matcher, Command: h.Command, TimeoutS: h.Timeout.Seconds(), Source: h.Source})
 					}
 				}
 			}

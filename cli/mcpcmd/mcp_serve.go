@@ -1,4 +1,4 @@
-package main
+package mcpcmd
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func (a *app) mcpServeCommand() *cobra.Command {
 				return err
 			}
 			cwd, _ := a.Getwd()
-			m, err := kit.JoinMCP(ctx, kit.MCPMemberConfig{Stores: kitStores(s.Stores), Team: cfg.Name, Name: name, Color: color, Cwd: cwd, Now: a.Now})
+			m, err := kit.JoinMCP(ctx, kit.MCPMemberConfig{Stores: kit.Stores{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks}, Team: cfg.Name, Name: name, Color: color, Cwd: cwd, Now: a.Now})
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package main
+package dashboardcmd
 
 import (
 	"github.com/troupe-dev/troupe/budget/ledger"

@@ -1,4 +1,4 @@
-package main
+package dashboardcmd
 
 import (
 	"context"
@@ -15,6 +15,13 @@ import (
 )
 
 // dashboardCommand serves the web dashboard over the selected store.
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).dashboardCommand() }
+
 func (a *app) dashboardCommand() *cobra.Command {
 	var addr, token string
 	var control bool
