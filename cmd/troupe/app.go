@@ -8,11 +8,14 @@ import (
 
 	"github.com/troupe-dev/troupe/cli"
 	"github.com/troupe-dev/troupe/cli/agentscmd"
+	"github.com/troupe-dev/troupe/cli/benchcmd"
+	"github.com/troupe-dev/troupe/cli/contextcmd"
 	"github.com/troupe-dev/troupe/cli/dashboardcmd"
 	"github.com/troupe-dev/troupe/cli/hookscmd"
 	"github.com/troupe-dev/troupe/cli/inboxcmd"
 	"github.com/troupe-dev/troupe/cli/mcpcmd"
 	"github.com/troupe-dev/troupe/cli/permissionscmd"
+	"github.com/troupe-dev/troupe/cli/servecmd"
 	"github.com/troupe-dev/troupe/cli/taskcmd"
 	"github.com/troupe-dev/troupe/cli/teamcmd"
 	"github.com/troupe-dev/troupe/cli/transcriptcmd"
@@ -139,12 +142,12 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		teamcmd.New(a.App),
 		inboxcmd.New(a.App),
 		taskcmd.New(a.App),
-		a.benchCommand(),
+		benchcmd.New(a.App),
 		permissionscmd.New(a.App),
-		a.contextCommand(),
+		contextcmd.New(a.App),
 		transcriptcmd.New(a.App),
 		a.demoCommand(),
-		a.serveCommand(),
+		servecmd.New(a.App),
 		a.workerCommand(),
 		agentscmd.New(a.App), // agents.go
 		a.dreamCommand(),     // dream.go

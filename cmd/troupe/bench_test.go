@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/cli/benchcmd"
 	"github.com/troupe-dev/troupe/internal/bench"
 	"github.com/troupe-dev/troupe/mcp/mcptest"
 )
@@ -96,7 +97,7 @@ func benchRoot(a *app) *cobra.Command {
 			return root
 		}
 	}
-	root.AddCommand(a.benchCommand())
+	root.AddCommand(benchcmd.New(a.App))
 	return root
 }
 

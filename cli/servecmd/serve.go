@@ -1,4 +1,4 @@
-package main
+package servecmd
 
 import (
 	"context"
@@ -17,6 +17,13 @@ import (
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/store/nats/natsserver"
 )
+
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).serveCommand() }
 
 func (a *app) serveCommand() *cobra.Command {
 	var (
@@ -89,7 +96,7 @@ func (a *app) serve(ctx context.Context, c natsserver.Config) error {
 	c.Data = abs
 	s, err := natsserver.Start(c)
 	if ce, ok := errors.AsType[*natsserver.ConfigError](err); ok {
-		return &UsageError{Err: ce.Err}
+		return &cli.UsageError{Err: ce.Err}
 	} else if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package benchcmd
 
 import (
 	"context"
@@ -14,6 +14,13 @@ import (
 	"github.com/troupe-dev/troupe/internal/bench"
 	"github.com/troupe-dev/troupe/session/kit"
 )
+
+// app is the shared state of the command line, with this package's
+// commands as its methods.
+type app struct{ *cli.App }
+
+// New returns the command, bound to the command line's shared state.
+func New(c *cli.App) *cobra.Command { return (&app{c}).benchCommand() }
 
 func (a *app) benchCommand() *cobra.Command {
 	c := cli.Group("bench", "Benchmark the file store with real processes (the peer baseline's scenarios)",
