@@ -198,8 +198,8 @@ func TestRootHelpGrouped(t *testing.T) {
 		}
 	}
 	for _, g := range flagGroups {
-		if strings.Count(help, "\n"+g.title+":") != 1 {
-			t.Errorf("section %q is not shown once", g.title)
+		if strings.Count(help, "\n"+g.Title+":") != 1 {
+			t.Errorf("section %q is not shown once", g.Title)
 		}
 	}
 	out.Reset()
