@@ -44,7 +44,6 @@ func (a *app) teamsEnabled(flag bool) bool {
 // opened.
 type leadTeam struct {
 	*kit.LeadTeam
-	raw   kit.Stores // the stores without the lead's signing and tracing: for looks that are no delivery (telemetry_jobs.go)
 	close func()
 }
 
@@ -69,7 +68,7 @@ func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*lead
 		closeStores()
 		return nil, err
 	}
-	return &leadTeam{LeadTeam: lt, raw: kitStores(sess.Stores), close: func() {
+	return &leadTeam{LeadTeam: lt, close: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = lt.Lead.Close(ctx)

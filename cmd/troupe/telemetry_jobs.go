@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"strings"
-	"time"
 
 	"github.com/troupe-dev/troupe/remote"
-	"github.com/troupe-dev/troupe/task"
-	"github.com/troupe-dev/troupe/tasklist"
-	"github.com/troupe-dev/troupe/telemetry"
+	"github.com/troupe-dev/troupe/session/kit"
 )
 
 // jobTrace is the lead's remote.ClientConfig.Trace: a job's submission
@@ -35,73 +31,17 @@ func (a *app) traceJobs(worker string, run remote.RunFunc) remote.RunFunc {
 	}
 }
 
-// teamMetrics records, with metrics on, the duration of every background
-// task of the lead's session that ends (a histogram by type and status)
-// and reads the queues' depths at each export: unread mail per inbox of
-// the lead's team, pending tasks on its list, remote jobs waiting for a
-// worker. The returned function stops it.
+// teamMetrics records task durations and queue depths with metrics on
+// (kit.TaskMetrics); the returned function stops it.
 func (a *app) teamMetrics(lr *leadRun) func() {
-	tel := a.tel.tel
-	if !tel.Metrics() || lr.bg == nil {
+	bg := lr.bg
+	if bg == nil {
 		return func() {}
 	}
-	bg := lr.bg
-	if err := tel.ObserveDepths(func(ctx context.Context) telemetry.Depths { return depths(ctx, bg) }); err != nil {
-		a.WarnOnce(err.Error())
-	}
-	sub := bg.reg.Subscribe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			e, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if e.Kind == task.EventTerminated && !e.State.End.IsZero() {
-				tel.TaskEnded(string(e.State.Type), string(e.State.Status), e.State.End.Sub(e.State.Start))
-			}
+	return kit.TaskMetrics(a.tel.tel, bg.reg, func() (string, kit.Stores) {
+		if bg.team == nil {
+			return "", kit.Stores{}
 		}
-	}()
-	return func() {
-		sub.Close()
-		<-done
-	}
-}
-
-// depths reads the queues of bg's session and team, each bounded by
-// ctx; what cannot be read counts as empty.
-func depths(ctx context.Context, bg *background) telemetry.Depths {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var d telemetry.Depths
-	for _, st := range bg.reg.List() {
-		if st.Type == task.RemoteAgent && st.Status == task.Pending {
-			d.Jobs++
-		}
-	}
-	if bg.team == nil {
-		return d
-	}
-	name := bg.team.Lead.Team()
-	if name == "" || strings.HasPrefix(name, "\x00") {
-		return d
-	}
-	st := bg.team.raw // a look at the inboxes, not the lead taking its mail
-	if cfg, err := st.Teams.Get(ctx, name); err == nil {
-		d.Inboxes = map[string]int64{}
-		for _, m := range cfg.Members {
-			if msgs, err := st.Mail.Read(ctx, name, m.Name, true); err == nil {
-				d.Inboxes[m.Name] = int64(len(msgs))
-			}
-		}
-	}
-	if ts, err := tasklist.New(st.Tasks, name).Tasks(ctx); err == nil {
-		for _, t := range ts {
-			if t.Status == tasklist.StatusPending {
-				d.Tasks++
-			}
-		}
-	}
-	return d
+		return bg.team.Lead.Team(), bg.team.Raw
+	}, a.WarnOnce)
 }

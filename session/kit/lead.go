@@ -74,8 +74,11 @@ type LeadTeam struct {
 	// lead's frames, PROTOCOL.md 4.3) and recorded by the Lead (what is
 	// owed an answer).
 	Stores Stores
-	Trees  *TeamWorktrees
-	hooks  *Hooks
+	// Raw are the stores as given, without the lead's signing and
+	// tracing: for looks that are no delivery (QueueDepths).
+	Raw   Stores
+	Trees *TeamWorktrees
+	hooks *Hooks
 }
 
 // NewLeadTeam builds a lead's team runtime: the Lead with its signing
@@ -147,7 +150,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 	}
 	st := c.Stores
 	st.Mail = lead.Mail() // the lead's tools send through it: it records what is owed an answer
-	return &LeadTeam{Lead: lead, Stores: st, Trees: c.Trees, hooks: c.Hooks}, nil
+	return &LeadTeam{Lead: lead, Stores: st, Raw: c.Stores, Trees: c.Trees, hooks: c.Hooks}, nil
 }
 
 // answerer is c.Answer, or one made from the approver's asker.
