@@ -9,14 +9,8 @@ import (
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
-	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
 )
-
-// A session's limit reached ends the team the way a lead ends it: every
-// teammate is asked to shut down (swarm.Lead.BudgetSpent) and approves
-// without a model call; a headless run waits for them to leave before it
-// ends with exit status 6.
 
 // budgetTeam asks the lead's teammates to shut down because ee was
 // reached (the meter's OnExceeded, after the person was told), and stops
@@ -27,14 +21,7 @@ func (lr *leadRun) budgetTeam(ee *budget.ExceededError) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Remote jobs are sub-agents on other machines, whose calls the meter
-	// cannot refuse: they are stopped (what they spent still comes back
-	// with their last result, while the lead runs).
-	for _, st := range lr.bg.reg.List() {
-		if st.Type == task.RemoteAgent && st.Status.Active() {
-			_, _ = lr.bg.reg.Stop(ctx, st.ID)
-		}
-	}
+	kit.StopRemoteJobs(ctx, lr.bg.reg)
 	if lr.bg.team == nil {
 		return
 	}
@@ -45,8 +32,7 @@ func (lr *leadRun) budgetTeam(ee *budget.ExceededError) {
 
 // budgetEnd is the end of a headless run whose session limit was reached
 // (runErr, or the meter, says so): the teammates, asked to shut down, are
-// waited for, at most until the lead would have killed one that does not
-// answer (--shutdown-answer-timeout) and the kill had been done; and a run
+// waited for (kit.LeadTeam.AwaitBudgetShutdown); and a run
 // that ended without the refusal (the lead had nothing more to do when a
 // teammate's call reached the cap) still ends with the limit's error, so
 // that it exits 6.
@@ -67,13 +53,7 @@ func (lr *leadRun) budgetEnd(h *headless, runErr error) error {
 		if errors.As(spent, &ee) {
 			lr.budgetTeam(ee) // once: a no-op when OnExceeded asked already
 		}
-		wait := h.teams.shut
-		if wait <= 0 {
-			wait = swarm.DefaultShutdownAnswerTimeout
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), wait+swarm.DefaultShutdownTimeout+5*time.Second)
-		defer cancel()
-		if err := lr.bg.team.Lead.Settled(ctx); err != nil {
+		if err := lr.bg.team.AwaitBudgetShutdown(context.Background(), h.teams.shut); err != nil {
 			lr.bg.sess.TeamEvent(swarm.Event{Time: time.Now(), Agent: "team-lead", Kind: swarm.EventWarning,
 				Text: fmt.Sprintf("teammates still running after the budget's shutdown requests: %v", err)})
 		}
