@@ -74,7 +74,7 @@ func (a *app) prices(cwd string) (budget.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	over, file, err := settingsKey[budget.Table](settings.Files(home, cwd), "modelPrices")
+	over, file, err := settings.Key[budget.Table](settings.Files(home, cwd), "modelPrices")
 	if err != nil {
 		return nil, err
 	}

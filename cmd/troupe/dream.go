@@ -109,7 +109,7 @@ func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
 		return
 	}
 	files := settings.Files(home, cwd)
-	on, _, err := settingsKey[bool](files, "autoDream")
+	on, _, err := settings.Key[bool](files, "autoDream")
 	if err != nil {
 		a.WarnOnce(err.Error())
 		return
@@ -117,11 +117,11 @@ func (a *app) autoDream(cwd, session string, h *headless, reg *task.Registry) {
 	if !on {
 		return
 	}
-	hours, _, err := settingsKey[float64](files, "autoDreamMinHours")
+	hours, _, err := settings.Key[float64](files, "autoDreamMinHours")
 	if err != nil || hours <= 0 {
 		hours = DefaultAutoDreamHours
 	}
-	minSessions, _, err := settingsKey[float64](files, "autoDreamMinSessions")
+	minSessions, _, err := settings.Key[float64](files, "autoDreamMinSessions")
 	if err != nil || minSessions <= 0 {
 		minSessions = DefaultAutoDreamSessions
 	}

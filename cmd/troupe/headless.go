@@ -324,7 +324,7 @@ func (a *app) settingsCoordinator(h *headless, cwd string) error {
 	if err != nil {
 		return err
 	}
-	on, _, err := settingsKey[bool](settings.Files(home, cwd), "coordinatorMode")
+	on, _, err := settings.Key[bool](settings.Files(home, cwd), "coordinatorMode")
 	h.coordinator = on
 	return err
 }

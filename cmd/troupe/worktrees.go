@@ -41,6 +41,6 @@ func (a *app) forkSubagents(h *headless, cwd string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	on, _, err := settingsKey[bool](settings.Files(home, cwd), "forkSubagents")
+	on, _, err := settings.Key[bool](settings.Files(home, cwd), "forkSubagents")
 	return on, err
 }
