@@ -168,6 +168,28 @@ func (r *Registry) Subscribe() *Subscription {
 	return s
 }
 
+// Follow calls f with every later event, in order, on a goroutine of its
+// own, until the registry closes or the returned stop is called; stop
+// returns once f has returned for the last time.
+func (r *Registry) Follow(f func(Event)) (stop func()) {
+	sub := r.Subscribe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			e, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			f(e)
+		}
+	}()
+	return func() {
+		sub.Close()
+		<-done
+	}
+}
+
 func (r *Registry) unsubscribe(s *Subscription) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

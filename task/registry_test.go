@@ -442,3 +442,55 @@ func TestEvictionArmedByUpdate(t *testing.T) {
 		}
 	})
 }
+
+// TestFollow hands every later event to f in order, stops on stop (which
+// returns only once f is done), and ends by itself when the registry
+// closes.
+func TestFollow(t *testing.T) {
+	r := New(Config{Dir: t.TempDir(), PollInterval: -1})
+	var mu sync.Mutex
+	var kinds []EventKind
+	stop := r.Follow(func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		kinds = append(kinds, e.Kind)
+	})
+	s, err := r.Register(State{Type: LocalAgent, Status: Running, Detail: &Agent{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Finish(s.ID, Completed, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(kinds)
+		mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	mu.Lock()
+	got := append([]EventKind(nil), kinds...)
+	mu.Unlock()
+	if len(got) < 2 || got[0] != EventRegistered || got[len(got)-1] != EventTerminated {
+		t.Fatalf("events %v; want registered first and terminated last", got)
+	}
+	if _, err := r.Register(State{Type: LocalAgent, Status: Running, Detail: &Agent{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(kinds) != len(got) {
+		t.Errorf("an event reached f after stop: %v", kinds)
+	}
+	mu.Unlock()
+
+	stop = r.Follow(func(Event) {})
+	if err := r.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	stop() // returns: the registry's close ended the follow
+}

@@ -26,24 +26,11 @@ func TaskMetrics(tel *telemetry.Telemetry, reg *task.Registry, team func() (stri
 	if err != nil && warn != nil {
 		warn(err.Error())
 	}
-	sub := reg.Subscribe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			e, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if e.Kind == task.EventTerminated && !e.State.End.IsZero() {
-				tel.TaskEnded(string(e.State.Type), string(e.State.Status), e.State.End.Sub(e.State.Start))
-			}
+	return reg.Follow(func(e task.Event) {
+		if e.Kind == task.EventTerminated && !e.State.End.IsZero() {
+			tel.TaskEnded(string(e.State.Type), string(e.State.Status), e.State.End.Sub(e.State.Start))
 		}
-	}()
-	return func() {
-		sub.Close()
-		<-done
-	}
+	})
 }
 
 // QueueDepths is what waits in a lead's session: remote jobs not yet

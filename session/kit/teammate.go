@@ -149,21 +149,12 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		return nil, nil, err
 	}
 	// The teammate's background tasks report to it, not to the lead.
-	sub := reg.Subscribe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			e, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if e.Notification != "" {
-				tm.Notify(session.SystemNotification(e.Notification))
-			}
+	stop := reg.Follow(func(e task.Event) {
+		if e.Notification != "" {
+			tm.Notify(session.SystemNotification(e.Notification))
 		}
-	}()
-	return tm, func() { sub.Close(); <-done; cleanup() }, nil
+	})
+	return tm, func() { stop(); cleanup() }, nil
 }
 
 // ToolTimeline turns a teammate's tool calls into timeline events.
