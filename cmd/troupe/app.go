@@ -149,12 +149,12 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		a.demoCommand(),
 		servecmd.New(a.App),
 		a.workerCommand(),
-		agentscmd.New(a.App), // agents.go
-		a.dreamCommand(),     // dream.go
-		hookscmd.New(a.App),  // hooks_cmd.go
-		mcpcmd.New(a.App),    // mcp_cmd.go
+		agentscmd.New(a.App),
+		a.dreamCommand(), // dream.go
+		hookscmd.New(a.App),
+		mcpcmd.New(a.App),
 		dashboardcmd.New(a.App),
-		usagecmd.New(a.App), // usage.go
+		usagecmd.New(a.App),
 	)
 	return root
 }

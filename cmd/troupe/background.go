@@ -40,7 +40,7 @@ type background struct {
 	leadTimeline func(agent.Event) // the lead's tool calls on the timeline
 	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
 	ac           *kit.Context      // the lead's instructions and environment, for its sub-agents (context.go)
-	tx           *kit.Transcripts  // the session's transcripts (transcript.go)
+	tx           *kit.Transcripts  // the session's transcripts (session.go: transcriptsFor)
 }
 
 func newBackground(cwd, sessionID string, out *streamjson.Writer, now func() time.Time, interactive bool) (*background, error) {
