@@ -1,3 +1,6 @@
+// Package agentscmd is `troupe agents`: the custom agent types an Agent call
+// may name, where each is defined and what is wrong with those that do not
+// load.
 package agentscmd
 
 import (

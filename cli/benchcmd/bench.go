@@ -1,3 +1,6 @@
+// Package benchcmd is `troupe bench`: the mailbox, claim and team benchmarks
+// against a store, with real processes for writers, watchers, claimers and
+// hosts (internal/bench holds the plans).
 package benchcmd
 
 import (

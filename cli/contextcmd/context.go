@@ -1,3 +1,5 @@
+// Package contextcmd is `troupe context`: what an agent working in a folder
+// is told besides its task (instruction files and the environment block).
 package contextcmd
 
 import (

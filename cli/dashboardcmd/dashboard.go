@@ -1,3 +1,5 @@
+// Package dashboardcmd is `troupe dashboard`: the web view of the teams in
+// the store, with the local sessions' spending and transcripts.
 package dashboardcmd
 
 import (

@@ -1,3 +1,5 @@
+// Package hookscmd is `troupe hooks`: the hooks the settings files configure
+// for an agent in a folder.
 package hookscmd
 
 import (

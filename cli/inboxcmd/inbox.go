@@ -1,3 +1,5 @@
+// Package inboxcmd is `troupe inbox`: send, read and watch team members'
+// inboxes in the store, for people and scripts.
 package inboxcmd
 
 import (

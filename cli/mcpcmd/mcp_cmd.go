@@ -1,3 +1,7 @@
+// Package mcpcmd is `troupe mcp`: the MCP servers of the settings files and
+// .mcp.json (list, get, add, remove), and a teammate served over MCP
+// (`troupe mcp serve`). Sources and Options are where the lead finds its
+// servers too.
 package mcpcmd
 
 import (

@@ -1,3 +1,5 @@
+// Package permissionscmd is `troupe permissions`: the decision the
+// permission rules give a tool call, and why.
 package permissionscmd
 
 import (

@@ -1,3 +1,5 @@
+// Package servecmd is `troupe serve`: the embedded NATS JetStream server, or
+// one server of a cluster, that teams spanning machines share.
 package servecmd
 
 import (

@@ -1,3 +1,5 @@
+// Package taskcmd is `troupe task`: list, create, get, update, claim and
+// release the tasks of a team in the store, for people and scripts.
 package taskcmd
 
 import (

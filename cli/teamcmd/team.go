@@ -1,3 +1,5 @@
+// Package teamcmd is `troupe team`: list, show, create and delete teams in
+// the store and edit their rosters, for people and scripts.
 package teamcmd
 
 import (

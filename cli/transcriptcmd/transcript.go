@@ -1,3 +1,5 @@
+// Package transcriptcmd is `troupe transcript`: what an agent of a session
+// did, readably or as stored, and as it goes on.
 package transcriptcmd
 
 import (

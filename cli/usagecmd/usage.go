@@ -1,3 +1,5 @@
+// Package usagecmd is `troupe usage`: what a session's agents spent, from
+// its ledger.
 package usagecmd
 
 import (
