@@ -265,3 +265,32 @@ func clip(s string, n int) string {
 	}
 	return s[:cut] + " […]"
 }
+
+// ErrNoRemoteStore is why a resumed run cannot look up its jobs without
+// the NATS store.
+var ErrNoRemoteStore = errors.New("this run has no NATS store to look it up in: resume with the --store nats://... the session used")
+
+// ResumeNote is what a resumed lead is told of its session's remote jobs
+// (a system reminder): the ended ones with their status and summary, and
+// for each one whose end the record did not see, whether reattach took it
+// up again or why it could not.
+func ResumeNote(jobs []RemoteJob, reattach func(RemoteJob) error) string {
+	var b strings.Builder
+	b.WriteString("<system-reminder>\nThis session was resumed. The remote agents it started before (from the session record):\n")
+	for _, j := range jobs {
+		b.WriteString("- " + j.Describe())
+		if j.Open() {
+			switch err := reattach(j); {
+			case err == nil:
+				b.WriteString("; re-attached: it was still queued or running, or ended while the session was away; you will be notified of its end as usual")
+			case errors.Is(err, remote.ErrUnknownJob):
+				b.WriteString("; unknown: the store holds no event of it (job events are kept 7 days, or this is another store); its result cannot be recovered: start it again if it is still needed")
+			default:
+				b.WriteString("; unknown: " + err.Error())
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("</system-reminder>")
+	return b.String()
+}

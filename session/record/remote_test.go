@@ -142,3 +142,41 @@ func TestRecordRemoteJobs(t *testing.T) {
 		t.Errorf("Describe = %q", d)
 	}
 }
+
+// TestResumeNote tells a resumed lead of every remote job of its record:
+// an ended one as recorded, without a look at the store; an open one
+// re-attached, unknown to the store, or not looked up (with the reason).
+func TestResumeNote(t *testing.T) {
+	jobs := []RemoteJob{
+		{ID: "r1", Description: "done job", Status: "completed", Summary: "all green"},
+		{ID: "r2", Description: "still queued"},
+		{ID: "r3", Description: "forgotten"},
+		{ID: "r4", Description: "no store"},
+	}
+	var asked []string
+	note := ResumeNote(jobs, func(j RemoteJob) error {
+		asked = append(asked, j.ID)
+		switch j.ID {
+		case "r3":
+			return remote.ErrUnknownJob
+		case "r4":
+			return ErrNoRemoteStore
+		}
+		return nil
+	})
+	if want := []string{"r2", "r3", "r4"}; !slices.Equal(asked, want) {
+		t.Errorf("re-attached %q; want the open jobs %q", asked, want)
+	}
+	lines := strings.Split(note, "\n")
+	if len(lines) != 7 || lines[0] != "<system-reminder>" || lines[6] != "</system-reminder>" {
+		t.Fatalf("note of %d lines; want a reminder with a line per job:\n%s", len(lines), note)
+	}
+	for i, want := range []string{"all green", "re-attached", "unknown: the store holds no event", "unknown: " + ErrNoRemoteStore.Error()} {
+		if line := lines[2+i]; !strings.HasPrefix(line, "- "+jobs[i].ID) || !strings.Contains(line, want) {
+			t.Errorf("line for %s = %q; want it to say %q", jobs[i].ID, line, want)
+		}
+	}
+	if strings.Contains(lines[2], "re-attached") || strings.Contains(lines[2], "unknown") {
+		t.Errorf("an ended job's line speaks of the store: %q", lines[2])
+	}
+}
