@@ -98,6 +98,10 @@ type Options struct {
 	// before it waits: a non-nil error ends the wait with that error (the
 	// reason to take the lock is gone, such as a compare-and-swap that can
 	// no longer succeed), so that losers of a race do not queue for it.
+	// With a Watcher, such a waiter also wakes when the file that the lock
+	// directory <file>.lock locks is created, replaced or removed: a loser
+	// then leaves as soon as the holder has written the file, not when the
+	// holder releases the lock after syncing it.
 	Abandon func() error
 }
 

@@ -501,3 +501,57 @@ func TestAcquireAbandon(t *testing.T) {
 		t.Errorf("Acquire after the release = %v", err)
 	}
 }
+
+// A waiter that may abandon wakes when the holder rewrites the locked file,
+// and leaves then, not when the holder releases the lock (here never, and
+// with backoff, the holder's refresh and staleness too far off to wake it).
+func TestAcquireAbandonWakesOnFileChange(t *testing.T) {
+	const stale = time.Minute
+	dir := t.TempDir()
+	file := filepath.Join(dir, "1.json")
+	if err := os.WriteFile(file, []byte(`{"owner":""}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held := mustTryAcquire(t, file+".lock", Options{Stale: stale})
+	lost := errors.New("the task changed")
+	var asked atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		_, err := Acquire(t.Context(), file+".lock", Options{
+			Stale:      stale,
+			Watcher:    newWatcher(t),
+			MinBackoff: time.Hour,
+			Abandon: func() error {
+				asked.Add(1)
+				if b, _ := os.ReadFile(file); string(b) != `{"owner":""}` {
+					return lost
+				}
+				return nil
+			},
+		})
+		done <- err
+	}()
+	// The second question comes after the waiter subscribed to the folder.
+	for asked.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(`{"owner":"a"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, lost) {
+			t.Errorf("Acquire = %v; want Abandon's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Acquire still waiting %v after the locked file changed; want it to wake and abandon", time.Since(start))
+	}
+	if err := held.Verify(); err != nil {
+		t.Errorf("the holder lost its lock to an abandoned waiter: %v", err)
+	}
+}
