@@ -434,11 +434,27 @@ func (ts *Tasks) raiseHighWater(ctx context.Context, dir string, n uint64) error
 	return atomicfile.WriteFile(path, []byte(strconv.FormatUint(n, 10)), 0o644, atomicfile.Options{BeforeCommit: lk.Verify})
 }
 
+var _ tasklist.TryPutter = (*Tasks)(nil)
+
 // Put replaces task t.ID of list if its stored revision is prev, under the
 // task's lock, and returns the new revision. It returns an error matching
 // tasklist.ErrConflict when the task changed since prev and
 // tasklist.ErrNotFound when it no longer exists.
 func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	return ts.put(ctx, list, t, prev, true)
+}
+
+// TryPut is Put, except that it does not wait for the task's lock: while
+// another writer holds it (a troupe process, or Claude Code), it returns an
+// error matching tasklist.ErrBusy at once. A stale lock is reclaimed, as
+// Put does.
+func (ts *Tasks) TryPut(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	return ts.put(ctx, list, t, prev, false)
+}
+
+// put is Put, waiting for the task's lock if wait is set and failing with
+// tasklist.ErrBusy otherwise.
+func (ts *Tasks) put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision, wait bool) (tasklist.Revision, error) {
 	if err := ts.begin(list); err != nil {
 		return 0, err
 	}
@@ -456,11 +472,10 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
 	path := taskPath(ts.s.listDir(list), t.ID)
-	lk, err := ts.lockTask(ctx, list, t.ID, path, prev)
+	lk, err := ts.lockTask(ctx, list, t.ID, path, prev, wait)
 	if err != nil {
 		return 0, err
 	}
-	defer ts.release(lk)
 	var casErr error // a revision check that failed just before the commit
 	err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{BeforeCommit: func() error {
 		if err := lk.Verify(); err != nil {
@@ -469,12 +484,14 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 		casErr = checkRevision(list, t.ID, path, prev)
 		return casErr
 	}})
+	ts.release(lk)
 	if casErr != nil {
 		return 0, casErr
 	}
 	if err != nil {
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
+	// Sweeping needs no lock: others wait for this one less.
 	ts.s.sweepTemps(filepath.Dir(path))
 	return taskRevision(data), nil
 }
@@ -490,7 +507,7 @@ func (ts *Tasks) Delete(ctx context.Context, list, id string, prev tasklist.Revi
 	}
 	dir := ts.s.listDir(list)
 	path := taskPath(dir, id)
-	lk, err := ts.lockTask(ctx, list, id, path, prev)
+	lk, err := ts.lockTask(ctx, list, id, path, prev, true)
 	if err != nil {
 		return err
 	}
@@ -513,15 +530,35 @@ func (ts *Tasks) Delete(ctx context.Context, list, id string, prev tasklist.Revi
 // lockTask takes the lock of one task file (<id>.json.lock) and checks that
 // the task is at revision prev. A task that is already past prev fails
 // without taking the lock, so that the losers of a race do not queue for it.
-func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev tasklist.Revision) (*lockfile.Lock, error) {
+// Without wait, a lock held by another writer fails at once with an error
+// matching tasklist.ErrBusy (or tasklist.ErrConflict if the task has changed
+// meanwhile).
+func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev tasklist.Revision, wait bool) (*lockfile.Lock, error) {
 	stale := func() error { return checkRevision(list, id, path, prev) }
 	if err := stale(); err != nil {
 		return nil, err
 	}
-	// While another writer holds the task, its revision is looked at
-	// again before each wait: once the holder has changed it, this writer
-	// has lost and leaves without taking the lock.
-	lk, err := ts.s.lockUnless(ctx, path, stale)
+	var (
+		lk  *lockfile.Lock
+		err error
+	)
+	if wait {
+		// While another writer holds the task, its revision is looked at
+		// again before each wait: once the holder has changed it, this
+		// writer has lost and leaves without taking the lock.
+		lk, err = ts.s.lockUnless(ctx, path, stale)
+	} else {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("lock task %s in list %s: %w", id, list, context.Cause(ctx))
+		}
+		lk, err = lockfile.TryAcquire(path+".lock", ts.s.lockOptions())
+		if errors.Is(err, lockfile.ErrLocked) {
+			if err := stale(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("task %s in list %s is being written by another user: %w", id, list, tasklist.ErrBusy)
+		}
+	}
 	if errors.Is(err, tasklist.ErrConflict) || errors.Is(err, tasklist.ErrNotFound) {
 		return nil, err
 	}
