@@ -30,8 +30,10 @@
 // exists inside it and the lock is briefly renamed to <dir>.stale-<random>
 // next to it; both are gone once the reclaim completes.
 //
-// A Lock is safe for concurrent use. Each Lock owns one goroutine (the
-// refresher), which Release stops and waits for. Locks are advisory and
+// A Lock is safe for concurrent use. Each Lock owns a refresh timer, which
+// runs a goroutine only while a refresh is under way; Release stops it, and
+// a refresh under way finishes before Release removes the directory (they
+// share the Lock's mutex). Locks are advisory and
 // per directory path: two Lock values for one path in one process exclude
 // each other like two processes do.
 package lockfile
