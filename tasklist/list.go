@@ -361,9 +361,10 @@ func (l *List) unlink(ctx context.Context, id string) (int, error) {
 // ready task, or finds it being written by another user (a store that is a
 // TryPutter says so with ErrBusy instead of waiting), tries the rest in an
 // order rotated by its name, so that racing claimers spread over the ready
-// tasks. Only when every ready task is gone or busy does it wait for the
-// first busy one, whose writer may leave it claimable (a stale lock, an
-// edit of its text).
+// tasks. When every ready task is gone or busy it reads the list again if
+// any was gone (its view was stale), and otherwise waits for the first busy
+// one, whose writer may leave it claimable (a stale lock, an edit of its
+// text).
 func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 	if agent == "" {
 		return Task{}, fmt.Errorf("claim: %w: empty agent name", ErrInvalid)
@@ -414,7 +415,7 @@ func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 				return Task{}, fmt.Errorf("claim task %s for %s: %w", ready[i].ID, agent, err)
 			}
 		}
-		if len(busy) > 0 {
+		if len(busy) > 0 && !lost {
 			t, err := take(l.store.Put, busy[0])
 			switch {
 			case err == nil:
