@@ -131,7 +131,7 @@ func encodeTask(t tasklist.Task) ([]byte, error) {
 func readSettled(ctx context.Context, s *Store, path string, decode func([]byte) error, locks ...string) (data []byte, decodeErr, err error) {
 	pause, waited := settleMinPause, time.Duration(0)
 	for try := 1; ; try++ {
-		data, err = os.ReadFile(path)
+		data, err = readFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -157,7 +157,7 @@ func readSettled(ctx context.Context, s *Store, path string, decode func([]byte)
 		if lerr != nil {
 			return data, fmt.Errorf("%w (and could not re-read it under %s.lock: %v)", decodeErr, filepath.Base(target), lerr), nil
 		}
-		data, err = os.ReadFile(path)
+		data, err = readFile(path)
 		if rerr := lk.Release(); rerr != nil {
 			s.log.Warn("release lock after a re-read", "path", path, "err", rerr)
 		}
@@ -577,7 +577,7 @@ func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev taskl
 
 // checkRevision compares the task file's revision with prev.
 func checkRevision(list, id, path string, prev tasklist.Revision) error {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("task %s in list %s: %w", id, list, tasklist.ErrNotFound)
