@@ -269,6 +269,10 @@ func (ts *Tasks) listOnce(ctx context.Context, list string) ([]tasklist.Entry, e
 	if err != nil {
 		return nil, fmt.Errorf("list tasks of %s: %w", list, err)
 	}
+	// Stale temp files of dead writers go here, where the folder has been
+	// read anyway, rather than after a write, where a claim would wait for
+	// the extra read of the folder.
+	ts.s.sweepListed(dir, des)
 	var (
 		out     []tasklist.Entry
 		corrupt *tasklist.CorruptError
@@ -491,8 +495,6 @@ func (ts *Tasks) put(ctx context.Context, list string, t tasklist.Task, prev tas
 	if err != nil {
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
-	// Sweeping needs no lock: others wait for this one less.
-	ts.s.sweepTemps(filepath.Dir(path))
 	return taskRevision(data), nil
 }
 
