@@ -356,9 +356,22 @@ func (l *List) unlink(ctx context.Context, id string) (int, error) {
 // blocker completed) for agent: it becomes in_progress and owned by agent.
 // It returns ErrNoneReady when no task is claimable. Among concurrent
 // claimers, each task goes to exactly one.
+//
+// Claimers that race do not queue for one task. One that loses the first
+// ready task, or finds it being written by another user (a store that is a
+// TryPutter says so with ErrBusy instead of waiting), tries the rest in an
+// order rotated by its name, so that racing claimers spread over the ready
+// tasks. When every ready task is gone or busy it reads the list again if
+// any was gone (its view was stale), and otherwise waits for the first busy
+// one, whose writer may leave it claimable (a stale lock, an edit of its
+// text).
 func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 	if agent == "" {
 		return Task{}, fmt.Errorf("claim: %w: empty agent name", ErrInvalid)
+	}
+	put := l.store.Put
+	if tp, ok := l.store.(TryPutter); ok {
+		put = tp.TryPut
 	}
 	for range MaxRetries {
 		entries, err := l.store.List(ctx, l.name)
@@ -371,31 +384,47 @@ func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 			tasks[i] = e.Task
 			revs[e.Task.ID] = e.Rev
 		}
-		norm := Normalize(tasks)
-		ready := Ready(norm)
+		ready := Ready(Normalize(tasks))
 		if len(ready) == 0 {
 			return Task{}, fmt.Errorf("claim for %s: %w", agent, ErrNoneReady)
 		}
-		lost := false
-		for i := 0; i < len(ready); i++ {
-			if lost && i == 1 {
-				// Lost the race for the first: spread the losers over
-				// the rest instead of queueing them all for the next one.
-				ready = append(ready[:1], rotate(ready[1:], spread(agent))...)
-			}
-			r := ready[i]
+		take := func(put func(context.Context, string, Task, Revision) (Revision, error), r Task) (Task, error) {
 			stored := findTask(tasks, r.ID)
 			stored.Owner, stored.Status = agent, StatusInProgress
-			_, err := l.store.Put(ctx, l.name, stored, revs[r.ID])
-			if err == nil {
-				r.Owner, r.Status = agent, StatusInProgress
-				return r, nil
+			if _, err := put(ctx, l.name, stored, revs[r.ID]); err != nil {
+				return Task{}, err
 			}
-			if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+			r.Owner, r.Status = agent, StatusInProgress
+			return r, nil
+		}
+		lost := false
+		var busy []Task
+		for i := 0; i < len(ready); i++ {
+			if i == 1 && (lost || len(busy) > 0) {
+				ready = append(ready[:1], rotate(ready[1:], spread(agent))...)
+			}
+			t, err := take(put, ready[i])
+			switch {
+			case err == nil:
+				return t, nil
+			case errors.Is(err, ErrBusy):
+				busy = append(busy, ready[i])
+			case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
 				lost = true
-				continue
+			default:
+				return Task{}, fmt.Errorf("claim task %s for %s: %w", ready[i].ID, agent, err)
 			}
-			return Task{}, fmt.Errorf("claim task %s for %s: %w", r.ID, agent, err)
+		}
+		if len(busy) > 0 && !lost {
+			t, err := take(l.store.Put, busy[0])
+			switch {
+			case err == nil:
+				return t, nil
+			case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+				lost = true
+			default:
+				return Task{}, fmt.Errorf("claim task %s for %s: %w", busy[0].ID, agent, err)
+			}
 		}
 		if !lost {
 			break

@@ -20,6 +20,9 @@ var (
 	ErrInvalid   = errors.New("tasklist: invalid task")
 	ErrCorrupt   = errors.New("tasklist: corrupt task")
 	ErrClosed    = errors.New("tasklist: store closed")
+	// ErrBusy says another user of the store is writing the task right
+	// now; only TryPut returns it.
+	ErrBusy = errors.New("tasklist: task busy")
 )
 
 // Revision identifies one stored version of a task. Zero means "none".
@@ -142,4 +145,15 @@ type Watcher interface {
 	// store. Kicks may be spurious: the reader re-reads. The channel is
 	// closed when ctx is done or the store is closed.
 	Watch(ctx context.Context, list string) (<-chan struct{}, error)
+}
+
+// TryPutter is implemented by stores whose Put waits while another user
+// writes the same task (the file store's per-task locks, which Claude Code
+// takes too). List.Claim uses it to pass over a task that someone is
+// writing, most likely claiming, instead of queueing behind that writer.
+type TryPutter interface {
+	// TryPut is Put, except that it does not wait: while another user of
+	// the store is writing task t.ID it returns an error matching ErrBusy
+	// at once, having changed nothing.
+	TryPut(ctx context.Context, list string, t Task, prev Revision) (Revision, error)
 }

@@ -28,10 +28,20 @@ func SweepTemps(dir, base string, olderThan time.Duration, now time.Time) (remov
 // of Claude Code and of os.CreateTemp(dir, base+".tmp.")) whose mtime is
 // more than olderThan before now.
 func SweepDir(dir string, olderThan time.Duration, now time.Time) (removed int, err error) {
-	return sweep(dir, func(name string) bool {
-		i := strings.LastIndex(name, tempInfix)
-		return i > 0 && isTempName(name, name[:i])
-	}, olderThan, now)
+	return sweep(dir, isAnyTempName, olderThan, now)
+}
+
+// SweepEntries is SweepDir over entries, dir's entries as the caller
+// already read them (os.ReadDir), so that a reader of the folder sweeps it
+// without reading it twice.
+func SweepEntries(dir string, entries []fs.DirEntry, olderThan time.Duration, now time.Time) (removed int, err error) {
+	return sweepEntries(dir, entries, isAnyTempName, olderThan, now)
+}
+
+// isAnyTempName reports whether name is <something>.tmp.<lowercase hex>.
+func isAnyTempName(name string) bool {
+	i := strings.LastIndex(name, tempInfix)
+	return i > 0 && isTempName(name, name[:i])
 }
 
 func sweep(dir string, match func(name string) bool, olderThan time.Duration, now time.Time) (removed int, err error) {
@@ -39,6 +49,10 @@ func sweep(dir string, match func(name string) bool, olderThan time.Duration, no
 	if err != nil {
 		return 0, fmt.Errorf("atomicfile: sweep %s: %w", dir, err)
 	}
+	return sweepEntries(dir, entries, match, olderThan, now)
+}
+
+func sweepEntries(dir string, entries []fs.DirEntry, match func(name string) bool, olderThan time.Duration, now time.Time) (removed int, err error) {
 	var errs []error
 	for _, e := range entries {
 		if !match(e.Name()) || !e.Type().IsRegular() {

@@ -105,39 +105,56 @@ func TestSweepTempsErrors(t *testing.T) {
 }
 
 func TestSweepDir(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Now()
-	old := now.Add(-2 * time.Hour)
-	files := []struct {
+	sweeps := []struct {
 		name  string
-		mtime time.Time
-		keep  bool
+		sweep func(dir string, now time.Time) (int, error)
 	}{
-		{"3.json", old, true},
-		{"3.json.tmp.0a1b2c3d", old, false},
-		{"config.json.tmp.deadbeef", old, false},
-		{"w.json.tmp.123456789", old, false}, // os.CreateTemp's decimal suffix
-		{"4.json.tmp.12345678", now, true},   // young: maybe a live writer
-		{".tmp.0a1b2c3d", old, true},         // no file name before it
-		{"4.json.tmp.backup", old, true},     // not our pattern
+		{"SweepDir", func(dir string, now time.Time) (int, error) { return SweepDir(dir, time.Minute, now) }},
+		{"SweepEntries", func(dir string, now time.Time) (int, error) {
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				return 0, err
+			}
+			return SweepEntries(dir, entries, time.Minute, now)
+		}},
 	}
-	for _, f := range files {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, f.mtime, f.mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, err := SweepDir(dir, time.Minute, now)
-	if err != nil || n != 3 {
-		t.Errorf("SweepDir = %d, %v; want 3, nil", n, err)
-	}
-	for _, f := range files {
-		_, err := os.Lstat(filepath.Join(dir, f.name))
-		if kept := err == nil; kept != f.keep {
-			t.Errorf("after SweepDir, %s kept = %v; want %v", f.name, kept, f.keep)
-		}
+	for _, sw := range sweeps {
+		t.Run(sw.name, func(t *testing.T) {
+			dir := t.TempDir()
+			now := time.Now()
+			old := now.Add(-2 * time.Hour)
+			files := []struct {
+				name  string
+				mtime time.Time
+				keep  bool
+			}{
+				{"3.json", old, true},
+				{"3.json.tmp.0a1b2c3d", old, false},
+				{"config.json.tmp.deadbeef", old, false},
+				{"w.json.tmp.123456789", old, false}, // os.CreateTemp's decimal suffix
+				{"4.json.tmp.12345678", now, true},   // young: maybe a live writer
+				{".tmp.0a1b2c3d", old, true},         // no file name before it
+				{"4.json.tmp.backup", old, true},     // not our pattern
+			}
+			for _, f := range files {
+				p := filepath.Join(dir, f.name)
+				if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(p, f.mtime, f.mtime); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n, err := sw.sweep(dir, now)
+			if err != nil || n != 3 {
+				t.Errorf("%s = %d, %v; want 3, nil", sw.name, n, err)
+			}
+			for _, f := range files {
+				_, err := os.Lstat(filepath.Join(dir, f.name))
+				if kept := err == nil; kept != f.keep {
+					t.Errorf("after %s, %s kept = %v; want %v", sw.name, f.name, kept, f.keep)
+				}
+			}
+		})
 	}
 }

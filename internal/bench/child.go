@@ -97,6 +97,8 @@ type record struct {
 	Reads   int    `json:"reads,omitempty"`
 	Kicks   int    `json:"kicks,omitempty"`
 	Wasted  int    `json:"wasted,omitempty"` // lost compare-and-swaps inside Claim
+	Busy    int    `json:"busy,omitempty"`   // tasks Claim passed over while another wrote them
+	Write   int64  `json:"w,omitempty"`      // ns: the claim's own successful write
 	RSS     int64  `json:"rss,omitempty"`    // a host's resident bytes
 	PerIdle int64  `json:"per_idle,omitempty"`
 	CPU     int64  `json:"cpu,omitempty"` // a host's CPU ns over its idle window
@@ -364,11 +366,11 @@ func (ch *childIO) drain(ctx context.Context, s stores, c childConfig) error {
 	}
 	errs := 0
 	for errs < maxDrainErrors {
-		before := store.lost
+		before, busyBefore := store.lost, store.busy
 		start := time.Now()
 		t, err := l.Claim(ctx, c.Agent)
 		end := time.Now()
-		wasted := store.lost - before
+		wasted, busy := store.lost-before, store.busy-busyBefore
 		if errors.Is(err, tasklist.ErrNoneReady) {
 			if err := ch.emit(record{Kind: kindOp, Start: start.UnixNano(), End: end.UnixNano(), Outcome: outNoneReady, Wasted: wasted}); err != nil {
 				return err
@@ -382,7 +384,7 @@ func (ch *childIO) drain(ctx context.Context, s stores, c childConfig) error {
 			}
 			continue
 		}
-		if err := ch.emit(record{Kind: kindOp, ID: t.ID, Start: start.UnixNano(), End: end.UnixNano(), Outcome: outWon, Wasted: wasted}); err != nil {
+		if err := ch.emit(record{Kind: kindOp, ID: t.ID, Start: start.UnixNano(), End: end.UnixNano(), Outcome: outWon, Wasted: wasted, Busy: busy, Write: int64(store.won)}); err != nil {
 			return err
 		}
 		done := tasklist.StatusCompleted
@@ -397,16 +399,39 @@ func (ch *childIO) drain(ctx context.Context, s stores, c childConfig) error {
 }
 
 // countingStore counts the compare-and-swaps a claimer lost: attempts that
-// found the task changed or gone (the peer's "wasted attempts").
+// found the task changed or gone (the peer's "wasted attempts"), and the
+// tasks it passed over as busy. It times the last successful write (the
+// peer's claim latency covers only its one successful claimTask call). It
+// passes TryPut on, so that Claim runs as it does on the store itself.
 type countingStore struct {
 	tasklist.Store
-	lost int // one goroutine per child: no lock needed
+	// One goroutine per child: no lock needed.
+	lost, busy int
+	won        time.Duration
 }
 
 func (c *countingStore) Put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
-	rev, err := c.Store.Put(ctx, list, t, prev)
-	if errors.Is(err, tasklist.ErrConflict) || errors.Is(err, tasklist.ErrNotFound) {
+	return c.count(func() (tasklist.Revision, error) { return c.Store.Put(ctx, list, t, prev) })
+}
+
+func (c *countingStore) TryPut(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	tp, ok := c.Store.(tasklist.TryPutter)
+	if !ok {
+		return c.Put(ctx, list, t, prev)
+	}
+	return c.count(func() (tasklist.Revision, error) { return tp.TryPut(ctx, list, t, prev) })
+}
+
+func (c *countingStore) count(put func() (tasklist.Revision, error)) (tasklist.Revision, error) {
+	start := time.Now()
+	rev, err := put()
+	switch {
+	case err == nil:
+		c.won = time.Since(start)
+	case errors.Is(err, tasklist.ErrConflict) || errors.Is(err, tasklist.ErrNotFound):
 		c.lost++
+	case errors.Is(err, tasklist.ErrBusy):
+		c.busy++
 	}
 	return rev, err
 }

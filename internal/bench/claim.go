@@ -157,10 +157,19 @@ type DrainResult struct {
 	// Wasted counts compare-and-swaps lost inside Claim (the task changed
 	// or went between the agent's read and its write).
 	Wasted int `json:"wasted"`
+	// Busy counts tasks Claim passed over because another agent was
+	// writing them (it did not wait for them).
+	Busy int `json:"busy"`
 	// Errors counts failed Claim and Update calls by outcome.
 	Errors map[string]int `json:"errors,omitempty"`
-	// Latency is the duration of the successful Claim calls.
-	Latency    Summary  `json:"latency"`
+	// Latency is the duration of the successful Claim calls: reading the
+	// list, and every attempt until one won.
+	Latency Summary `json:"latency"`
+	// Write is the duration of each successful Claim's winning write alone
+	// (lock, compare, write, sync, unlock), which is what the peer's claim
+	// latency covers: one claimTask call that succeeded, without the
+	// listing before it or the lost attempts.
+	Write      Summary  `json:"write"`
 	FirstError string   `json:"first_error,omitempty"`
 	Examples   []string `json:"examples,omitempty"`
 }
@@ -208,7 +217,7 @@ func (r *Runner) Drain(ctx context.Context, c DrainConfig) (DrainResult, error) 
 	}
 	res := DrainResult{Agents: c.Agents, Tasks: c.Tasks, Errors: map[string]int{}}
 	claimedBy := map[string][]string{} // task id -> claimers
-	var lat []float64
+	var lat, writes []float64
 	end := start
 	progress := func() {
 		r.progressf("  %s: %d/%d claimed after %.1f s", label, res.Claims, c.Tasks, time.Since(time.Unix(0, start)).Seconds())
@@ -220,10 +229,12 @@ func (r *Runner) Drain(ctx context.Context, c DrainConfig) (DrainResult, error) 
 		}
 		end = max(end, rec.End)
 		res.Wasted += rec.Wasted
+		res.Busy += rec.Busy
 		switch rec.Outcome {
 		case outWon:
 			res.Claims++
 			lat = append(lat, spanMS(rec.Start, rec.End))
+			writes = append(writes, float64(rec.Write)/1e6)
 			claimedBy[rec.ID] = append(claimedBy[rec.ID], agentName(ev.from.index))
 		case outNoneReady:
 		default:
@@ -245,13 +256,14 @@ func (r *Runner) Drain(ctx context.Context, c DrainConfig) (DrainResult, error) 
 		res.TasksPerS = float64(c.Tasks) / res.WallS
 	}
 	res.Latency = Summarize(lat)
+	res.Write = Summarize(writes)
 	tasks, err := l.Tasks(ctx)
 	if err != nil && !errors.Is(err, tasklist.ErrCorrupt) {
 		return DrainResult{}, err
 	}
 	res.DoubleClaims, res.Completed, res.Examples = checkDrain(claimedBy, tasks)
-	r.progressf("%s: %.1f tasks/s in %.2f s, %d claims, %d double claims, %d completed, %d wasted, claim p50 %.1f ms, p99 %.1f ms",
-		label, res.TasksPerS, res.WallS, res.Claims, res.DoubleClaims, res.Completed, res.Wasted, res.Latency.P50, res.Latency.P99)
+	r.progressf("%s: %.1f tasks/s in %.2f s, %d claims, %d double claims, %d completed, %d wasted, %d busy, claim p50 %.1f ms, p99 %.1f ms, winning write p50 %.1f ms, p99 %.1f ms",
+		label, res.TasksPerS, res.WallS, res.Claims, res.DoubleClaims, res.Completed, res.Wasted, res.Busy, res.Latency.P50, res.Latency.P99, res.Write.P50, res.Write.P99)
 	return res, nil
 }
 

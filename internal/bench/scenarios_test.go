@@ -99,6 +99,10 @@ func TestDrain(t *testing.T) {
 	if res.TasksPerS <= 0 || res.Latency.N != cfg.Tasks {
 		t.Errorf("Drain: %.1f tasks/s, latency %+v; want a rate and %d samples", res.TasksPerS, res.Latency, cfg.Tasks)
 	}
+	// The winning write is a part of its claim.
+	if res.Write.N != cfg.Tasks || res.Write.Min <= 0 || res.Write.Max > res.Latency.Max {
+		t.Errorf("Drain: winning writes %+v, claims %+v; want %d positive samples, none longer than the longest claim", res.Write, res.Latency, cfg.Tasks)
+	}
 }
 
 func TestCheckDrainCatchesProblems(t *testing.T) {

@@ -7,8 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
+
+// lockSuffix ends the name of a lock directory that locks a file (PROTOCOL.md
+// section 5: <file>.lock).
+const lockSuffix = ".lock"
 
 // Acquire takes the lock directory dir (callers pass <file>.lock; its
 // parent must exist), waiting until it is free or stale, or until ctx is
@@ -17,7 +22,9 @@ import (
 //
 // While waiting, Acquire wakes on the first of: a change of dir reported by
 // opts.Watcher (if set), the moment the holder's lock turns stale, and an
-// exponential backoff from MinBackoff to MaxBackoff.
+// exponential backoff from MinBackoff to MaxBackoff. With opts.Abandon set,
+// the Watcher also wakes it when the locked file changes (see
+// Options.Abandon).
 //
 // The returned Lock must be released with Release.
 func Acquire(ctx context.Context, dir string, opts Options) (*Lock, error) {
@@ -51,7 +58,7 @@ func Acquire(ctx context.Context, dir string, opts Options) (*Lock, error) {
 			}
 		}
 		if o.Watcher != nil && cancel == nil {
-			kicks, cancel, err = o.Watcher.Subscribe(filepath.Dir(dir), isName(filepath.Base(dir)))
+			kicks, cancel, err = o.Watcher.Subscribe(filepath.Dir(dir), wakeNames(filepath.Base(dir), o.Abandon != nil))
 			if err == nil {
 				continue // attempt again: a release before Subscribe sent no kick
 			}
@@ -125,8 +132,16 @@ func attempt(dir string, o Options) (*Lock, ident, error) {
 	return nil, ident{}, ErrLocked // lost every race; the caller waits
 }
 
-func isName(name string) func(string) bool {
-	return func(n string) bool { return n == name }
+// wakeNames returns the names of the entries whose changes wake a waiter
+// for the lock directory named lock: the lock itself and, for a waiter
+// that may abandon, the file it locks (lock without its ".lock" suffix),
+// since a change of that file is what usually ends such a wait.
+func wakeNames(lock string, abandon bool) func(string) bool {
+	file, ok := strings.CutSuffix(lock, lockSuffix)
+	if !abandon || !ok || file == "" {
+		return func(n string) bool { return n == lock }
+	}
+	return func(n string) bool { return n == lock || n == file }
 }
 
 // waitError is Acquire's error when ctx ends the wait. It wraps the

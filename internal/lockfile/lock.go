@@ -10,30 +10,30 @@ import (
 	"time"
 )
 
-// Lock is a held lock directory. Its refresher goroutine keeps the
-// directory's mtime fresh until Release, which every Lock needs.
+// Lock is a held lock directory. A timer keeps the directory's mtime fresh
+// until Release, which every Lock needs. The timer runs its refresh on a
+// goroutine of its own only when one is due (every Options.Update), so a
+// Lock held for milliseconds costs no goroutine, and Release has no
+// goroutine to stop and wait for.
 type Lock struct {
 	dir  string
 	o    Options
 	lost chan struct{} // closed when the lock is found compromised
-	stop chan struct{} // closed by Release to stop the refresher
-	done chan struct{} // closed when the refresher has returned
-
-	releaseOnce sync.Once
-	releaseErr  error
 
 	// mu serializes ownership checks, refreshes and the release. Unlike
 	// elsewhere it is held across the few metadata syscalls of one
 	// check-then-touch (stat, utimes, stat), which must not interleave with
 	// another; it is never held across channel operations or callbacks.
-	mu       sync.Mutex
-	id       ident // the directory as we created or last touched it
-	lostErr  error // non-nil once compromised; lost is closed then
-	released bool
+	mu         sync.Mutex
+	id         ident       // the directory as we created or last touched it
+	lostErr    error       // non-nil once compromised; lost is closed then
+	released   bool        // Release ran; releaseErr is its result
+	releaseErr error       // guarded by mu
+	refresh    *time.Timer // the next refresh; stopped by Release
 }
 
-// newLock wraps the lock directory we just created and starts its
-// refresher.
+// newLock wraps the lock directory we just created and sets its refresh
+// timer.
 func newLock(dir string, o Options) (*Lock, error) {
 	id, err := statIdent(dir)
 	if err != nil {
@@ -43,11 +43,11 @@ func newLock(dir string, o Options) (*Lock, error) {
 		dir:  dir,
 		o:    o,
 		lost: make(chan struct{}),
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
 		id:   id,
 	}
-	go l.refreshLoop()
+	l.mu.Lock()
+	l.refresh = time.AfterFunc(o.Update, l.refreshDue)
+	l.mu.Unlock()
 	return l, nil
 }
 
@@ -55,7 +55,7 @@ func newLock(dir string, o Options) (*Lock, error) {
 func (l *Lock) Dir() string { return l.dir }
 
 // Lost returns a channel that is closed once the lock is found compromised
-// (by the refresher, Verify or Release): its directory was removed or
+// (by a refresh, Verify or Release): its directory was removed or
 // replaced, or it could not be refreshed within the stale time. A Release
 // that removes our own directory does not close it.
 func (l *Lock) Lost() <-chan struct{} { return l.lost }
@@ -98,20 +98,19 @@ func (l *Lock) Verify() error {
 	return nil
 }
 
-// Release stops the refresher, waits for it, and removes the lock directory
+// Release stops the refresh timer and removes the lock directory
 // if it is still ours. If it is not (removed, or replaced by another
 // holder's lock), Release leaves it alone and returns an error wrapping
 // ErrCompromised; it does the same if the lock was found compromised
 // earlier. Release is idempotent: later calls return the first result.
 func (l *Lock) Release() error {
-	l.releaseOnce.Do(func() {
-		close(l.stop)
-		<-l.done
-		l.mu.Lock()
-		defer l.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.released {
 		l.released = true
+		l.refresh.Stop() // a refresh that fired meanwhile finds released set
 		l.releaseErr = l.removeLocked()
-	})
+	}
 	return l.releaseErr
 }
 
@@ -139,31 +138,24 @@ func (l *Lock) removeLocked() error {
 	return l.lostErr // nil unless Verify gave up on the lock earlier
 }
 
-// refreshLoop refreshes the lock every Update until Release or until the
-// lock is lost. After a transient failure it retries within a second.
-func (l *Lock) refreshLoop() {
-	defer close(l.done)
-	t := time.NewTimer(l.o.Update)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		l.mu.Lock()
-		err := l.refreshLocked()
-		lost := l.lostErr != nil
-		l.mu.Unlock()
-		if lost {
-			return
-		}
-		next := l.o.Update
-		if err != nil {
-			next = min(next, MinUpdate)
-		}
-		t.Reset(next)
+// refreshDue runs when a refresh is due: it refreshes the lock and sets
+// the timer for the next one, every Update until Release or until the lock
+// is lost. After a transient failure it retries within a second.
+func (l *Lock) refreshDue() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released || l.lostErr != nil {
+		return
 	}
+	err := l.refreshLocked()
+	if l.lostErr != nil {
+		return
+	}
+	next := l.o.Update
+	if err != nil {
+		next = min(next, MinUpdate)
+	}
+	l.refresh.Reset(next)
 }
 
 // refreshLocked checks that the lock directory is still ours (our inode and

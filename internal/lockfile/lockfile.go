@@ -30,8 +30,10 @@
 // exists inside it and the lock is briefly renamed to <dir>.stale-<random>
 // next to it; both are gone once the reclaim completes.
 //
-// A Lock is safe for concurrent use. Each Lock owns one goroutine (the
-// refresher), which Release stops and waits for. Locks are advisory and
+// A Lock is safe for concurrent use. Each Lock owns a refresh timer, which
+// runs a goroutine only while a refresh is under way; Release stops it, and
+// a refresh under way finishes before Release removes the directory (they
+// share the Lock's mutex). Locks are advisory and
 // per directory path: two Lock values for one path in one process exclude
 // each other like two processes do.
 package lockfile
@@ -98,6 +100,10 @@ type Options struct {
 	// before it waits: a non-nil error ends the wait with that error (the
 	// reason to take the lock is gone, such as a compare-and-swap that can
 	// no longer succeed), so that losers of a race do not queue for it.
+	// With a Watcher, such a waiter also wakes when the file that the lock
+	// directory <file>.lock locks is created, replaced or removed: a loser
+	// then leaves as soon as the holder has written the file, not when the
+	// holder releases the lock after syncing it.
 	Abandon func() error
 }
 

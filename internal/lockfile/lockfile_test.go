@@ -401,14 +401,18 @@ func assertNoStaleLeftovers(t *testing.T, dir string) {
 	}
 }
 
-// TestReleaseStopsRefresher checks that Release waits for the Lock's
-// goroutine, whether the lock was healthy or lost. (Parallel tests have not
-// started yet while this one runs, so no other Lock exists.)
-func TestReleaseStopsRefresher(t *testing.T) {
+// TestReleaseStopsRefresh checks that held locks cost no goroutine between
+// refreshes, and that a released lock, healthy or lost, is never refreshed
+// again: nothing touches its path once another holder has taken it, past
+// the refresh period. (Parallel tests have not started yet while this one
+// runs, so no other Lock exists.)
+func TestReleaseStopsRefresh(t *testing.T) {
+	const stale = MinStale // refreshes every MinUpdate
 	var locks []*Lock
+	var dirs []string
 	for i := range 10 {
 		dir := filepath.Join(t.TempDir(), "x.lock")
-		l, err := TryAcquire(dir, Options{})
+		l, err := TryAcquire(dir, Options{Stale: stale})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,26 +420,45 @@ func TestReleaseStopsRefresher(t *testing.T) {
 			os.Remove(dir) // lost
 		}
 		locks = append(locks, l)
+		dirs = append(dirs, dir)
 	}
-	if got := refreshers(); got != 10 {
-		t.Fatalf("refresher goroutines while holding 10 locks = %d; want 10", got)
+	if got := lockGoroutines(); got != 0 {
+		t.Errorf("goroutines of Locks while holding 10 = %d; want 0", got)
 	}
 	for _, l := range locks {
 		l.Release()
 	}
-	// A refresher may still be unwinding just after closing its done channel.
-	for deadline := time.Now().Add(waitFor); refreshers() != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("refresher goroutines after Release = %d; want 0", refreshers())
+	// Others take the paths; a refresh of a released Lock would touch
+	// (or give up) theirs.
+	var next []*Lock
+	for _, dir := range dirs {
+		next = append(next, mustTryAcquire(t, dir, Options{Stale: time.Hour}))
+	}
+	before := make([]ident, len(dirs))
+	for i, dir := range dirs {
+		id, err := statIdent(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[i] = id
+	}
+	time.Sleep(MinUpdate + MinUpdate/2)
+	for i, dir := range dirs {
+		if id, err := statIdent(dir); err != nil || id != before[i] {
+			t.Errorf("lock %d after its release and another's acquire: %v, %v; want untouched %v", i, id, err, before[i])
+		}
+		select {
+		case <-next[i].Lost():
+			t.Errorf("lock %d: the new holder lost it", i)
+		default:
 		}
 	}
 }
 
-// refreshers counts Lock refresher goroutines, started or not (one that has
-// not run yet shows only its go-statement wrapper, so count by creator).
-func refreshers() int {
+// lockGoroutines counts goroutines running a Lock's code.
+func lockGoroutines() int {
 	buf := make([]byte, 1<<20)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "created by github.com/troupe-dev/troupe/internal/lockfile.newLock")
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "lockfile.(*Lock)")
 }
 
 // Abandon ends a wait for a held lock as soon as it reports the reason
@@ -499,5 +522,59 @@ func TestAcquireAbandon(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Acquire after the release = %v", err)
+	}
+}
+
+// A waiter that may abandon wakes when the holder rewrites the locked file,
+// and leaves then, not when the holder releases the lock (here never, and
+// with backoff, the holder's refresh and staleness too far off to wake it).
+func TestAcquireAbandonWakesOnFileChange(t *testing.T) {
+	const stale = time.Minute
+	dir := t.TempDir()
+	file := filepath.Join(dir, "1.json")
+	if err := os.WriteFile(file, []byte(`{"owner":""}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held := mustTryAcquire(t, file+".lock", Options{Stale: stale})
+	lost := errors.New("the task changed")
+	var asked atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		_, err := Acquire(t.Context(), file+".lock", Options{
+			Stale:      stale,
+			Watcher:    newWatcher(t),
+			MinBackoff: time.Hour,
+			Abandon: func() error {
+				asked.Add(1)
+				if b, _ := os.ReadFile(file); string(b) != `{"owner":""}` {
+					return lost
+				}
+				return nil
+			},
+		})
+		done <- err
+	}()
+	// The second question comes after the waiter subscribed to the folder.
+	for asked.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(`{"owner":"a"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, lost) {
+			t.Errorf("Acquire = %v; want Abandon's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Acquire still waiting %v after the locked file changed; want it to wake and abandon", time.Since(start))
+	}
+	if err := held.Verify(); err != nil {
+		t.Errorf("the holder lost its lock to an abandoned waiter: %v", err)
 	}
 }

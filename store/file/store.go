@@ -223,7 +223,8 @@ func (s *Store) listDir(list string) string {
 
 // Temp files (<file>.tmp.<hex>) older than staleTempAge are left by a
 // writer that died between creating and renaming them; a writer of their
-// folder removes them, at most once per sweepEvery per folder and store.
+// folder (of a task list's, a reader) removes them, at most once per
+// sweepEvery per folder and store.
 const (
 	staleTempAge = time.Minute
 	sweepEvery   = time.Minute
@@ -233,17 +234,41 @@ const (
 // sweepEvery. Call it after writing a file in dir; failures are logged.
 func (s *Store) sweepTemps(dir string) {
 	now := s.now()
-	s.sweepMu.Lock()
-	if last, ok := s.swept[dir]; ok && now.Sub(last) < sweepEvery {
-		s.sweepMu.Unlock()
+	if !s.sweepDue(dir, now) {
 		return
+	}
+	n, err := atomicfile.SweepDir(dir, staleTempAge, now)
+	s.logSweep(dir, n, err)
+}
+
+// sweepListed is sweepTemps for a caller that has just read dir's entries.
+func (s *Store) sweepListed(dir string, entries []fs.DirEntry) {
+	now := s.now()
+	if !s.sweepDue(dir, now) {
+		return
+	}
+	n, err := atomicfile.SweepEntries(dir, entries, staleTempAge, now)
+	s.logSweep(dir, n, err)
+}
+
+// sweepDue reports whether dir is due for a sweep, and if so counts it as
+// swept now.
+func (s *Store) sweepDue(dir string, now time.Time) bool {
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if last, ok := s.swept[dir]; ok && now.Sub(last) < sweepEvery {
+		return false
 	}
 	if s.swept == nil {
 		s.swept = map[string]time.Time{}
 	}
 	s.swept[dir] = now
-	s.sweepMu.Unlock()
-	if n, err := atomicfile.SweepDir(dir, staleTempAge, now); err != nil {
+	return true
+}
+
+// logSweep logs the outcome of a sweep that removed n files.
+func (s *Store) logSweep(dir string, n int, err error) {
+	if err != nil {
 		s.log.Warn("remove stale temp files", "dir", dir, "removed", n, "err", err)
 	} else if n > 0 {
 		s.log.Info("removed stale temp files left by a dead writer", "dir", dir, "removed", n)

@@ -27,8 +27,9 @@ func plantTemp(t *testing.T, path string, age time.Duration) {
 
 // The temp files of a writer killed between writing and renaming (a
 // claimer, an inbox writer, a team file writer) are removed by the next
-// writer of their folder once they are stale; fresh ones, which may belong
-// to a live writer, stay.
+// writer of their folder (of a task list, the next reader: a claim reads
+// the list first) once they are stale; fresh ones, which may belong to a
+// live writer, stay.
 func TestStaleTempFilesSwept(t *testing.T) {
 	root := t.TempDir()
 	s := ftOpen(t, root, file.Options{})

@@ -131,7 +131,7 @@ func encodeTask(t tasklist.Task) ([]byte, error) {
 func readSettled(ctx context.Context, s *Store, path string, decode func([]byte) error, locks ...string) (data []byte, decodeErr, err error) {
 	pause, waited := settleMinPause, time.Duration(0)
 	for try := 1; ; try++ {
-		data, err = os.ReadFile(path)
+		data, err = readFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -157,7 +157,7 @@ func readSettled(ctx context.Context, s *Store, path string, decode func([]byte)
 		if lerr != nil {
 			return data, fmt.Errorf("%w (and could not re-read it under %s.lock: %v)", decodeErr, filepath.Base(target), lerr), nil
 		}
-		data, err = os.ReadFile(path)
+		data, err = readFile(path)
 		if rerr := lk.Release(); rerr != nil {
 			s.log.Warn("release lock after a re-read", "path", path, "err", rerr)
 		}
@@ -269,6 +269,10 @@ func (ts *Tasks) listOnce(ctx context.Context, list string) ([]tasklist.Entry, e
 	if err != nil {
 		return nil, fmt.Errorf("list tasks of %s: %w", list, err)
 	}
+	// Stale temp files of dead writers go here, where the folder has been
+	// read anyway, rather than after a write, where a claim would wait for
+	// the extra read of the folder.
+	ts.s.sweepListed(dir, des)
 	var (
 		out     []tasklist.Entry
 		corrupt *tasklist.CorruptError
@@ -434,11 +438,27 @@ func (ts *Tasks) raiseHighWater(ctx context.Context, dir string, n uint64) error
 	return atomicfile.WriteFile(path, []byte(strconv.FormatUint(n, 10)), 0o644, atomicfile.Options{BeforeCommit: lk.Verify})
 }
 
+var _ tasklist.TryPutter = (*Tasks)(nil)
+
 // Put replaces task t.ID of list if its stored revision is prev, under the
 // task's lock, and returns the new revision. It returns an error matching
 // tasklist.ErrConflict when the task changed since prev and
 // tasklist.ErrNotFound when it no longer exists.
 func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	return ts.put(ctx, list, t, prev, true)
+}
+
+// TryPut is Put, except that it does not wait for the task's lock: while
+// another writer holds it (a troupe process, or Claude Code), it returns an
+// error matching tasklist.ErrBusy at once. A stale lock is reclaimed, as
+// Put does.
+func (ts *Tasks) TryPut(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	return ts.put(ctx, list, t, prev, false)
+}
+
+// put is Put, waiting for the task's lock if wait is set and failing with
+// tasklist.ErrBusy otherwise.
+func (ts *Tasks) put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision, wait bool) (tasklist.Revision, error) {
 	if err := ts.begin(list); err != nil {
 		return 0, err
 	}
@@ -456,11 +476,10 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
 	path := taskPath(ts.s.listDir(list), t.ID)
-	lk, err := ts.lockTask(ctx, list, t.ID, path, prev)
+	lk, err := ts.lockTask(ctx, list, t.ID, path, prev, wait)
 	if err != nil {
 		return 0, err
 	}
-	defer ts.release(lk)
 	var casErr error // a revision check that failed just before the commit
 	err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{BeforeCommit: func() error {
 		if err := lk.Verify(); err != nil {
@@ -469,13 +488,13 @@ func (ts *Tasks) Put(ctx context.Context, list string, t tasklist.Task, prev tas
 		casErr = checkRevision(list, t.ID, path, prev)
 		return casErr
 	}})
+	ts.release(lk)
 	if casErr != nil {
 		return 0, casErr
 	}
 	if err != nil {
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
-	ts.s.sweepTemps(filepath.Dir(path))
 	return taskRevision(data), nil
 }
 
@@ -490,7 +509,7 @@ func (ts *Tasks) Delete(ctx context.Context, list, id string, prev tasklist.Revi
 	}
 	dir := ts.s.listDir(list)
 	path := taskPath(dir, id)
-	lk, err := ts.lockTask(ctx, list, id, path, prev)
+	lk, err := ts.lockTask(ctx, list, id, path, prev, true)
 	if err != nil {
 		return err
 	}
@@ -513,15 +532,35 @@ func (ts *Tasks) Delete(ctx context.Context, list, id string, prev tasklist.Revi
 // lockTask takes the lock of one task file (<id>.json.lock) and checks that
 // the task is at revision prev. A task that is already past prev fails
 // without taking the lock, so that the losers of a race do not queue for it.
-func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev tasklist.Revision) (*lockfile.Lock, error) {
+// Without wait, a lock held by another writer fails at once with an error
+// matching tasklist.ErrBusy (or tasklist.ErrConflict if the task has changed
+// meanwhile).
+func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev tasklist.Revision, wait bool) (*lockfile.Lock, error) {
 	stale := func() error { return checkRevision(list, id, path, prev) }
 	if err := stale(); err != nil {
 		return nil, err
 	}
-	// While another writer holds the task, its revision is looked at
-	// again before each wait: once the holder has changed it, this writer
-	// has lost and leaves without taking the lock.
-	lk, err := ts.s.lockUnless(ctx, path, stale)
+	var (
+		lk  *lockfile.Lock
+		err error
+	)
+	if wait {
+		// While another writer holds the task, its revision is looked at
+		// again before each wait: once the holder has changed it, this
+		// writer has lost and leaves without taking the lock.
+		lk, err = ts.s.lockUnless(ctx, path, stale)
+	} else {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("lock task %s in list %s: %w", id, list, context.Cause(ctx))
+		}
+		lk, err = lockfile.TryAcquire(path+".lock", ts.s.lockOptions())
+		if errors.Is(err, lockfile.ErrLocked) {
+			if err := stale(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("task %s in list %s is being written by another user: %w", id, list, tasklist.ErrBusy)
+		}
+	}
 	if errors.Is(err, tasklist.ErrConflict) || errors.Is(err, tasklist.ErrNotFound) {
 		return nil, err
 	}
@@ -540,7 +579,7 @@ func (ts *Tasks) lockTask(ctx context.Context, list, id, path string, prev taskl
 
 // checkRevision compares the task file's revision with prev.
 func checkRevision(list, id, path string, prev tasklist.Revision) error {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("task %s in list %s: %w", id, list, tasklist.ErrNotFound)

@@ -29,6 +29,8 @@ func runList(t *testing.T, open func(t *testing.T) tasklist.Store) {
 		{"ClaimNoneReady", testClaimNoneReady},
 		{"ConcurrentClaim", testConcurrentClaim},
 		{"ClaimTaskRace", testClaimTaskRace},
+		{"ClaimPassesOverBusy", testClaimPassesOverBusy},
+		{"ClaimAfterLostRace", testClaimAfterLostRace},
 		{"ClaimTaskErrors", testClaimTaskErrors},
 		{"Release", testRelease},
 		{"MetadataMerge", testMetadataMerge},

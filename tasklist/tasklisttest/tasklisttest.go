@@ -54,6 +54,7 @@ func runStore(t *testing.T, open func(t *testing.T) tasklist.Store) {
 		{"IDsNeverReused", testIDsNeverReused},
 		{"GetUnknown", testGetUnknown},
 		{"PutCompareAndSwap", testPutCompareAndSwap},
+		{"TryPutCompareAndSwap", testTryPutCompareAndSwap},
 		{"DeleteCompareAndSwap", testDeleteCompareAndSwap},
 		{"RoundTrip", testRoundTrip},
 		{"NoAliasing", testNoAliasing},
