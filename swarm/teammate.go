@@ -255,7 +255,8 @@ func (tm *Teammate) observe(e agent.Event) {
 }
 
 // Run runs the teammate until an approved shutdown (nil), or ctx ends
-// (ctx's cause). It reads its inbox on a watch the whole time.
+// (ctx's cause). It reads its inbox on a watch the whole time
+// (inboxPump).
 func (tm *Teammate) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -263,18 +264,8 @@ func (tm *Teammate) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("teammate %s: watch its inbox: %w", tm.cfg.Name, err)
 	}
-	var pump sync.WaitGroup
-	pump.Go(func() {
-		for {
-			if err := tm.pump(ctx); err != nil && ctx.Err() == nil {
-				tm.cfg.Log.Warn("read inbox", "agent", tm.cfg.Name, "err", err)
-			}
-			if _, ok := <-kick; !ok {
-				return
-			}
-		}
-	})
-	defer pump.Wait()
+	p := &inboxPump{tm: tm, kick: kick, owed: true}
+	defer p.foreground()
 	defer tm.ag.Kill()
 	defer cancel(nil)
 
@@ -282,10 +273,11 @@ func (tm *Teammate) Run(ctx context.Context) error {
 	if prompt == "" {
 		// The spawn prompt comes by mail; it is the first thing to do,
 		// before any task on the list.
-		if prompt, err = tm.next(ctx, false); err != nil {
+		if prompt, err = tm.next(ctx, p, false); err != nil {
 			return tm.ended(err)
 		}
 	}
+	p.background(ctx)
 	kept := 0 // runs BeforeIdle kept going in a row
 	for {
 		if tm.flag.Load() != flagActive {
@@ -334,9 +326,11 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		// or unread), never neither.
 		tm.idle(ctx, res, runErr, turn)
 		tm.goIdle(ctx)
-		if prompt, err = tm.next(ctx, !tm.cfg.NoAutoClaim); err != nil {
+		p.foreground()
+		if prompt, err = tm.next(ctx, p, !tm.cfg.NoAutoClaim); err != nil {
 			return tm.ended(err)
 		}
+		p.background(ctx)
 	}
 }
 
@@ -467,7 +461,8 @@ func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, tu
 const DefaultClaimLinger = 2 * time.Second
 
 // next waits for the next prompt: queued messages, or with autoClaim a
-// task it claims.
+// task it claims. The caller has the inbox pump in the foreground: next
+// reads the inbox itself when its watch kicks.
 //
 // A teammate is marked active before it claims (so that no one sees a
 // task taken by an idle teammate). One that loses the race does not mark
@@ -475,7 +470,7 @@ const DefaultClaimLinger = 2 * time.Second
 // would make every idle teammate write the team twice. It stays active
 // for TeammateConfig.ClaimLinger after its last lost claim, trying again on each change,
 // and goes idle when that passes without a win.
-func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
+func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (string, error) {
 	var taskKick <-chan struct{}
 	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && autoClaim {
 		ch, err := w.Watch(ctx, tm.cfg.Team)
@@ -496,6 +491,7 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 	linger.Stop()
 	defer linger.Stop()
 	var lingering <-chan time.Time
+	p.catchUp(ctx)
 	for {
 		tm.mu.Lock()
 		if tm.shutdown != "" {
@@ -520,8 +516,13 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 				lingering = linger.C
 			}
 		}
+		kick, reading := p.watch()
 		select {
 		case <-tm.wake:
+		case _, ok := <-kick:
+			p.kicked(ctx, ok)
+		case <-reading:
+			p.read()
 		case _, ok := <-taskKick:
 			if !ok {
 				taskKick = nil
