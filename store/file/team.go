@@ -117,6 +117,8 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 	}
 	if same != nil {
 		c = same.cfg
+	} else if old != nil {
+		shareMembers(&c, &old.cfg)
 	}
 	id := atomicfile.Identity{} // unknown unless the file stood still around the read
 	if after, err := atomicfile.Stat(path); err == nil && after == before {
