@@ -200,13 +200,13 @@ type ActiveSetter interface {
 
 // SetActive marks the member active (working) or idle, through the store's
 // own SetActive when it has one (ActiveSetter). A member already so marked
-// is not written again.
+// is not written again; one without the flag counts as active (Active).
 func SetActive(ctx context.Context, s Store, teamName, name string, active bool) error {
 	if as, ok := s.(ActiveSetter); ok {
 		return as.SetActive(ctx, teamName, name, active)
 	}
 	_, err := UpdateMember(ctx, s, teamName, name, func(m *Member) error {
-		if m.IsActive != nil && *m.IsActive == active {
+		if m.Active() == active {
 			return nil
 		}
 		m.IsActive = &active

@@ -103,7 +103,7 @@ func testNoAliasing(t *testing.T, s stores) {
 	if err := s.teams.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := team.SetActive(ctx, s.teams, c.Name, team.LeadName, true); err != nil {
+	if err := team.SetActive(ctx, s.teams, c.Name, team.LeadName, false); err != nil {
 		t.Fatal(err)
 	}
 	// Snapshot as JSON: a Config value could itself alias the store.
@@ -115,7 +115,7 @@ func testNoAliasing(t *testing.T, s stores) {
 	c.Members[0].Subscriptions = append(c.Members[0].Subscriptions, "x")
 	c.Extra["leadProcess"][2] = 'X'
 	got := get(t, s, c.Name)
-	*got.Members[0].IsActive = false
+	*got.Members[0].IsActive = true
 	got.Members[0].Extra["futureMemberKey"][2] = 'X'
 	got.Members = append(got.Members[:0], team.Member{Name: "intruder"})
 	var kept *team.Config
