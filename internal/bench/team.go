@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/troupe-dev/troupe/tasklist"
@@ -65,13 +66,29 @@ type TeamResult struct {
 	Completed    int     `json:"completed"`
 	// Delivery runs from a ping's Send call to the recipient teammate's
 	// model being asked with it (the teammate woke and took it as its
-	// prompt); FromReturn from the Send's return.
-	Pings      int      `json:"pings"`
-	Missing    int      `json:"missing"`
-	Delivery   Summary  `json:"delivery"`
-	FromReturn Summary  `json:"from_return"`
-	Errors     []string `json:"errors,omitempty"`
-	Examples   []string `json:"examples,omitempty"`
+	// prompt); FromReturn from the Send's return. These pings go to a
+	// settled team: every teammate idle in the team file, after the drain
+	// (or the idle window when there is none).
+	Pings      int     `json:"pings"`
+	Missing    int     `json:"missing"`
+	Delivery   Summary `json:"delivery"`
+	FromReturn Summary `json:"from_return"`
+	// SettleS is how long the team took to settle after the drain.
+	SettleS float64 `json:"settle_s,omitempty"`
+	// Churn is the same for pings sent right after the drain, while the
+	// teammates that lost their last claims still linger and then go idle
+	// together (absent without a drain).
+	Churn    *PingResult `json:"churn,omitempty"`
+	Errors   []string    `json:"errors,omitempty"`
+	Examples []string    `json:"examples,omitempty"`
+}
+
+// PingResult is one round of pings of a Team run.
+type PingResult struct {
+	Pings      int     `json:"pings"`
+	Missing    int     `json:"missing"`
+	Delivery   Summary `json:"delivery"`
+	FromReturn Summary `json:"from_return"`
 }
 
 // teamName is the team (and task list) of the team benchmark.
@@ -267,28 +284,80 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		res.TasksPerS = float64(c.Tasks) / res.DrainS
 		r.progressf("%s: %d tasks completed in %.1f s, %d claims, %d double", label, res.Completed, res.DrainS, res.Claims, res.DoubleClaims)
 	}
-	if c.Pings > 0 {
+	// pings runs one round of pings and summarizes it.
+	pings := func(round int) (PingResult, error) {
 		pctx, cancel := context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
+		clear(called)
+		clear(returned)
+		clear(seen)
+		pinged = 0
 		// Every ping must wake its recipient within the timeout; those
 		// that did not by then count as missing.
 		want := c.Pings * c.Hosts
-		err := phase(pctx, phasePing, func() bool { return pinged == c.Hosts && len(seen) >= want })
-		if err != nil && pctx.Err() == nil {
-			return TeamResult{}, err
+		line, err := json.Marshal(command{Phase: phasePing, Round: round})
+		if err != nil {
+			return PingResult{}, err
 		}
+		for _, k := range g.kids {
+			if err := k.send(string(line)); err != nil {
+				return PingResult{}, err
+			}
+		}
+		mark := fmt.Sprintf("-%d-", round) // ping-<host>-<round>-<n>
+		err = g.collectUntil(pctx, func() bool {
+			n := 0
+			for id := range seen {
+				if strings.Contains(strings.TrimPrefix(id, "ping-"), mark) {
+					n++
+				}
+			}
+			return pinged == c.Hosts && n >= want
+		}, nil, handle)
+		if err != nil && pctx.Err() == nil {
+			return PingResult{}, err
+		}
+		var pr PingResult
 		var fromCall, fromReturn []float64
 		for id, call := range called {
-			res.Pings++
+			pr.Pings++
 			t, ok := seen[id]
 			if !ok {
-				res.Missing++
+				pr.Missing++
 				continue
 			}
 			fromCall = append(fromCall, spanMS(call, t))
 			fromReturn = append(fromReturn, spanMS(returned[id], t))
 		}
-		res.Delivery, res.FromReturn = Summarize(fromCall), Summarize(fromReturn)
+		pr.Delivery, pr.FromReturn = Summarize(fromCall), Summarize(fromReturn)
+		return pr, nil
+	}
+	if c.Pings > 0 {
+		if c.Tasks > 0 {
+			// Right after the drain: the team still settles.
+			churn, err := pings(1)
+			if err != nil {
+				return TeamResult{}, err
+			}
+			res.Churn = &churn
+			r.progressf("%s: delivery during the drain's tail p50 %.2f p99 %.2f ms; waiting for the team to settle", label, churn.Delivery.P50, churn.Delivery.P99)
+			began := time.Now()
+			sctx, cancel := context.WithTimeout(ctx, c.Timeout)
+			err = waitSettled(sctx, s.teams, g, handle)
+			cancel()
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", label, err)
+			}
+			res.SettleS = time.Since(began).Seconds()
+		}
+		settled, err := pings(2)
+		if err != nil {
+			return TeamResult{}, err
+		}
+		res.Pings, res.Missing, res.Delivery, res.FromReturn = settled.Pings, settled.Missing, settled.Delivery, settled.FromReturn
+		if res.Churn != nil {
+			res.Missing += res.Churn.Missing
+		}
 	}
 	if err := g.finish(ctx); err != nil {
 		return TeamResult{}, err
@@ -296,6 +365,35 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	r.progressf("%s: spawn %.1f s, idle %.1f%% of a core, %.0f KiB per idle teammate, delivery p50 %.2f p99 %.2f ms (%d missing), %d double claims",
 		label, res.SpawnS, res.IdleCPUPct, res.IdleTeammateKB, res.Delivery.P50, res.Delivery.P99, res.Missing, res.DoubleClaims)
 	return res, nil
+}
+
+// waitSettled waits until no teammate of the bench team is marked active
+// in the team file (those that lost their last claims linger, then go
+// idle), handling the hosts' events meanwhile.
+func waitSettled(ctx context.Context, teams team.Store, g *group, handle func(event) error) error {
+	for {
+		if err := drainEvents(g, handle); err != nil {
+			return err
+		}
+		c, err := teams.Get(ctx, teamName)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("read the team: %w", err)
+		}
+		active := 0
+		for _, m := range c.Members {
+			if !m.IsLead() && m.Active() {
+				active++
+			}
+		}
+		if err == nil && active == 0 {
+			return nil
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("the team did not settle (%d teammates still active): %w", active, context.Cause(ctx))
+		}
+	}
 }
 
 // drainEvents handles the events already waiting, without blocking; a

@@ -29,6 +29,9 @@ func TestTeam(t *testing.T) {
 			if res.Pings != cfg.Pings*cfg.Hosts || res.Missing != 0 || res.Delivery.N != res.Pings || res.Delivery.Min <= 0 {
 				t.Errorf("Team: %d pings, %d missing, delivery %+v; want %d seen, from the send's call (errors %v)", res.Pings, res.Missing, res.Delivery, cfg.Pings*cfg.Hosts, res.Errors)
 			}
+			if c := res.Churn; c == nil || c.Pings != cfg.Pings*cfg.Hosts || c.Missing != 0 || c.Delivery.N != c.Pings {
+				t.Errorf("Team: pings right after the drain %+v; want %d seen", c, cfg.Pings*cfg.Hosts)
+			}
 			if res.SpawnS <= 0 || len(res.HostRSSMB) != cfg.Hosts || res.HostRSSMB[0] <= 0 || res.IdleS <= 0 {
 				t.Errorf("Team: spawn %.2f s, host RSS %v MB, idle window %.1f s; want them measured", res.SpawnS, res.HostRSSMB, res.IdleS)
 			}
