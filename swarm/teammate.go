@@ -414,6 +414,13 @@ func (tm *Teammate) setActiveLocked(ctx context.Context, active bool) {
 		return
 	}
 	tm.flag.Store(want) // before the write, so that the run need not wait for it
+	tm.storeActiveLocked(ctx, active)
+}
+
+// storeActiveLocked writes the active flag that tm.flag already says. A
+// failed write leaves the flag unknown, so that the next flip writes
+// again. The caller holds actMu.
+func (tm *Teammate) storeActiveLocked(ctx context.Context, active bool) {
 	if err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active); err != nil {
 		tm.flag.Store(flagUnknown)
 		if ctx.Err() == nil {
@@ -594,11 +601,11 @@ func (tm *Teammate) queue(text string) {
 // (permission verdicts to the waiting call, plan verdicts to the mode
 // switch, everything else to the model), and marks them read.
 //
-// Mail for the model wakes it before the bookkeeping: the messages are
-// queued first, then the teammate is marked active, then the messages
-// read, so that at every moment the work is visible (unread, or the
-// teammate active) and the model does not wait for two writes of shared
-// files (with a hundred teammates on one team file those writes queue for
+// Mail for the model wakes it before the bookkeeping: the teammate's
+// flag is set active in memory, the messages are queued, then the flag is
+// written to the team, then the messages marked read, so that at every
+// moment the work is visible (unread, or the teammate active) and the
+// model does not wait for two writes of shared files (with a hundred teammates on one team file those writes queue for
 // its lock, which held deliveries for seconds). Messages dispatched but
 // not yet marked read (the mark failed) are remembered by id and not
 // dispatched again; a message without an id is marked read first, as it
@@ -660,12 +667,16 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		}
 		flip = false
 	}
+	// Active before the model is handed the mail, in memory (the write
+	// follows): the woken run finds the flag set and does not wait on
+	// actMu for this write.
+	owed := flip && tm.flag.Swap(flagActive) != flagActive
 	tm.dispatch(ctx, fresh)
 	if withoutID {
 		return nil
 	}
-	if flip {
-		tm.setActiveLocked(ctx, true)
+	if owed {
+		tm.storeActiveLocked(ctx, true)
 	}
 	return markRead()
 }
