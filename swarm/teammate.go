@@ -265,7 +265,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		return fmt.Errorf("teammate %s: watch its inbox: %w", tm.cfg.Name, err)
 	}
 	p := &inboxPump{tm: tm, kick: kick, owed: true}
-	defer p.foreground()
+	defer p.finish()
 	defer tm.ag.Kill()
 	defer cancel(nil)
 

@@ -22,8 +22,9 @@ type inboxPump struct {
 	owed bool
 
 	// done is closed when the pump's goroutine has ended: the looping one
-	// (stop non-nil, closed to end it) or one read (stop nil). Both are
-	// nil while no goroutine runs.
+	// (while stop is non-nil; closing stop ends it after the read it may
+	// be doing), or one started for one read. done is nil while no
+	// goroutine of the pump runs, stop while no looping one is wanted.
 	stop, done chan struct{}
 	// closed is set by the looping goroutine, before done is closed, when
 	// the watch's channel closed (ctx ended, or the store closed).
@@ -45,6 +46,9 @@ func (p *inboxPump) background(ctx context.Context) {
 		defer close(done)
 		if prev != nil {
 			<-prev
+			if p.closed { // seen by the goroutine before this one
+				kick = nil
+			}
 		}
 		if owed {
 			p.tm.pumpLogged(ctx)
@@ -67,18 +71,23 @@ func (p *inboxPump) background(ctx context.Context) {
 	}()
 }
 
-// foreground ends the pump's goroutine, after the read it may be doing,
-// and waits for it: from now on the caller receives the kicks (watch).
+// foreground ends the pump's looping goroutine: from now on the caller
+// receives the kicks (watch). It does not wait: a read that goroutine is
+// doing (which may wait for the team's lock) goes on, and watch reports
+// it as a read in progress until it is done (read).
 func (p *inboxPump) foreground() {
 	if p.stop != nil {
 		close(p.stop)
+		p.stop = nil
 	}
+}
+
+// finish ends the pump's goroutine and waits for it (Run's end).
+func (p *inboxPump) finish() {
+	p.foreground()
 	if p.done != nil {
 		<-p.done
-	}
-	p.stop, p.done = nil, nil
-	if p.closed {
-		p.kick = nil
+		p.read()
 	}
 }
 
@@ -106,8 +115,13 @@ func (p *inboxPump) kicked(ctx context.Context, ok bool) {
 	}()
 }
 
-// read notes that the read started by kicked has ended.
-func (p *inboxPump) read() { p.done = nil }
+// read notes that the pump's goroutine has ended (its done is closed).
+func (p *inboxPump) read() {
+	p.done = nil
+	if p.closed {
+		p.kick = nil
+	}
+}
 
 // catchUp starts a read that is owed, as kicked does.
 func (p *inboxPump) catchUp(ctx context.Context) {
