@@ -55,7 +55,8 @@ type TeamResult struct {
 	HostRSSMB      []float64 `json:"host_rss_mb"`
 	IdleTeammateKB float64   `json:"idle_teammate_kb"`
 	// IdleCPUPct is the CPU of every host over the idle window, in percent
-	// of one core.
+	// of one core; the window starts once the team settled (every
+	// teammate idle in the team file).
 	IdleCPUPct float64 `json:"idle_cpu_pct"`
 	IdleS      float64 `json:"idle_s"`
 	// DrainS runs from the tasks' creation to the last one completed.
@@ -212,7 +213,17 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		return TeamResult{}, err
 	}
 	res.IdleTeammateKB = float64(perIdle) / float64(c.Hosts) / 1024
-	r.progressf("%s: every teammate idle after %.1f s; measuring %v of idle", label, res.SpawnS, c.Idle)
+	// The idle window starts once the team has settled: each teammate
+	// reported its first idle before marking itself idle in the team
+	// file, and those last writes (and, on NATS, every host's reading of
+	// them) are not the idle team's cost.
+	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	err = waitSettled(sctx, s.teams, g, handle)
+	cancel()
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", label, err)
+	}
+	r.progressf("%s: every teammate idle after %.1f s, settled after %.1f s; measuring %v of idle", label, res.SpawnS, float64(time.Now().UnixNano()-start)/1e9, c.Idle)
 	if err := phase(ctx, phaseIdle, func() bool { return idled == c.Hosts }); err != nil {
 		return TeamResult{}, err
 	}
