@@ -131,7 +131,11 @@ func (tc *teamCache) matchFile(path string) *teamSnap {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	if cap(*bp) < size+1 {
-		*bp = make([]byte, size+1)
+		// With room to grow: a team that gains a member per spawn grows
+		// its file a little each time, and a buffer of the exact size was
+		// too small for the next read (it was a quarter of the bytes a
+		// thousand spawns allocated).
+		*bp = make([]byte, size+1+size/4)
 	}
 	buf := (*bp)[:size+1]
 	// One byte more than the size: a file that grew since the stat fails.
