@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -37,6 +38,11 @@ type TeamConfig struct {
 	// recipient (those that did not count as missing); zero means 5
 	// minutes.
 	Timeout time.Duration
+	// NoLead leaves the lead's inbox unread. By default the runner reads
+	// it and marks what it read, as a lead's inbox pump does; unread, the
+	// teammates' idle notifications pile up and every send to the lead
+	// rewrites them all (a thousand at 1,000 teammates).
+	NoLead bool
 }
 
 // TeamResult is the outcome of a Team run.
@@ -122,6 +128,15 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	defer s.close()
 	if _, err := team.Create(ctx, s.teams, team.CreateOptions{Name: teamName, Now: time.Now(), Pick: rand.IntN}); err != nil {
 		return TeamResult{}, fmt.Errorf("create the bench team: %w", err)
+	}
+	if !c.NoLead {
+		lctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			readLead(lctx, s.mail)
+		}()
+		defer func() { stop(); <-done }()
 	}
 	names := make([][]string, c.Hosts)
 	for i := range c.Teammates {
@@ -376,6 +391,37 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	r.progressf("%s: spawn %.1f s, idle %.1f%% of a core, %.0f KiB per idle teammate, delivery p50 %.2f p99 %.2f ms (%d missing), %d double claims",
 		label, res.SpawnS, res.IdleCPUPct, res.IdleTeammateKB, res.Delivery.P50, res.Delivery.P99, res.Missing, res.DoubleClaims)
 	return res, nil
+}
+
+// readLead reads the bench team's lead inbox and marks what it read, on
+// each change (or every 50 ms, without a watch), until ctx ends:
+// the lead's inbox pump, without a lead.
+func readLead(ctx context.Context, mail mailbox.Store) {
+	changed, err := mail.Watch(ctx, teamName, team.LeadName)
+	if err != nil {
+		changed = nil // look every 50 ms
+	}
+	for {
+		msgs, err := mail.Read(ctx, teamName, team.LeadName, true)
+		if err == nil && len(msgs) > 0 {
+			ids := make([]string, 0, len(msgs))
+			for _, m := range msgs {
+				if m.ID != "" {
+					ids = append(ids, m.ID)
+				}
+			}
+			_, _ = mail.MarkRead(ctx, teamName, team.LeadName, ids)
+		}
+		select {
+		case _, open := <-changed:
+			if !open {
+				changed = nil
+			}
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // waitSettled waits until no teammate of the bench team is marked active
