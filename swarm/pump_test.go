@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/llm/scripted"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/store/file"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 )
@@ -89,4 +91,75 @@ func TestIdleTeammatesHoldOneGoroutine(t *testing.T) {
 		waitSignal(t, model.asked, "a teammate asked with the message")
 	}
 	settled("idle after the message's turn")
+}
+
+// countedTasks counts the task-list watches alive (made, and their ctx not
+// yet done).
+type countedTasks struct {
+	tasklist.Store
+	w    tasklist.Watcher
+	live atomic.Int64
+}
+
+func (c *countedTasks) Watch(ctx context.Context, list string) (<-chan struct{}, error) {
+	ch, err := c.w.Watch(ctx, list)
+	if err == nil {
+		c.live.Add(1)
+		context.AfterFunc(ctx, func() { c.live.Add(-1) })
+	}
+	return ch, err
+}
+
+// TestTeammateWatchesTaskListOnce: a teammate that claims tasks while it
+// waits holds one task-list watch however many times it went idle (each
+// wait made one that lived on with the run).
+func TestTeammateWatchesTaskListOnce(t *testing.T) {
+	st, err := file.Open(t.TempDir(), file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := team.AddMember(ctx, st.Teams(), "crew", team.Member{Name: "ann"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	script, err := scripted.Parse([]byte(`{"turns":[{"match":{},"reply":{"text":"ok"},"repeat":true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := &countedTasks{Store: st.Tasks(), w: st.Tasks()}
+	idle := make(chan struct{}, 16)
+	tm, err := NewTeammate(TeammateConfig{Team: "crew", Name: "ann", Teams: st.Teams(), Mail: st.Mail(), Tasks: tasks, Prompt: "start",
+		OnEvent: func(e Event) {
+			if e.Kind == EventIdle {
+				idle <- struct{}{}
+			}
+		},
+		Build: func(*Teammate) (agent.Config, error) {
+			reg, err := tool.NewRegistry()
+			return agent.Config{Model: scripted.New(script), System: "teammate", Tools: reg}, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { tm.Run(ctx) })
+	waitSignal(t, idle, "idle after the first turn")
+	for i := range 5 {
+		if _, err := st.Mail().Send(ctx, "crew", "ann", mailbox.Message{From: team.LeadName, Text: fmt.Sprintf("turn %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		waitSignal(t, idle, "idle after a message's turn")
+	}
+	waitUntil(t, "one task-list watch", func() bool { return tasks.live.Load() == 1 })
+	time.Sleep(20 * time.Millisecond)
+	if n := tasks.live.Load(); n != 1 {
+		t.Errorf("%d task-list watches alive after 6 turns; want 1", n)
+	}
 }

@@ -480,11 +480,17 @@ const DefaultClaimLinger = 2 * time.Second
 func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (string, error) {
 	var taskKick <-chan struct{}
 	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && autoClaim {
-		ch, err := w.Watch(ctx, tm.cfg.Team)
-		if err != nil {
-			return "", fmt.Errorf("teammate %s: watch the task list: %w", tm.cfg.Name, err)
+		// One watch for the teammate's life (ctx is its run's), made at
+		// its first wait: a watch made at every wait lived on with the run
+		// after next returned, one more each turn.
+		if p.tasks == nil {
+			ch, err := w.Watch(ctx, tm.cfg.Team)
+			if err != nil {
+				return "", fmt.Errorf("teammate %s: watch the task list: %w", tm.cfg.Name, err)
+			}
+			p.tasks = ch
 		}
-		taskKick = ch
+		taskKick = p.tasks
 	}
 	// Without a watchable task list, look again now and then: the only
 	// fallback to a timer, for stores that cannot notify.
@@ -533,6 +539,7 @@ func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (str
 		case _, ok := <-taskKick:
 			if !ok {
 				taskKick = nil
+				p.tasks = closedKick
 			}
 		case <-slow:
 		case <-lingering:

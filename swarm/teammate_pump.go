@@ -29,7 +29,15 @@ type inboxPump struct {
 	// closed is set by the looping goroutine, before done is closed, when
 	// the watch's channel closed (ctx ended, or the store closed).
 	closed bool
+
+	// tasks is the teammate's task-list watch (next), made once; closedKick
+	// once it was closed.
+	tasks <-chan struct{}
 }
+
+// closedKick stands for a task-list watch that was closed: it is never
+// ready, and next does not watch again.
+var closedKick = make(<-chan struct{})
 
 // background hands the pump to a looping goroutine until foreground. It
 // starts after a read still running, so that reads never overlap.
