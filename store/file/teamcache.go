@@ -67,16 +67,18 @@ func (snap *teamSnap) trusted() bool {
 }
 
 // teamCache holds the latest snapshots of each team file this store read
-// or wrote, newest first. Keeping a few, not one, lets a reader that reads
+// or wrote, newest first. Keeping two, not one, lets a reader that reads
 // the file while a writer of this store replaces it match either version's
-// bytes instead of decoding.
+// bytes instead of decoding; a third (it kept three) cost a host of a
+// 1,000-member team another copy of the roster (the 300 KB file and 222 KB
+// of decoded members).
 type teamCache struct {
 	mu    sync.Mutex
 	snaps map[string][]*teamSnap // guarded by mu; by team file path, newest first
 }
 
 // keepSnaps is how many snapshots of one team file are kept.
-const keepSnaps = 3
+const keepSnaps = 2
 
 // get returns path's newest snapshot and, through match, a lookup of any
 // kept snapshot holding given bytes.
