@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -96,15 +95,17 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 		locks = []string{path}
 	}
 	var (
-		c    team.Config
-		same *teamSnap // a kept snapshot with the bytes read
+		c       team.Config
+		members [][]byte  // the canonical encodings known in the bytes read
+		same    *teamSnap // a kept snapshot with the bytes read
 	)
 	data, derr, err := readSettled(ctx, ts.s, path, func(b []byte) error {
 		if same = cache.match(path, b); same != nil {
 			return nil
 		}
-		c = team.Config{}
-		return json.Unmarshal(b, &c)
+		var err error
+		c, members, err = decodeTeamFile(b, old)
+		return err
 	}, locks...)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -116,18 +117,16 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 		return nil, fmt.Errorf("read %s: %w", path, derr)
 	}
 	if same != nil {
-		c = same.cfg
-	} else if old != nil {
-		shareMembers(&c, &old.cfg)
+		c, members = same.cfg, same.members
+	} else if members == nil && old != nil {
+		shareMembers(&c, &old.cfg) // decoded whole
 	}
 	id := atomicfile.Identity{} // unknown unless the file stood still around the read
 	if after, err := atomicfile.Stat(path); err == nil && after == before {
 		id = before
 	}
 	snap := newSnap(data, c, id, seen)
-	if same != nil {
-		snap.members = same.members
-	}
+	snap.members = members
 	cache.replace(path, old, snap)
 	return snap, nil
 }

@@ -51,8 +51,11 @@ type teamSnap struct {
 	cfg  team.Config
 	// names is cfg's roster, in order, for the mailbox's recipient checks.
 	names []string
-	// members is each member's encoding when this store wrote raw (nil
-	// when it was read): the next update reuses the unchanged ones.
+	// members is each member's encoding in raw, where it is known to be
+	// the canonical one (this store wrote raw, or the member's bytes equal
+	// those of a snapshot before; nil for the others): the next update
+	// reuses the unchanged ones, and the next decode the unchanged
+	// members.
 	members [][]byte
 }
 

@@ -40,7 +40,7 @@ func encodeConfig(c team.Config, prev *teamSnap) (data []byte, members [][]byte,
 	members = make([][]byte, len(c.Members))
 	size := len(head)
 	for i, m := range c.Members {
-		if prev != nil && i < len(prev.members) && i < len(prev.cfg.Members) && sameMember(prev.cfg.Members[i], m) {
+		if prev != nil && i < len(prev.members) && prev.members[i] != nil && i < len(prev.cfg.Members) && sameMember(prev.cfg.Members[i], m) {
 			members[i] = prev.members[i]
 		} else if members[i], err = encodeMember(m); err != nil {
 			return nil, nil, err
