@@ -3,6 +3,7 @@ package swarm
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -17,14 +18,20 @@ import (
 
 // BenchmarkSpawn spawns N in-process teammates on the file store one at a
 // time, each running one scripted turn and going idle, and reports the
-// wall time per spawn over the first and the last tenth of the team
+// wall time per spawn over the first and the last tenth of the team, and
+// the process's CPU time per spawn until all are idle (on a shared
+// machine the CPU time says more about flatness than the wall time)
 // (issue 18 item 7: flat in team size is the target; 1,000 spawns were
 // seen taking 117 s, the last ones about 220 ms each).
 func BenchmarkSpawn(b *testing.B) {
 	for _, n := range []int{10, 100, 300, 1000} {
 		b.Run(fmt.Sprintf("teammates=%d", n), func(b *testing.B) {
 			for range b.N {
-				first, last, total := spawnTeam(b, n)
+				cpu0 := cpuTime(b)
+				first, last, total, firstKB, lastKB := spawnTeam(b, n)
+				b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/1000/float64(n), "cpu-ms/spawn")
+				b.ReportMetric(firstKB, "first10%-KB/spawn")
+				b.ReportMetric(lastKB, "last10%-KB/spawn")
 				b.ReportMetric(float64(first.Microseconds())/1000, "first10%-ms/spawn")
 				b.ReportMetric(float64(last.Microseconds())/1000, "last10%-ms/spawn")
 				b.ReportMetric(total.Seconds(), "s-total")
@@ -77,8 +84,11 @@ func scriptedFileLead(b *testing.B, n int) (lead *Lead, idle <-chan string, done
 }
 
 // spawnTeam spawns n teammates and returns the mean wall time of a spawn
-// in the first and the last tenth, and the time until all were idle.
-func spawnTeam(b *testing.B, n int) (first, last, total time.Duration) {
+// in the first and the last tenth, the time until all were idle, and the
+// KiB the process allocated per spawn over the first and the last tenth
+// (the garbage collector's work follows it; unlike the times it does not
+// depend on what else the machine is doing).
+func spawnTeam(b *testing.B, n int) (first, last, total time.Duration, firstKB, lastKB float64) {
 	lead, idle, done := scriptedFileLead(b, n)
 	defer done()
 	ctx := context.Background()
@@ -86,8 +96,21 @@ func spawnTeam(b *testing.B, n int) (first, last, total time.Duration) {
 		b.Fatal(err)
 	}
 	tenth := max(n/10, 1)
+	allocated := func() float64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return float64(ms.TotalAlloc) / 1024
+	}
 	start := time.Now()
 	for i := range n {
+		switch i {
+		case 0:
+			firstKB = -allocated()
+		case tenth:
+			firstKB += allocated()
+		case n - tenth:
+			lastKB = -allocated()
+		}
 		t0 := time.Now()
 		if _, err := lead.Spawn(ctx, SpawnRequest{Name: fmt.Sprintf("t%04d", i), Prompt: "go"}); err != nil {
 			b.Fatal(err)
@@ -100,8 +123,9 @@ func spawnTeam(b *testing.B, n int) (first, last, total time.Duration) {
 			last += d
 		}
 	}
+	lastKB += allocated()
 	for range n {
 		<-idle
 	}
-	return first / time.Duration(tenth), last / time.Duration(tenth), time.Since(start)
+	return first / time.Duration(tenth), last / time.Duration(tenth), time.Since(start), firstKB / float64(tenth), lastKB / float64(tenth)
 }

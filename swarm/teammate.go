@@ -255,7 +255,8 @@ func (tm *Teammate) observe(e agent.Event) {
 }
 
 // Run runs the teammate until an approved shutdown (nil), or ctx ends
-// (ctx's cause). It reads its inbox on a watch the whole time.
+// (ctx's cause). It reads its inbox on a watch the whole time
+// (inboxPump).
 func (tm *Teammate) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -263,18 +264,8 @@ func (tm *Teammate) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("teammate %s: watch its inbox: %w", tm.cfg.Name, err)
 	}
-	var pump sync.WaitGroup
-	pump.Go(func() {
-		for {
-			if err := tm.pump(ctx); err != nil && ctx.Err() == nil {
-				tm.cfg.Log.Warn("read inbox", "agent", tm.cfg.Name, "err", err)
-			}
-			if _, ok := <-kick; !ok {
-				return
-			}
-		}
-	})
-	defer pump.Wait()
+	p := &inboxPump{tm: tm, kick: kick, owed: true}
+	defer p.finish()
 	defer tm.ag.Kill()
 	defer cancel(nil)
 
@@ -282,10 +273,11 @@ func (tm *Teammate) Run(ctx context.Context) error {
 	if prompt == "" {
 		// The spawn prompt comes by mail; it is the first thing to do,
 		// before any task on the list.
-		if prompt, err = tm.next(ctx, false); err != nil {
+		if prompt, err = tm.next(ctx, p, false); err != nil {
 			return tm.ended(err)
 		}
 	}
+	p.background(ctx)
 	kept := 0 // runs BeforeIdle kept going in a row
 	for {
 		if tm.flag.Load() != flagActive {
@@ -334,9 +326,11 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		// or unread), never neither.
 		tm.idle(ctx, res, runErr, turn)
 		tm.goIdle(ctx)
-		if prompt, err = tm.next(ctx, !tm.cfg.NoAutoClaim); err != nil {
+		p.foreground()
+		if prompt, err = tm.next(ctx, p, !tm.cfg.NoAutoClaim); err != nil {
 			return tm.ended(err)
 		}
+		p.background(ctx)
 	}
 }
 
@@ -420,6 +414,13 @@ func (tm *Teammate) setActiveLocked(ctx context.Context, active bool) {
 		return
 	}
 	tm.flag.Store(want) // before the write, so that the run need not wait for it
+	tm.storeActiveLocked(ctx, active)
+}
+
+// storeActiveLocked writes the active flag that tm.flag already says. A
+// failed write leaves the flag unknown, so that the next flip writes
+// again. The caller holds actMu.
+func (tm *Teammate) storeActiveLocked(ctx context.Context, active bool) {
 	if err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active); err != nil {
 		tm.flag.Store(flagUnknown)
 		if ctx.Err() == nil {
@@ -467,7 +468,8 @@ func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, tu
 const DefaultClaimLinger = 2 * time.Second
 
 // next waits for the next prompt: queued messages, or with autoClaim a
-// task it claims.
+// task it claims. The caller has the inbox pump in the foreground: next
+// reads the inbox itself when its watch kicks.
 //
 // A teammate is marked active before it claims (so that no one sees a
 // task taken by an idle teammate). One that loses the race does not mark
@@ -475,14 +477,20 @@ const DefaultClaimLinger = 2 * time.Second
 // would make every idle teammate write the team twice. It stays active
 // for TeammateConfig.ClaimLinger after its last lost claim, trying again on each change,
 // and goes idle when that passes without a win.
-func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
+func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (string, error) {
 	var taskKick <-chan struct{}
 	if w, ok := tm.cfg.Tasks.(tasklist.Watcher); ok && autoClaim {
-		ch, err := w.Watch(ctx, tm.cfg.Team)
-		if err != nil {
-			return "", fmt.Errorf("teammate %s: watch the task list: %w", tm.cfg.Name, err)
+		// One watch for the teammate's life (ctx is its run's), made at
+		// its first wait: a watch made at every wait lived on with the run
+		// after next returned, one more each turn.
+		if p.tasks == nil {
+			ch, err := w.Watch(ctx, tm.cfg.Team)
+			if err != nil {
+				return "", fmt.Errorf("teammate %s: watch the task list: %w", tm.cfg.Name, err)
+			}
+			p.tasks = ch
 		}
-		taskKick = ch
+		taskKick = p.tasks
 	}
 	// Without a watchable task list, look again now and then: the only
 	// fallback to a timer, for stores that cannot notify.
@@ -496,6 +504,7 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 	linger.Stop()
 	defer linger.Stop()
 	var lingering <-chan time.Time
+	p.catchUp(ctx)
 	for {
 		tm.mu.Lock()
 		if tm.shutdown != "" {
@@ -520,11 +529,17 @@ func (tm *Teammate) next(ctx context.Context, autoClaim bool) (string, error) {
 				lingering = linger.C
 			}
 		}
+		kick, reading := p.watch()
 		select {
 		case <-tm.wake:
+		case _, ok := <-kick:
+			p.kicked(ctx, ok)
+		case <-reading:
+			p.read()
 		case _, ok := <-taskKick:
 			if !ok {
 				taskKick = nil
+				p.tasks = closedKick
 			}
 		case <-slow:
 		case <-lingering:
@@ -593,11 +608,11 @@ func (tm *Teammate) queue(text string) {
 // (permission verdicts to the waiting call, plan verdicts to the mode
 // switch, everything else to the model), and marks them read.
 //
-// Mail for the model wakes it before the bookkeeping: the messages are
-// queued first, then the teammate is marked active, then the messages
-// read, so that at every moment the work is visible (unread, or the
-// teammate active) and the model does not wait for two writes of shared
-// files (with a hundred teammates on one team file those writes queue for
+// Mail for the model wakes it before the bookkeeping: the teammate's
+// flag is set active in memory, the messages are queued, then the flag is
+// written to the team, then the messages marked read, so that at every
+// moment the work is visible (unread, or the teammate active) and the
+// model does not wait for two writes of shared files (with a hundred teammates on one team file those writes queue for
 // its lock, which held deliveries for seconds). Messages dispatched but
 // not yet marked read (the mark failed) are remembered by id and not
 // dispatched again; a message without an id is marked read first, as it
@@ -659,12 +674,16 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		}
 		flip = false
 	}
+	// Active before the model is handed the mail, in memory (the write
+	// follows): the woken run finds the flag set and does not wait on
+	// actMu for this write.
+	owed := flip && tm.flag.Swap(flagActive) != flagActive
 	tm.dispatch(ctx, fresh)
 	if withoutID {
 		return nil
 	}
-	if flip {
-		tm.setActiveLocked(ctx, true)
+	if owed {
+		tm.storeActiveLocked(ctx, true)
 	}
 	return markRead()
 }

@@ -123,12 +123,13 @@ func AddMember(ctx context.Context, s Store, teamName string, m Member, now time
 	if err := m.CheckText(); err != nil {
 		return Member{}, fmt.Errorf("add %s to team %s: %w", m.Name, teamName, err)
 	}
+	m = m.Clone() // the stored member shares nothing with the caller's
 	var added Member
-	_, err := s.Update(ctx, teamName, func(c *Config) error {
+	err := mutate(ctx, s, teamName, func(c *Config) error {
 		id := AgentID(m.Name, c.Name)
 		for _, old := range c.Members {
 			if old.AgentID == id && old.Name == m.Name {
-				added = old
+				added = old.Clone()
 				return nil
 			}
 			if strings.EqualFold(old.Name, m.Name) {
@@ -152,18 +153,19 @@ func AddMember(ctx context.Context, s Store, teamName string, m Member, now time
 			m.TmuxPaneID = PaneInProcess
 		}
 		c.Members = append(c.Members, m)
-		added = m
+		added = m.Clone()
 		return nil
 	})
 	return added, err
 }
 
-// UpdateMember applies fn to the member called name. fn must not change the
-// member's name or agent id. When fn leaves the member as it was, nothing
-// is written (the team's lock is still taken for the read).
+// UpdateMember applies fn to the member called name and returns the
+// member as stored (a copy). fn must not change the member's name or agent
+// id, nor keep m once it returns. When fn leaves the member as it was,
+// nothing is written (the team's lock is still taken for the read).
 func UpdateMember(ctx context.Context, s Store, teamName, name string, fn func(*Member) error) (Member, error) {
 	var out Member
-	_, err := s.Update(ctx, teamName, func(c *Config) error {
+	err := mutate(ctx, s, teamName, func(c *Config) error {
 		m, ok := c.Member(name)
 		if !ok {
 			return noMember(c, name)
@@ -175,7 +177,7 @@ func UpdateMember(ctx context.Context, s Store, teamName, name string, fn func(*
 		if m.AgentID != before.AgentID || m.Name != before.Name {
 			return fmt.Errorf("update member %s: name and agent id cannot change", name)
 		}
-		out = *m
+		out = m.Clone()
 		if reflect.DeepEqual(before, *m) {
 			return errUnchanged
 		}
@@ -191,6 +193,26 @@ func UpdateMember(ctx context.Context, s Store, teamName, name string, fn func(*
 // the store does not rewrite the team for it.
 var errUnchanged = errors.New("team: nothing to change")
 
+// Mutator is implemented by stores that can change a team without handing
+// the result back: fn must not keep c, nor anything it points to, once it
+// returns, so the store need not copy the roster for its caller (a team
+// of a thousand members was copied twice per update). Otherwise Mutate is
+// Update: an error from fn aborts it and is returned as is, fn may run
+// again, and a missing team gives ErrNotFound. AddMember, UpdateMember and
+// RemoveMember use it when the store has it.
+type Mutator interface {
+	Mutate(ctx context.Context, name string, fn func(c *Config) error) error
+}
+
+// mutate applies fn to team name through s's Mutate, or its Update.
+func mutate(ctx context.Context, s Store, name string, fn func(*Config) error) error {
+	if m, ok := s.(Mutator); ok {
+		return m.Mutate(ctx, name, fn)
+	}
+	_, err := s.Update(ctx, name, fn)
+	return err
+}
+
 // ActiveSetter is implemented by stores that mark a member active or idle
 // themselves, such as by writing the flips of many members in one update.
 // SetActive returns ErrNoMember for a member not on the roster.
@@ -200,13 +222,13 @@ type ActiveSetter interface {
 
 // SetActive marks the member active (working) or idle, through the store's
 // own SetActive when it has one (ActiveSetter). A member already so marked
-// is not written again.
+// is not written again; one without the flag counts as active (Active).
 func SetActive(ctx context.Context, s Store, teamName, name string, active bool) error {
 	if as, ok := s.(ActiveSetter); ok {
 		return as.SetActive(ctx, teamName, name, active)
 	}
 	_, err := UpdateMember(ctx, s, teamName, name, func(m *Member) error {
-		if m.IsActive != nil && *m.IsActive == active {
+		if m.Active() == active {
 			return nil
 		}
 		m.IsActive = &active
@@ -220,7 +242,7 @@ func RemoveMember(ctx context.Context, s Store, teamName, name string) error {
 	if name == LeadName {
 		return fmt.Errorf("remove %s from team %s: the lead cannot be removed; delete the team instead", name, teamName)
 	}
-	_, err := s.Update(ctx, teamName, func(c *Config) error {
+	err := mutate(ctx, s, teamName, func(c *Config) error {
 		for i, m := range c.Members {
 			if m.Name == name {
 				c.Members = append(c.Members[:i], c.Members[i+1:]...)

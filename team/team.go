@@ -208,9 +208,28 @@ func (c Config) Clone() Config {
 	out.HiddenPaneIDs = slices.Clone(c.HiddenPaneIDs)
 	out.TeamAllowedPaths = slices.Clone(c.TeamAllowedPaths)
 	out.Extra = c.Extra.Clone()
-	out.Members = make([]Member, len(c.Members))
+	// Room for one more member: a team update clones the roster and
+	// AddMember appends to it, which copied the whole roster again.
+	out.Members = make([]Member, len(c.Members), len(c.Members)+1)
+	// One array holds every member's copied isActive flag: a team update
+	// clones the roster, and a thousand members made a thousand tiny
+	// allocations for it. Each member still gets a flag of its own.
+	n := 0
+	for _, m := range c.Members {
+		if m.IsActive != nil {
+			n++
+		}
+	}
+	flags := make([]bool, n)
 	for i, m := range c.Members {
-		out.Members[i] = m.Clone()
+		cm := m
+		cm.Subscriptions = slices.Clone(m.Subscriptions)
+		if m.IsActive != nil {
+			flags[0] = *m.IsActive
+			cm.IsActive, flags = &flags[0], flags[1:]
+		}
+		cm.Extra = m.Extra.Clone()
+		out.Members[i] = cm
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -175,6 +176,16 @@ func TestConfigClone(t *testing.T) {
 	if diff := cmp.Diff(c, cl, cmp.Comparer(jsonEqual)); diff != "" {
 		t.Fatalf("Clone mismatch (-want +got):\n%s", diff)
 	}
+	for i, m := range cl.Members {
+		if m.IsActive != nil && m.IsActive == c.Members[i].IsActive {
+			t.Fatalf("member %d of the clone shares its isActive flag with the original", i)
+		}
+		for j := range i {
+			if m.IsActive != nil && m.IsActive == cl.Members[j].IsActive {
+				t.Fatalf("members %d and %d of the clone share one isActive flag", j, i)
+			}
+		}
+	}
 	*cl.Members[1].IsActive = true
 	cl.Members[1].Extra["futureKey"][1] = 'X'
 	cl.Extra["leadProcess"] = json.RawMessage(`1`)
@@ -192,5 +203,53 @@ func TestConfigClone(t *testing.T) {
 	}
 	if _, ok := c.Member("nobody"); ok {
 		t.Errorf("Member(nobody) found someone")
+	}
+}
+
+// TestConfigCloneFlags: each member of a clone has an isActive flag of its
+// own, apart from the original's and from the other members'.
+func TestConfigCloneFlags(t *testing.T) {
+	tru, fal := true, false
+	c := team.Config{Name: "crew", Members: []team.Member{
+		{Name: "a", IsActive: &tru}, {Name: "b"}, {Name: "c", IsActive: &fal}, {Name: "d", IsActive: &tru},
+	}}
+	cl := c.Clone()
+	for i := range cl.Members {
+		if m := &cl.Members[i]; m.IsActive != nil {
+			*m.IsActive = !*m.IsActive
+		}
+	}
+	var got, orig []string
+	for i := range cl.Members {
+		got = append(got, fmt.Sprint(flag(cl.Members[i].IsActive)))
+		orig = append(orig, fmt.Sprint(flag(c.Members[i].IsActive)))
+	}
+	if g, w := strings.Join(got, ","), "false,nil,true,false"; g != w {
+		t.Errorf("clone's flags after flipping each = %s; want %s", g, w)
+	}
+	if g, w := strings.Join(orig, ","), "true,nil,false,true"; g != w {
+		t.Errorf("original's flags after flipping the clone's = %s; want %s", g, w)
+	}
+}
+
+func flag(b *bool) any {
+	if b == nil {
+		return "nil"
+	}
+	return *b
+}
+
+// BenchmarkConfigClone clones a roster of 1,000 members, as every team
+// update does (twice).
+func BenchmarkConfigClone(b *testing.B) {
+	c := team.Config{Name: "crew"}
+	for i := range 1000 {
+		active := i%2 == 0
+		c.Members = append(c.Members, team.Member{AgentID: fmt.Sprintf("t%04d@crew", i), Name: fmt.Sprintf("t%04d", i),
+			Color: "blue", JoinedAt: int64(i), TmuxPaneID: "in-process", Cwd: "/work", Subscriptions: []string{}, BackendType: "in-process", IsActive: &active})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.Clone()
 	}
 }

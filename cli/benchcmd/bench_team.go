@@ -16,6 +16,7 @@ func (a *app) benchTeamCommand() *cobra.Command {
 		teammates                  string
 		hosts, tasks, chain, pings int
 		pingGap, idle, timeout     time.Duration
+		noLead                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "team [--teammates 100] [--hosts 3] [--tasks 300]",
@@ -43,7 +44,7 @@ unfinished, or a message never woke its recipient.`,
 			if err != nil {
 				return err
 			}
-			p := bench.TeamPlan{Sizes: ns, Base: bench.TeamConfig{Hosts: hosts, Tasks: tasks, Chain: chain, Pings: pings, PingGap: pingGap, Idle: idle, Timeout: timeout}}
+			p := bench.TeamPlan{Sizes: ns, Base: bench.TeamConfig{Hosts: hosts, Tasks: tasks, Chain: chain, Pings: pings, PingGap: pingGap, Idle: idle, Timeout: timeout, NoLead: noLead}}
 			if err := p.Check(); err != nil {
 				return cli.Usagef("%v", err)
 			}
@@ -64,6 +65,7 @@ unfinished, or a message never woke its recipient.`,
 	fl.DurationVar(&pingGap, "ping-gap", 20*time.Millisecond, "pause `D` between a host's messages")
 	fl.DurationVar(&idle, "idle", 3*time.Second, "window `D` over which the idle team's CPU is measured")
 	fl.DurationVar(&timeout, "timeout", 5*time.Minute, "bound `D` on the drain and on the messages")
+	fl.BoolVar(&noLead, "no-lead", false, "leave the lead's inbox unread (by default the runner reads it, as a lead does)")
 	f.add(cmd)
 	return cmd
 }

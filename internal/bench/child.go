@@ -82,6 +82,7 @@ const (
 type command struct {
 	Go    bool   `json:"go"`
 	Phase string `json:"phase,omitempty"` // a host's next phase
+	Round int    `json:"round,omitempty"` // which round of pings
 	List  string `json:"list,omitempty"`
 	ID    string `json:"id,omitempty"`
 }

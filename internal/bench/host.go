@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,7 +69,7 @@ const teamScript = `{"turns":[
 ]}`
 
 // pingMark finds a ping's id in a prompt: "<ping ID>".
-var pingMark = regexp.MustCompile(`<(ping-[0-9]+-[0-9]+)>`)
+var pingMark = regexp.MustCompile(`<(ping-[0-9]+-[0-9]+-[0-9]+)>`)
 
 // host runs c.Agents as in-process teammates (swarm.Teammate, scripted
 // model) of team c.Team until stdin ends. After "go" it adds them to the
@@ -129,6 +130,11 @@ func (ch *childIO) host(ctx context.Context, s stores, c childConfig) error {
 	if n := int64(len(c.Agents)); n > 0 {
 		perIdle = (rssBytes() - rssBefore) / n
 	}
+	if c.Profile != "" {
+		if err := writeProfiles(strings.TrimSuffix(c.Profile, ".pprof")+"-spawned", "heap", "goroutine"); err != nil {
+			return err
+		}
+	}
 	if err := ch.emit(record{Kind: kindSpawned, Start: start.UnixNano(), End: time.Now().UnixNano(), RSS: rssBytes(), PerIdle: perIdle}); err != nil {
 		return err
 	}
@@ -148,7 +154,7 @@ func (ch *childIO) host(ctx context.Context, s stores, c childConfig) error {
 				return err
 			}
 		case phasePing:
-			if err := ch.ping(ctx, s.mail, c); err != nil {
+			if err := ch.ping(ctx, s.mail, c, cmd.Round); err != nil {
 				return err
 			}
 		default:
@@ -158,14 +164,14 @@ func (ch *childIO) host(ctx context.Context, s stores, c childConfig) error {
 }
 
 // ping sends c.N messages, one at a time, to c.Targets in turn, from the
-// host's first teammate; each text carries its id for the recipient's
-// model to report.
-func (ch *childIO) ping(ctx context.Context, mail mailbox.Store, c childConfig) error {
+// host's first teammate; each text carries its id (host, round, number)
+// for the recipient's model to report.
+func (ch *childIO) ping(ctx context.Context, mail mailbox.Store, c childConfig, round int) error {
 	if len(c.Targets) == 0 || len(c.Agents) == 0 {
 		return ch.emit(record{Kind: kindPinged})
 	}
 	for i := range c.N {
-		id := fmt.Sprintf("ping-%d-%d", c.Host, i)
+		id := fmt.Sprintf("ping-%d-%d-%d", c.Host, round, i)
 		to := c.Targets[i%len(c.Targets)]
 		start := time.Now()
 		_, err := mail.Send(ctx, c.Team, to, mailbox.Message{From: c.Agents[0], Text: "PING <" + id + ">", Summary: "ping", Timestamp: start})
@@ -225,3 +231,23 @@ func rssBytes() int64 {
 // ChildTestEnv, set to "1", makes a test binary of this package play a
 // bench child instead of running its tests (its TestMain).
 const ChildTestEnv = "TROUPE_BENCH_TEST_CHILD"
+
+// writeProfiles writes the named runtime profiles (pprof.Lookup) to
+// base-<name>.pprof, for go tool pprof: what a host holds once its team
+// is idle.
+func writeProfiles(base string, names ...string) error {
+	for _, name := range names {
+		f, err := os.Create(base + "-" + name + ".pprof")
+		if err != nil {
+			return fmt.Errorf("bench host: %w", err)
+		}
+		err = pprof.Lookup(name).WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("bench host: write %s profile: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -69,7 +69,9 @@ type Runner struct {
 	// ProgressEvery is the period of progress lines; zero means 2 s.
 	ProgressEvery time.Duration
 	// ProfileDir, if set, makes every troupe child write a CPU profile
-	// there (<run>-<child>.pprof), for go tool pprof.
+	// there (<run>-<child>.pprof), for go tool pprof, and every team host
+	// its heap and goroutine profiles once its teammates are all idle
+	// (<run>-<child>-spawned-heap.pprof, ...-goroutine.pprof).
 	ProfileDir string
 
 	profiles int // profile files named so far

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -36,6 +38,11 @@ type TeamConfig struct {
 	// recipient (those that did not count as missing); zero means 5
 	// minutes.
 	Timeout time.Duration
+	// NoLead leaves the lead's inbox unread. By default the runner reads
+	// it and marks what it read, as a lead's inbox pump does; unread, the
+	// teammates' idle notifications pile up and every send to the lead
+	// rewrites them all (a thousand at 1,000 teammates).
+	NoLead bool
 }
 
 // TeamResult is the outcome of a Team run.
@@ -54,7 +61,8 @@ type TeamResult struct {
 	HostRSSMB      []float64 `json:"host_rss_mb"`
 	IdleTeammateKB float64   `json:"idle_teammate_kb"`
 	// IdleCPUPct is the CPU of every host over the idle window, in percent
-	// of one core.
+	// of one core; the window starts once the team settled (every
+	// teammate idle in the team file).
 	IdleCPUPct float64 `json:"idle_cpu_pct"`
 	IdleS      float64 `json:"idle_s"`
 	// DrainS runs from the tasks' creation to the last one completed.
@@ -65,13 +73,29 @@ type TeamResult struct {
 	Completed    int     `json:"completed"`
 	// Delivery runs from a ping's Send call to the recipient teammate's
 	// model being asked with it (the teammate woke and took it as its
-	// prompt); FromReturn from the Send's return.
-	Pings      int      `json:"pings"`
-	Missing    int      `json:"missing"`
-	Delivery   Summary  `json:"delivery"`
-	FromReturn Summary  `json:"from_return"`
-	Errors     []string `json:"errors,omitempty"`
-	Examples   []string `json:"examples,omitempty"`
+	// prompt); FromReturn from the Send's return. These pings go to a
+	// settled team: every teammate idle in the team file, after the drain
+	// (or the idle window when there is none).
+	Pings      int     `json:"pings"`
+	Missing    int     `json:"missing"`
+	Delivery   Summary `json:"delivery"`
+	FromReturn Summary `json:"from_return"`
+	// SettleS is how long the team took to settle after the drain.
+	SettleS float64 `json:"settle_s,omitempty"`
+	// Churn is the same for pings sent right after the drain, while the
+	// teammates that lost their last claims still linger and then go idle
+	// together (absent without a drain).
+	Churn    *PingResult `json:"churn,omitempty"`
+	Errors   []string    `json:"errors,omitempty"`
+	Examples []string    `json:"examples,omitempty"`
+}
+
+// PingResult is one round of pings of a Team run.
+type PingResult struct {
+	Pings      int     `json:"pings"`
+	Missing    int     `json:"missing"`
+	Delivery   Summary `json:"delivery"`
+	FromReturn Summary `json:"from_return"`
 }
 
 // teamName is the team (and task list) of the team benchmark.
@@ -104,6 +128,15 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	defer s.close()
 	if _, err := team.Create(ctx, s.teams, team.CreateOptions{Name: teamName, Now: time.Now(), Pick: rand.IntN}); err != nil {
 		return TeamResult{}, fmt.Errorf("create the bench team: %w", err)
+	}
+	if !c.NoLead {
+		lctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			readLead(lctx, s.mail)
+		}()
+		defer func() { stop(); <-done }()
 	}
 	names := make([][]string, c.Hosts)
 	for i := range c.Teammates {
@@ -195,7 +228,17 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		return TeamResult{}, err
 	}
 	res.IdleTeammateKB = float64(perIdle) / float64(c.Hosts) / 1024
-	r.progressf("%s: every teammate idle after %.1f s; measuring %v of idle", label, res.SpawnS, c.Idle)
+	// The idle window starts once the team has settled: each teammate
+	// reported its first idle before marking itself idle in the team
+	// file, and those last writes (and, on NATS, every host's reading of
+	// them) are not the idle team's cost.
+	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	err = waitSettled(sctx, s.teams, g, handle)
+	cancel()
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", label, err)
+	}
+	r.progressf("%s: every teammate idle after %.1f s, settled after %.1f s; measuring %v of idle", label, res.SpawnS, float64(time.Now().UnixNano()-start)/1e9, c.Idle)
 	if err := phase(ctx, phaseIdle, func() bool { return idled == c.Hosts }); err != nil {
 		return TeamResult{}, err
 	}
@@ -267,28 +310,80 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		res.TasksPerS = float64(c.Tasks) / res.DrainS
 		r.progressf("%s: %d tasks completed in %.1f s, %d claims, %d double", label, res.Completed, res.DrainS, res.Claims, res.DoubleClaims)
 	}
-	if c.Pings > 0 {
+	// pings runs one round of pings and summarizes it.
+	pings := func(round int) (PingResult, error) {
 		pctx, cancel := context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
+		clear(called)
+		clear(returned)
+		clear(seen)
+		pinged = 0
 		// Every ping must wake its recipient within the timeout; those
 		// that did not by then count as missing.
 		want := c.Pings * c.Hosts
-		err := phase(pctx, phasePing, func() bool { return pinged == c.Hosts && len(seen) >= want })
-		if err != nil && pctx.Err() == nil {
-			return TeamResult{}, err
+		line, err := json.Marshal(command{Phase: phasePing, Round: round})
+		if err != nil {
+			return PingResult{}, err
 		}
+		for _, k := range g.kids {
+			if err := k.send(string(line)); err != nil {
+				return PingResult{}, err
+			}
+		}
+		mark := fmt.Sprintf("-%d-", round) // ping-<host>-<round>-<n>
+		err = g.collectUntil(pctx, func() bool {
+			n := 0
+			for id := range seen {
+				if strings.Contains(strings.TrimPrefix(id, "ping-"), mark) {
+					n++
+				}
+			}
+			return pinged == c.Hosts && n >= want
+		}, nil, handle)
+		if err != nil && pctx.Err() == nil {
+			return PingResult{}, err
+		}
+		var pr PingResult
 		var fromCall, fromReturn []float64
 		for id, call := range called {
-			res.Pings++
+			pr.Pings++
 			t, ok := seen[id]
 			if !ok {
-				res.Missing++
+				pr.Missing++
 				continue
 			}
 			fromCall = append(fromCall, spanMS(call, t))
 			fromReturn = append(fromReturn, spanMS(returned[id], t))
 		}
-		res.Delivery, res.FromReturn = Summarize(fromCall), Summarize(fromReturn)
+		pr.Delivery, pr.FromReturn = Summarize(fromCall), Summarize(fromReturn)
+		return pr, nil
+	}
+	if c.Pings > 0 {
+		if c.Tasks > 0 {
+			// Right after the drain: the team still settles.
+			churn, err := pings(1)
+			if err != nil {
+				return TeamResult{}, err
+			}
+			res.Churn = &churn
+			r.progressf("%s: delivery during the drain's tail p50 %.2f p99 %.2f ms; waiting for the team to settle", label, churn.Delivery.P50, churn.Delivery.P99)
+			began := time.Now()
+			sctx, cancel := context.WithTimeout(ctx, c.Timeout)
+			err = waitSettled(sctx, s.teams, g, handle)
+			cancel()
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", label, err)
+			}
+			res.SettleS = time.Since(began).Seconds()
+		}
+		settled, err := pings(2)
+		if err != nil {
+			return TeamResult{}, err
+		}
+		res.Pings, res.Missing, res.Delivery, res.FromReturn = settled.Pings, settled.Missing, settled.Delivery, settled.FromReturn
+		if res.Churn != nil {
+			res.Missing += res.Churn.Missing
+		}
 	}
 	if err := g.finish(ctx); err != nil {
 		return TeamResult{}, err
@@ -296,6 +391,66 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	r.progressf("%s: spawn %.1f s, idle %.1f%% of a core, %.0f KiB per idle teammate, delivery p50 %.2f p99 %.2f ms (%d missing), %d double claims",
 		label, res.SpawnS, res.IdleCPUPct, res.IdleTeammateKB, res.Delivery.P50, res.Delivery.P99, res.Missing, res.DoubleClaims)
 	return res, nil
+}
+
+// readLead reads the bench team's lead inbox and marks what it read, on
+// each change (or every 50 ms, without a watch), until ctx ends:
+// the lead's inbox pump, without a lead.
+func readLead(ctx context.Context, mail mailbox.Store) {
+	changed, err := mail.Watch(ctx, teamName, team.LeadName)
+	if err != nil {
+		changed = nil // look every 50 ms
+	}
+	for {
+		msgs, err := mail.Read(ctx, teamName, team.LeadName, true)
+		if err == nil && len(msgs) > 0 {
+			ids := make([]string, 0, len(msgs))
+			for _, m := range msgs {
+				if m.ID != "" {
+					ids = append(ids, m.ID)
+				}
+			}
+			_, _ = mail.MarkRead(ctx, teamName, team.LeadName, ids)
+		}
+		select {
+		case _, open := <-changed:
+			if !open {
+				changed = nil
+			}
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// waitSettled waits until no teammate of the bench team is marked active
+// in the team file (those that lost their last claims linger, then go
+// idle), handling the hosts' events meanwhile.
+func waitSettled(ctx context.Context, teams team.Store, g *group, handle func(event) error) error {
+	for {
+		if err := drainEvents(g, handle); err != nil {
+			return err
+		}
+		c, err := teams.Get(ctx, teamName)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("read the team: %w", err)
+		}
+		active := 0
+		for _, m := range c.Members {
+			if !m.IsLead() && m.Active() {
+				active++
+			}
+		}
+		if err == nil && active == 0 {
+			return nil
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("the team did not settle (%d teammates still active): %w", active, context.Cause(ctx))
+		}
+	}
 }
 
 // drainEvents handles the events already waiting, without blocking; a

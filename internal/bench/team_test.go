@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // TestTeam runs the team benchmark small on both stores: every task is
@@ -29,6 +34,9 @@ func TestTeam(t *testing.T) {
 			if res.Pings != cfg.Pings*cfg.Hosts || res.Missing != 0 || res.Delivery.N != res.Pings || res.Delivery.Min <= 0 {
 				t.Errorf("Team: %d pings, %d missing, delivery %+v; want %d seen, from the send's call (errors %v)", res.Pings, res.Missing, res.Delivery, cfg.Pings*cfg.Hosts, res.Errors)
 			}
+			if c := res.Churn; c == nil || c.Pings != cfg.Pings*cfg.Hosts || c.Missing != 0 || c.Delivery.N != c.Pings {
+				t.Errorf("Team: pings right after the drain %+v; want %d seen", c, cfg.Pings*cfg.Hosts)
+			}
 			if res.SpawnS <= 0 || len(res.HostRSSMB) != cfg.Hosts || res.HostRSSMB[0] <= 0 || res.IdleS <= 0 {
 				t.Errorf("Team: spawn %.2f s, host RSS %v MB, idle window %.1f s; want them measured", res.SpawnS, res.HostRSSMB, res.IdleS)
 			}
@@ -36,5 +44,52 @@ func TestTeam(t *testing.T) {
 				t.Errorf("Team errors: %v", res.Errors)
 			}
 		})
+	}
+}
+
+// TestReadLead: without a lead, the runner reads the lead's inbox and
+// marks what came in read, as a lead's inbox pump does.
+func TestReadLead(t *testing.T) {
+	s, err := openFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	ctx := t.Context()
+	if _, err := team.Create(ctx, s.teams, team.CreateOptions{Name: teamName, Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := team.AddMember(ctx, s.teams, teamName, team.Member{Name: "ann"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	lctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		readLead(lctx, s.mail)
+	}()
+	defer func() { stop(); <-done }()
+	for i := range 3 {
+		if _, err := s.mail.Send(ctx, teamName, team.LeadName, mailbox.Message{From: "ann", Text: fmt.Sprintf("idle %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		unread, err := s.mail.Read(ctx, teamName, team.LeadName, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.mail.Read(ctx, teamName, team.LeadName, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(unread) == 0 && len(all) == 3 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lead inbox: %d unread of %d after 10 s; want all 3 read", len(unread), len(all))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

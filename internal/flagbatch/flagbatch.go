@@ -77,7 +77,10 @@ func (b *batch) write(ctx context.Context, update Update, teamName string) {
 				r.errs[name] = fmt.Errorf("team %s has no member %q: %w", c.Name, name, team.ErrNoMember)
 				continue
 			}
-			if m.IsActive == nil || *m.IsActive != active {
+			// An absent flag counts as active (team.Member.Active, as
+			// Claude Code reads it): marking such a member active writes
+			// nothing (a teammate added without the flag going to work).
+			if m.Active() != active {
 				m.IsActive = &active
 				changed = true
 			}

@@ -50,7 +50,7 @@ func TestMCPMember(t *testing.T) {
 		}
 		return out
 	}
-	if g, ok := roster()["gem"]; !ok || g.IsActive == nil || !*g.IsActive {
+	if g, ok := roster()["gem"]; !ok || !g.Active() {
 		t.Errorf("gem on the roster = %+v, %v; want active", g, ok)
 	}
 	again, err := kit.JoinMCP(ctx, kit.MCPMemberConfig{Stores: st, Team: "crew", Name: "gem", Now: now})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -96,15 +95,17 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 		locks = []string{path}
 	}
 	var (
-		c    team.Config
-		same *teamSnap // a kept snapshot with the bytes read
+		c       team.Config
+		members [][]byte  // the canonical encodings known in the bytes read
+		same    *teamSnap // a kept snapshot with the bytes read
 	)
 	data, derr, err := readSettled(ctx, ts.s, path, func(b []byte) error {
 		if same = cache.match(path, b); same != nil {
 			return nil
 		}
-		c = team.Config{}
-		return json.Unmarshal(b, &c)
+		var err error
+		c, members, err = decodeTeamFile(b, old)
+		return err
 	}, locks...)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -116,16 +117,16 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 		return nil, fmt.Errorf("read %s: %w", path, derr)
 	}
 	if same != nil {
-		c = same.cfg
+		c, members = same.cfg, same.members
+	} else if members == nil && old != nil {
+		shareMembers(&c, &old.cfg) // decoded whole
 	}
 	id := atomicfile.Identity{} // unknown unless the file stood still around the read
 	if after, err := atomicfile.Stat(path); err == nil && after == before {
 		id = before
 	}
 	snap := newSnap(data, c, id, seen)
-	if same != nil {
-		snap.members = same.members
-	}
+	snap.members = members
 	cache.replace(path, old, snap)
 	return snap, nil
 }
@@ -286,6 +287,21 @@ func (ts *Teams) List(ctx context.Context) ([]team.Config, error) {
 // read. An error from fn is returned as is; fn may run again if another
 // writer changed the file without the lock. The team's name cannot change.
 func (ts *Teams) Update(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
+	return ts.update(ctx, name, fn, true)
+}
+
+var _ team.Mutator = (*Teams)(nil)
+
+// Mutate is Update for callers that do not keep the config (team.Mutator):
+// the config fn changed is cached as written, without another copy.
+func (ts *Teams) Mutate(ctx context.Context, name string, fn func(*team.Config) error) error {
+	_, err := ts.update(ctx, name, fn, false)
+	return err
+}
+
+// update is Update; given keep false, it returns no config and caches the
+// one fn changed instead of a copy.
+func (ts *Teams) update(ctx context.Context, name string, fn func(*team.Config) error, keep bool) (team.Config, error) {
 	if err := ts.begin("update", name); err != nil {
 		return team.Config{}, err
 	}
@@ -321,8 +337,13 @@ func (ts *Teams) Update(ctx context.Context, name string, fn func(*team.Config) 
 		}
 		// Cached before the rename, so that a reader of this store that
 		// reads the new file finds its bytes known (the old ones are kept
-		// too). fn may keep &c: the cache holds a copy of its own.
-		written := newSnap(data, c.Clone(), atomicfile.Identity{}, time.Now())
+		// too). An Update's fn may keep &c: the cache holds a copy of its
+		// own then.
+		cached := c
+		if keep {
+			cached = c.Clone()
+		}
+		written := newSnap(data, cached, atomicfile.Identity{}, time.Now())
 		written.members = members
 		ts.s.teamCache.put(path, written)
 		err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{BeforeCommit: func() error {
@@ -341,6 +362,9 @@ func (ts *Teams) Update(ctx context.Context, name string, fn func(*team.Config) 
 			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
 		}
 		ts.s.sweepTemps(filepath.Dir(path))
+		if !keep {
+			return team.Config{}, nil
+		}
 		return c, nil
 	}
 	return team.Config{}, fmt.Errorf("update team %s: %w %d times; another program writes it without the lock", name, errTeamFileChanged, updateTries)

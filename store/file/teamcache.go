@@ -51,8 +51,11 @@ type teamSnap struct {
 	cfg  team.Config
 	// names is cfg's roster, in order, for the mailbox's recipient checks.
 	names []string
-	// members is each member's encoding when this store wrote raw (nil
-	// when it was read): the next update reuses the unchanged ones.
+	// members is each member's encoding in raw, where it is known to be
+	// the canonical one (this store wrote raw, or the member's bytes equal
+	// those of a snapshot before; nil for the others): the next update
+	// reuses the unchanged ones, and the next decode the unchanged
+	// members.
 	members [][]byte
 }
 
@@ -67,16 +70,18 @@ func (snap *teamSnap) trusted() bool {
 }
 
 // teamCache holds the latest snapshots of each team file this store read
-// or wrote, newest first. Keeping a few, not one, lets a reader that reads
+// or wrote, newest first. Keeping two, not one, lets a reader that reads
 // the file while a writer of this store replaces it match either version's
-// bytes instead of decoding.
+// bytes instead of decoding; a third (it kept three) cost a host of a
+// 1,000-member team another copy of the roster (the 300 KB file and 222 KB
+// of decoded members).
 type teamCache struct {
 	mu    sync.Mutex
 	snaps map[string][]*teamSnap // guarded by mu; by team file path, newest first
 }
 
 // keepSnaps is how many snapshots of one team file are kept.
-const keepSnaps = 3
+const keepSnaps = 2
 
 // get returns path's newest snapshot and, through match, a lookup of any
 // kept snapshot holding given bytes.
@@ -131,7 +136,11 @@ func (tc *teamCache) matchFile(path string) *teamSnap {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	if cap(*bp) < size+1 {
-		*bp = make([]byte, size+1)
+		// With room to grow: a team that gains a member per spawn grows
+		// its file a little each time, and a buffer of the exact size was
+		// too small for the next read (it was a quarter of the bytes a
+		// thousand spawns allocated).
+		*bp = make([]byte, size+1+size/4)
 	}
 	buf := (*bp)[:size+1]
 	// One byte more than the size: a file that grew since the stat fails.

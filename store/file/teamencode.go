@@ -22,7 +22,9 @@ var membersKey = []byte("\n  \"members\": []")
 // encoding, so a team update that flips one member's flag encodes one
 // member, not the whole roster (in a team of a thousand, encoding the
 // roster was most of an update's cost). It also returns each member's
-// encoding, for the next update.
+// encoding, for the next update: slices of data, so that a kept snapshot
+// holds the roster's bytes once (not again in one buffer per member, with
+// its spare capacity) and never holds an older snapshot's bytes.
 func encodeConfig(c team.Config, prev *teamSnap) (data []byte, members [][]byte, err error) {
 	top := c
 	top.Members = nil
@@ -38,7 +40,7 @@ func encodeConfig(c team.Config, prev *teamSnap) (data []byte, members [][]byte,
 	members = make([][]byte, len(c.Members))
 	size := len(head)
 	for i, m := range c.Members {
-		if prev != nil && i < len(prev.members) && i < len(prev.cfg.Members) && sameMember(prev.cfg.Members[i], m) {
+		if prev != nil && i < len(prev.members) && prev.members[i] != nil && i < len(prev.cfg.Members) && sameMember(prev.cfg.Members[i], m) {
 			members[i] = prev.members[i]
 		} else if members[i], err = encodeMember(m); err != nil {
 			return nil, nil, err
@@ -47,12 +49,17 @@ func encodeConfig(c team.Config, prev *teamSnap) (data []byte, members [][]byte,
 	}
 	out := make([]byte, 0, size+4)
 	out = append(out, head[:cut]...)
+	offs := make([]int, len(members))
 	for i, b := range members {
 		out = append(out, "\n    "...)
+		offs[i] = len(out)
 		out = append(out, b...)
 		if i < len(members)-1 {
 			out = append(out, ',')
 		}
+	}
+	for i, b := range members {
+		members[i] = out[offs[i] : offs[i]+len(b) : offs[i]+len(b)]
 	}
 	if len(members) > 0 {
 		out = append(out, "\n  "...)
@@ -89,4 +96,18 @@ func sameMember(a, b team.Member) bool {
 		slices.Equal(a.Subscriptions, b.Subscriptions) && a.BackendType == b.BackendType &&
 		(a.IsActive == nil) == (b.IsActive == nil) && (a.IsActive == nil || *a.IsActive == *b.IsActive) &&
 		a.Mode == b.Mode && maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+}
+
+// shareMembers replaces each member of c, just decoded, that equals the
+// member at the same place in prev (an older snapshot of the same file)
+// with prev's, so that snapshots share the strings of the members that did
+// not change: a host keeps a few snapshots of a thousand-member roster,
+// each decoded after another process changed one member. Snapshots are
+// never modified (callers clone them), so sharing is safe.
+func shareMembers(c, prev *team.Config) {
+	for i := range min(len(c.Members), len(prev.Members)) {
+		if sameMember(prev.Members[i], c.Members[i]) {
+			c.Members[i] = prev.Members[i]
+		}
+	}
 }

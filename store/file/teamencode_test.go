@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/team"
@@ -36,6 +37,15 @@ func checkEncoding(t *testing.T, c team.Config, prev *teamSnap) [][]byte {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("encodeConfig = \n%s\nwant (MarshalIndent)\n%s", got, want)
+	}
+	// Each member's encoding lies in the file's bytes: a snapshot holds
+	// the roster once, and no older snapshot's bytes.
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(got)))
+	for i, b := range members {
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		if len(b) == 0 || at < lo || at+uintptr(len(b)) > lo+uintptr(len(got)) {
+			t.Fatalf("member %d's encoding (%d bytes) is not a slice of the encoded file", i, len(b))
+		}
 	}
 	return members
 }
@@ -147,5 +157,57 @@ func TestTeamSnapTrusted(t *testing.T) {
 				t.Errorf("trusted() = %v; want %v", got, tt.trusts)
 			}
 		})
+	}
+}
+
+// TestShareMembers: a team file decoded after another process changed one
+// member shares the unchanged members' strings with the snapshot before,
+// and decodes to exactly what the file says.
+func TestShareMembers(t *testing.T) {
+	root := t.TempDir()
+	a, err := Open(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(root, Options{}) // another process: a cache of its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+	if _, err := team.Create(ctx, a.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ann", "bob", "cid"} {
+		if _, err := team.AddMember(ctx, a.Teams(), "crew", team.Member{Name: name, Cwd: "/work/" + name}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := a.Teams().configPath("crew")
+	before, err := b.Teams().snapshot(ctx, "crew", path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := team.SetActive(ctx, a.Teams(), "crew", "bob", false); err != nil {
+		t.Fatal(err)
+	}
+	after, err := b.Teams().snapshot(ctx, "crew", path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := a.Teams().Get(ctx, "crew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(after.cfg)
+	if w, _ := json.Marshal(want); !bytes.Equal(got, w) {
+		t.Fatalf("decoded after the change:\n%s\nwant\n%s", got, w)
+	}
+	for i, m := range after.cfg.Members {
+		shared := unsafe.StringData(m.Cwd) == unsafe.StringData(before.cfg.Members[i].Cwd)
+		if changed := m.Name == "bob"; shared == changed {
+			t.Errorf("member %s: shares its strings with the snapshot before = %v; want %v", m.Name, shared, !changed)
+		}
 	}
 }

@@ -19,5 +19,7 @@ func (ts *Teams) SetActive(ctx context.Context, teamName, name string, active bo
 	if err := ts.begin("update", teamName); err != nil {
 		return err
 	}
-	return ts.s.flags.SetActive(ctx, ts.Update, teamName, name, active)
+	return ts.s.flags.SetActive(ctx, func(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
+		return team.Config{}, ts.Mutate(ctx, name, fn) // the flips keep nothing
+	}, teamName, name, active)
 }

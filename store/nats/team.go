@@ -112,11 +112,10 @@ func (t *Teams) get(ctx context.Context, name string) (team.Config, uint64, erro
 	if c, ok := s.decoded.get(name, e.Value()); ok {
 		return c, e.Revision(), nil
 	}
-	var c team.Config
-	if err := json.Unmarshal(e.Value(), &c); err != nil {
+	c, err := s.decoded.decode(name, e.Value())
+	if err != nil {
 		return team.Config{}, 0, fmt.Errorf("get team %s: bucket %s key %s: %w", name, s.teams.Bucket(), e.Key(), err)
 	}
-	s.decoded.put(name, e.Value(), c)
 	return c, e.Revision(), nil
 }
 
@@ -138,15 +137,34 @@ func (t *Teams) SetActive(ctx context.Context, teamName, name string, active boo
 // teamDecodes keeps the last decoded value of each team entry: every
 // mailbox operation checks its team's roster, and decoding the roster of a
 // thousand members on each was most of a host's CPU. An entry is reused
-// only for the very same bytes.
+// for the very same bytes; after a change, its members whose bytes did not
+// change are (team.DecodeReusing: every process of a team decoded the
+// whole roster after each change another process made).
 type teamDecodes struct {
 	mu    sync.Mutex
 	teams map[string]decodedTeam // guarded by mu
 }
 
 type decodedTeam struct {
-	raw []byte
-	cfg team.Config // never handed out: callers get clones
+	raw   []byte
+	cfg   team.Config // never handed out: callers get clones
+	spans [][2]int    // each member's bytes in raw; nil when unknown
+}
+
+// decode decodes raw, the entry of team name, reusing the members of the
+// last decoding whose bytes did not change, keeps it, and returns a copy.
+func (d *teamDecodes) decode(name string, raw []byte) (team.Config, error) {
+	d.mu.Lock()
+	prev := d.teams[name]
+	d.mu.Unlock()
+	c, spans, _, err := team.DecodeReusing(raw, prev.cfg.Members, func(i int, b []byte) bool {
+		return i < len(prev.spans) && bytes.Equal(prev.raw[prev.spans[i][0]:prev.spans[i][1]], b)
+	})
+	if err != nil {
+		return team.Config{}, err
+	}
+	d.putSpans(name, raw, c, spans)
+	return c.Clone(), nil
 }
 
 // get returns a copy of the decoding of raw, if it is the last one seen
@@ -161,13 +179,24 @@ func (d *teamDecodes) get(name string, raw []byte) (team.Config, bool) {
 	return e.cfg.Clone(), true
 }
 
+// put keeps c as the decoding of raw, which this store encoded from it:
+// each member's bytes are found in raw (all reused from c), for the next
+// decode.
 func (d *teamDecodes) put(name string, raw []byte, c team.Config) {
+	_, spans, _, err := team.DecodeReusing(raw, c.Members, func(int, []byte) bool { return true })
+	if err != nil {
+		spans = nil
+	}
+	d.putSpans(name, raw, c, spans)
+}
+
+func (d *teamDecodes) putSpans(name string, raw []byte, c team.Config, spans [][2]int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.teams == nil {
 		d.teams = map[string]decodedTeam{}
 	}
-	d.teams[name] = decodedTeam{raw: bytes.Clone(raw), cfg: c.Clone()}
+	d.teams[name] = decodedTeam{raw: bytes.Clone(raw), cfg: c.Clone(), spans: spans}
 }
 
 // List returns every team, sorted by name. Entries that cannot be decoded

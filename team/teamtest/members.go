@@ -140,6 +140,13 @@ func testSetActive(t *testing.T, s stores) {
 	if m := add(t, s, "crew", "alice"); !m.Active() {
 		t.Errorf("new member Active() = false; want true (absent isActive counts as active)")
 	}
+	// Marking it active writes nothing: it counts as active already.
+	if err := team.SetActive(t.Context(), s.teams, "crew", "alice", true); err != nil {
+		t.Fatalf("SetActive(alice, true) error: %v", err)
+	}
+	if m := member(t, s, "crew", "alice"); m.IsActive != nil {
+		t.Errorf("after SetActive(alice, true) on a member without the flag, isActive = %v; want it still absent", *m.IsActive)
+	}
 	for _, active := range []bool{false, true, false} {
 		if err := team.SetActive(t.Context(), s.teams, "crew", "alice", active); err != nil {
 			t.Fatalf("SetActive(alice, %v) error: %v", active, err)

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) (team.Store, mailbox.Store, taskl
 		{"AddMemberSharedInbox", testAddMemberSharedInbox},
 		{"Colors", testColors},
 		{"UpdateMember", testUpdateMember},
+		{"HelpersNoAliasing", testHelpersNoAliasing},
 		{"SetActive", testSetActive},
 		{"RemoveMember", testRemoveMember},
 		{"DeleteRefusedWhileActive", testDeleteRefusedWhileActive},

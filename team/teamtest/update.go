@@ -103,7 +103,7 @@ func testNoAliasing(t *testing.T, s stores) {
 	if err := s.teams.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := team.SetActive(ctx, s.teams, c.Name, team.LeadName, true); err != nil {
+	if err := team.SetActive(ctx, s.teams, c.Name, team.LeadName, false); err != nil {
 		t.Fatal(err)
 	}
 	// Snapshot as JSON: a Config value could itself alias the store.
@@ -115,7 +115,7 @@ func testNoAliasing(t *testing.T, s stores) {
 	c.Members[0].Subscriptions = append(c.Members[0].Subscriptions, "x")
 	c.Extra["leadProcess"][2] = 'X'
 	got := get(t, s, c.Name)
-	*got.Members[0].IsActive = false
+	*got.Members[0].IsActive = true
 	got.Members[0].Extra["futureMemberKey"][2] = 'X'
 	got.Members = append(got.Members[:0], team.Member{Name: "intruder"})
 	var kept *team.Config
@@ -160,4 +160,55 @@ func testConcurrentUpdate(t *testing.T, s stores) {
 	if got := get(t, s, "crew").HiddenPaneIDs; len(got) != Goroutines*per {
 		t.Errorf("after %d concurrent Updates, %d appends survived; want all (lost updates)", Goroutines*per, len(got))
 	}
+}
+
+// testHelpersNoAliasing: the members that AddMember and UpdateMember take
+// and hand back share nothing with the stored team (stores implementing
+// team.Mutator keep the config the helpers changed, without a copy).
+func testHelpersNoAliasing(t *testing.T, s stores) {
+	ctx := t.Context()
+	create(t, s, "crew")
+	member := func(name string) team.Member {
+		active := false
+		return team.Member{Name: name, Subscriptions: []string{"news"}, IsActive: &active, Extra: map[string]json.RawMessage{"future": json.RawMessage(`[1]`)}}
+	}
+	// step runs a helper, then changes every member it took or handed
+	// back, and checks that the stored team did not change.
+	step := func(what string, do func() ([]*team.Member, error)) {
+		t.Helper()
+		ms, err := do()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		want, err := json.Marshal(get(t, s, "crew"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			m.Subscriptions[0] = "intruder"
+			m.Extra["future"][1] = '9'
+			*m.IsActive = true
+		}
+		after, err := json.Marshal(get(t, s, "crew"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(after)); diff != "" {
+			t.Errorf("%s: the stored team changed through a member the helper took or handed back (-want +got):\n%s", what, diff)
+		}
+	}
+	step("AddMember", func() ([]*team.Member, error) {
+		in := member("ann")
+		out, err := team.AddMember(ctx, s.teams, "crew", in, now)
+		return []*team.Member{&in, &out}, err
+	})
+	step("AddMember of a member already there", func() ([]*team.Member, error) {
+		in := member("ann")
+		out, err := team.AddMember(ctx, s.teams, "crew", in, now)
+		return []*team.Member{&out}, err
+	})
+	step("UpdateMember", func() ([]*team.Member, error) {
+		out, err := team.UpdateMember(ctx, s.teams, "crew", "ann", func(m *team.Member) error { m.Model = "m1"; return nil })
+		return []*team.Member{&out}, err
+	})
 }
