@@ -58,7 +58,7 @@ type benchFlags struct {
 func (f *benchFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.tmp, "tmp", "", "make the temporary stores under `DIR` (default: the system's)")
 	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep each run's store instead of removing it")
-	cmd.Flags().StringVar(&f.profile, "cpuprofile", "", "write each troupe process's CPU profile into `DIR`")
+	cmd.Flags().StringVar(&f.profile, "cpuprofile", "", "write each troupe process's CPU profile into `DIR` (bench team hosts also write heap and goroutine profiles once their team is idle)")
 }
 
 // benchRunner returns a Runner whose children are this executable.

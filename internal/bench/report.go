@@ -131,9 +131,13 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			if c := r.Churn; c != nil {
 				churn = fmt.Sprintf("%.2f / %.2f (%d missing)", c.Delivery.P50, c.Delivery.P99, c.Missing)
 			}
-			p.f("| %d | %d | %.2f | %s | %.0f | %.2f | %d (%d) | %.2f | %.1f | %d | %d | %d | %d (%d) | %.2f / %.2f | %.2f / %.2f | %.1f | %s |\n",
+			delivery, fromReturn := fmt.Sprintf("%.2f / %.2f", r.Delivery.P50, r.Delivery.P99), fmt.Sprintf("%.2f / %.2f", r.FromReturn.P50, r.FromReturn.P99)
+			if r.Pings == 0 && r.Missing == 0 {
+				delivery, fromReturn, churn = "n/a (no pings)", "n/a", "n/a"
+			}
+			p.f("| %d | %d | %.2f | %s | %.0f | %.2f | %d (%d) | %.2f | %.1f | %d | %d | %d | %d (%d) | %s | %s | %.1f | %s |\n",
 				r.Teammates, r.Hosts, r.SpawnS, strings.Join(rss, ", "), r.IdleTeammateKB, r.IdleCPUPct, r.Tasks, r.Chain, r.DrainS, r.TasksPerS,
-				r.Claims, r.DoubleClaims, r.Completed, r.Pings, r.Missing, r.Delivery.P50, r.Delivery.P99, r.FromReturn.P50, r.FromReturn.P99, r.SettleS, churn)
+				r.Claims, r.DoubleClaims, r.Completed, r.Pings, r.Missing, delivery, fromReturn, r.SettleS, churn)
 		}
 	}
 	for _, s := range rep.Skipped {

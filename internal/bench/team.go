@@ -27,7 +27,8 @@ type TeamConfig struct {
 	// the tasks independent.
 	Chain int
 	// Pings is how many messages each host sends to teammates on the other
-	// hosts (on its own when alone); zero means 20.
+	// hosts (on its own when alone); zero sends none (the command's flag
+	// defaults to 20).
 	Pings int
 	// PingGap is the pause between a host's pings; zero means 20 ms.
 	PingGap time.Duration
@@ -111,7 +112,6 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		return TeamResult{}, fmt.Errorf("bench: team of %d teammates on %d hosts, %d tasks: want 1 <= hosts <= teammates, no negative counts", c.Teammates, c.Hosts, c.Tasks)
 	}
 	c.Chain = cmpOr(c.Chain, 4)
-	c.Pings = cmpOr(c.Pings, 20)
 	c.PingGap = cmpOr(c.PingGap, 20*time.Millisecond)
 	c.Idle = cmpOr(c.Idle, 3*time.Second)
 	c.Timeout = cmpOr(c.Timeout, 5*time.Minute)
@@ -388,8 +388,12 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	if err := g.finish(ctx); err != nil {
 		return TeamResult{}, err
 	}
-	r.progressf("%s: spawn %.1f s, idle %.1f%% of a core, %.0f KiB per idle teammate, delivery p50 %.2f p99 %.2f ms (%d missing), %d double claims",
-		label, res.SpawnS, res.IdleCPUPct, res.IdleTeammateKB, res.Delivery.P50, res.Delivery.P99, res.Missing, res.DoubleClaims)
+	delivery := "no pings"
+	if c.Pings > 0 {
+		delivery = fmt.Sprintf("delivery p50 %.2f p99 %.2f ms (%d missing)", res.Delivery.P50, res.Delivery.P99, res.Missing)
+	}
+	r.progressf("%s: spawn %.1f s, idle %.1f%% of a core, %.0f KiB per idle teammate, %s, %d double claims",
+		label, res.SpawnS, res.IdleCPUPct, res.IdleTeammateKB, delivery, res.DoubleClaims)
 	return res, nil
 }
 

@@ -13,6 +13,23 @@ import (
 // TestTeam runs the team benchmark small on both stores: every task is
 // claimed once and completed, every ping wakes its recipient, and the
 // figures are there.
+// TestTeamWithoutPings measures the spawn and the drain alone when the
+// pings are turned off (--pings 0): none is sent, none is missing.
+func TestTeamWithoutPings(t *testing.T) {
+	r := testRunner(t)
+	cfg := TeamConfig{Teammates: 2, Hosts: 1, Tasks: 2, Chain: 1, Idle: 100 * time.Millisecond, Timeout: time.Minute}
+	res, err := r.Team(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("Team(%+v) = %v", cfg, err)
+	}
+	if res.Pings != 0 || res.Missing != 0 || res.Delivery.N != 0 || res.Churn != nil {
+		t.Errorf("Team without pings: %d pings, %d missing, delivery %+v, churn %+v; want none", res.Pings, res.Missing, res.Delivery, res.Churn)
+	}
+	if res.Completed != cfg.Tasks {
+		t.Errorf("Team without pings: %d of %d tasks completed", res.Completed, cfg.Tasks)
+	}
+}
+
 func TestTeam(t *testing.T) {
 	_, url := startNATS(t)
 	for _, store := range []string{"", url} {
