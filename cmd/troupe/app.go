@@ -44,9 +44,6 @@ type ExitError = cli.ExitError
 // kitStores returns the stores an agent of a team works on.
 func kitStores(s Stores) kit.Stores { return kit.Stores{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks} }
 
-// withDefaults returns m with every zero field set to the real one.
-func (m *Main) withDefaults() Main { return Main(cli.Env(*m).WithDefaults()) }
-
 // newApp returns the state of one run over m.
 func newApp(m Main) *app { return &app{App: cli.New(cli.Env(m))} }
 
