@@ -210,6 +210,22 @@ func (a *App) Open() (*Opened, error) {
 	return &Opened{App: a, Stores: st, Where: where}, nil
 }
 
+// OpenTeam opens the selected stores and loads the team named by --team
+// (teamName, as typed). On an error nothing is left open; otherwise the
+// caller closes the stores with Done.
+func (a *App) OpenTeam(ctx context.Context, teamName string) (*Opened, team.Config, error) {
+	s, err := a.Open()
+	if err != nil {
+		return nil, team.Config{}, err
+	}
+	c, err := s.Team(ctx, "--team", teamName)
+	if err != nil {
+		_ = s.Release() // the lookup error is the one to report
+		return nil, team.Config{}, err
+	}
+	return s, c, nil
+}
+
 // Release closes the stores.
 func (s *Opened) Release() error {
 	if s.Close == nil {

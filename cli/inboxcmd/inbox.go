@@ -72,16 +72,12 @@ the sender. TEXT "-" reads the text from standard input.`,
 			if len(text) > mailbox.MaxTextLen {
 				return cli.Usagef("TEXT: longer than %d bytes", mailbox.MaxTextLen)
 			}
-			s, err := a.Open()
+			ctx := cmd.Context()
+			s, c, err := a.OpenTeam(ctx, teamName)
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			ctx := cmd.Context()
-			c, err := s.Team(ctx, "--team", teamName)
-			if err != nil {
-				return err
-			}
 			if err := cli.Member(c, "--from", from); err != nil {
 				return err
 			}
@@ -147,16 +143,12 @@ func (a *app) inboxReadCommand() *cobra.Command {
 		Short: "Print the messages in a member's inbox, oldest first",
 		Args:  cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.Open()
+			ctx := cmd.Context()
+			s, c, err := a.OpenTeam(ctx, teamName)
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			ctx := cmd.Context()
-			c, err := s.Team(ctx, "--team", teamName)
-			if err != nil {
-				return err
-			}
 			if err := cli.Member(c, "--agent", agent); err != nil {
 				return err
 			}
@@ -242,16 +234,12 @@ arrives, each once, until interrupted. --all starts with the read messages
 too. With --json each message is one line of JSON.`,
 		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.Open()
+			ctx := cmd.Context()
+			s, c, err := a.OpenTeam(ctx, teamName)
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			ctx := cmd.Context()
-			c, err := s.Team(ctx, "--team", teamName)
-			if err != nil {
-				return err
-			}
 			if err := cli.Member(c, "--agent", agent); err != nil {
 				return err
 			}

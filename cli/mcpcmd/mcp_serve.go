@@ -46,16 +46,12 @@ func (a *app) mcpServeCommand() *cobra.Command {
 			if err := checkServeAddr(httpAddr, token, name); err != nil {
 				return err
 			}
-			s, err := a.Open()
+			ctx := cmd.Context()
+			s, cfg, err := a.OpenTeam(ctx, teamName)
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			ctx := cmd.Context()
-			cfg, err := s.Team(ctx, "--team", teamName)
-			if err != nil {
-				return err
-			}
 			cwd, _ := a.Getwd()
 			m, err := kit.JoinMCP(ctx, kit.MCPMemberConfig{Stores: kit.Stores{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks}, Team: cfg.Name, Name: name, Color: color, Cwd: cwd, Now: a.Now})
 			if err != nil {

@@ -39,13 +39,8 @@ func (a *app) taskCommand() *cobra.Command {
 
 // openList opens the stores and the task list of the team named by --team.
 func (a *app) openList(ctx context.Context, teamName string) (*cli.Opened, team.Config, *tasklist.List, error) {
-	s, err := a.Open()
+	s, c, err := a.OpenTeam(ctx, teamName)
 	if err != nil {
-		return nil, team.Config{}, nil, err
-	}
-	c, err := s.Team(ctx, "--team", teamName)
-	if err != nil {
-		_ = s.Release() // the lookup error is the one to report
 		return nil, team.Config{}, nil, err
 	}
 	return s, c, tasklist.New(s.Tasks, c.Name), nil
