@@ -2,9 +2,11 @@ package flight
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -50,41 +52,65 @@ func TestDoNeverStale(t *testing.T) {
 }
 
 // TestDoStarterGivesUp: when the caller that started a shared read gives
-// up, the others read again instead of failing with its error.
+// up, the others read again instead of failing with its error. The bubble
+// lets each step wait until every goroutine is blocked, not for a time.
 func TestDoStarterGivesUp(t *testing.T) {
-	var g Group[string]
-	block := make(chan struct{})
-	first := make(chan struct{})
-	starterCtx, cancelStarter := context.WithCancel(t.Context())
-	// A read is running; the two callers below share the next one.
-	go g.Do(t.Context(), "k", func(context.Context) (string, error) {
-		close(first)
-		<-block
-		return "old", nil
-	})
-	<-first
-	var wg sync.WaitGroup
-	results := make(chan string, 2)
-	for _, ctx := range []context.Context{starterCtx, t.Context()} {
-		wg.Go(func() {
-			v, err := g.Do(ctx, "k", func(ctx context.Context) (string, error) {
-				<-ctx.Done()
-				return "", ctx.Err()
-			})
-			if err == nil {
-				results <- v
-			}
+	synctest.Test(t, func(t *testing.T) {
+		var g Group[string]
+		block := make(chan struct{})
+		// A read is running; the two callers below share the next one.
+		go g.Do(context.Background(), "k", func(context.Context) (string, error) {
+			<-block
+			return "old", nil
 		})
-	}
-	time.Sleep(10 * time.Millisecond)
-	close(block)
-	time.Sleep(10 * time.Millisecond)
-	cancelStarter()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		t.Fatal("the caller whose ctx lives returned; want it reading again (its read waits for its own ctx)")
-	case <-time.After(50 * time.Millisecond):
-	}
+		synctest.Wait()
+		type caller struct {
+			ctx    context.Context
+			cancel context.CancelFunc
+			err    chan error
+		}
+		var callers [2]caller
+		var mu sync.Mutex
+		var readers []context.Context // the ctx of each read, in order
+		var wg sync.WaitGroup
+		for i := range callers {
+			ctx, cancel := context.WithCancel(context.Background())
+			callers[i] = caller{ctx, cancel, make(chan error, 1)}
+			wg.Go(func() {
+				_, err := g.Do(ctx, "k", func(ctx context.Context) (string, error) {
+					mu.Lock()
+					readers = append(readers, ctx)
+					mu.Unlock()
+					<-ctx.Done()
+					return "", ctx.Err()
+				})
+				callers[i].err <- err
+			})
+		}
+		synctest.Wait() // both callers wait for the running read
+		close(block)
+		synctest.Wait() // one of them started the shared read; the other waits for it
+		if len(readers) != 1 {
+			t.Fatalf("%d reads started for the two waiting callers; want one shared", len(readers))
+		}
+		starter, other := callers[0], callers[1]
+		if readers[0] != starter.ctx {
+			starter, other = other, starter
+		}
+		starter.cancel()
+		synctest.Wait()
+		if err := <-starter.err; !errors.Is(err, context.Canceled) {
+			t.Errorf("the starter's call = %v; want its own cancellation", err)
+		}
+		select {
+		case err := <-other.err:
+			t.Fatalf("the caller whose ctx lives returned %v; want it reading again", err)
+		default:
+		}
+		if len(readers) != 2 || readers[1] != other.ctx {
+			t.Errorf("%d reads after the starter gave up; want a second one of the living caller's own", len(readers))
+		}
+		other.cancel()
+		wg.Wait()
+	})
 }
