@@ -448,13 +448,8 @@ func TestEvictionArmedByUpdate(t *testing.T) {
 // closes.
 func TestFollow(t *testing.T) {
 	r := New(Config{Dir: t.TempDir(), PollInterval: -1})
-	var mu sync.Mutex
-	var kinds []EventKind
-	stop := r.Follow(func(e Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		kinds = append(kinds, e.Kind)
-	})
+	events := make(chan EventKind, 16)
+	stop := r.Follow(func(e Event) { events <- e.Kind })
 	s, err := r.Register(State{Type: LocalAgent, Status: Running, Detail: &Agent{}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -462,31 +457,27 @@ func TestFollow(t *testing.T) {
 	if _, err := r.Finish(s.ID, Completed, nil); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		n := len(kinds)
-		mu.Unlock()
-		if n >= 2 || time.Now().After(deadline) {
-			break
+	var got []EventKind
+	for len(got) == 0 || got[len(got)-1] != EventTerminated {
+		select {
+		case k := <-events:
+			got = append(got, k)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events %v, and no termination within 10 s", got)
 		}
-		time.Sleep(time.Millisecond)
+	}
+	if got[0] != EventRegistered {
+		t.Errorf("events %v; want registered first", got)
 	}
 	stop()
-	mu.Lock()
-	got := append([]EventKind(nil), kinds...)
-	mu.Unlock()
-	if len(got) < 2 || got[0] != EventRegistered || got[len(got)-1] != EventTerminated {
-		t.Fatalf("events %v; want registered first and terminated last", got)
-	}
 	if _, err := r.Register(State{Type: LocalAgent, Status: Running, Detail: &Agent{}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	if len(kinds) != len(got) {
-		t.Errorf("an event reached f after stop: %v", kinds)
+	select {
+	case k := <-events:
+		t.Errorf("event %s reached f after stop returned", k)
+	default: // stop returned after f's last call, and nothing is following now
 	}
-	mu.Unlock()
 
 	stop = r.Follow(func(Event) {})
 	if err := r.Close(t.Context()); err != nil {
