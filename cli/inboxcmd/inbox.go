@@ -144,14 +144,11 @@ func (a *app) inboxReadCommand() *cobra.Command {
 		Args:  cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
-			s, c, err := a.OpenTeam(ctx, teamName)
+			s, c, err := a.openInbox(ctx, teamName, agent)
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			if err := cli.Member(c, "--agent", agent); err != nil {
-				return err
-			}
 			msgs, rerr := s.Mail.Read(ctx, c.Name, agent, unread)
 			if rerr != nil && !errors.Is(rerr, mailbox.ErrCorrupt) {
 				return fmt.Errorf("read inbox of %s in team %s: %w", agent, c.Name, rerr)
@@ -206,6 +203,20 @@ func (a *app) inboxReadCommand() *cobra.Command {
 	return cmd
 }
 
+// openInbox opens the stores and the team named by --team, and checks
+// that --agent is on its roster; nothing is left open on an error.
+func (a *app) openInbox(ctx context.Context, teamName, agent string) (*cli.Opened, team.Config, error) {
+	s, c, err := a.OpenTeam(ctx, teamName)
+	if err != nil {
+		return nil, team.Config{}, err
+	}
+	if err := cli.Member(c, "--agent", agent); err != nil {
+		_ = s.Release() // the roster error is the one to report
+		return nil, team.Config{}, err
+	}
+	return s, c, nil
+}
+
 // markMessages marks the unread ones of msgs read.
 func markMessages(ctx context.Context, mail mailbox.Store, teamName, agent string, msgs []mailbox.Message) error {
 	var ids []string
@@ -235,14 +246,11 @@ too. With --json each message is one line of JSON.`,
 		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
-			s, c, err := a.OpenTeam(ctx, teamName)
+			s, c, err := a.openInbox(ctx, teamName, agent)
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			if err := cli.Member(c, "--agent", agent); err != nil {
-				return err
-			}
 			return a.watch(ctx, s.Mail, c, agent, all, markRead)
 		},
 	}
