@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/cli/dashboardcmd"
 	"github.com/troupe-dev/troupe/cli/hookscmd"
 	"github.com/troupe-dev/troupe/cli/inboxcmd"
+	"github.com/troupe-dev/troupe/cli/mate"
 	"github.com/troupe-dev/troupe/cli/mcpcmd"
 	"github.com/troupe-dev/troupe/cli/permissionscmd"
 	"github.com/troupe-dev/troupe/cli/servecmd"
@@ -65,8 +66,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if err == nil {
 		return nil
 	}
-	if id, ok := teammateIdentity(args); ok && !a.joined {
-		a.teammateStartFailed(id, err) // teammate_fail.go
+	if id, ok := mate.IdentityOf(args); ok && !a.joined {
+		mate.StartFailed(a.App, id, err)
 	}
 	var ue *UsageError
 	if !errors.As(err, &ue) {

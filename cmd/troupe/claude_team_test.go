@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli/mate"
 	"github.com/troupe-dev/troupe/internal/claudecodetest"
 	"github.com/troupe-dev/troupe/llm/llmtest"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/store/file"
-	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -505,51 +505,6 @@ func TestTroupeTeammateOfClaudeLead(t *testing.T) {
 	}
 }
 
-// The command line and environment of a Claude Code teammate, without
-// running it: the teammate flags in the real lead's order, the troupe
-// home as CLAUDE_CONFIG_DIR, the team's list, the todo tools on unless
-// the lead's environment says otherwise, an unset provider variable
-// masked.
-func TestClaudeArgv(t *testing.T) {
-	env := map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}
-	a := newApp(Main{Getenv: func(k string) string { return env[k] }})
-	m := team.Member{AgentID: "helper@mixed", Name: "helper", Color: "blue", Mode: "acceptEdits", Model: "claude-opus-5-5"}
-	argv, penv, err := claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{PlanModeRequired: true, Model: "claude-opus-5-5"}, "sess-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"/opt/claude", "--agent-id", "helper@mixed", "--agent-name", "helper", "--team-name", "mixed", "--agent-color", "blue",
-		"--parent-session-id", "sess-1", "--plan-mode-required", "--permission-mode", "acceptEdits", "--model", "claude-opus-5-5"}
-	if !slices.Equal(argv, want) {
-		t.Errorf("argv %q\nwant %q", argv, want)
-	}
-	for k, v := range map[string]string{"CLAUDECODE": "1", EnvClaudeAgentTeams: "1", "CLAUDE_CONFIG_DIR": "/h/.claude",
-		"CLAUDE_CODE_TASK_LIST_ID": "mixed", envClaudeTodoTools: "1", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1", "ANTHROPIC_API_KEY": ""} {
-		if got, ok := penv[k]; !ok || got != v {
-			t.Errorf("env %s = %q (set: %v); want %q", k, got, ok, v)
-		}
-	}
-	// bypassPermissions is Claude Code's own flag; the lead's choice of
-	// todo tools wins.
-	env[envClaudeTodoTools] = "0"
-	m.Mode = "bypassPermissions" // m.Model stays the lead's: not passed on without the call naming one
-	argv, penv, err = claudeArgv(a, "/opt/claude", "/h/.claude", m, swarm.SpawnRequest{}, "sess-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if argv[len(argv)-1] != "--dangerously-skip-permissions" || slices.Contains(argv, "--model") || slices.Contains(argv, "--plan-mode-required") {
-		t.Errorf("argv %q: want --dangerously-skip-permissions last, no --model, no --plan-mode-required", argv)
-	}
-	if penv[envClaudeTodoTools] != "0" {
-		t.Errorf("%s = %q; want the lead's 0", envClaudeTodoTools, penv[envClaudeTodoTools])
-	}
-	// A bare name is looked up on PATH, and a missing one is an error
-	// naming the flag.
-	if _, _, err := claudeArgv(a, "no-such-claude-program-xyz", "/h", m, swarm.SpawnRequest{}, "s"); err == nil || !strings.Contains(err.Error(), "--teammate-command no-such-claude-program-xyz") {
-		t.Errorf("missing program: err = %v; want one naming --teammate-command", err)
-	}
-}
-
 // The lead's side of a Claude Code pane teammate, without claude: a
 // stand-in --teammate-command program that behaves as one towards the
 // files (it takes the entries of its inbox, writes an idle notification
@@ -634,7 +589,7 @@ func startClaudeLead(t *testing.T, log *claudecodetest.Turns, h llmtest.Anthropi
 	if err := os.Chmod(wrapper, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s.Env = append(s.Env, "CLAUDE_CODE_TEAMMATE_COMMAND="+wrapper, envClaudeTodoTools+"=1")
+	s.Env = append(s.Env, "CLAUDE_CODE_TEAMMATE_COMMAND="+wrapper, mate.EnvClaudeTodoTools+"=1")
 	x := s.StartTmux(t, work, "--teammate-mode", "tmux", "--permission-mode", mode, prompt)
 	return &claudeLead{t: t, s: s, x: x, log: log, work: work}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/cli/mate"
 
 	"github.com/spf13/cobra"
 
@@ -74,7 +75,7 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 	}
 	stats, approver := &demo.Stats{}, &demo.Approver{}
 	a.HomeFlag = home
-	mate := &teammateFlags{teammateMode: mode}
+	mate := &mate.Flags{TeammateMode: mode}
 	h := &headless{print: true, outputFormat: "text", provider: "scripted", script: script, maxTurns: 50, cwd: project,
 		permissionMode: "acceptEdits", promptTimeout: time.Minute,
 		teams: teamFlags{enabled: true, digest: digestQuiet, mate: mate, answer: approver.Answer, timeline: out, onEvent: stats.Add}}

@@ -97,10 +97,10 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 // runRoot is the root command's action: the headless mode with -p, the
 // interactive lead otherwise.
 func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
-	if err := h.teams.mate.validate(); err != nil {
+	if err := h.teams.mate.Validate(); err != nil {
 		return err
 	}
-	if h.teams.mate.enabled() { // a teammate process (swarm.go)
+	if h.teams.mate.Enabled() { // a teammate process (swarm.go)
 		return a.runTeammate(cmd, h)
 	}
 	if err := h.teams.validate(a); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/cli/mate"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -44,7 +45,7 @@ func TestSessionDrivenTeam(t *testing.T) {
 		HomeDir: func() (string, error) { return dir, nil }})
 	a.HomeFlag = filepath.Join(dir, "home")
 	h := &headless{outputFormat: "text", provider: "scripted", script: scriptFile, maxTurns: 50, cwd: dir, promptTimeout: time.Minute,
-		teams: teamFlags{enabled: true, mate: &teammateFlags{teammateMode: "in-process"}, shut: 10 * time.Second}}
+		teams: teamFlags{enabled: true, mate: &mate.Flags{TeammateMode: "in-process"}, shut: 10 * time.Second}}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	lr, err := a.openLead(ctx, h, dir, true)

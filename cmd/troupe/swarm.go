@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/cli/mate"
 
 	"github.com/spf13/cobra"
 
@@ -25,20 +26,8 @@ import (
 	"github.com/troupe-dev/troupe/transcript"
 )
 
-// EnvAgentTeams turns agent teams on for `troupe -p` (as --agent-teams
-// does); Claude Code's variable is honoured too.
-const (
-	EnvAgentTeams       = "TROUPE_AGENT_TEAMS"
-	EnvClaudeAgentTeams = "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"
-)
-
 // teamsEnabled reports whether agent teams are on.
-func (a *app) teamsEnabled(flag bool) bool {
-	if flag {
-		return true
-	}
-	return truthy(a.Getenv(EnvAgentTeams)) || truthy(a.Getenv(EnvClaudeAgentTeams))
-}
+func (a *app) teamsEnabled(flag bool) bool { return mate.TeamsEnabled(flag, a.Getenv) }
 
 // leadTeam is the team runtime of a headless lead, with the stores it
 // opened.
@@ -124,16 +113,13 @@ func (a *app) selfArgv0() (string, error) {
 func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error) {
 	return func(m team.Member, r swarm.SpawnRequest, session, leadKey string) ([]string, map[string]string, error) {
 		if cmd := teammateCommand(a, h); cmd != "" {
-			argv, env, err := claudeArgv(a, cmd, home, m, r, session)
-			return withLeadKey(argv, leadKey), env, err
+			return mate.ClaudeArgv(cmd, home, m, r, session, leadKey, a.Getenv)
 		}
 		exe, err := a.selfArgv0()
 		if err != nil {
 			return nil, nil, err
 		}
-		argv := []string{exe, "--agent-id", m.AgentID, "--agent-name", m.Name, "--team-name", teamOf(m.AgentID),
-			"--agent-color", m.Color, "--parent-session-id", session, "--home", home, "--cwd", cmp.Or(m.Cwd, cwd)}
-		argv = withLeadKey(argv, leadKey)
+		argv := append(mate.Argv(exe, m, session, leadKey), "--home", home, "--cwd", cmp.Or(m.Cwd, cwd))
 		if r.PlanModeRequired {
 			argv = append(argv, "--plan-mode-required")
 		}
@@ -156,7 +142,7 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		if h.teams.ask > 0 && h.teams.ask != swarm.DefaultAskTimeout {
 			argv = append(argv, "--permission-answer-timeout", h.teams.ask.String())
 		}
-		env := map[string]string{EnvAgentTeams: "1"}
+		env := map[string]string{mate.EnvAgentTeams: "1"}
 		for _, k := range passThroughEnv {
 			env[k] = a.Getenv(k) // an unset one masks an ambient value
 		}
@@ -181,11 +167,6 @@ var passThroughEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS"} // telemetry.go
 
-func teamOf(agentID string) string {
-	_, t, _ := team.ParseAgentID(agentID)
-	return t
-}
-
 // teamFlags are the agent-team flags: the lead's, and a teammate
 // process's identity (teammate_flags.go).
 type teamFlags struct {
@@ -195,7 +176,7 @@ type teamFlags struct {
 	shut    time.Duration // how long a shutdown request waits for its answer
 	keep    bool          // --keep-team: leave the team in place when the run ends
 	command string        // the program pane teammates run instead of troupe (claude)
-	mate    *teammateFlags
+	mate    *mate.Flags
 	trees   *worktreeFlags // --worktrees, --worktree-dir (worktrees.go)
 
 	// Set by troupe demo, not by flags.
@@ -214,15 +195,14 @@ const (
 // addTeamFlags puts the lead's agent-team flags on the root.
 func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f := root.Flags()
-	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent form a team (TeamCreate, teammates through the Agent tool, SendMessage, the shared task list); also "+EnvAgentTeams+"=1")
+	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent form a team (TeamCreate, teammates through the Agent tool, SendMessage, the shared task list); also "+mate.EnvAgentTeams+"=1")
 	f.StringVar(&t.digest, "idle-digest", digestNextInput, "with --agent-teams: when teammates' idle notifications reach the lead, as one digest: "+digestNextInput+" (with its next input, or once the team is quiet) or "+digestQuiet+" (only once the whole team is quiet)")
 	f.DurationVar(&t.ask, "permission-answer-timeout", swarm.DefaultAskTimeout, "teammates: how long a permission request waits for the lead's answer before the call is denied")
 	f.DurationVar(&t.shut, "shutdown-answer-timeout", swarm.DefaultShutdownAnswerTimeout, "with --agent-teams: how long the lead waits for a teammate's answer to a shutdown request before it kills the teammate and removes it from the team (the run then exits non-zero)")
 	f.BoolVar(&t.keep, "keep-team", false, "with --agent-teams: leave the lead's team (its file, inboxes and task list) in place when the run ends; by default its teammates are stopped and the team is removed")
 	f.StringVar(&t.command, "teammate-command", "", "with --agent-teams: run this `PROGRAM` as the pane teammates instead of troupe, with Claude Code's teammate flags (such as claude: a Claude Code teammate; needs a pane backend and the file store); also "+EnvTeammateCommand)
-	t.mate = addTeammateFlags(root)
+	t.mate = mate.Add(root, a.Getenv)
 	t.trees = addWorktreeFlags(f)
-	t.mate.getenv = a.Getenv
 }
 
 // leadTools returns the tools of a headless lead: the core tools, and
@@ -243,7 +223,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		return append(tools, sub), approver, nil
 	}
 	if cmd := teammateCommand(a, h); cmd != "" {
-		if h.teams.mate.teammateMode == backend.ModeInProcess {
+		if h.teams.mate.TeammateMode == backend.ModeInProcess {
 			return nil, nil, cli.Usagef("--teammate-command %s runs teammates in panes: it needs --teammate-mode tmux, iterm2 or auto inside one", cmd)
 		}
 		if spec, err := a.StoreSpec(); err != nil {
@@ -256,7 +236,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	if err != nil {
 		return nil, nil, err
 	}
-	mode := h.teams.mate.teammateMode
+	mode := h.teams.mate.TeammateMode
 	if mode == "" {
 		if mode, err = settingsTeammateMode(settings.Files(home, cwd)); err != nil {
 			return nil, nil, err
@@ -283,16 +263,6 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	return append(tools, lt.Tools(sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
 }
 
-// withLeadKey adds --lead-verify-key after the identity flags (argv[0]
-// and the five flag pairs of PROTOCOL.md 10.3's order).
-func withLeadKey(argv []string, key string) []string {
-	if key == "" || len(argv) < 11 {
-		return argv
-	}
-	out := append(append([]string(nil), argv[:11]...), "--lead-verify-key", key)
-	return append(out, argv[11:]...)
-}
-
 // validate checks the lead's team flags before anything is opened.
 func (t *teamFlags) validate(a *app) error {
 	if err := t.checkAskTimeout(); err != nil {
@@ -304,8 +274,8 @@ func (t *teamFlags) validate(a *app) error {
 	if t.digest != digestNextInput && t.digest != digestQuiet {
 		return cli.Usagef("--idle-digest %q: want %s or %s", t.digest, digestNextInput, digestQuiet)
 	}
-	if !a.teamsEnabled(t.enabled) && t.mate.teammateMode != "" {
-		return cli.Usagef("--teammate-mode needs agent teams: add --agent-teams (or set %s=1)", EnvAgentTeams)
+	if !a.teamsEnabled(t.enabled) && t.mate.TeammateMode != "" {
+		return cli.Usagef("--teammate-mode needs agent teams: add --agent-teams (or set %s=1)", mate.EnvAgentTeams)
 	}
 	return nil
 }

@@ -36,14 +36,14 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err != nil {
 		return err
 	}
-	mode, err := tf.permissionMode(h.permissionMode)
+	mode, err := tf.PermissionMode(h.permissionMode)
 	if err != nil {
 		return err
 	}
 	if mode != "" {
 		h.permissionMode = string(mode)
 	}
-	h.disallowedTools = append(h.disallowedTools, tf.disallowedTools...)
+	h.disallowedTools = append(h.disallowedTools, tf.DisallowedTools...)
 	approver, closeAudit, err := a.headlessApprover(h, cwd)
 	if err != nil {
 		return err
@@ -51,9 +51,9 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	defer closeAudit()
 	model, err := a.openModel(h)
 	if err != nil {
-		return fmt.Errorf("teammate %s: %w", tf.agentID, err)
+		return fmt.Errorf("teammate %s: %w", tf.AgentID, err)
 	}
-	if model, err = a.meterPane(h, cwd, tf.parentSessionID, tf.agentName, model); err != nil { // budget.go
+	if model, err = a.meterPane(h, cwd, tf.ParentSessionID, tf.AgentName, model); err != nil { // budget.go
 		return err
 	}
 	sess, err := a.Open()
@@ -66,25 +66,25 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err != nil {
 		return err
 	}
-	trust := leadTrust(tf.leadKey)
+	trust := leadTrust(tf.LeadKey)
 	errOut, logLine, closeLog, err := a.teammateLog(cfg.Name, member.Name)
 	if err != nil {
 		return err
 	}
 	defer closeLog()
 	var tm *swarm.Teammate
-	closeAll, err := a.paneServices(ctx, cwd, cmp.Or(tf.parentSessionID, tf.agentID), approver, errOut)
+	closeAll, err := a.paneServices(ctx, cwd, cmp.Or(tf.ParentSessionID, tf.AgentID), approver, errOut)
 	defer closeAll()
 	if err != nil {
 		return err
 	}
 	ac := a.newAgentContext(cwd, cmp.Or(member.Model, model.Info().Model), h.noInstr, approver)
 	var tx *kit.Transcripts
-	if tf.parentSessionID != "" {
-		tx = a.transcriptsFor(tf.parentSessionID) // beside the lead's
+	if tf.ParentSessionID != "" {
+		tx = a.transcriptsFor(tf.ParentSessionID) // beside the lead's
 	}
 	tm, cleanup, err := kit.Teammate(kit.TeammateConfig{Stores: kitStores(sess.Stores), Team: cfg.Name, Member: member, Cwd: cwd, Model: model, Context: ac, Transcripts: tx,
-		Base: approver, Planned: tf.planModeRequired || member.PlanModeRequired, Now: a.Now, Trust: trust, AskTimeout: h.teams.ask,
+		Base: approver, Planned: tf.PlanModeRequired || member.PlanModeRequired, Now: a.Now, Trust: trust, AskTimeout: h.teams.ask,
 		Asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
 		OnEvent: logLine, OnAgentEvent: kit.ToolTimeline(member.Name, a.Now, logLine),
 		Telemetry: a.tel.mate(member.Name, cmp.Or(member.Model, model.Info().Model))})
@@ -96,7 +96,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	a.joined = true // from here an end is the lead's to see, not a failure to start
 	if err := tm.Run(ctx); err != nil {
 		fmt.Fprintf(errOut, "teammate %s ended: %v\n", member.Name, err)
-		return fmt.Errorf("teammate %s: %w", tf.agentID, err)
+		return fmt.Errorf("teammate %s: %w", tf.AgentID, err)
 	}
 	fmt.Fprintf(errOut, "teammate %s shut down\n", member.Name)
 	return nil
@@ -156,17 +156,17 @@ func leadTrust(k *mailbox.LeadVerifyKey) func(mailbox.Message) bool {
 // with the color, model and mode its flags give.
 func paneMember(ctx context.Context, sess *cli.Opened, h *headless) (team.Config, team.Member, error) {
 	tf := h.teams.mate
-	cfg, err := sess.Teams.Get(ctx, tf.teamName)
+	cfg, err := sess.Teams.Get(ctx, tf.TeamName)
 	if err != nil {
-		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q in %s: %w", tf.agentID, tf.teamName, sess.Where, err)
+		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q in %s: %w", tf.AgentID, tf.TeamName, sess.Where, err)
 	}
-	m, ok := cfg.Member(tf.agentName)
+	m, ok := cfg.Member(tf.AgentName)
 	if !ok {
-		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q has no member %q (members: %s)", tf.agentID, tf.teamName, tf.agentName, strings.Join(cfg.Names(), ", "))
+		return team.Config{}, team.Member{}, fmt.Errorf("teammate %s: team %q has no member %q (members: %s)", tf.AgentID, tf.TeamName, tf.AgentName, strings.Join(cfg.Names(), ", "))
 	}
 	member := *m
-	if tf.agentColor != "" {
-		member.Color = tf.agentColor
+	if tf.AgentColor != "" {
+		member.Color = tf.AgentColor
 	}
 	if h.model != "" {
 		member.Model = h.model

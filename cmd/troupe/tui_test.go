@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli/mate"
 	"github.com/troupe-dev/troupe/llm/llmtest"
 )
 
@@ -201,7 +202,7 @@ func TestTUITeam(t *testing.T) {
 	scriptFile := filepath.Join(dir, "script.json")
 	writeFile(t, scriptFile, script)
 	home := filepath.Join(dir, "home")
-	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir, EnvAgentTeams + "=1"},
+	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir, mate.EnvAgentTeams + "=1"},
 		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--shutdown-answer-timeout", "10s")
 
 	p.submit("form a team")

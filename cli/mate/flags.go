@@ -1,4 +1,10 @@
-package main
+// Package mate is the command line of a pane teammate (PROTOCOL.md
+// section 10), both ends of it: the flags a teammate process reads
+// (Flags, with Claude Code's pass-through flags accepted), the command
+// lines a lead starts one with (Argv for a troupe teammate, ClaudeArgv
+// for a Claude Code one), and the word a teammate that cannot start
+// leaves for its lead (StartFailed).
+package mate
 
 import (
 	"log/slog"
@@ -20,33 +26,33 @@ import (
 // --plan-mode-required (PROTOCOL.md section 10.2).
 const EnvPlanModeRequired = "CLAUDE_CODE_PLAN_MODE_REQUIRED"
 
-// teammateModes are the values of --teammate-mode.
-var teammateModes = []string{"auto", "tmux", "iterm2", "in-process"}
+// Modes are the values of --teammate-mode.
+var Modes = []string{"auto", "tmux", "iterm2", "in-process"}
 
-// teammateFlags are the flags a lead puts on a pane teammate's command
+// Flags are the flags a lead puts on a pane teammate's command
 // line (PROTOCOL.md sections 10.2 and 10.3). A Claude Code lead started
 // with CLAUDE_CODE_TEAMMATE_COMMAND=troupe passes exactly these, so troupe
 // accepts all of them: the identity and lead flags are used, the ones for
 // Claude Code features troupe lacks are accepted and ignored.
-type teammateFlags struct {
+type Flags struct {
 	// Identity (10.2). The three come together or not at all.
-	agentID   string // <name>@<team>
-	agentName string
-	teamName  string
+	AgentID   string // <name>@<team>
+	AgentName string
+	TeamName  string
 
-	agentColor       string
-	parentSessionID  string // the lead's session UUID
-	planModeRequired bool   // also EnvPlanModeRequired
+	AgentColor       string
+	ParentSessionID  string // the lead's session UUID
+	PlanModeRequired bool   // also EnvPlanModeRequired
 	leadVerifyKeyArg string // <epochMs>.<base64url SPKI>, see leadKey
-	agentType        string // a custom agent definition to run
-	teammateMode     string // lead side: auto, tmux, iterm2 or in-process
+	AgentType        string // a custom agent definition to run
+	TeammateMode     string // lead side: auto, tmux, iterm2 or in-process
 
 	// dangerouslySkip is Claude Code's spelling of permission mode
 	// bypassPermissions (see permissionMode).
 	dangerouslySkip bool
-	// disallowedTools are Claude Code's --disallowed-tools rules, for the
+	// DisallowedTools are Claude Code's --disallowed-tools rules, for the
 	// runtime to add to its deny rules.
-	disallowedTools []string
+	DisallowedTools []string
 
 	// ignored are the Claude Code flags troupe has no use for, by name.
 	ignored map[string]*string
@@ -54,11 +60,11 @@ type teammateFlags struct {
 	ignoredBool map[string]*bool
 
 	// Set by validate.
-	leadKey *mailbox.LeadVerifyKey // parsed --lead-verify-key; nil without one
+	LeadKey *mailbox.LeadVerifyKey // parsed --lead-verify-key; nil without one
 
 	fs     *pflag.FlagSet
-	getenv func(string) string // os.Getenv unless the caller injects one
-	log    *slog.Logger        // slog.Default() unless the caller injects one
+	getenv func(string) string
+	log    *slog.Logger // slog.Default() unless the caller injects one
 }
 
 // ignoredStringFlags are value flags a Claude Code lead may pass through to
@@ -78,27 +84,31 @@ var ignoredBoolFlags = []struct{ name, usage string }{
 	{"no-chrome", "Claude Code's Chrome integration off (ignored)"},
 }
 
-// addTeammateFlags registers on root's own flags every teammate flag of
+// Add registers on root's own flags every teammate flag of
 // PROTOCOL.md 10.2 and the pass-through flags of 10.3, and returns where
-// they land. Call validate after parsing. A pass-through flag that root
+// they land; getenv reads the environment's fallbacks (nil: os.Getenv).
+// Call Validate after parsing. A pass-through flag that root
 // already has (--model, --permission-mode) is left to its owner.
-func addTeammateFlags(root *cobra.Command) *teammateFlags {
+func Add(root *cobra.Command, getenv func(string) string) *Flags {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	fs := root.Flags()
-	f := &teammateFlags{
-		fs: fs, getenv: os.Getenv, log: slog.Default(),
+	f := &Flags{
+		fs: fs, getenv: getenv, log: slog.Default(),
 		ignored: map[string]*string{}, ignoredBool: map[string]*bool{},
 	}
-	fs.StringVar(&f.agentID, "agent-id", "", "teammate: this agent's `ID`, <name>@<team> (with --agent-name and --team-name)")
-	fs.StringVar(&f.agentName, "agent-name", "", "teammate: this agent's `NAME` in its team")
-	fs.StringVar(&f.teamName, "team-name", "", "teammate: the `TEAM` to join")
-	fs.StringVar(&f.agentColor, "agent-color", "", "teammate: display `COLOR`: "+strings.Join(team.Palette[:], ", "))
-	fs.StringVar(&f.parentSessionID, "parent-session-id", "", "teammate: the lead's session `ID`")
-	fs.BoolVar(&f.planModeRequired, "plan-mode-required", false, "teammate: start in plan mode and need the lead's approval to leave it (also "+EnvPlanModeRequired+"=1)")
+	fs.StringVar(&f.AgentID, "agent-id", "", "teammate: this agent's `ID`, <name>@<team> (with --agent-name and --team-name)")
+	fs.StringVar(&f.AgentName, "agent-name", "", "teammate: this agent's `NAME` in its team")
+	fs.StringVar(&f.TeamName, "team-name", "", "teammate: the `TEAM` to join")
+	fs.StringVar(&f.AgentColor, "agent-color", "", "teammate: display `COLOR`: "+strings.Join(team.Palette[:], ", "))
+	fs.StringVar(&f.ParentSessionID, "parent-session-id", "", "teammate: the lead's session `ID`")
+	fs.BoolVar(&f.PlanModeRequired, "plan-mode-required", false, "teammate: start in plan mode and need the lead's approval to leave it (also "+EnvPlanModeRequired+"=1)")
 	fs.StringVar(&f.leadVerifyKeyArg, "lead-verify-key", "", "teammate: the lead's public `KEY` (<epochMs>.<base64url Ed25519 SPKI>); lead protocol messages without a valid signature are then not acted on")
-	fs.StringVar(&f.agentType, "agent-type", "", "teammate: custom agent `TYPE` to run")
-	fs.StringVar(&f.teammateMode, "teammate-mode", "", "where teammates run: "+strings.Join(teammateModes, ", "))
+	fs.StringVar(&f.AgentType, "agent-type", "", "teammate: custom agent `TYPE` to run")
+	fs.StringVar(&f.TeammateMode, "teammate-mode", "", "where teammates run: "+strings.Join(Modes, ", "))
 	fs.BoolVar(&f.dangerouslySkip, "dangerously-skip-permissions", false, "same as --permission-mode bypassPermissions (Claude Code's spelling)")
-	fs.StringArrayVar(&f.disallowedTools, "disallowed-tools", nil, "deny these permission `RULES` (Claude Code's spelling of --disallowedTools; repeatable)")
+	fs.StringArrayVar(&f.DisallowedTools, "disallowed-tools", nil, "deny these permission `RULES` (Claude Code's spelling of --disallowedTools; repeatable)")
 	for _, fl := range ignoredStringFlags {
 		if fs.Lookup(fl.name) != nil {
 			continue
@@ -116,20 +126,20 @@ func addTeammateFlags(root *cobra.Command) *teammateFlags {
 	return f
 }
 
-// enabled reports whether this process was started as a teammate: the
+// Enabled reports whether this process was started as a teammate: the
 // identity flags are set. Call it after validate.
-func (f *teammateFlags) enabled() bool { return f.agentID != "" }
+func (f *Flags) Enabled() bool { return f.AgentID != "" }
 
 // teammateOnly are the flags that mean nothing without the identity flags.
 var teammateOnly = []string{"agent-color", "parent-session-id", "plan-mode-required", "lead-verify-key", "agent-type"}
 
-// validate checks the parsed flags and returns a *UsageError naming the
+// Validate checks the parsed flags and returns a *UsageError naming the
 // problem: the identity flags come together or not at all, the id is
 // <name>@<team>, the names are valid, the color, teammate mode and lead
 // key are well formed, and teammate-only flags need the identity. It also
 // applies the plan-mode environment fallback, parses the lead key, and
 // logs (debug) each ignored Claude Code flag that was given.
-func (f *teammateFlags) validate() error {
+func (f *Flags) Validate() error {
 	given := func(name string) bool { return f.fs.Changed(name) }
 	var set, missing []string
 	for _, n := range []string{"agent-id", "agent-name", "team-name"} {
@@ -152,12 +162,12 @@ func (f *teammateFlags) validate() error {
 		if err := f.validateIdentity(); err != nil {
 			return err
 		}
-		if !f.planModeRequired && truthy(f.getenv(EnvPlanModeRequired)) {
-			f.planModeRequired = true
+		if !f.PlanModeRequired && Truthy(f.getenv(EnvPlanModeRequired)) {
+			f.PlanModeRequired = true
 		}
 	}
-	if f.teammateMode != "" && !slices.Contains(teammateModes, f.teammateMode) {
-		return cli.Usagef("--teammate-mode %q: want one of %s", f.teammateMode, strings.Join(teammateModes, ", "))
+	if f.TeammateMode != "" && !slices.Contains(Modes, f.TeammateMode) {
+		return cli.Usagef("--teammate-mode %q: want one of %s", f.TeammateMode, strings.Join(Modes, ", "))
 	}
 	for name, v := range f.ignored {
 		if given(name) {
@@ -173,23 +183,23 @@ func (f *teammateFlags) validate() error {
 }
 
 // validateIdentity checks the flags of a teammate invocation.
-func (f *teammateFlags) validateIdentity() error {
-	if err := team.ValidateTeamName(f.teamName); err != nil {
-		return cli.Usagef("--team-name %q: %v", f.teamName, err)
+func (f *Flags) validateIdentity() error {
+	if err := team.ValidateTeamName(f.TeamName); err != nil {
+		return cli.Usagef("--team-name %q: %v", f.TeamName, err)
 	}
-	if err := team.ValidateAgentName(f.agentName, false); err != nil {
-		return cli.Usagef("--agent-name %q: %v", f.agentName, err)
+	if err := team.ValidateAgentName(f.AgentName, false); err != nil {
+		return cli.Usagef("--agent-name %q: %v", f.AgentName, err)
 	}
-	if want := team.AgentID(f.agentName, f.teamName); f.agentID != want {
-		return cli.Usagef("--agent-id %q does not match --agent-name %q and --team-name %q: want %q", f.agentID, f.agentName, f.teamName, want)
+	if want := team.AgentID(f.AgentName, f.TeamName); f.AgentID != want {
+		return cli.Usagef("--agent-id %q does not match --agent-name %q and --team-name %q: want %q", f.AgentID, f.AgentName, f.TeamName, want)
 	}
-	if f.fs.Changed("agent-color") && !slices.Contains(team.Palette[:], f.agentColor) {
-		return cli.Usagef("--agent-color %q: want one of %s", f.agentColor, strings.Join(team.Palette[:], ", "))
+	if f.fs.Changed("agent-color") && !slices.Contains(team.Palette[:], f.AgentColor) {
+		return cli.Usagef("--agent-color %q: want one of %s", f.AgentColor, strings.Join(team.Palette[:], ", "))
 	}
-	if f.fs.Changed("parent-session-id") && strings.TrimSpace(f.parentSessionID) == "" {
+	if f.fs.Changed("parent-session-id") && strings.TrimSpace(f.ParentSessionID) == "" {
 		return cli.Usagef("--parent-session-id: empty")
 	}
-	if f.fs.Changed("agent-type") && strings.TrimSpace(f.agentType) == "" {
+	if f.fs.Changed("agent-type") && strings.TrimSpace(f.AgentType) == "" {
 		return cli.Usagef("--agent-type: empty")
 	}
 	if f.fs.Changed("lead-verify-key") {
@@ -197,16 +207,16 @@ func (f *teammateFlags) validateIdentity() error {
 		if err != nil {
 			return cli.Usagef("--lead-verify-key: %v", err)
 		}
-		f.leadKey = &k
+		f.LeadKey = &k
 	}
 	return nil
 }
 
-// permissionMode resolves the teammate's permission mode from the value of
+// PermissionMode resolves the teammate's permission mode from the value of
 // --permission-mode (explicit, possibly empty) and
 // --dangerously-skip-permissions, which means bypassPermissions. Both at
 // once with another mode is a usage error.
-func (f *teammateFlags) permissionMode(explicit string) (permission.Mode, error) {
+func (f *Flags) PermissionMode(explicit string) (permission.Mode, error) {
 	if !f.dangerouslySkip {
 		if explicit == "" {
 			return "", nil
@@ -223,8 +233,8 @@ func (f *teammateFlags) permissionMode(explicit string) (permission.Mode, error)
 	return permission.ModeBypass, nil
 }
 
-// truthy reports whether an environment value turns a switch on.
-func truthy(v string) bool {
+// Truthy reports whether an environment value turns a switch on.
+func Truthy(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "1", "true", "yes", "on":
 		return true

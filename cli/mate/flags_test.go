@@ -1,4 +1,4 @@
-package main
+package mate
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/cli"
 	"github.com/troupe-dev/troupe/permission"
 )
 
@@ -25,20 +26,20 @@ var observedArgv = []string{
 
 // parseTeammate parses args on a throwaway root that, like troupe's, has
 // --model and --permission-mode of its own, and validates.
-func parseTeammate(t *testing.T, env map[string]string, args ...string) (*teammateFlags, string, string, error) {
+func parseTeammate(t *testing.T, env map[string]string, args ...string) (*Flags, string, string, error) {
 	t.Helper()
 	root := &cobra.Command{Use: "troupe", SilenceUsage: true, SilenceErrors: true}
 	var model, mode string
 	root.Flags().StringVar(&model, "model", "", "")
 	root.Flags().StringVar(&mode, "permission-mode", "", "")
-	f := addTeammateFlags(root)
+	f := Add(root, nil)
 	f.getenv = func(k string) string { return env[k] }
 	root.RunE = func(*cobra.Command, []string) error { return nil }
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		return f, model, mode, err
 	}
-	return f, model, mode, f.validate()
+	return f, model, mode, f.Validate()
 }
 
 func TestTeammateFlagsObservedClaudeArgv(t *testing.T) {
@@ -46,17 +47,17 @@ func TestTeammateFlagsObservedClaudeArgv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.enabled() || f.agentName != "helper" || f.teamName != "session-f1cb6ba9" || f.agentColor != "blue" ||
-		f.parentSessionID != "f1cb6ba9-d9b3-42ed-b10d-6ef5b1fe71f8" || f.planModeRequired {
+	if !f.Enabled() || f.AgentName != "helper" || f.TeamName != "session-f1cb6ba9" || f.AgentColor != "blue" ||
+		f.ParentSessionID != "f1cb6ba9-d9b3-42ed-b10d-6ef5b1fe71f8" || f.PlanModeRequired {
 		t.Errorf("parsed %+v", f)
 	}
-	if f.leadKey == nil || f.leadKey.String() != observedArgv[11] {
-		t.Errorf("leadKey = %v; want the parsed --lead-verify-key", f.leadKey)
+	if f.LeadKey == nil || f.LeadKey.String() != observedArgv[11] {
+		t.Errorf("leadKey = %v; want the parsed --lead-verify-key", f.LeadKey)
 	}
 	if model != "claude-opus-5-5" || mode != "acceptEdits" {
 		t.Errorf("--model %q, --permission-mode %q went elsewhere; want root's own flags to get them", model, mode)
 	}
-	if pm, err := f.permissionMode(mode); err != nil || pm != permission.ModeAcceptEdits {
+	if pm, err := f.PermissionMode(mode); err != nil || pm != permission.ModeAcceptEdits {
 		t.Errorf("permissionMode = %q, %v; want acceptEdits", pm, err)
 	}
 }
@@ -66,8 +67,8 @@ func TestTeammateFlagsNotATeammate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.enabled() || f.planModeRequired || f.teammateMode != "tmux" {
-		t.Errorf("enabled %v, planModeRequired %v, teammateMode %q; want a lead with tmux and no plan mode from the env", f.enabled(), f.planModeRequired, f.teammateMode)
+	if f.Enabled() || f.PlanModeRequired || f.TeammateMode != "tmux" {
+		t.Errorf("enabled %v, planModeRequired %v, teammateMode %q; want a lead with tmux and no plan mode from the env", f.Enabled(), f.PlanModeRequired, f.TeammateMode)
 	}
 }
 
@@ -78,13 +79,13 @@ func TestTeammateFlagsPlanModeFromEnv(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.planModeRequired != want {
-			t.Errorf("%s=%q: planModeRequired %v; want %v", EnvPlanModeRequired, v, f.planModeRequired, want)
+		if f.PlanModeRequired != want {
+			t.Errorf("%s=%q: planModeRequired %v; want %v", EnvPlanModeRequired, v, f.PlanModeRequired, want)
 		}
 	}
 	f, _, _, err := parseTeammate(t, nil, append(slices.Clone(args), "--plan-mode-required")...)
-	if err != nil || !f.planModeRequired {
-		t.Errorf("--plan-mode-required: %v, %v; want plan mode required", f.planModeRequired, err)
+	if err != nil || !f.PlanModeRequired {
+		t.Errorf("--plan-mode-required: %v, %v; want plan mode required", f.PlanModeRequired, err)
 	}
 }
 
@@ -112,9 +113,9 @@ func TestTeammateFlagsUsageErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, _, err := parseTeammate(t, nil, tt.args...)
-			var ue *UsageError
+			var ue *cli.UsageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v; want a *UsageError saying %q", err, tt.want)
+				t.Errorf("error %v; want a *cli.UsageError saying %q", err, tt.want)
 			}
 		})
 	}
@@ -126,20 +127,20 @@ func TestTeammateFlagsPermissionMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pm, err := f.permissionMode(mode); err != nil || pm != permission.ModeBypass {
+	if pm, err := f.PermissionMode(mode); err != nil || pm != permission.ModeBypass {
 		t.Errorf("--dangerously-skip-permissions: mode %q, %v; want bypassPermissions", pm, err)
 	}
-	if _, err := f.permissionMode("plan"); err == nil || !strings.Contains(err.Error(), "cannot be combined with --permission-mode plan") {
+	if _, err := f.PermissionMode("plan"); err == nil || !strings.Contains(err.Error(), "cannot be combined with --permission-mode plan") {
 		t.Errorf("skip + plan: %v; want a usage error", err)
 	}
-	if pm, err := f.permissionMode("bypassPermissions"); err != nil || pm != permission.ModeBypass {
+	if pm, err := f.PermissionMode("bypassPermissions"); err != nil || pm != permission.ModeBypass {
 		t.Errorf("skip + bypassPermissions: %q, %v", pm, err)
 	}
 	f.dangerouslySkip = false
-	if pm, err := f.permissionMode(""); err != nil || pm != "" {
+	if pm, err := f.PermissionMode(""); err != nil || pm != "" {
 		t.Errorf("no mode: %q, %v; want empty (the caller's default)", pm, err)
 	}
-	if _, err := f.permissionMode("yolo"); err == nil {
+	if _, err := f.PermissionMode("yolo"); err == nil {
 		t.Error("--permission-mode yolo accepted")
 	}
 }
@@ -152,13 +153,13 @@ func TestTeammateFlagsIgnoredPassThrough(t *testing.T) {
 	root := &cobra.Command{Use: "troupe", RunE: func(*cobra.Command, []string) error { return nil }}
 	root.Flags().String("model", "", "")
 	root.Flags().String("permission-mode", "", "")
-	f := addTeammateFlags(root)
+	f := Add(root, nil)
 	f.log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for _, flag := range []string{"--effort", "--settings", "--plugin-dir", "--mcp-config", "--strict-mcp-config", "--tools", "--chrome", "--no-chrome"} {
@@ -166,8 +167,8 @@ func TestTeammateFlagsIgnoredPassThrough(t *testing.T) {
 			t.Errorf("no debug line for ignored %s in:\n%s", flag, logs.String())
 		}
 	}
-	if f.agentType != "reviewer" || !slices.Equal(f.disallowedTools, []string{"Bash(rm *)", "WebFetch"}) {
-		t.Errorf("agentType %q, disallowedTools %q", f.agentType, f.disallowedTools)
+	if f.AgentType != "reviewer" || !slices.Equal(f.DisallowedTools, []string{"Bash(rm *)", "WebFetch"}) {
+		t.Errorf("agentType %q, disallowedTools %q", f.AgentType, f.DisallowedTools)
 	}
 	// Ignored flags stay out of troupe --help.
 	for _, name := range []string{"effort", "chrome", "tools"} {
@@ -183,7 +184,7 @@ func TestTeammateFlagsLeaveExistingFlagsAlone(t *testing.T) {
 	root := &cobra.Command{Use: "troupe"}
 	var effort string
 	root.Flags().StringVar(&effort, "effort", "", "troupe's own effort")
-	f := addTeammateFlags(root)
+	f := Add(root, nil)
 	if _, ok := f.ignored["effort"]; ok {
 		t.Error("--effort registered as ignored although root has it")
 	}
