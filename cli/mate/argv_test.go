@@ -54,7 +54,6 @@ func TestClaudeArgv(t *testing.T) {
 	}
 }
 
-
 // What a lead puts on a teammate's command line is what a teammate
 // reads back: the two ends of the protocol agree, lead key included,
 // and the raw scan a failed start relies on finds the same identity.
