@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/cli/agentflags"
 )
 
 func TestVersion(t *testing.T) {
@@ -64,7 +66,7 @@ func TestBinary(t *testing.T) {
 		{"usage", []string{"task", "get", "--team", "alpha", "x"}, 2, "", "Run 'troupe task get --help' for usage."},
 		{"unknown command", []string{"nope"}, 2, "", `unknown command "nope"`},
 		{"budget", []string{"-p", "--provider", "scripted", "--script", filepath.Join("..", "..", "docs", "examples", "hello.json"), "--max-tokens", "1", "hi"},
-			exitBudget, "", "--max-tokens allows 1 tokens"}, // budget.go
+			agentflags.ExitBudget, "", "--max-tokens allows 1 tokens"}, // budget.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-dev/troupe/cli/agentflags"
 	"github.com/troupe-dev/troupe/cli/usagecmd"
 	"github.com/troupe-dev/troupe/llm/llmtest"
 )
@@ -52,8 +53,8 @@ func TestMaxTokensStopsTheRun(t *testing.T) {
 	out, errOut, err := runIn(t, home, "-p", "--cwd", cwd, "--provider", "scripted", "--script", script,
 		"--output-format", "stream-json", "--max-tokens", "100", "read the notes")
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != exitBudget {
-		t.Fatalf("run past --max-tokens: %v; want exit status %d\n%s\n%s", err, exitBudget, out, errOut)
+	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {
+		t.Fatalf("run past --max-tokens: %v; want exit status %d\n%s\n%s", err, agentflags.ExitBudget, out, errOut)
 	}
 	if !strings.Contains(errOut, "budget exceeded: 120 tokens spent, --max-tokens allows 100 tokens") {
 		t.Errorf("stderr does not say why:\n%s", errOut)
@@ -199,8 +200,8 @@ func TestMaxBudgetUSDOnAnthropic(t *testing.T) {
 	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--cwd", cwd, "--model", "claude-sonnet-4-5",
 		"--output-format", "json", "--max-budget-usd", "1", "read the notes again and again"})
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != exitBudget {
-		t.Fatalf("run: %v; want exit status %d\n%s\n%s", err, exitBudget, out.String(), errOut.String())
+	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {
+		t.Fatalf("run: %v; want exit status %d\n%s\n%s", err, agentflags.ExitBudget, out.String(), errOut.String())
 	}
 	if n := srv.RequestCount(); n != 2 {
 		t.Errorf("the server got %d calls; want 2 ($1.80 after the second, past the $1 cap)", n)
@@ -276,8 +277,8 @@ func TestPaneSpendingCountsTowardTheSessionCap(t *testing.T) {
 	c.Stdout, c.Stderr = &stdout, &stderr
 	err := c.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitBudget {
-		t.Fatalf("the lead: %v; want exit status %d\nstdout:\n%s\nstderr:\n%s", err, exitBudget, stdout.String(), stderr.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != agentflags.ExitBudget {
+		t.Fatalf("the lead: %v; want exit status %d\nstdout:\n%s\nstderr:\n%s", err, agentflags.ExitBudget, stdout.String(), stderr.String())
 	}
 	if strings.Contains(stdout.String(), "LEAD-PAST-THE-CAP") {
 		t.Error("the lead's model was called past the cap")
@@ -334,8 +335,8 @@ func TestSessionCapAsksTeammatesToShutDown(t *testing.T) {
 	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--provider", "scripted", "--script", script, "--output-format", "json", "--max-tokens", "1000", "go")
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != exitBudget {
-		t.Fatalf("run past --max-tokens: %v; want exit status %d\n%s\n%s", err, exitBudget, out, errOut)
+	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {
+		t.Fatalf("run past --max-tokens: %v; want exit status %d\n%s\n%s", err, agentflags.ExitBudget, out, errOut)
 	}
 	for _, want := range []string{
 		"tokens spent, --max-tokens allows 1000 tokens; no new model call starts, teammates are asked to shut down",

@@ -46,8 +46,8 @@ func (a *app) expandCommand(h *headless, cwd, prompt string) (string, error) {
 		}
 		return "", cli.Usagef("/%s: no such command; the commands here are /%s", name, strings.Join(names, ", /"))
 	}
-	if c.Model != "" && h.model == "" {
-		h.model = c.Model
+	if c.Model != "" && h.model.Name == "" {
+		h.model.Name = c.Model
 	}
 	return c.Expand(args), nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/cli/agentflags"
 	"github.com/troupe-dev/troupe/cli/mate"
 
 	"github.com/spf13/cobra"
@@ -76,8 +77,8 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 	stats, approver := &demo.Stats{}, &demo.Approver{}
 	a.HomeFlag = home
 	mate := &mate.Flags{TeammateMode: mode}
-	h := &headless{print: true, outputFormat: "text", provider: "scripted", script: script, maxTurns: 50, cwd: project,
-		permissionMode: "acceptEdits", promptTimeout: time.Minute,
+	h := &headless{print: true, outputFormat: "text", model: agentflags.Model{Provider: "scripted", Script: script}, maxTurns: 50, cwd: project,
+		perm:  agentflags.Permissions{Mode: "acceptEdits", PromptTimeout: time.Minute},
 		teams: teamFlags{enabled: true, digest: digestQuiet, mate: mate, answer: approver.Answer, timeline: out, onEvent: stats.Add}}
 	var result bytes.Buffer
 	var runErr error

@@ -44,9 +44,7 @@ fails while another session dreams; a dream that fails is due again.`,
 	}
 	f := c.Flags()
 	f.StringVar(&cwd, "cwd", "", "the project `DIR` (default the current folder)")
-	f.StringVar(&h.provider, "provider", "", "model provider: anthropic, openai or scripted (default as for troupe -p)")
-	f.StringVar(&h.model, "model", "", "model id (default: the provider's)")
-	f.StringVar(&h.script, "script", "", "with --provider scripted: the script `FILE`")
+	h.model.Add(f)
 	return c
 }
 
@@ -55,11 +53,11 @@ func (a *app) runDream(ctx context.Context, h *headless, cwd string) error {
 	if err != nil {
 		return err
 	}
-	model, err := a.openModel(h)
+	model, err := h.model.Open(a.Getenv)
 	if err != nil {
 		return err
 	}
-	cfg := kit.Dream(home, cwd, "", model, h.model)
+	cfg := kit.Dream(home, cwd, "", model, h.model.Name)
 	reg := task.New(task.Config{Dir: filepath.Join(os.TempDir(), "troupe-dream-"+memory.Slug(cwd)), PollInterval: -1})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -144,11 +142,11 @@ func (a *app) startDream(h *headless, cwd, session string, reg *task.Registry) (
 	if err != nil {
 		return "", err
 	}
-	model, err := a.openModel(h)
+	model, err := h.model.Open(a.Getenv)
 	if err != nil {
 		return "", err
 	}
-	return dream.Start(reg, kit.Dream(home, cwd, session, model, h.model))
+	return dream.Start(reg, kit.Dream(home, cwd, session, model, h.model.Name))
 }
 
 // slashDream is /dream in the interactive lead: a dream in the session's

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/cli/agentflags"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -130,7 +131,7 @@ func TestSlashDream(t *testing.T) {
 		defer cancel()
 		reg.Close(ctx)
 	}()
-	h := &headless{provider: "scripted", script: script}
+	h := &headless{model: agentflags.Model{Provider: "scripted", Script: script}}
 	note := a.slashDream(h, proj, "now", reg)
 	if !strings.HasPrefix(note, "Dreaming (task d") {
 		t.Fatalf("/dream = %q", note)

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/cli/agentflags"
 
 	"github.com/spf13/cobra"
 
@@ -38,27 +38,18 @@ import (
 type headless struct {
 	print        bool
 	outputFormat string
-	provider     string
-	model        string
-	script       string
+	model        agentflags.Model // --provider, --model, --script
 	maxTurns     int
 	cwd          string
 	system       string
 	transcript   string
 	noInstr      bool // --no-project-instructions
 
-	// permissions
-	permissionMode  string
-	allowedTools    []string
-	disallowedTools []string
-	addDirs         []string
-	audit           string
-	promptCommand   string
-	promptTimeout   time.Duration
+	perm agentflags.Permissions // the permission flags
 
 	coordinator bool // coordinator mode (coordinator.go)
 
-	budget budgetFlags // --max-budget-usd, --max-tokens (budget.go)
+	budget agentflags.Budget // --max-budget-usd, --max-tokens
 
 	teams teamFlags // agent teams (swarm.go)
 
@@ -73,23 +64,15 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f := root.Flags()
 	f.BoolVarP(&h.print, "print", "p", false, "run one agent headless on the prompt (the arguments, or stdin) and print the result")
 	f.StringVar(&h.outputFormat, "output-format", "text", "with -p: `text`, json (one result object) or stream-json (one event a line)")
-	f.StringVar(&h.provider, "provider", "", "model provider: anthropic, openai or scripted (default: anthropic if ANTHROPIC_API_KEY is set, else openai if OPENAI_API_KEY or OPENAI_BASE_URL is set)")
-	f.StringVar(&h.model, "model", "", "model id (default: the provider's)")
-	f.StringVar(&h.script, "script", "", "with --provider scripted: the script `FILE` (format: docs/scripted.md)")
+	h.model.Add(f)
 	f.IntVar(&h.maxTurns, "max-turns", agent.DefaultMaxTurns, "bound on model calls in one run")
 	f.StringVar(&h.cwd, "cwd", "", "working `DIR` for the agent's tools (default: the current folder)")
 	f.StringVar(&h.system, "system-prompt", "", "replace the default system prompt (project instructions and the environment still follow it)")
 	f.BoolVar(&h.noInstr, "no-project-instructions", false, "do not give agents the CLAUDE.md and AGENTS.md files of the working folder, the folders above it and the user's home")
 	f.StringVar(&h.transcript, "transcript", "", "append the run's events as JSON lines to `FILE`")
-	f.StringVar(&h.permissionMode, "permission-mode", "", "with -p: permission `MODE`: default, acceptEdits, plan, bypassPermissions or dontAsk (default: the settings' defaultMode, else default)")
-	f.StringArrayVar(&h.allowedTools, "allowedTools", nil, "with -p: allow these permission `RULES` (comma or space separated, such as \"Bash(npm test) Edit\"; repeatable)")
-	f.StringArrayVar(&h.disallowedTools, "disallowedTools", nil, "with -p: deny these permission `RULES` (comma or space separated; repeatable)")
-	f.StringArrayVar(&h.addDirs, "add-dir", nil, "with -p: a further working `DIR` the agent may read (and edit in acceptEdits mode); repeatable")
-	f.StringVar(&h.audit, "audit", "", "with -p: append one JSON line per permission decision to `FILE`")
-	f.StringVar(&h.promptCommand, "permission-prompt-command", "", "with -p: a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout)")
-	f.DurationVar(&h.promptTimeout, "permission-prompt-timeout", 60*time.Second, "with -p: how long --permission-prompt-command may take before the call is denied")
+	h.perm.Add(f, "with -p: ", true)
 	a.addTeamFlags(root, &h.teams)
-	addBudgetFlags(f, &h.budget) // budget.go
+	h.budget.Add(f)
 	addSessionFlags(f, &h.session)
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1 or "+coordinator.EnvClaudeMode+"=1")
 }
@@ -173,7 +156,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	lr.bg.endTeam(h.teams.keep)
 	lr.bg.flush() // every event is printed before the result
 	// budget.go: a limit reached exits 6
-	return budgetExit(a.Stderr, lr.out.Finish(res, runErr))
+	return agentflags.Exit(a.Stderr, lr.out.Finish(res, runErr))
 }
 
 // leadRun is a lead's session made ready to run, for `troupe -p` and the
@@ -232,12 +215,12 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.coord = sess.coordinatorMode(h)
 	lr.history = sess.history
-	approver, closeAudit, err := a.headlessApprover(h, cwd)
+	approver, closeAudit, err := h.perm.Approver(a.App, cwd)
 	if err != nil {
 		return lr, err
 	}
 	lr.defer_(closeAudit)
-	model, err := a.openModel(h)
+	model, err := h.model.Open(a.Getenv)
 	if err != nil {
 		return lr, err
 	}
@@ -246,11 +229,11 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	approver.PermissionHook = lr.hooks.PermissionHook()
-	lr.model = cmp.Or(h.model, model.Info().Model)
+	lr.model = cmp.Or(h.model.Name, model.Info().Model)
 	if lr.trace, err = a.leadTelemetry(ctx, lr); err != nil {
 		return lr, err
 	}
-	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model)
+	lr.rec = sess.record(lr.id, cwd, lr.coord, model.Info(), h.model.Name)
 	lr.defer_(lr.rec.Close)
 	if model, err = a.leadOutput(h, cwd, lr, model, interactive); err != nil {
 		return lr, err
@@ -300,7 +283,7 @@ func (a *app) leadOutput(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		stdout = io.Discard // the screen is the interactive lead's
 	}
 	lr.out = streamjson.New(stdout, h.outputFormat, lr.id, model.Info())
-	lr.out.Cost = cost
+	lr.out.Cost = agentflags.Cost
 	model, err := a.meterLead(h, cwd, lr, model) // budget.go: every agent of the session is metered
 	if err != nil {
 		return nil, err
@@ -378,7 +361,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	}
 	var system string
 	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model, Context: ac, Transcripts: bg.tx, Remote: bg.remote}, approver, lr.id, h.system); err != nil {
+		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Context: ac, Transcripts: bg.tx, Remote: bg.remote}, approver, lr.id, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}
 		system = brief.Build(system, ac.Instructions(), "").Stable
@@ -398,7 +381,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
 	bg.sess.SetApprover(leadApprover)
 	lr.mode = string(leadApprover.Mode())
-	cfg := agent.Config{Model: model, ModelName: h.model, System: system, Environment: ac.Environment, Tools: tools,
+	cfg := agent.Config{Model: model, ModelName: h.model.Name, System: system, Environment: ac.Environment, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
 	lr.hooks.SetMode(func() string { return string(leadApprover.Mode()) })
 	cfg, err = ac.NarrowBySkills(cfg) // a skill's allowed-tools narrow the rest of its turn

@@ -90,11 +90,11 @@ func (a *app) openSessions(h *headless, cwd string) (*sessions, error) {
 	if r.Cut != nil {
 		fmt.Fprintf(a.Stderr, "troupe: session %s: resuming before its unfinished last turn (%d of %d messages kept: %v)\n", id, len(r.History), len(prev.Messages), r.Cut)
 	}
-	if h.provider == "" && h.script == "" {
-		h.provider = prev.Header.Provider
+	if h.model.Provider == "" && h.model.Script == "" {
+		h.model.Provider = prev.Header.Provider
 	}
-	if h.model == "" {
-		h.model = prev.Header.Model
+	if h.model.Name == "" {
+		h.model.Name = prev.Header.Model
 	}
 	return s, nil
 }

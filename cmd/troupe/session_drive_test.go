@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/cli/agentflags"
 	"github.com/troupe-dev/troupe/cli/mate"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
@@ -44,7 +45,7 @@ func TestSessionDrivenTeam(t *testing.T) {
 	a := newApp(Main{Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" },
 		HomeDir: func() (string, error) { return dir, nil }})
 	a.HomeFlag = filepath.Join(dir, "home")
-	h := &headless{outputFormat: "text", provider: "scripted", script: scriptFile, maxTurns: 50, cwd: dir, promptTimeout: time.Minute,
+	h := &headless{outputFormat: "text", model: agentflags.Model{Provider: "scripted", Script: scriptFile}, maxTurns: 50, cwd: dir, perm: agentflags.Permissions{PromptTimeout: time.Minute},
 		teams: teamFlags{enabled: true, mate: &mate.Flags{TeammateMode: "in-process"}, shut: 10 * time.Second}}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

@@ -48,7 +48,7 @@ func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*lead
 		closeStores()
 		return nil, err
 	}
-	c.Stores, c.ModelName, c.Hooks = kitStores(sess.Stores), h.model, a.hooks
+	c.Stores, c.ModelName, c.Hooks = kitStores(sess.Stores), h.model.Name, a.hooks
 	c.Queuing, c.ShutdownAnswerTimeout = teammateCommand(a, h) != "", h.teams.shut
 	c.WrapMail = a.tel.leadMail // telemetry.go: trace context on what it sends
 	c.Mates.Run, c.Mates.NoInstr, c.Mates.AskTimeout, c.Mates.Telemetry = a.kitRun(), h.noInstr, h.teams.ask, a.tel.mate
@@ -126,11 +126,11 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		if m.Mode != "" {
 			argv = append(argv, "--permission-mode", m.Mode)
 		}
-		if h.provider != "" {
-			argv = append(argv, "--provider", h.provider)
+		if h.model.Provider != "" {
+			argv = append(argv, "--provider", h.model.Provider)
 		}
-		if h.script != "" {
-			script, err := filepath.Abs(h.script)
+		if h.model.Script != "" {
+			script, err := filepath.Abs(h.model.Script)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -216,7 +216,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model, Approver: approver, Remote: bg.remote, Context: bg.ac,
+	opts := kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Approver: approver, Remote: bg.remote, Context: bg.ac,
 		Transcripts: bg.tx, Parent: transcript.KindLead, WorktreeRoot: h.teams.trees.get().root, Fork: fork}
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := kit.Tools(opts)

@@ -36,20 +36,20 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err != nil {
 		return err
 	}
-	mode, err := tf.PermissionMode(h.permissionMode)
+	mode, err := tf.PermissionMode(h.perm.Mode)
 	if err != nil {
 		return err
 	}
 	if mode != "" {
-		h.permissionMode = string(mode)
+		h.perm.Mode = string(mode)
 	}
-	h.disallowedTools = append(h.disallowedTools, tf.DisallowedTools...)
-	approver, closeAudit, err := a.headlessApprover(h, cwd)
+	h.perm.Disallowed = append(h.perm.Disallowed, tf.DisallowedTools...)
+	approver, closeAudit, err := h.perm.Approver(a.App, cwd)
 	if err != nil {
 		return err
 	}
 	defer closeAudit()
-	model, err := a.openModel(h)
+	model, err := h.model.Open(a.Getenv)
 	if err != nil {
 		return fmt.Errorf("teammate %s: %w", tf.AgentID, err)
 	}
@@ -168,11 +168,11 @@ func paneMember(ctx context.Context, sess *cli.Opened, h *headless) (team.Config
 	if tf.AgentColor != "" {
 		member.Color = tf.AgentColor
 	}
-	if h.model != "" {
-		member.Model = h.model
+	if h.model.Name != "" {
+		member.Model = h.model.Name
 	}
-	if h.permissionMode != "" {
-		member.Mode = h.permissionMode // the flag the lead started it with
+	if h.perm.Mode != "" {
+		member.Mode = h.perm.Mode // the flag the lead started it with
 	}
 	return cfg, member, nil
 }

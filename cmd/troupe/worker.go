@@ -56,16 +56,10 @@ ones, or with --requeue gives them back to the queue for another worker.`,
 	fl.StringVar(&f.h.cwd, "cwd", "", "working `DIR` of the jobs' tools (default: the current folder)")
 	fl.BoolVar(&f.requeue, "requeue", false, "on shutdown, give running jobs back to the queue instead of finishing them")
 	fl.DurationVar(&f.heartbeat, "heartbeat", 0, "how often to refresh the registration and the jobs (default $"+EnvRemoteHeartbeat+", else 5s; leads must use the same)")
-	fl.StringVar(&f.h.provider, "provider", "", "model provider: anthropic, openai or scripted (default as for troupe -p)")
-	fl.StringVar(&f.h.model, "model", "", "model id (default: the provider's)")
-	fl.StringVar(&f.h.script, "script", "", "with --provider scripted: the script `FILE`")
+	f.h.model.Add(fl)
 	fl.IntVar(&f.h.maxTurns, "max-turns", agent.DefaultMaxTurns, "bound on model calls in one job")
-	fl.StringVar(&f.h.permissionMode, "permission-mode", "", "permission `MODE` of the jobs (default: the settings' defaultMode, else default)")
-	fl.StringArrayVar(&f.h.allowedTools, "allowedTools", nil, "allow these permission `RULES` (repeatable)")
-	fl.StringArrayVar(&f.h.disallowedTools, "disallowedTools", nil, "deny these permission `RULES` (repeatable)")
-	fl.StringVar(&f.h.audit, "audit", "", "append one JSON line per permission decision to `FILE`")
-	a.addMCPFlags(c) // mcp.go: the jobs' MCP servers are this worker's own
-	f.h.promptTimeout = time.Minute
+	f.h.perm.Add(fl, "", false) // without --permission-prompt-command: a job's question is denied
+	a.addMCPFlags(c)            // mcp.go: the jobs' MCP servers are this worker's own
 	return c
 }
 
@@ -90,7 +84,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return err
 	}
-	approver, closeAudit, err := a.headlessApprover(&f.h, cwd)
+	approver, closeAudit, err := f.h.perm.Approver(a.App, cwd)
 	if err != nil {
 		return err
 	}
@@ -100,7 +94,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	approver.PermissionHook = hs.PermissionHook()
-	model, err := a.openModel(&f.h)
+	model, err := f.h.model.Open(a.Getenv)
 	if err != nil {
 		return err
 	}
@@ -124,7 +118,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer flushTel()
-	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model, MaxTurns: f.h.maxTurns,
+	jobs := kit.RemoteJobs{Run: a.kitRun(), Worker: f.name, Cwd: cwd, Model: model, ModelName: f.h.model.Name, MaxTurns: f.h.maxTurns,
 		NoInstr: f.h.noInstr, Approver: approver, Transcripts: a.transcriptsFor("worker-" + f.name)}
 	w := kit.RemoteWorker{Jobs: jobs, Name: f.name, Labels: labels, Capacity: f.capacity, Heartbeat: beat, Requeue: f.requeue,
 		Queue: queue, Where: s.URL(), Say: say,
