@@ -23,7 +23,13 @@ import (
 )
 
 // harness is a lead with in-process teammates on a memory store, whose
-// models follow one script.
+// models follow one script. It tests swarm's own mechanisms (wakes,
+// digests, what is owed, deaths, budgets, BeforeIdle), so it sets the
+// knobs of TeammateConfig that session/kit fixes, and gives teammates no
+// tools but the ones a test asks for. The team protocol as a session runs
+// it (the team tools, the teammates' prompt and permission layer) is
+// tested on the kits themselves: session/kit's protocol_test.go and
+// TestLeadTeam.
 type harness struct {
 	t     testing.TB
 	quiet bool // no event log (benchmarks)
