@@ -38,7 +38,7 @@ type kitTeam struct {
 
 	mu     sync.Mutex
 	events []swarm.Event
-	input  []string             // what reached the lead's model
+	input  []string              // what reached the lead's model
 	asked  []swarm.PermissionAsk // the teammates' questions the lead answered (allowed)
 }
 
