@@ -36,6 +36,14 @@ type Options struct {
 	// untouched and WriteFile returns that error wrapped. Typical uses:
 	// lockfile.(*Lock).Verify and an Identity compare-and-swap.
 	BeforeCommit func() error
+	// AfterCommit, if non-nil, runs right after the rename, before the
+	// folder is synced: the new content is in place for every reader but
+	// may not yet survive a crash. WriteFile still returns only once the
+	// folder is synced. Its use is to release a lock that only has to
+	// cover the replace, so that the folder's sync is not done under it:
+	// on a busy folder a sync waits for the file system's journal, and
+	// every writer queued on the lock would wait for that too.
+	AfterCommit func()
 	// ExactMode gives the new file exactly perm, whatever the umask (to
 	// keep an existing file's mode when replacing it).
 	ExactMode bool
@@ -91,6 +99,9 @@ func WriteFile(path string, data []byte, perm os.FileMode, opts Options) error {
 		return fmt.Errorf("atomicfile: write %s: %w", path, err)
 	}
 	committed = true
+	if opts.AfterCommit != nil {
+		opts.AfterCommit()
+	}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("atomicfile: write %s: %w: %w", path, ErrUnsynced, err)
 	}

@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -218,5 +219,41 @@ func assertNoTemps(t *testing.T, dir string) {
 		if isTempName(e.Name(), "inbox.json") {
 			t.Errorf("leftover temp file %s", e.Name())
 		}
+	}
+}
+
+// AfterCommit runs once the new content is in place (and the temp file
+// gone), and not at all when the write is abandoned before the rename.
+func TestWriteFileAfterCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "task.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	after := func() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("AfterCommit: %v", err)
+		}
+		entries, _ := os.ReadDir(dir)
+		seen = append(seen, fmt.Sprintf("%s/%d", b, len(entries)))
+	}
+	if err := WriteFile(path, []byte("new"), 0o644, Options{AfterCommit: after}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0] != "new/1" {
+		t.Errorf("AfterCommit saw %q; want once, the new content and no temp file beside it", seen)
+	}
+	seen = nil
+	veto := errors.New("veto")
+	if err := WriteFile(path, []byte("newer"), 0o644, Options{BeforeCommit: func() error { return veto }, AfterCommit: after}); !errors.Is(err, veto) {
+		t.Fatalf("vetoed write: %v", err)
+	}
+	if err := WriteFile(filepath.Join(dir, "no", "such", "dir"), []byte("x"), 0o644, Options{AfterCommit: after}); err == nil {
+		t.Fatal("a write into a missing folder succeeded")
+	}
+	if len(seen) != 0 {
+		t.Errorf("AfterCommit ran for abandoned writes: %q", seen)
 	}
 }

@@ -481,14 +481,24 @@ func (ts *Tasks) put(ctx context.Context, list string, t tasklist.Task, prev tas
 		return 0, err
 	}
 	var casErr error // a revision check that failed just before the commit
-	err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{BeforeCommit: func() error {
-		if err := lk.Verify(); err != nil {
-			return err
-		}
-		casErr = checkRevision(list, t.ID, path, prev)
-		return casErr
-	}})
-	ts.release(lk)
+	released := false
+	err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{
+		BeforeCommit: func() error {
+			if err := lk.Verify(); err != nil {
+				return err
+			}
+			casErr = checkRevision(list, t.ID, path, prev)
+			return casErr
+		},
+		// The lock covers the replace. The folder's sync, which this call
+		// still waits for before it returns, is not done under it: with
+		// many claimers in one list, a sync waits for the file system's
+		// journal, and every writer queued on this task would too.
+		AfterCommit: func() { ts.release(lk); released = true },
+	})
+	if !released {
+		ts.release(lk)
+	}
 	if casErr != nil {
 		return 0, casErr
 	}
