@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -117,46 +116,11 @@ func Create(ctx context.Context, s Store, opts CreateOptions) (Config, error) {
 // retried spawn is idempotent; any other name clash (case-insensitive)
 // returns ErrMemberExists.
 func AddMember(ctx context.Context, s Store, teamName string, m Member, now time.Time) (Member, error) {
-	if err := ValidateAgentName(m.Name, false); err != nil {
-		return Member{}, err
+	e, err := AddEdit(m, now)
+	if err != nil {
+		return Member{}, fmt.Errorf("add to team %s: %w", teamName, err)
 	}
-	if err := m.CheckText(); err != nil {
-		return Member{}, fmt.Errorf("add %s to team %s: %w", m.Name, teamName, err)
-	}
-	m = m.Clone() // the stored member shares nothing with the caller's
-	var added Member
-	err := mutate(ctx, s, teamName, func(c *Config) error {
-		id := AgentID(m.Name, c.Name)
-		for _, old := range c.Members {
-			if old.AgentID == id && old.Name == m.Name {
-				added = old.Clone()
-				return nil
-			}
-			if strings.EqualFold(old.Name, m.Name) {
-				return fmt.Errorf("add %s to team %s: %w (as %q)", m.Name, c.Name, ErrMemberExists, old.Name)
-			}
-			if SameInbox(old.Name, m.Name) {
-				return fmt.Errorf("add %s to team %s: %w: %q already uses inbox file %s", m.Name, c.Name, ErrMemberExists, old.Name, InboxName(old.Name))
-			}
-		}
-		m.AgentID = id
-		if m.Color == "" {
-			m.Color = c.NextColor()
-		}
-		if m.JoinedAt == 0 {
-			m.JoinedAt = now.UnixMilli()
-		}
-		if m.BackendType == "" {
-			m.BackendType = BackendInProcess
-		}
-		if m.TmuxPaneID == "" && m.BackendType == BackendInProcess {
-			m.TmuxPaneID = PaneInProcess
-		}
-		c.Members = append(c.Members, m)
-		added = m.Clone()
-		return nil
-	})
-	return added, err
+	return edit(ctx, s, teamName, e)
 }
 
 // UpdateMember applies fn to the member called name and returns the
@@ -221,19 +185,16 @@ type ActiveSetter interface {
 }
 
 // SetActive marks the member active (working) or idle, through the store's
-// own SetActive when it has one (ActiveSetter). A member already so marked
-// is not written again; one without the flag counts as active (Active).
+// Edit (Editor) or its own SetActive (ActiveSetter) when it has one. A
+// member already so marked is not written again; one without the flag
+// counts as active (Active).
 func SetActive(ctx context.Context, s Store, teamName, name string, active bool) error {
-	if as, ok := s.(ActiveSetter); ok {
-		return as.SetActive(ctx, teamName, name, active)
-	}
-	_, err := UpdateMember(ctx, s, teamName, name, func(m *Member) error {
-		if m.Active() == active {
-			return nil
+	if _, ok := s.(Editor); !ok {
+		if as, ok := s.(ActiveSetter); ok {
+			return as.SetActive(ctx, teamName, name, active)
 		}
-		m.IsActive = &active
-		return nil
-	})
+	}
+	_, err := edit(ctx, s, teamName, ActiveEdit(name, active))
 	return err
 }
 
