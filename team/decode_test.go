@@ -37,7 +37,7 @@ func checkReusing(t *testing.T, prevData, data []byte) {
 	}
 	var want team.Config
 	wantErr := json.Unmarshal(data, &want)
-	got, gotSpans, reused, err := team.DecodeReusing(data, prev.Members, func(i int, b []byte) bool {
+	got, gotSpans, reused, err := team.DecodeReusing(data, team.MemberList(prev.Members), func(i int, b []byte) bool {
 		return i < len(prevBytes) && bytes.Equal(prevBytes[i], b)
 	})
 	if (err != nil) != (wantErr != nil) {
@@ -72,7 +72,7 @@ func TestDecodeReusing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, reused, err := team.DecodeReusing(flipped, prev.Members, func(i int, b []byte) bool { return i != 1 })
+	got, _, reused, err := team.DecodeReusing(flipped, team.MemberList(prev.Members), func(i int, b []byte) bool { return i != 1 })
 	if err != nil {
 		t.Fatal(err)
 	}

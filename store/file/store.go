@@ -35,7 +35,6 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
-	"github.com/troupe-dev/troupe/internal/flagbatch"
 	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/internal/lockfile"
@@ -93,8 +92,8 @@ type Store struct {
 
 	// teamCache holds decoded team files (teamcache.go).
 	teamCache teamCache
-	// flags group-commits active-flag flips (teamflags.go).
-	flags flagbatch.Batches
+	// edits group-commits team edits (teamflags.go).
+	edits editQueues
 	// lists coalesces concurrent task-list reads (Tasks.List).
 	lists flight.Group[[]tasklist.Entry]
 

@@ -62,7 +62,7 @@ func (ts *Teams) readConfig(ctx context.Context, name, path string, locked bool)
 	if err != nil {
 		return team.Config{}, err
 	}
-	return snap.cfg.Clone(), nil
+	return snap.config(), nil
 }
 
 // snapshot returns the decoded team file at path, from the store's cache
@@ -82,11 +82,12 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 		return old, nil
 	}
 	if same := cache.matchFile(path); same != nil {
-		// Unchanged bytes, read into a reused buffer: no decode, no garbage.
-		snap := &teamSnap{seen: seen, raw: same.raw, cfg: same.cfg, names: same.names, members: same.members}
+		// Unchanged bytes, compared in chunks: no decode, no garbage.
+		id := atomicfile.Identity{}
 		if after, err := atomicfile.Stat(path); err == nil && after == before {
-			snap.id = before
+			id = before
 		}
+		snap := same.withID(id, seen)
 		cache.replace(path, old, snap)
 		return snap, nil
 	}
@@ -94,17 +95,14 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 	if !locked {
 		locks = []string{path}
 	}
-	var (
-		c       team.Config
-		members [][]byte  // the canonical encodings known in the bytes read
-		same    *teamSnap // a kept snapshot with the bytes read
-	)
-	data, derr, err := readSettled(ctx, ts.s, path, func(b []byte) error {
-		if same = cache.match(path, b); same != nil {
+	var snap *teamSnap
+	_, derr, err := readSettled(ctx, ts.s, path, func(b []byte) error {
+		if same := cache.match(path, b); same != nil {
+			snap = same
 			return nil
 		}
 		var err error
-		c, members, err = decodeTeamFile(b, old)
+		snap, err = decodeSnap(b, old)
 		return err
 	}, locks...)
 	switch {
@@ -116,17 +114,11 @@ func (ts *Teams) snapshot(ctx context.Context, name, path string, locked bool) (
 	case derr != nil:
 		return nil, fmt.Errorf("read %s: %w", path, derr)
 	}
-	if same != nil {
-		c, members = same.cfg, same.members
-	} else if members == nil && old != nil {
-		shareMembers(&c, &old.cfg) // decoded whole
-	}
 	id := atomicfile.Identity{} // unknown unless the file stood still around the read
 	if after, err := atomicfile.Stat(path); err == nil && after == before {
 		id = before
 	}
-	snap := newSnap(data, c, id, seen)
-	snap.members = members
+	snap = snap.withID(id, seen)
 	cache.replace(path, old, snap)
 	return snap, nil
 }
@@ -143,7 +135,7 @@ func (ts *Teams) Create(ctx context.Context, c team.Config) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("create team %s: %w", c.Name, context.Cause(ctx))
 	}
-	data, _, err := encodeConfig(c, nil)
+	data, err := encodeConfig(c)
 	if err != nil {
 		return fmt.Errorf("create team %s: %w", c.Name, err)
 	}
@@ -305,48 +297,79 @@ func (ts *Teams) update(ctx context.Context, name string, fn func(*team.Config) 
 	if err := ts.begin("update", name); err != nil {
 		return team.Config{}, err
 	}
+	var out team.Config
+	err := ts.write(ctx, name, func(snap *teamSnap) (*teamSnap, error) {
+		c := snap.config()
+		storedName := c.Name
+		if err := fn(&c); err != nil {
+			return nil, errFn{err}
+		}
+		if c.Name != storedName {
+			return nil, fmt.Errorf("update team %s: the name cannot change (to %q)", name, c.Name)
+		}
+		// An Update's fn may keep &c: the cache holds a copy of its own
+		// then.
+		next, err := encodeSnap(c, snap, keep)
+		if err != nil {
+			return nil, fmt.Errorf("update team %s: %w", name, err)
+		}
+		out = c
+		return next, nil
+	})
+	var fe errFn
+	if errors.As(err, &fe) {
+		return team.Config{}, fe.err
+	}
+	if err != nil || !keep {
+		return team.Config{}, err
+	}
+	return out, nil
+}
+
+// errFn carries an error of Update's fn, returned as is.
+type errFn struct{ err error }
+
+func (e errFn) Error() string { return e.err.Error() }
+
+// write changes team name under the team lock (config.json.lock, shared
+// with Claude Code): change makes the next snapshot from the current one
+// (nil: nothing to write; its error aborts the write and is returned as
+// is), and the snapshot's bytes are written atomically, after checking
+// that the lock is still held and the file was not changed since it was
+// read. change may run again if another writer changed the file without
+// the lock. The file is built in the team's write buffer, kept between
+// writes.
+func (ts *Teams) write(ctx context.Context, name string, change func(*teamSnap) (*teamSnap, error)) error {
 	path := ts.configPath(name)
 	lk, err := ts.lockTeam(ctx, name, path)
 	if err != nil {
-		return team.Config{}, err
+		return err
 	}
 	defer ts.release(lk)
 	for range updateTries {
 		before, err := atomicfile.Stat(path)
 		if err != nil {
-			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
+			return fmt.Errorf("update team %s: %w", name, err)
 		}
 		snap, err := ts.snapshot(ctx, name, path, true)
 		if err != nil {
-			return team.Config{}, err
+			return err
 		}
 		if after, err := atomicfile.Stat(path); err != nil || after != before {
 			continue // rewritten while we read it
 		}
-		c := snap.cfg.Clone()
-		storedName := c.Name
-		if err := fn(&c); err != nil {
-			return team.Config{}, err
-		}
-		if c.Name != storedName {
-			return team.Config{}, fmt.Errorf("update team %s: the name cannot change (to %q)", name, c.Name)
-		}
-		data, members, err := encodeConfig(c, snap)
-		if err != nil {
-			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
+		next, err := change(snap)
+		if err != nil || next == nil {
+			return err
 		}
 		// Cached before the rename, so that a reader of this store that
 		// reads the new file finds its bytes known (the old ones are kept
-		// too). An Update's fn may keep &c: the cache holds a copy of its
-		// own then.
-		cached := c
-		if keep {
-			cached = c.Clone()
-		}
-		written := newSnap(data, cached, atomicfile.Identity{}, time.Now())
-		written.members = members
-		ts.s.teamCache.put(path, written)
-		err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{BeforeCommit: func() error {
+		// too).
+		next.seen = time.Now()
+		ts.s.teamCache.put(path, next)
+		buf := ts.s.teamCache.takeBuf(path)
+		*buf = next.appendTo(*buf)
+		err = atomicfile.WriteFile(path, *buf, 0o644, atomicfile.Options{BeforeCommit: func() error {
 			if err := lk.Verify(); err != nil {
 				return err
 			}
@@ -355,19 +378,17 @@ func (ts *Teams) update(ctx context.Context, name string, fn func(*team.Config) 
 			}
 			return nil
 		}})
+		ts.s.teamCache.putBuf(path, buf)
 		if errors.Is(err, errTeamFileChanged) {
 			continue
 		}
 		if err != nil {
-			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
+			return fmt.Errorf("update team %s: %w", name, err)
 		}
 		ts.s.sweepTemps(filepath.Dir(path))
-		if !keep {
-			return team.Config{}, nil
-		}
-		return c, nil
+		return nil
 	}
-	return team.Config{}, fmt.Errorf("update team %s: %w %d times; another program writes it without the lock", name, errTeamFileChanged, updateTries)
+	return fmt.Errorf("update team %s: %w %d times; another program writes it without the lock", name, errTeamFileChanged, updateTries)
 }
 
 // Delete removes team name after check accepts it (check runs under the

@@ -1,11 +1,10 @@
 package file
 
 import (
-	"bytes"
 	"io"
 	"os"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
@@ -43,20 +42,44 @@ import (
 const racySlack = 50 * time.Millisecond
 
 // teamSnap is one decoded team file. It is never modified after it is
-// stored: callers that hand the config out or change it clone it first.
+// stored: callers that hand the config out or change it copy it first, and
+// a snapshot made from another shares what did not change (the members,
+// their encodings, the names) with it.
 type teamSnap struct {
 	id   atomicfile.Identity // zero when unknown (never matches a stat)
 	seen time.Time           // wall time just before the read began
-	raw  []byte
-	cfg  team.Config
-	// names is cfg's roster, in order, for the mailbox's recipient checks.
+	// cfg is the team's top-level fields; its Members is nil: the members
+	// are in members (config builds the whole Config).
+	cfg team.Config
+	// names is the roster, in order, for the mailbox's recipient checks.
 	names []string
-	// members is each member's encoding in raw, where it is known to be
-	// the canonical one (this store wrote raw, or the member's bytes equal
-	// those of a snapshot before; nil for the others): the next update
-	// reuses the unchanged ones, and the next decode the unchanged
-	// members.
-	members [][]byte
+	// members is the roster, in order.
+	members []*memberEntry
+	// namesUsed and membersUsed count the slots taken in the arrays under
+	// names and members, shared by every snapshot that uses them: a
+	// snapshot whose slice ends at the last taken slot may append in place
+	// (grow), so that a member added to a roster of a thousand does not
+	// copy it.
+	namesUsed, membersUsed *atomic.Int32
+	// The file's bytes: raw when the snapshot was read from the file;
+	// otherwise (raw nil) the bytes this store wrote: head, the members'
+	// encodings laid out as json.MarshalIndent lays them, then tail
+	// (piece). Every member's enc is canonical then.
+	raw        []byte
+	head, tail []byte
+	size       int
+}
+
+// memberEntry is one member of a snapshot, shared by the snapshots in
+// which it did not change. It is never modified.
+type memberEntry struct {
+	m team.Member
+	// enc is the bytes m was decoded from or encoded to, nil when not
+	// known (a file decoded whole); canon says they are m's canonical
+	// encoding (encodeMember), which a write may reuse. A decode reuses m
+	// when the member's bytes in the new file are enc.
+	enc   []byte
+	canon bool
 }
 
 // trusted reports whether an equal identity proves the file still holds
@@ -73,18 +96,19 @@ func (snap *teamSnap) trusted() bool {
 // or wrote, newest first. Keeping two, not one, lets a reader that reads
 // the file while a writer of this store replaces it match either version's
 // bytes instead of decoding; a third (it kept three) cost a host of a
-// 1,000-member team another copy of the roster (the 300 KB file and 222 KB
-// of decoded members).
+// 1,000-member team another copy of the roster.
 type teamCache struct {
 	mu    sync.Mutex
 	snaps map[string][]*teamSnap // guarded by mu; by team file path, newest first
+	// bufs holds each team file's write buffer between writes (taken out
+	// while a write uses it): a rewrite of a 300 KB file allocated 300 KB.
+	bufs map[string]*[]byte // guarded by mu; by team file path
 }
 
 // keepSnaps is how many snapshots of one team file are kept.
 const keepSnaps = 2
 
-// get returns path's newest snapshot and, through match, a lookup of any
-// kept snapshot holding given bytes.
+// get returns path's newest snapshot.
 func (tc *teamCache) get(path string) *teamSnap {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
@@ -97,22 +121,28 @@ func (tc *teamCache) get(path string) *teamSnap {
 // match returns the kept snapshot of path whose bytes are b, or nil.
 func (tc *teamCache) match(path string, b []byte) *teamSnap {
 	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	for _, snap := range tc.snaps[path] {
-		if bytes.Equal(snap.raw, b) {
+	snaps := tc.snaps[path]
+	tc.mu.Unlock()
+	for _, snap := range snaps {
+		if snap.equal(b) {
 			return snap
 		}
 	}
 	return nil
 }
 
+// readChunk is how much of a team file matchFile reads at a time.
+const readChunk = 32 << 10
+
 // readBufs recycles the buffers matchFile reads team files into, so that
 // checking an unchanged file makes no garbage.
-var readBufs = sync.Pool{New: func() any { return new([]byte) }}
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
 
 // matchFile returns the kept snapshot of path whose bytes the file holds
 // now, or nil (no such snapshot, or the file cannot be read: the caller
-// reads it the usual way).
+// reads it the usual way). It reads the file in chunks, comparing each
+// with every kept snapshot of the file's size, and allocates nothing for
+// it: after each write of this store the file is read back once so.
 func (tc *teamCache) matchFile(path string) *teamSnap {
 	tc.mu.Lock()
 	snaps := tc.snaps[path]
@@ -129,27 +159,52 @@ func (tc *teamCache) matchFile(path string) *teamSnap {
 	if err != nil {
 		return nil
 	}
-	size := int(info.Size())
-	if !slices.ContainsFunc(snaps, func(s *teamSnap) bool { return len(s.raw) == size }) {
+	var (
+		curs [keepSnaps]cursor
+		live [keepSnaps]bool
+		any  bool
+	)
+	for i, s := range snaps[:min(len(snaps), keepSnaps)] {
+		if int64(s.size) == info.Size() {
+			curs[i], live[i], any = cursor{s: s}, true, true
+		}
+	}
+	if !any {
 		return nil
 	}
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
-	if cap(*bp) < size+1 {
-		// With room to grow: a team that gains a member per spawn grows
-		// its file a little each time, and a buffer of the exact size was
-		// too small for the next read (it was a quarter of the bytes a
-		// thousand spawns allocated).
-		*bp = make([]byte, size+1+size/4)
+	buf := *bp
+	total := 0
+	for {
+		n, err := f.Read(buf)
+		total += n
+		if total > int(info.Size()) {
+			return nil // the file grew since the stat
+		}
+		any = false
+		for i := range curs {
+			if live[i] {
+				live[i] = curs[i].equal(buf[:n])
+				any = any || live[i]
+			}
+		}
+		if !any {
+			return nil
+		}
+		if err == io.EOF || n == 0 && err == nil {
+			break
+		}
+		if err != nil {
+			return nil
+		}
 	}
-	buf := (*bp)[:size+1]
-	// One byte more than the size: a file that grew since the stat fails.
-	if n, err := io.ReadFull(f, buf); err != io.ErrUnexpectedEOF || n != size {
+	if total != int(info.Size()) {
 		return nil
 	}
-	for _, s := range snaps {
-		if bytes.Equal(s.raw, buf[:size]) {
-			return s
+	for i := range curs {
+		if live[i] && curs[i].done() {
+			return snaps[i]
 		}
 	}
 	return nil
@@ -184,7 +239,7 @@ func (tc *teamCache) putLocked(path string, snap *teamSnap) {
 		if len(out) == keepSnaps {
 			break
 		}
-		if !bytes.Equal(s.raw, snap.raw) {
+		if !sameBytes(s, snap) {
 			out = append(out, s)
 		}
 	}
@@ -195,9 +250,28 @@ func (tc *teamCache) forget(path string) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	delete(tc.snaps, path)
+	delete(tc.bufs, path)
 }
 
-// newSnap returns a snapshot of cfg decoded from raw.
-func newSnap(raw []byte, cfg team.Config, id atomicfile.Identity, seen time.Time) *teamSnap {
-	return &teamSnap{id: id, seen: seen, raw: raw, cfg: cfg, names: cfg.Names()}
+// takeBuf returns path's write buffer (empty, with the capacity of the
+// last write), which the caller hands back with putBuf.
+func (tc *teamCache) takeBuf(path string) *[]byte {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if b := tc.bufs[path]; b != nil {
+		delete(tc.bufs, path)
+		*b = (*b)[:0]
+		return b
+	}
+	return new([]byte)
+}
+
+// putBuf keeps b as path's write buffer.
+func (tc *teamCache) putBuf(path string, b *[]byte) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.bufs == nil {
+		tc.bufs = map[string]*[]byte{}
+	}
+	tc.bufs[path] = b
 }

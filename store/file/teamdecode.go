@@ -2,34 +2,94 @@ package file
 
 import (
 	"bytes"
-	"encoding/json"
+	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/team"
 )
 
-// decodeTeamFile decodes a team file as json.Unmarshal into a team.Config
-// does, decoding only the members whose bytes differ from prev's canonical
-// encodings (team.DecodeReusing): every host of a team read the file after
-// each change another host made, and decoded the whole roster. It also
-// returns the members' bytes in data that are known to be their canonical
-// encoding (those equal to prev's; nil for the others), for the next
-// update and the next decode; nil when it decoded data whole.
-func decodeTeamFile(data []byte, prev *teamSnap) (c team.Config, members [][]byte, err error) {
-	if prev == nil || len(prev.members) == 0 {
-		err = json.Unmarshal(data, &c)
-		return c, nil, err
+// entries is a snapshot's roster as team.Members.
+type entries []*memberEntry
+
+func (l entries) Len() int              { return len(l) }
+func (l entries) At(i int) *team.Member { return &l[i].m }
+
+// decodeSnap decodes a team file as json.Unmarshal into a team.Config
+// does, decoding only the members whose bytes differ from those prev's
+// were decoded from or encoded to (team.DecodeReusing): every host of a
+// team read the file after each change another host made, and decoded the
+// whole roster. The members that did not change keep prev's entries. The
+// snapshot holds data as its bytes.
+func decodeSnap(data []byte, prev *teamSnap) (*teamSnap, error) {
+	var pm team.Members
+	if prev != nil {
+		pm = entries(prev.members)
 	}
-	c, spans, reused, err := team.DecodeReusing(data, prev.cfg.Members, func(i int, b []byte) bool {
-		return i < len(prev.members) && prev.members[i] != nil && bytes.Equal(prev.members[i], b)
+	c, spans, reused, err := team.DecodeReusing(data, pm, func(i int, b []byte) bool {
+		e := prev.members[i]
+		return e.enc != nil && bytes.Equal(e.enc, b)
 	})
-	if err != nil || spans == nil {
-		return c, nil, err
+	if err != nil {
+		return nil, err
 	}
-	members = make([][]byte, len(spans))
-	for i, sp := range spans {
-		if reused[i] {
-			members[i] = data[sp[0]:sp[1]:sp[1]]
+	n := len(c.Members)
+	fresh := n
+	for _, r := range reused {
+		if r {
+			fresh--
 		}
 	}
-	return c, members, nil
+	// A decoded member keeps the bytes it was decoded from, to be
+	// recognised in the next file: slices of data when most of the file
+	// was decoded, else copies, so that a member changed by one of many
+	// files does not keep that whole file alive.
+	slice := fresh > n/2
+	decoded := make([]memberEntry, fresh)
+	snap := &teamSnap{raw: data, size: len(data)}
+	snap.members, snap.membersUsed = makeRoom[*memberEntry](n)
+	for i := range c.Members {
+		if reused != nil && reused[i] {
+			snap.members[i] = prev.members[i]
+			continue
+		}
+		e := &decoded[0]
+		decoded = decoded[1:]
+		e.m = c.Members[i]
+		if spans == nil {
+			if prev != nil && i < len(prev.members) && sameMember(prev.members[i].m, e.m) {
+				snap.members[i] = prev.members[i] // decoded whole: share what did not change
+				continue
+			}
+		} else if b := data[spans[i][0]:spans[i][1]:spans[i][1]]; slice {
+			e.enc = b
+		} else {
+			e.enc = bytes.Clone(b)
+		}
+		snap.members[i] = e
+	}
+	c.Members = nil
+	snap.cfg = c
+	snap.names, snap.namesUsed = rosterNames(snap.members, prev)
+	return snap, nil
+}
+
+// rosterNames returns the names of members, prev's slice when they are
+// its names.
+func rosterNames(members []*memberEntry, prev *teamSnap) ([]string, *atomic.Int32) {
+	if prev != nil && len(prev.names) == len(members) {
+		same := true
+		for i, e := range members {
+			if prev.names[i] != e.m.Name {
+				same = false
+				break
+			}
+		}
+		if same {
+			return prev.names, prev.namesUsed
+		}
+	}
+	names, used := makeRoom[string](len(members))
+	for i, e := range members {
+		names[i] = e.m.Name
+	}
+	return names, used
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-	"time"
 
-	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -17,29 +15,29 @@ func decodePrev(t testing.TB) *teamSnap {
 	if err := json.Unmarshal([]byte(teamFileSeeds[2]), &c); err != nil {
 		t.Fatal(err)
 	}
-	raw, members, err := encodeConfig(c, nil)
+	snap, err := encodeSnap(c, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := newSnap(raw, c, atomicfile.Identity{}, time.Now())
-	snap.members = members
 	return snap
 }
 
-// checkDecode fails unless decodeTeamFile(data, prev) is json.Unmarshal's
-// decoding (or fails when it does), and the member encodings it reports
-// are canonical: an update from its snapshot writes MarshalIndent's bytes.
+// checkDecode fails unless decodeSnap(data, prev) is json.Unmarshal's
+// decoding (or fails when it does), the member encodings it calls
+// canonical are, and an update from its snapshot writes MarshalIndent's
+// bytes.
 func checkDecode(t *testing.T, data []byte, prev *teamSnap) {
 	t.Helper()
 	var want team.Config
 	wantErr := json.Unmarshal(data, &want)
-	got, members, err := decodeTeamFile(data, prev)
+	snap, err := decodeSnap(data, prev)
 	if (err != nil) != (wantErr != nil) {
-		t.Fatalf("decodeTeamFile error %v; json.Unmarshal's %v", err, wantErr)
+		t.Fatalf("decodeSnap error %v; json.Unmarshal's %v", err, wantErr)
 	}
 	if err != nil {
 		return
 	}
+	got := snap.config()
 	g, err := json.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
@@ -49,37 +47,49 @@ func checkDecode(t *testing.T, data []byte, prev *teamSnap) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(g, w) {
-		t.Fatalf("decodeTeamFile =\n%s\nwant (json.Unmarshal)\n%s", g, w)
+		t.Fatalf("decodeSnap =\n%s\nwant (json.Unmarshal)\n%s", g, w)
 	}
-	if members == nil {
-		return
+	if !snap.equal(data) {
+		t.Fatalf("decoded snapshot not equal to its bytes")
 	}
-	if len(members) != len(got.Members) {
-		t.Fatalf("%d member encodings for %d members", len(members), len(got.Members))
-	}
-	for i, b := range members {
-		if b == nil {
+	for i, e := range snap.members {
+		if !e.canon {
 			continue
 		}
 		enc, err := encodeMember(got.Members[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(b, enc) {
-			t.Fatalf("member %d's encoding %s; want the canonical %s", i, b, enc)
+		if !bytes.Equal(e.enc, enc) {
+			t.Fatalf("member %d's encoding %s; want the canonical %s", i, e.enc, enc)
 		}
 	}
 	if _, err := json.MarshalIndent(got, "", "  "); err == nil {
-		snap := newSnap(data, got, atomicfile.Identity{}, time.Now())
-		snap.members = members
 		checkEncoding(t, got, snap)
+		// An edit from the decoded snapshot writes MarshalIndent's bytes.
+		if len(got.Members) > 0 {
+			d := newDraft(snap)
+			name := got.Members[len(got.Members)-1].Name
+			if _, err := d.apply(team.ActiveEdit(name, !got.Members[len(got.Members)-1].Active())); err != nil {
+				return // a roster another program wrote (two members of one name)
+			}
+			next, err := d.snap()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := next.config()
+			if w, _ := json.MarshalIndent(c, "", "  "); !bytes.Equal(next.bytes(), w) {
+				t.Fatalf("edit from the decoded snapshot wrote\n%s\nwant (MarshalIndent)\n%s", next.bytes(), w)
+			}
+		}
 	}
 }
 
 func TestDecodeTeamFile(t *testing.T) {
 	prev := decodePrev(t)
+	prevRaw := prev.bytes()
 	flip := func(i int) []byte {
-		c := prev.cfg.Clone()
+		c := prev.config()
 		v := !c.Members[i].Active()
 		c.Members[i].IsActive = &v
 		b, err := json.MarshalIndent(c, "", "  ")
@@ -92,28 +102,28 @@ func TestDecodeTeamFile(t *testing.T) {
 		name string
 		data []byte
 	}{
-		{"unchanged", prev.raw},
+		{"unchanged", prevRaw},
 		{"one flag flipped", flip(1)},
-		{"a member added", bytes.Replace(prev.raw, []byte("\n  ],"), []byte(",\n    {\"agentId\": \"z@s\", \"name\": \"z\", \"joinedAt\": 4, \"tmuxPaneId\": \"\", \"cwd\": \"/\", \"subscriptions\": []}\n  ],"), 1)},
+		{"a member added", bytes.Replace(prevRaw, []byte("\n  ],"), []byte(",\n    {\"agentId\": \"z@s\", \"name\": \"z\", \"joinedAt\": 4, \"tmuxPaneId\": \"\", \"cwd\": \"/\", \"subscriptions\": []}\n  ],"), 1)},
 		{"compact, as another writer may write it", []byte(teamFileSeeds[2])},
-		{"members spelled in capitals", bytes.Replace(prev.raw, []byte(`"members"`), []byte(`"Members"`), 1)},
-		{"members twice", bytes.Replace(prev.raw, []byte(`"name": "s",`), []byte(`"name": "s", "members": [],`), 1)},
-		{"a trailing comma", bytes.Replace(prev.raw, []byte("}\n  ]"), []byte("},\n  ]"), 1)},
-		{"a member that is not an object", bytes.Replace(prev.raw, []byte("\n  ],"), []byte(", 7\n  ],"), 1)},
+		{"members spelled in capitals", bytes.Replace(prevRaw, []byte(`"members"`), []byte(`"Members"`), 1)},
+		{"members twice", bytes.Replace(prevRaw, []byte(`"name": "s",`), []byte(`"name": "s", "members": [],`), 1)},
+		{"a trailing comma", bytes.Replace(prevRaw, []byte("}\n  ]"), []byte("},\n  ]"), 1)},
+		{"a member that is not an object", bytes.Replace(prevRaw, []byte("\n  ],"), []byte(", 7\n  ],"), 1)},
 		{"members null", []byte(`{"name":"s","createdAt":1,"leadAgentId":"team-lead@s","members":null}`)},
 		{"not an object", []byte(`[1]`)},
-		{"truncated", prev.raw[:len(prev.raw)/2]},
+		{"truncated", prevRaw[:len(prevRaw)/2]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkDecode(t, tt.data, prev) })
 	}
 	// Unchanged members are shared with the snapshot before.
-	got, members, err := decodeTeamFile(flip(1), prev)
+	got, err := decodeSnap(flip(1), prev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range got.Members {
-		shared := got.Members[i].AgentID == prev.cfg.Members[i].AgentID && members[i] != nil
+	for i := range got.members {
+		shared := got.members[i] == prev.members[i]
 		if want := i != 1; shared != want {
 			t.Errorf("member %d reused from the snapshot before = %v; want %v", i, shared, want)
 		}
@@ -124,7 +134,7 @@ func TestDecodeTeamFile(t *testing.T) {
 // against json.Unmarshal, on any bytes, after a snapshot of a team of three.
 func FuzzDecodeTeamFile(f *testing.F) {
 	prev := decodePrev(f)
-	f.Add(prev.raw)
+	f.Add(prev.bytes())
 	for _, seed := range teamFileSeeds {
 		f.Add([]byte(seed))
 	}
@@ -141,12 +151,10 @@ func BenchmarkDecodeTeamFile(b *testing.B) {
 		c.Members = append(c.Members, team.Member{AgentID: "t" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + "@crew", Name: "t" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)),
 			Color: "blue", JoinedAt: int64(i), TmuxPaneID: "in-process", Cwd: "/work", Subscriptions: []string{}, BackendType: "in-process", IsActive: &active})
 	}
-	raw, members, err := encodeConfig(c, nil)
+	prev, err := encodeSnap(c, nil, true)
 	if err != nil {
 		b.Fatal(err)
 	}
-	prev := newSnap(raw, c, atomicfile.Identity{}, time.Now())
-	prev.members = members
 	next := c.Clone()
 	v := !next.Members[500].Active()
 	next.Members[500].IsActive = &v
@@ -166,7 +174,7 @@ func BenchmarkDecodeTeamFile(b *testing.B) {
 	b.Run("reusing", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := decodeTeamFile(data, prev); err != nil {
+			if _, err := decodeSnap(data, prev); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -23,31 +23,29 @@ var teamFileSeeds = []string{
 	  "futureTopLevel":[1,{"deep":true}]}`,
 }
 
-// checkEncoding fails unless encodeConfig gives json.MarshalIndent's bytes
-// for c, from scratch and reusing prev's member encodings.
-func checkEncoding(t *testing.T, c team.Config, prev *teamSnap) [][]byte {
+// checkEncoding fails unless encodeSnap gives json.MarshalIndent's bytes
+// for c, reusing prev's member entries (nil: from scratch), and the
+// snapshot's bytes are the ones it compares equal to.
+func checkEncoding(t *testing.T, c team.Config, prev *teamSnap) *teamSnap {
 	t.Helper()
 	want, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		t.Fatalf("MarshalIndent: %v", err)
 	}
-	got, members, err := encodeConfig(c, prev)
+	snap, err := encodeSnap(c, prev, true)
 	if err != nil {
-		t.Fatalf("encodeConfig: %v", err)
+		t.Fatalf("encodeSnap: %v", err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("encodeConfig = \n%s\nwant (MarshalIndent)\n%s", got, want)
+	if got := snap.bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("encodeSnap = \n%s\nwant (MarshalIndent)\n%s", got, want)
 	}
-	// Each member's encoding lies in the file's bytes: a snapshot holds
-	// the roster once, and no older snapshot's bytes.
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(got)))
-	for i, b := range members {
-		at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-		if len(b) == 0 || at < lo || at+uintptr(len(b)) > lo+uintptr(len(got)) {
-			t.Fatalf("member %d's encoding (%d bytes) is not a slice of the encoded file", i, len(b))
-		}
+	if snap.size != len(want) || !snap.equal(want) {
+		t.Fatalf("snapshot of size %d: equal(its bytes) = false", snap.size)
 	}
-	return members
+	if len(want) > 0 && snap.equal(append(want[:len(want)-1:len(want)-1], 'x')) {
+		t.Fatalf("snapshot equal to bytes that differ in the last one")
+	}
+	return snap
 }
 
 func TestEncodeConfigMatchesMarshalIndent(t *testing.T) {
@@ -56,16 +54,20 @@ func TestEncodeConfigMatchesMarshalIndent(t *testing.T) {
 		if err := json.Unmarshal([]byte(seed), &c); err != nil {
 			t.Fatalf("seed %s: %v", seed, err)
 		}
-		members := checkEncoding(t, c, nil)
-		prev := newSnap(nil, c.Clone(), atomicfile.Identity{}, time.Now())
-		prev.members = members
+		prev := checkEncoding(t, c, nil)
 		// A flag flipped, a member added and one removed, each reusing
 		// the encodings of the members that did not change.
 		next := c.Clone()
 		for i := range next.Members {
 			v := !next.Members[i].Active()
 			next.Members[i].IsActive = &v
-			checkEncoding(t, next, prev)
+			snap := checkEncoding(t, next, prev)
+			for j := range snap.members {
+				// Members 0..i are flipped, the others as in prev.
+				if reused := snap.members[j] == prev.members[j]; reused != (j > i) {
+					t.Errorf("members 0-%d flipped: member %d's entry reused = %v; want %v", i, j, reused, j > i)
+				}
+			}
 		}
 		next.Members = append(next.Members, team.Member{AgentID: "z@s", Name: "z", Cwd: "/"})
 		checkEncoding(t, next, prev)
@@ -90,9 +92,7 @@ func FuzzEncodeTeamFile(f *testing.F) {
 		if _, err := json.MarshalIndent(c, "", "  "); err != nil {
 			return
 		}
-		members := checkEncoding(t, c, nil)
-		prev := newSnap(data, c.Clone(), atomicfile.Identity{}, time.Now())
-		prev.members = members
+		prev := checkEncoding(t, c, nil)
 		if len(c.Members) > 0 {
 			next := c.Clone()
 			last := &next.Members[len(next.Members)-1]
@@ -200,12 +200,13 @@ func TestShareMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := json.Marshal(after.cfg)
+	got, _ := json.Marshal(after.config())
 	if w, _ := json.Marshal(want); !bytes.Equal(got, w) {
 		t.Fatalf("decoded after the change:\n%s\nwant\n%s", got, w)
 	}
-	for i, m := range after.cfg.Members {
-		shared := unsafe.StringData(m.Cwd) == unsafe.StringData(before.cfg.Members[i].Cwd)
+	for i, e := range after.members {
+		m := e.m
+		shared := unsafe.StringData(m.Cwd) == unsafe.StringData(before.members[i].m.Cwd)
 		if changed := m.Name == "bob"; shared == changed {
 			t.Errorf("member %s: shares its strings with the snapshot before = %v; want %v", m.Name, shared, !changed)
 		}

@@ -2,6 +2,9 @@ package file
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/troupe-dev/troupe/team"
 )
@@ -9,17 +12,91 @@ import (
 var _ team.ActiveSetter = (*Teams)(nil)
 
 // SetActive marks member name of team teamName active or idle
-// (team.ActiveSetter). The flips that this store's callers ask for while
-// one is being written are written together in the next update
-// (internal/flagbatch), so that the teammates of one process going idle at
-// once take the team's lock a few times, not once each: each update
-// rewrites the whole team file. It returns team.ErrNoMember for a member
-// not on the roster.
+// (team.ActiveSetter), as an edit (Edit). It returns team.ErrNoMember for
+// a member not on the roster.
 func (ts *Teams) SetActive(ctx context.Context, teamName, name string, active bool) error {
-	if err := ts.begin("update", teamName); err != nil {
-		return err
+	_, err := ts.Edit(ctx, teamName, team.ActiveEdit(name, active))
+	return err
+}
+
+// editQueues group-commits the edits of each team: the edits asked for
+// while one write of the team is under way go into the next write. The
+// zero value is ready to use.
+type editQueues struct {
+	mu     sync.Mutex
+	queues map[string]*editQueue // guarded by mu; by team
+}
+
+// editQueue is the edits of one team waiting to be written.
+type editQueue struct {
+	commit chan struct{} // 1-slot: held by the caller writing a round
+
+	mu      sync.Mutex
+	pending []*pendingEdit // guarded by mu
+}
+
+// pendingEdit is one caller's edit and, once done is closed, its result.
+type pendingEdit struct {
+	ctx  context.Context
+	e    team.Edit
+	done chan struct{}
+	m    team.Member // set before done closes
+	err  error       // set before done closes
+}
+
+func (p *pendingEdit) finish(m team.Member, err error) {
+	p.m, p.err = m, err
+	close(p.done)
+}
+
+// edit queues e and returns its result once written: the caller that
+// takes the queue's commit slot writes every edit pending then.
+func (eq *editQueues) edit(ctx context.Context, ts *Teams, name string, e team.Edit) (team.Member, error) {
+	q := eq.queue(name)
+	p := &pendingEdit{ctx: ctx, e: e, done: make(chan struct{})}
+	q.mu.Lock()
+	q.pending = append(q.pending, p)
+	q.mu.Unlock()
+	for {
+		select {
+		case <-p.done:
+			return p.m, p.err
+		case q.commit <- struct{}{}:
+			q.mu.Lock()
+			round := q.pending
+			q.pending = nil
+			q.mu.Unlock()
+			if len(round) > 0 {
+				ts.applyEdits(name, round)
+			}
+			<-q.commit
+		case <-ctx.Done():
+			q.mu.Lock()
+			i := slices.Index(q.pending, p)
+			if i >= 0 {
+				q.pending = slices.Delete(q.pending, i, i+1)
+			}
+			q.mu.Unlock()
+			if i >= 0 {
+				return team.Member{}, fmt.Errorf("%v in team %s: %w", e, name, context.Cause(ctx))
+			}
+			// Being written: its result comes soon.
+			<-p.done
+			return p.m, p.err
+		}
 	}
-	return ts.s.flags.SetActive(ctx, func(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
-		return team.Config{}, ts.Mutate(ctx, name, fn) // the flips keep nothing
-	}, teamName, name, active)
+}
+
+func (eq *editQueues) queue(name string) *editQueue {
+	eq.mu.Lock()
+	defer eq.mu.Unlock()
+	if eq.queues == nil {
+		eq.queues = map[string]*editQueue{}
+	}
+	q := eq.queues[name]
+	if q == nil {
+		q = &editQueue{commit: make(chan struct{}, 1)}
+		eq.queues[name] = q
+	}
+	return q
 }

@@ -157,7 +157,7 @@ func (d *teamDecodes) decode(name string, raw []byte) (team.Config, error) {
 	d.mu.Lock()
 	prev := d.teams[name]
 	d.mu.Unlock()
-	c, spans, _, err := team.DecodeReusing(raw, prev.cfg.Members, func(i int, b []byte) bool {
+	c, spans, _, err := team.DecodeReusing(raw, team.MemberList(prev.cfg.Members), func(i int, b []byte) bool {
 		return i < len(prev.spans) && bytes.Equal(prev.raw[prev.spans[i][0]:prev.spans[i][1]], b)
 	})
 	if err != nil {
@@ -183,7 +183,7 @@ func (d *teamDecodes) get(name string, raw []byte) (team.Config, bool) {
 // each member's bytes are found in raw (all reused from c), for the next
 // decode.
 func (d *teamDecodes) put(name string, raw []byte, c team.Config) {
-	_, spans, _, err := team.DecodeReusing(raw, c.Members, func(int, []byte) bool { return true })
+	_, spans, _, err := team.DecodeReusing(raw, team.MemberList(c.Members), func(int, []byte) bool { return true })
 	if err != nil {
 		spans = nil
 	}
