@@ -162,3 +162,32 @@ func TestWatchesHoldNoGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// TestEditCanceledDropped: an edit whose ctx has ended is not written and
+// gives the ctx's error; the store's next edit is written as usual.
+func TestEditCanceledDropped(t *testing.T) {
+	s, err := file.Open(t.TempDir(), file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if _, err := team.Create(ctx, s.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := team.AddMember(done, s.Teams(), "crew", team.Member{Name: "gone"}, time.Now()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("AddMember with an ended ctx = %v; want context.Canceled", err)
+	}
+	if _, err := team.AddMember(ctx, s.Teams(), "crew", team.Member{Name: "kept"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Teams().Get(ctx, "crew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := c.Names(); len(names) != 2 || names[1] != "kept" {
+		t.Errorf("roster = %v; want [team-lead kept]", names)
+	}
+}

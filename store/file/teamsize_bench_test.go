@@ -60,3 +60,37 @@ func BenchmarkTeamSize(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkTeamWrite measures one write of a team file of 10, 100 and
+// 1,000 members: a member's active flag flipped (team.SetActive), each a
+// whole locked, atomic rewrite of the file (issue 18 item 7: a spawn
+// writes the team twice, and the cost of a write followed the roster).
+//
+//	go test -run '^$' -bench BenchmarkTeamWrite -benchmem ./store/file/
+func BenchmarkTeamWrite(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
+			s, err := file.Open(b.TempDir(), file.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := b.Context()
+			if _, err := team.Create(ctx, s.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: ftPick}); err != nil {
+				b.Fatal(err)
+			}
+			for i := range n - 1 {
+				if _, err := team.AddMember(ctx, s.Teams(), "crew", team.Member{Name: fmt.Sprintf("m%d", i), Cwd: "/work"}, time.Now()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := team.SetActive(ctx, s.Teams(), "crew", fmt.Sprintf("m%d", n/2), i%2 == 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
