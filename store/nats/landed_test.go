@@ -1,13 +1,16 @@
 package nats
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestLanded: a retried write is recognised as landed only when the
@@ -53,6 +56,23 @@ func TestLanded(t *testing.T) {
 			}
 		})
 	}
+	// The leader's copy of a deleted key is its delete marker: not found.
+	if _, err := kv.Put(ctx, "gone", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := s.leaderEntry(ctx, kv, "gone"); err != nil || e.Operation() != jetstream.KeyValueDelete {
+		t.Errorf("leaderEntry(a deleted key) = %v, %v; want its delete marker", e.Operation(), err)
+	}
+	if _, err := s.leaderGet(ctx, kv, "gone"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Errorf("leaderGet(a deleted key) = %v; want ErrKeyNotFound", err)
+	}
+	if e, err := s.leaderGet(ctx, kv, "k"); err != nil || string(e.Value()) != "mine" || e.Revision() != rev {
+		t.Errorf("leaderGet(k) = %v, %v; want mine at revision %d", e, err, rev)
+	}
+
 	// A leader that cannot be asked is no answer: an error the retry
 	// takes as transient, never "not landed" (which a retried create would
 	// take for a conflict, and store the task again under the next id).
@@ -87,9 +107,45 @@ func FuzzDecodeMsgGet(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		seq, _, err := decodeMsgGet(b)
+		seq, _, _, err := decodeMsgGet(b)
 		if err == nil && seq == 0 {
 			t.Errorf("decodeMsgGet(%q) = sequence 0 without an error", b)
+		}
+	})
+}
+
+// TestKVOperation: a message's headers name a delete or a purge; anything
+// else is a put.
+func TestKVOperation(t *testing.T) {
+	tests := []struct {
+		hdr  string
+		want jetstream.KeyValueOp
+	}{
+		{"", jetstream.KeyValuePut},
+		{"NATS/1.0\r\n\r\n", jetstream.KeyValuePut},
+		{"NATS/1.0\r\nKV-Operation: DEL\r\n\r\n", jetstream.KeyValueDelete},
+		{"NATS/1.0\r\nNats-Msg-Id: x\r\nKV-Operation: PURGE\r\nNats-Rollup: sub\r\n\r\n", jetstream.KeyValuePurge},
+		{"NATS/1.0\r\nkv-operation:DEL\r\n\r\n", jetstream.KeyValueDelete},
+		{"NATS/1.0\r\nKV-Operation: OTHER\r\n\r\n", jetstream.KeyValuePut},
+		{"NATS/1.0\r\nX-KV-Operation: DEL\r\n\r\n", jetstream.KeyValuePut},
+	}
+	for _, tt := range tests {
+		if got := kvOperation([]byte(tt.hdr)); got != tt.want {
+			t.Errorf("kvOperation(%q) = %v; want %v", tt.hdr, got, tt.want)
+		}
+	}
+}
+
+// FuzzKVOperation: headers that do not mention the operation are a put;
+// none panics.
+func FuzzKVOperation(f *testing.F) {
+	for _, seed := range []string{"", "NATS/1.0\r\nKV-Operation: DEL\r\n\r\n", "NATS/1.0\r\nKV-Operation: PURGE\r\n\r\n", "KV-Operation", ":\r\n:", "NATS/1.0 404\r\n\r\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := kvOperation(b)
+		if !bytes.Contains(bytes.ToLower(b), []byte("kv-operation")) && got != jetstream.KeyValuePut {
+			t.Errorf("kvOperation(%q) = %v; want a put", b, got)
 		}
 	})
 }

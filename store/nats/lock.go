@@ -35,6 +35,24 @@ func (ts *Tasks) Lock(ctx context.Context, list string) (unlock func(), err erro
 // lock takes the lock entry key of kv, as Tasks.Lock describes. Its errors
 // are ctx's cause, errStoreClosed, or NATS errors.
 func (s *Store) lock(ctx context.Context, kv jetstream.KeyValue, key string) (unlock func(), err error) {
+	l, err := s.takeLock(ctx, kv, key)
+	if err != nil {
+		return nil, err
+	}
+	return l.unlock, nil
+}
+
+// heldLock is a lock entry this store took.
+type heldLock struct {
+	key    string
+	val    []byte // the entry's value, unique to this holder
+	rev    uint64 // the revision at which it was taken
+	unlock func()
+}
+
+// takeLock is lock, returning what a holder needs to tell its own writes
+// from others' (conflictUnderLock).
+func (s *Store) takeLock(ctx context.Context, kv jetstream.KeyValue, key string) (*heldLock, error) {
 	if s.isClosed() {
 		return nil, errStoreClosed
 	}
@@ -45,7 +63,7 @@ func (s *Store) lock(ctx context.Context, kv jetstream.KeyValue, key string) (un
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	val := fmt.Appendf(nil, "%s #%d", s.owner, lockSeq.Add(1))
-	fail := func(err error) (func(), error) {
+	fail := func(err error) (*heldLock, error) {
 		if s.isClosed() {
 			return nil, errStoreClosed
 		}
@@ -56,7 +74,7 @@ func (s *Store) lock(ctx context.Context, kv jetstream.KeyValue, key string) (un
 	}
 	rev, err := kv.Create(ctx, key, val)
 	if err == nil {
-		return s.held(kv, key, val, rev), nil
+		return &heldLock{key: key, val: val, rev: rev, unlock: s.held(kv, key, val, rev)}, nil
 	}
 	if !isConflict(err) {
 		return fail(err)
@@ -90,7 +108,7 @@ func (s *Store) lock(ctx context.Context, kv jetstream.KeyValue, key string) (un
 			}
 			rev, err := kv.Create(ctx, key, val)
 			if err == nil {
-				return s.held(kv, key, val, rev), nil
+				return &heldLock{key: key, val: val, rev: rev, unlock: s.held(kv, key, val, rev)}, nil
 			}
 			if !isConflict(err) {
 				return fail(err)
@@ -104,7 +122,7 @@ func (s *Store) lock(ctx context.Context, kv jetstream.KeyValue, key string) (un
 			rev, err := kv.Update(ctx, key, val, seen)
 			if err == nil {
 				s.log.Warn("nats store: took over a stale lock", "key", key, "stale", s.opts.LockStale)
-				return s.held(kv, key, val, rev), nil
+				return &heldLock{key: key, val: val, rev: rev, unlock: s.held(kv, key, val, rev)}, nil
 			}
 			if !isConflict(err) {
 				return fail(err)
@@ -138,6 +156,14 @@ func (s *Store) held(kv jetstream.KeyValue, key string, val []byte, rev uint64) 
 			}
 			rctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 			nrev, err := kv.Update(rctx, key, val, current)
+			if isConflict(err) {
+				// An earlier refresh reported failed (its deadline passed
+				// while it was on its way) may have landed: the entry is
+				// still ours at a newer revision, not taken over.
+				if r, ok, _ := s.landed(rctx, kv, key, val, current); ok {
+					nrev, err = r, nil
+				}
+			}
 			cancel()
 			if err != nil {
 				s.log.Error("nats store: refresh lock", "bucket", kv.Bucket(), "key", key, "err", err)
@@ -161,7 +187,13 @@ func (s *Store) held(kv jetstream.KeyValue, key string, val []byte, rev uint64) 
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
 			defer cancel()
-			if err := kv.Delete(ctx, key, jetstream.LastRevision(current)); err != nil {
+			err := kv.Delete(ctx, key, jetstream.LastRevision(current))
+			if isConflict(err) {
+				if r, ok, _ := s.landed(ctx, kv, key, val, current); ok {
+					err = kv.Delete(ctx, key, jetstream.LastRevision(r)) // a refresh reported failed had landed
+				}
+			}
+			if err != nil {
 				s.log.Warn("nats store: release lock", "bucket", kv.Bucket(), "key", key, "err", err)
 			}
 		})

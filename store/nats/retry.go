@@ -227,7 +227,12 @@ func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDe
 // An error is returned when the leader could not be asked: the write may
 // have landed or not.
 func (kv retryKV) landed(ctx context.Context, key string, value []byte, last uint64) (uint64, bool, error) {
-	rev, data, err := kv.s.leaderLast(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+key)
+	return kv.s.landed(ctx, kv.KeyValue, key, value, last)
+}
+
+// landed is retryKV.landed for any bucket of s.
+func (s *Store) landed(ctx context.Context, kv jetstream.KeyValue, key string, value []byte, last uint64) (uint64, bool, error) {
+	rev, data, err := s.leaderLast(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+key)
 	if err != nil {
 		if transient(err) {
 			return 0, false, err
@@ -243,39 +248,47 @@ func (kv retryKV) landed(ctx context.Context, key string, value []byte, last uin
 // leaderLast returns the sequence and data of the last message on subject
 // in stream, read by the stream's leader (a non-direct get).
 func (s *Store) leaderLast(ctx context.Context, stream, subject string) (uint64, []byte, error) {
+	seq, data, _, err := s.leaderMsg(ctx, stream, subject)
+	return seq, data, err
+}
+
+// leaderMsg is leaderLast with the message's headers.
+func (s *Store) leaderMsg(ctx context.Context, stream, subject string) (uint64, []byte, []byte, error) {
 	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
-	seq, data, err := decodeMsgGet(msg.Data)
+	seq, data, hdr, err := decodeMsgGet(msg.Data)
 	if err != nil {
-		return 0, nil, fmt.Errorf("get last message of %s: %w", subject, err)
+		return 0, nil, nil, fmt.Errorf("get last message of %s: %w", subject, err)
 	}
-	return seq, data, nil
+	return seq, data, hdr, nil
 }
 
 // decodeMsgGet decodes the server's answer to a stream message get: the
-// message's sequence and data, or the API error it carries.
-func decodeMsgGet(b []byte) (uint64, []byte, error) {
+// message's sequence, data and headers (NATS/1.0 block, nil when none), or
+// the API error it carries.
+func decodeMsgGet(b []byte) (uint64, []byte, []byte, error) {
 	var resp struct {
 		Error   *jetstream.APIError `json:"error"`
 		Message *struct {
 			Seq  uint64 `json:"seq"`
 			Data []byte `json:"data"`
+			Hdrs []byte `json:"hdrs"`
 		} `json:"message"`
 	}
 	if err := json.Unmarshal(b, &resp); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if resp.Error != nil {
-		return 0, nil, resp.Error
+		return 0, nil, nil, resp.Error
 	}
 	if resp.Message == nil || resp.Message.Seq == 0 {
-		return 0, nil, errors.New("answer without a message")
+		return 0, nil, nil, errors.New("answer without a message")
 	}
-	return resp.Message.Seq, resp.Message.Data, nil
+	return resp.Message.Seq, resp.Message.Data, resp.Message.Hdrs, nil
 }

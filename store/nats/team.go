@@ -98,8 +98,14 @@ func (t *Teams) Get(ctx context.Context, name string) (team.Config, error) {
 
 // get returns the team and its revision.
 func (t *Teams) get(ctx context.Context, name string) (team.Config, uint64, error) {
+	return t.getWith(ctx, name, t.s.teams.Get)
+}
+
+// getWith is get reading the entry with read (a replica's answer, or the
+// leader's: locked.go).
+func (t *Teams) getWith(ctx context.Context, name string, read func(context.Context, string) (jetstream.KeyValueEntry, error)) (team.Config, uint64, error) {
 	s := t.s
-	e, err := s.teams.Get(ctx, teamKey(name))
+	e, err := read(ctx, teamKey(name))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return team.Config{}, 0, fmt.Errorf("get team %s: %w", name, team.ErrNotFound)
 	}
@@ -309,44 +315,56 @@ func scanOnce(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jets
 
 // Update applies fn to the stored team while holding the team's lock (a
 // KV entry, so it excludes other processes too) and stores the result with
-// compare-and-swap. fn runs once; its error is returned as is and leaves
-// the team unchanged. It returns team.ErrNotFound if the team does not
+// compare-and-swap. fn's error is returned as is and leaves the team
+// unchanged. fn runs again, on the leader's copy, when the entry was read
+// from a replica that had not yet applied an earlier holder's write
+// (conflictUnderLock). It returns team.ErrNotFound if the team does not
 // exist.
 func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
 	s := t.s
 	// The lock wait is bounded by ctx only: a busy team is waited for.
-	unlock, err := s.lock(ctx, s.teams, teamLockKey(name))
+	l, err := s.takeLock(ctx, s.teams, teamLockKey(name))
 	if err != nil {
 		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
-	defer unlock()
+	defer l.unlock()
 	ctx, cancel, err := s.begin(ctx)
 	if err != nil {
 		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
 	defer cancel()
-	c, rev, err := t.get(ctx, name)
-	if err != nil {
-		return team.Config{}, err
-	}
-	if err := fn(&c); err != nil {
-		return team.Config{}, err
-	}
-	if c.Name != name {
-		return team.Config{}, fmt.Errorf("update team %s: the name cannot change (to %q)", name, c.Name)
-	}
-	data, err := json.Marshal(c)
-	if err != nil {
-		return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
-	}
-	if _, err := s.teams.Update(ctx, teamKey(name), data, rev); err != nil {
-		if isConflict(err) {
-			return team.Config{}, fmt.Errorf("update team %s: changed by a writer that did not hold the team's lock (a stale lock taken over?): %w", name, err)
+	read := s.teams.Get
+	for try := 1; ; try++ {
+		c, rev, err := t.getWith(ctx, name, read)
+		if err != nil {
+			return team.Config{}, err
 		}
-		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
+		if err := fn(&c); err != nil {
+			return team.Config{}, err
+		}
+		if c.Name != name {
+			return team.Config{}, fmt.Errorf("update team %s: the name cannot change (to %q)", name, c.Name)
+		}
+		data, err := json.Marshal(c)
+		if err != nil {
+			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
+		}
+		_, err = s.teams.Update(ctx, teamKey(name), data, rev)
+		if isConflict(err) {
+			_, err = s.conflictUnderLock(ctx, s.teams, l, teamKey(name), data, rev, err)
+			if errors.Is(err, errReadBehind) && try < 3 {
+				read = func(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+					return s.leaderGet(ctx, s.teams, key)
+				}
+				continue
+			}
+		}
+		if err != nil {
+			return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
+		}
+		s.decoded.put(name, data, c) // the next read of these bytes needs no decode
+		return c.Clone(), nil
 	}
-	s.decoded.put(name, data, c) // the next read of these bytes needs no decode
-	return c.Clone(), nil
 }
 
 // Delete removes the team, its inboxes, their read marks and the task list
@@ -355,17 +373,21 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 // team.ErrNotFound if the team does not exist.
 func (t *Teams) Delete(ctx context.Context, name string, check func(team.Config) error) error {
 	s := t.s
-	unlock, err := s.lock(ctx, s.teams, teamLockKey(name))
+	l, err := s.takeLock(ctx, s.teams, teamLockKey(name))
 	if err != nil {
 		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
-	defer unlock()
+	defer l.unlock()
 	ctx, cancel, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
 	defer cancel()
-	c, rev, err := t.get(ctx, name)
+	// Read from the leader: a replica may not have the last holder's
+	// write yet (locked.go); deletes are rare enough to pay for it.
+	c, rev, err := t.getWith(ctx, name, func(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+		return s.leaderGet(ctx, s.teams, key)
+	})
 	if errors.Is(err, team.ErrNotFound) && rev != 0 {
 		// A tombstone: an earlier delete was cut short.
 		if err := s.finishDelete(ctx, name, rev); err != nil {
@@ -382,6 +404,9 @@ func (t *Teams) Delete(ctx context.Context, name string, check func(team.Config)
 		}
 	}
 	trev, err := s.teams.Update(ctx, teamKey(name), tombstone, rev)
+	if isConflict(err) {
+		trev, err = s.conflictUnderLock(ctx, s.teams, l, teamKey(name), tombstone, rev, err)
+	}
 	if err != nil {
 		return fmt.Errorf("delete team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
