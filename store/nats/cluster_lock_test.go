@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -201,4 +202,173 @@ func TestClusterLockedUpdates(t *testing.T) {
 			t.Errorf("team has %d members; want %d", got, before+3*each)
 		}
 	})
+}
+
+// deafKV is a bucket whose watches never show a delete, as a lock
+// waiter's watch on a cluster was seen to miss its holder's; puts it
+// forwards are counted on puts.
+type deafKV struct {
+	jetstream.KeyValue
+	puts chan struct{}
+}
+
+func (kv deafKV) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+	w, err := kv.KeyValue.Watch(ctx, keys, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d := &deafWatcher{KeyWatcher: w, out: make(chan jetstream.KeyValueEntry)}
+	go func() {
+		defer close(d.out)
+		for e := range w.Updates() {
+			if e != nil && e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			if e != nil {
+				select {
+				case kv.puts <- struct{}{}:
+				default:
+				}
+			}
+			select {
+			case d.out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return d, nil
+}
+
+type deafWatcher struct {
+	jetstream.KeyWatcher
+	out chan jetstream.KeyValueEntry
+}
+
+func (w *deafWatcher) Updates() <-chan jetstream.KeyValueEntry { return w.out }
+
+// TestClusterLockWaiterAsksLeader: a waiter for a team's lock whose watch
+// never shows the holder's delete still takes the lock once it is free: it
+// asks the stream's leader. Before, it waited forever (bench team on three
+// servers: every host waited on a free lock).
+func TestClusterLockWaiterAsksLeader(t *testing.T) {
+	c := startCluster(t)
+	open := func(i int, stale time.Duration) *natsstore.Store {
+		s, err := natsstore.Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", c.nodes[i].port), natsstore.Options{Namespace: "deaf", Replicas: 3, LockStale: stale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, e := open(0, 0), open(2, time.Second)
+	puts := make(chan struct{}, 1)
+	natsstore.WrapTeamsKV(e, func(kv jetstream.KeyValue) jetstream.KeyValue { return deafKV{KeyValue: kv, puts: puts} })
+	ctx := t.Context()
+	if _, err := team.Create(ctx, a.Teams(), team.CreateOptions{Name: "crew", Now: testNow, Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	_, err := a.Teams().Update(ctx, "crew", func(*team.Config) error {
+		go func() {
+			// Far longer than the leader's checks (every LockStale/4):
+			// only a waiter that never learns of the delete runs out.
+			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			_, err := team.AddMember(wctx, e.Teams(), "crew", team.Member{Name: "eve"}, testNow)
+			done <- err
+		}()
+		<-puts // e waits, having seen a's lock entry
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("AddMember waiting on a lock released unseen = %v; want the lock taken once free", err)
+	}
+}
+
+// staleCreateKV creates a key as a KV Create does when the replica it
+// asks has not applied the key's delete yet: a deleted key counts as
+// existing. puts is signalled for each entry its watches forward.
+type staleCreateKV struct {
+	jetstream.KeyValue
+	puts chan struct{}
+}
+
+func (kv staleCreateKV) Create(ctx context.Context, key string, value []byte, _ ...jetstream.KVCreateOpt) (uint64, error) {
+	rev, err := kv.KeyValue.Update(ctx, key, value, 0)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", err, jetstream.ErrKeyExists)
+	}
+	return rev, nil
+}
+
+func (kv staleCreateKV) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+	w, err := kv.KeyValue.Watch(ctx, keys, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d := &deafWatcher{KeyWatcher: w, out: make(chan jetstream.KeyValueEntry)}
+	go func() {
+		defer close(d.out)
+		for e := range w.Updates() {
+			if e != nil {
+				select {
+				case kv.puts <- struct{}{}:
+				default:
+				}
+			}
+			select {
+			case d.out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return d, nil
+}
+
+// TestClusterLockAfterStaleCreate: a waiter whose Create of the freed lock
+// entry is refused by a replica still holding the old entry takes the lock
+// all the same: the leader says it is deleted. Before, the waiter took the
+// refusal for another holder and waited forever for its entry (bench team
+// on three servers: every host waited on a free lock).
+func TestClusterLockAfterStaleCreate(t *testing.T) {
+	c := startCluster(t)
+	open := func(i int) *natsstore.Store {
+		s, err := natsstore.Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", c.nodes[i].port), natsstore.Options{Namespace: "stalecreate", Replicas: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, e := open(0), open(2)
+	puts := make(chan struct{}, 1)
+	natsstore.WrapTeamsKV(e, func(kv jetstream.KeyValue) jetstream.KeyValue { return staleCreateKV{KeyValue: kv, puts: puts} })
+	ctx := t.Context()
+	if _, err := team.Create(ctx, a.Teams(), team.CreateOptions{Name: "crew", Now: testNow, Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"eve", "eli"} { // the second finds the lock entry deleted, not absent
+		done := make(chan error, 1)
+		_, err := a.Teams().Update(ctx, "crew", func(*team.Config) error {
+			go func() {
+				wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				_, err := team.AddMember(wctx, e.Teams(), "crew", team.Member{Name: name}, testNow)
+				done <- err
+			}()
+			<-puts // e waits, having seen a's lock entry
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("AddMember(%s) waiting on a lock whose Create a replica refuses = %v; want the lock taken once free", name, err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,7 +73,7 @@ func (s *Store) takeLock(ctx context.Context, kv jetstream.KeyValue, key string)
 		}
 		return nil, err
 	}
-	rev, err := kv.Create(ctx, key, val)
+	rev, _, err := s.createLock(ctx, kv, key, val)
 	if err == nil {
 		return &heldLock{key: key, val: val, rev: rev, unlock: s.held(kv, key, val, rev)}, nil
 	}
@@ -86,7 +87,28 @@ func (s *Store) takeLock(ctx context.Context, kv jetstream.KeyValue, key string)
 	defer w.Stop()
 	stale := time.NewTimer(s.opts.LockStale)
 	defer stale.Stop()
+	// The watch is the fast path, the stream's leader the truth: a
+	// waiter's watch on a cluster was seen to miss the holder's delete, and
+	// every host of a team then waited for a free lock (bench team, 100 and
+	// 1,000 teammates on three servers). The leader is asked every
+	// LockStale/4 while waiting.
+	check := time.NewTicker(s.opts.LockStale / 4)
+	defer check.Stop()
 	var seen uint64 // revision of the holder's entry; 0 when free
+	create := func() (*heldLock, error) {
+		rev, holder, err := s.createLock(ctx, kv, key, val)
+		if err == nil {
+			return &heldLock{key: key, val: val, rev: rev, unlock: s.held(kv, key, val, rev)}, nil
+		}
+		if !isConflict(err) {
+			return fail(err)
+		}
+		if holder > seen {
+			seen = holder // someone else took it
+			stale.Reset(s.opts.LockStale)
+		}
+		return nil, nil
+	}
 	for {
 		select {
 		case e, ok := <-w.Updates():
@@ -94,7 +116,7 @@ func (s *Store) takeLock(ctx context.Context, kv jetstream.KeyValue, key string)
 				return fail(errors.New("lock watch ended"))
 			}
 			if e != nil && e.Operation() == jetstream.KeyValuePut {
-				if e.Revision() != seen {
+				if e.Revision() > seen {
 					seen = e.Revision()
 					stale.Reset(s.opts.LockStale)
 				}
@@ -106,14 +128,31 @@ func (s *Store) takeLock(ctx context.Context, kv jetstream.KeyValue, key string)
 			if seen != 0 {
 				continue
 			}
-			rev, err := kv.Create(ctx, key, val)
-			if err == nil {
-				return &heldLock{key: key, val: val, rev: rev, unlock: s.held(kv, key, val, rev)}, nil
+			if l, err := create(); l != nil || err != nil {
+				return l, err
 			}
-			if !isConflict(err) {
-				return fail(err)
+		case <-check.C:
+			actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			e, err := s.leaderEntry(actx, kv, key)
+			cancel()
+			switch {
+			case err == nil && e.op == jetstream.KeyValuePut:
+				if e.rev > seen {
+					seen = e.rev // a refresh or a new holder the watch has not shown yet
+					stale.Reset(s.opts.LockStale)
+				}
+				continue
+			case err == nil || errors.Is(err, jetstream.ErrKeyNotFound):
+				if seen != 0 {
+					s.log.Warn("nats store: a lock is free on the stream's leader; its watch had not said so", "bucket", kv.Bucket(), "key", key, "watch revision", seen, "leader revision", e.rev)
+				}
+				seen = 0
+				if l, err := create(); l != nil || err != nil {
+					return l, err
+				}
+			default:
+				continue // asked again at the next tick
 			}
-			// Someone else took it; their entry arrives on the watch.
 		case <-stale.C:
 			if seen == 0 {
 				stale.Reset(s.opts.LockStale)
@@ -132,6 +171,41 @@ func (s *Store) takeLock(ctx context.Context, kv jetstream.KeyValue, key string)
 			return fail(context.Cause(ctx))
 		}
 	}
+}
+
+// createLock creates the lock entry key of kv with val. A KV Create of a
+// deleted key asks a replica for the delete marker's revision, and a
+// replica that has not applied the delete yet answers with the holder's
+// entry: the Create then fails as if the lock were held, and a waiter that
+// took that for someone else's lock waited for an entry that never came
+// (bench team on three servers: every host waited on a free lock). So a
+// conflict is checked with the stream's leader: a deleted entry is
+// replaced by compare-and-swap on the delete marker's revision; a held one
+// is returned as holder (its revision) with the conflict.
+func (s *Store) createLock(ctx context.Context, kv jetstream.KeyValue, key string, val []byte) (rev, holder uint64, err error) {
+	rev, err = kv.Create(ctx, key, val)
+	if !isConflict(err) {
+		return rev, 0, err
+	}
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	e, lerr := s.leaderEntry(actx, kv, key)
+	cancel()
+	switch {
+	case lerr != nil:
+		return 0, 0, err // not found (purged meanwhile) or no answer: the caller tries again
+	case e.op == jetstream.KeyValuePut:
+		if bytes.Equal(e.value, val) {
+			return e.rev, 0, nil // this very Create, landed by an earlier attempt
+		}
+		return 0, e.rev, err
+	}
+	rev, err = kv.Update(ctx, key, val, e.rev)
+	if isConflict(err) {
+		// Taken by another right after the delete; its entry arrives on
+		// the watch, or the leader is asked at the next check.
+		return 0, 0, err
+	}
+	return rev, 0, err
 }
 
 // held refreshes a taken lock until the returned unlock is called, which
