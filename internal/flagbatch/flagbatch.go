@@ -70,6 +70,9 @@ func (b *batch) write(ctx context.Context, update Update, teamName string) {
 	// The others' flips ride on this write: it is not cut short with the
 	// committer's ctx (the stores bound their lock waits).
 	_, err := update(context.WithoutCancel(ctx), teamName, func(c *team.Config) error {
+		// A store may run this again on a newer copy (a stale read on a
+		// cluster): only the last run's view of the roster counts.
+		clear(r.errs)
 		changed := false
 		for name, active := range flips {
 			m, ok := c.Member(name)

@@ -72,3 +72,39 @@ func TestSetActiveBatches(t *testing.T) {
 		t.Errorf("a flip already in place: %d update calls; want 1 (which writes nothing)", got)
 	}
 }
+
+// TestSetActiveRetriedUpdate: a store that runs the update's function
+// again on a newer copy of the team (a stale replica read on a NATS
+// cluster) reports what the last run found: a member missing from the
+// stale copy but present in the newer one is marked, without an error.
+func TestSetActiveRetriedUpdate(t *testing.T) {
+	st := mem.New(mem.Options{})
+	defer st.Close()
+	ctx := t.Context()
+	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := st.Teams().Get(ctx, "crew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := team.AddMember(ctx, st.Teams(), "crew", team.Member{Name: "late"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	update := func(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
+		old := stale.Clone()
+		_ = fn(&old) // the first run saw a copy from before "late" joined
+		return st.Teams().Update(ctx, name, fn)
+	}
+	var bs Batches
+	if err := bs.SetActive(ctx, update, "crew", "late", false); err != nil {
+		t.Fatalf("SetActive(late) = %v; want nil (the last run found the member)", err)
+	}
+	c, err := st.Teams().Get(ctx, "crew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := c.Member("late"); !ok || m.Active() {
+		t.Fatalf("late = %+v, %v; want on the roster and idle", m, ok)
+	}
+}
