@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +67,13 @@ type TeammateConfig struct {
 	// stays marked active, waiting for the next task to become ready,
 	// before it marks itself idle (default DefaultClaimLinger).
 	ClaimLinger time.Duration
+	// ActiveDelay is how long a teammate woken by mail while idle works
+	// before it writes its active flag to the team (default
+	// DefaultActiveDelay; negative: at once). A wake that ends sooner
+	// writes nothing to the team: its mail stays unread until the flag
+	// is written or the idle notification of its run is sent, so that
+	// the work is visible all along (unread, or the teammate active).
+	ActiveDelay time.Duration
 	// BeforeIdle, when set, is asked before the teammate goes idle after
 	// a run that ended normally (the TeammateIdle hook): keep makes it
 	// run again at once with feedback as its prompt. At most
@@ -97,8 +105,14 @@ type Teammate struct {
 	// every write of the teammate's active flag.
 	actMu sync.Mutex
 	// flag is the active flag this teammate last stored (or is storing):
-	// flagUnknown, flagActive or flagIdle. Written with actMu held.
+	// flagUnknown, flagActive or flagIdle; or flagWaking, active in memory
+	// while the team still says idle. Written with actMu held.
 	flag atomic.Int32
+	// activeTimer fires ActiveDelay after a wake set flagWaking: the
+	// teammate then writes its flag and marks its mail read (flushWake).
+	// Received by the pump's looping goroutine while the teammate works,
+	// and by the run goroutine while it waits for work (next).
+	activeTimer *time.Timer
 
 	mu       sync.Mutex
 	running  bool
@@ -144,8 +158,13 @@ func NewTeammate(cfg TeammateConfig) (*Teammate, error) {
 	if cfg.ClaimLinger <= 0 {
 		cfg.ClaimLinger = DefaultClaimLinger
 	}
+	if cfg.ActiveDelay == 0 {
+		cfg.ActiveDelay = DefaultActiveDelay
+	}
 	tm := &Teammate{cfg: cfg, wake: make(chan struct{}, 1), planned: cfg.PlanMode,
-		asks: map[string]chan mailbox.PermissionResponse{}, settled: map[string]bool{}, unmarked: map[string]bool{}}
+		asks: map[string]chan mailbox.PermissionResponse{}, settled: map[string]bool{}, unmarked: map[string]bool{},
+		activeTimer: time.NewTimer(time.Hour)}
+	tm.activeTimer.Stop()
 	ac, err := cfg.Build(tm)
 	if err != nil {
 		return nil, err
@@ -265,6 +284,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		return fmt.Errorf("teammate %s: watch its inbox: %w", tm.cfg.Name, err)
 	}
 	p := &inboxPump{tm: tm, kick: kick, owed: true}
+	defer tm.activeTimer.Stop() // after the pump: mail not marked stays unread
 	defer p.finish()
 	defer tm.ag.Kill()
 	defer cancel(nil)
@@ -280,9 +300,10 @@ func (tm *Teammate) Run(ctx context.Context) error {
 	p.background(ctx)
 	kept := 0 // runs BeforeIdle kept going in a row
 	for {
-		if tm.flag.Load() != flagActive {
+		if f := tm.flag.Load(); f != flagActive && f != flagWaking {
 			// Marked already by the pump that brought the prompt (maybe
-			// still writing it): the model does not wait for that write.
+			// still writing it, or waiting for ActiveDelay to pass): the
+			// model does not wait for that write.
 			tm.actMu.Lock()
 			tm.setActiveLocked(ctx, true)
 			tm.actMu.Unlock()
@@ -397,7 +418,16 @@ const (
 	flagUnknown int32 = iota
 	flagActive
 	flagIdle
+	// flagWaking: woken by mail while idle, not yet written (ActiveDelay);
+	// the team says idle and the mail is unread.
+	flagWaking
 )
+
+// DefaultActiveDelay is the default of TeammateConfig.ActiveDelay. In a
+// team of a thousand, each write of a flag rewrites a team file of about
+// 300 KB that every host then reads again; a short wake (a message
+// answered at once, a scripted model) need not write at all.
+const DefaultActiveDelay = 100 * time.Millisecond
 
 // setActiveLocked stores the teammate's active flag, unless it stored that
 // value last: a teammate woken by mail flips it once (in the pump), not
@@ -405,16 +435,62 @@ const (
 // and a turn that changes nothing takes it not at all. Only the teammate
 // itself marks itself active; a lead that marks it idle (it exited) or a
 // user's edit is corrected at its next flip. The caller holds actMu.
+//
+// From flagWaking (the team says idle, the wake's mail is unread) active
+// writes the flag and then marks the mail read; idle writes nothing and
+// marks the mail read: the caller has sent the run's idle notification.
 func (tm *Teammate) setActiveLocked(ctx context.Context, active bool) {
 	want := flagIdle
 	if active {
 		want = flagActive
 	}
-	if tm.flag.Load() == want {
+	prev := tm.flag.Load()
+	if prev == want {
 		return
 	}
 	tm.flag.Store(want) // before the write, so that the run need not wait for it
-	tm.storeActiveLocked(ctx, active)
+	if prev != flagWaking {
+		tm.storeActiveLocked(ctx, active)
+		return
+	}
+	tm.activeTimer.Stop()
+	if active {
+		tm.storeActiveLocked(ctx, true)
+	}
+	tm.markDispatchedLocked(ctx)
+}
+
+// flushWake writes the active flag of a teammate still working
+// ActiveDelay after a wake, then marks the wake's mail read.
+func (tm *Teammate) flushWake(ctx context.Context) {
+	tm.actMu.Lock()
+	defer tm.actMu.Unlock()
+	if tm.flag.Load() == flagWaking {
+		tm.setActiveLocked(ctx, true)
+	}
+}
+
+// markDispatchedLocked marks read the messages dispatched and not yet
+// marked. A failure leaves them to the next read of the inbox, which
+// marks them without dispatching them again. The caller holds actMu.
+func (tm *Teammate) markDispatchedLocked(ctx context.Context) {
+	tm.mu.Lock()
+	ids := slices.Collect(maps.Keys(tm.unmarked))
+	tm.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	if _, err := tm.cfg.Mail.MarkRead(ctx, tm.cfg.Team, tm.cfg.Name, ids); err != nil {
+		if ctx.Err() == nil {
+			tm.cfg.Log.Warn("mark messages read", "agent", tm.cfg.Name, "err", err)
+		}
+		return
+	}
+	tm.mu.Lock()
+	for _, id := range ids {
+		delete(tm.unmarked, id)
+	}
+	tm.mu.Unlock()
 }
 
 // storeActiveLocked writes the active flag that tm.flag already says. A
@@ -545,6 +621,8 @@ func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (str
 		case <-lingering:
 			lingering = nil
 			tm.goIdle(ctx)
+		case <-tm.activeTimer.C:
+			tm.flushWake(ctx)
 		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		}
@@ -613,7 +691,10 @@ func (tm *Teammate) queue(text string) {
 // written to the team, then the messages marked read, so that at every
 // moment the work is visible (unread, or the teammate active) and the
 // model does not wait for two writes of shared files (with a hundred teammates on one team file those writes queue for
-// its lock, which held deliveries for seconds). Messages dispatched but
+// its lock, which held deliveries for seconds). A teammate woken while
+// idle in the team file puts off both writes for ActiveDelay (flagWaking):
+// if its run ends sooner, the idle notification is sent and the mail
+// marked read, and the team file is not written at all. Messages dispatched but
 // not yet marked read (the mark failed) are remembered by id and not
 // dispatched again; a message without an id is marked read first, as it
 // could not be told apart on the next read.
@@ -648,9 +729,12 @@ func (tm *Teammate) pump(ctx context.Context) error {
 	running := tm.running
 	tm.mu.Unlock()
 	flip := forModel && !running
-	if flip {
-		// Held until the mail is marked read, so goIdle cannot undo the
-		// flip in between.
+	// Only a read of the inbox sets flagWaking, and reads never overlap:
+	// a flag not waking now does not become so before this read ends.
+	waking := tm.flag.Load() == flagWaking
+	if flip || waking {
+		// Held until the mail is marked read (or left to the wake's end),
+		// so goIdle cannot undo the flip in between.
 		tm.actMu.Lock()
 		defer tm.actMu.Unlock()
 	}
@@ -666,7 +750,7 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		return nil
 	}
 	if withoutID {
-		if flip {
+		if flip || waking {
 			tm.setActiveLocked(ctx, true)
 		}
 		if err := markRead(); err != nil {
@@ -675,11 +759,23 @@ func (tm *Teammate) pump(ctx context.Context) error {
 		flip = false
 	}
 	// Active before the model is handed the mail, in memory (the write
-	// follows): the woken run finds the flag set and does not wait on
-	// actMu for this write.
-	owed := flip && tm.flag.Swap(flagActive) != flagActive
+	// follows, or waits for ActiveDelay): the woken run finds the flag set
+	// and does not wait on actMu for this write.
+	owed, later := false, false
+	switch f := tm.flag.Load(); {
+	case f == flagWaking:
+		later = true // marked read with the wake's mail
+	case !flip || f == flagActive:
+	case f == flagIdle && tm.cfg.ActiveDelay > 0:
+		tm.flag.Store(flagWaking)
+		tm.activeTimer.Reset(tm.cfg.ActiveDelay)
+		later = true
+	default:
+		tm.flag.Store(flagActive)
+		owed = true
+	}
 	tm.dispatch(ctx, fresh)
-	if withoutID {
+	if withoutID || later {
 		return nil
 	}
 	if owed {

@@ -68,6 +68,8 @@ func (p *inboxPump) background(ctx context.Context) {
 			select {
 			case <-stop:
 				return
+			case <-p.tm.activeTimer.C:
+				p.tm.flushWake(ctx)
 			case _, ok := <-kick:
 				if !ok {
 					p.closed = true

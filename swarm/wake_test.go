@@ -150,7 +150,7 @@ func waitSignal[T any](t *testing.T, ch <-chan T, what string) T {
 // once to go active and once to go idle after its turn: the pump's flip
 // is not repeated when the run starts (it was three updates a wake).
 func TestWakeFlipsActiveOnce(t *testing.T) {
-	g, st, model, idle := startWakeTeammate(t)
+	g, st, model, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) { c.ActiveDelay = -1 })
 	for i := range 3 {
 		before := g.count()
 		if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
@@ -186,7 +186,7 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 // lock, behind other teammates); the message is marked read only after
 // that write.
 func TestWakeDoesNotWaitForTeamWrite(t *testing.T) {
-	g, st, model, idle := startWakeTeammate(t)
+	g, st, model, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) { c.ActiveDelay = -1 })
 	hold := make(chan struct{})
 	g.mu.Lock()
 	g.hold = hold
@@ -250,5 +250,110 @@ func TestLostClaimsStayActive(t *testing.T) {
 	})
 	if got := g.count() - before; got != 2 {
 		t.Errorf("%d team updates in all; want 2 (active once, idle once)", got)
+	}
+}
+
+// heldModel holds each request until release gets a value.
+type heldModel struct {
+	llm.Model
+	release chan struct{}
+}
+
+func (m *heldModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+	}
+	return m.Model.Stream(ctx, req)
+}
+
+// TestShortWakeWritesNoFlag: a teammate woken by a message whose run ends
+// within ActiveDelay writes nothing to the team file (in a team of a
+// thousand, each write is a 300 KB rewrite every host reads again), and
+// its message is marked read once its idle notification is out.
+func TestShortWakeWritesNoFlag(t *testing.T) {
+	g, st, model, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) { c.ActiveDelay = time.Minute })
+	for i := range 3 {
+		before := g.count()
+		if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		waitSignal(t, model.asked, "the model asked with the message")
+		waitSignal(t, idle, "idle after the message's turn")
+		waitUntil(t, "the message marked read", func() bool {
+			unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
+			return err == nil && len(unread) == 0
+		})
+		notes, err := st.Mail().Read(t.Context(), "crew", team.LeadName, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(notes) != i+2 { // the first turn's, and one per wake
+			t.Errorf("wake %d: the lead has %d idle notifications; want %d", i, len(notes), i+2)
+		}
+		if got := g.count() - before; got != 0 {
+			t.Errorf("wake %d: %d team updates; want 0 (the run ended within ActiveDelay)", i, got)
+		}
+	}
+}
+
+// TestLongWakeWritesActiveBeforeRead: a teammate still working
+// ActiveDelay after a wake writes its active flag, and only then marks
+// its message read: while the write waits (held here), the message stays
+// unread. At the end of the run it goes idle in the team again.
+func TestLongWakeWritesActiveBeforeRead(t *testing.T) {
+	held := &heldModel{release: make(chan struct{}, 16)}
+	held.release <- struct{}{} // the first prompt runs at once
+	g, st, model, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) {
+		c.ActiveDelay = 20 * time.Millisecond
+		build := c.Build
+		c.Build = func(tm *Teammate) (agent.Config, error) {
+			ac, err := build(tm)
+			held.Model = ac.Model
+			ac.Model = held
+			return ac, err
+		}
+	})
+	hold := make(chan struct{})
+	g.mu.Lock()
+	g.hold = hold
+	before := g.updates
+	g.mu.Unlock()
+	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "long job"}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the active flag's write begun after ActiveDelay", func() bool { return g.count() > before })
+	select {
+	case <-model.asked:
+		t.Fatal("the model answered while held")
+	default:
+	}
+	unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unread) != 1 {
+		t.Errorf("while the active flag is being written: %d unread messages; want 1", len(unread))
+	}
+	close(hold)
+	waitUntil(t, "ann marked active in the team", func() bool {
+		c, err := st.Teams().Get(t.Context(), "crew")
+		m, _ := c.Member("ann")
+		return err == nil && m.Active()
+	})
+	waitUntil(t, "the message marked read", func() bool {
+		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
+		return err == nil && len(unread) == 0
+	})
+	held.release <- struct{}{}
+	waitSignal(t, model.asked, "the model asked with the message")
+	waitSignal(t, idle, "idle after the turn")
+	waitUntil(t, "ann marked idle in the team", func() bool {
+		c, err := st.Teams().Get(t.Context(), "crew")
+		m, _ := c.Member("ann")
+		return err == nil && !m.Active()
+	})
+	if got := g.count() - before; got != 2 {
+		t.Errorf("%d team updates; want 2 (active after ActiveDelay, idle after the turn)", got)
 	}
 }
