@@ -301,14 +301,14 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	if err := checkAgentName(agent); err != nil {
 		return nil, err
 	}
-	tf, err := m.team(ctx, teamName)
+	stored, err := m.inboxTeam(ctx, teamName)
 	if err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
-	if err := m.s.checkNoLinks(m.spoolDir(tf.cfg.Name, agent)); err != nil {
+	if err := m.s.checkNoLinks(m.spoolDir(stored, agent)); err != nil {
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
-	path := m.s.inboxPath(tf.cfg.Name, agent)
+	path := m.s.inboxPath(stored, agent)
 	var in *inbox
 	var objs []map[string]json.RawMessage // the entries, when all are objects
 	for try := 0; ; try++ {
@@ -330,7 +330,7 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		if try == 4 {
 			// Still invalid: not just a torn write in progress. Read it
 			// under the lock, which moves a corrupt inbox aside.
-			if data, err = m.readLocked(ctx, tf.cfg.Name, agent); err != nil {
+			if data, err = m.readLocked(ctx, stored, agent); err != nil {
 				return nil, err
 			}
 			in = &inbox{data: data}
@@ -397,18 +397,18 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 	if err := checkAgentName(agent); err != nil {
 		return 0, err
 	}
-	tf, err := m.team(ctx, teamName)
+	stored, err := m.inboxTeam(ctx, teamName)
 	if err != nil {
 		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	path := m.s.inboxPath(tf.cfg.Name, agent)
+	path := m.s.inboxPath(stored, agent)
 	if !exists(path) {
 		return 0, nil
 	}
-	spool := m.spoolDir(tf.cfg.Name, agent)
+	spool := m.spoolDir(stored, agent)
 	if err := m.s.checkNoLinks(spool); err != nil {
 		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 	}
@@ -420,7 +420,7 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 		if err != nil {
 			return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 		}
-		n, err := m.markReadLocked(lk, tf.cfg.Name, agent, path, spool, ids)
+		n, err := m.markReadLocked(lk, stored, agent, path, spool, ids)
 		lk.Release()
 		if errors.Is(err, lockfile.ErrCompromised) && attempt < 10 {
 			continue // someone took the lock over: redo on the new version
@@ -454,12 +454,12 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 	if err := checkAgentName(agent); err != nil {
 		return nil, err
 	}
-	tf, err := m.team(ctx, teamName)
+	stored, err := m.inboxTeam(ctx, teamName)
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}
 	name := team.SanitizePath(agent) + ".json"
-	ch, err := m.s.watchDir(ctx, m.s.inboxDir(tf.cfg.Name), func(n string) bool { return n == name })
+	ch, err := m.s.watchDir(ctx, m.s.inboxDir(stored), func(n string) bool { return n == name })
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", agent, err)
 	}
@@ -513,6 +513,36 @@ func (s *Store) closeWatches() {
 		cancel()
 		w.Close()
 	}
+}
+
+// inboxTeam returns the name stored in the team file of team name, for
+// the operations on one inbox (Read, MarkRead, Watch): they need the team
+// to exist and its stored name (the inbox folder's), not its roster. Once
+// this store has a snapshot of the file, of any age, a stat that finds the
+// file is all they cost: they used to read and decode the file again after
+// every change by another process, and in a team of a thousand on three
+// hosts each teammate's flag flip made every other host's next inbox read
+// decode a 300 KB roster. Send still checks the recipient against the
+// roster (team).
+func (m *Mail) inboxTeam(ctx context.Context, name string) (string, error) {
+	if err := checkTeamName(name); err != nil {
+		return "", err
+	}
+	ts := m.s.Teams()
+	if err := ts.begin("get", name); err != nil {
+		return "", err
+	}
+	path := ts.configPath(name)
+	if snap := m.s.teamCache.get(path); snap != nil {
+		if _, err := os.Stat(path); err == nil {
+			return snap.cfg.Name, nil
+		}
+	}
+	snap, err := m.team(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return snap.cfg.Name, nil
 }
 
 // checkAgentName refuses agent names that could not be an inbox file name.
