@@ -1,6 +1,8 @@
 package nats
 
 import (
+	"testing"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-dev/troupe/team"
@@ -20,4 +22,18 @@ func DecodedTeam(s *Store, name string) (team.Config, bool) {
 // before s is used concurrently.
 func WrapTeamsKV(s *Store, wrap func(jetstream.KeyValue) jetstream.KeyValue) {
 	s.teams = wrap(s.teams)
+}
+
+// SetDirectBatch makes inbox reads ask for n messages per direct get
+// until the test ends.
+func SetDirectBatch(t testing.TB, n int) {
+	old := directBatchSize.Swap(int32(n))
+	t.Cleanup(func() { directBatchSize.Store(old) })
+}
+
+// ReadByConsumer makes inbox reads go through a consumer, as before
+// batched direct gets, until the test ends.
+func ReadByConsumer(t testing.TB) {
+	byConsumer.Store(true)
+	t.Cleanup(func() { byConsumer.Store(false) })
 }

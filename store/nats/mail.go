@@ -186,9 +186,10 @@ type rawMsg struct {
 // scanBatch is the largest fetch of one inbox scan.
 const scanBatch = 1000
 
-// scanInbox returns every entry of an inbox in stream order, through an
-// ephemeral consumer that is deleted afterwards. A scan whose consumer
-// stops delivering before the end starts over with a new one.
+// scanInbox returns every entry of an inbox in stream order, by batched
+// direct gets (inboxget.go), or through an ephemeral consumer, deleted
+// afterwards, from a server that does not answer those. A scan that
+// stops before the end starts over.
 func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []rawMsg, err error) {
 	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
 		// On a cluster the scan's consumer may run on a replica still
@@ -206,7 +207,10 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []ra
 		if err != nil {
 			return err
 		}
-		out, err = s.scanInboxOnce(ctx, teamName, agent)
+		out, err = s.scanInboxDirect(ctx, teamName, agent)
+		if errors.Is(err, errNoDirect) {
+			out, err = s.scanInboxOnce(ctx, teamName, agent)
+		}
 		if err == nil && last > 0 && (len(out) == 0 || out[len(out)-1].seq < last) {
 			return fmt.Errorf("inbox scan behind the stream leader (message %d): %w", last, errStalled)
 		}

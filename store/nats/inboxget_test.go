@@ -1,0 +1,169 @@
+package nats_test
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// inboxTeam opens a store on ts with team crew of members ann and bob.
+func inboxTeam(t testing.TB, ts *testServer, ns string) *natsstore.Store {
+	t.Helper()
+	s := ts.open(t, natsstore.Options{Namespace: ns})
+	ctx := t.Context()
+	if _, err := team.Create(ctx, s.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ann", "bob"} {
+		if _, err := team.AddMember(ctx, s.Teams(), "crew", team.Member{Name: name}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// TestInboxReadCreatesNoConsumer: reading an inbox makes no consumer (it
+// made one per read, a JetStream API request the stream's leader
+// applies, then deleted it): the server sees no consumer creation.
+func TestInboxReadCreatesNoConsumer(t *testing.T) {
+	ts := startServer(t, "")
+	s := inboxTeam(t, ts, "direct")
+	ctx := t.Context()
+	for i := range 3 {
+		if _, err := s.Mail().Send(ctx, "crew", "ann", mailbox.Message{From: "bob", Text: fmt.Sprint("m", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs, err := natsgo.Connect(ts.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	var creates atomic.Int32
+	if _, err := obs.Subscribe("$JS.API.CONSUMER.>", func(m *natsgo.Msg) {
+		if strings.Contains(m.Subject, "CREATE") {
+			creates.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "ann", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 3 {
+		t.Fatalf("read %d messages; want 3", len(msgs))
+	}
+	if err := obs.Flush(); err != nil { // the requests the read made have reached us
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // and their callbacks ran
+	if n := creates.Load(); n != 0 {
+		t.Errorf("a read of an inbox created %d consumers; want 0", n)
+	}
+}
+
+// TestInboxReadBatches: an inbox read in several batches returns its
+// messages in order, without the other inbox's and without one deleted
+// in the middle, and with their read marks.
+func TestInboxReadBatches(t *testing.T) {
+	natsstore.SetDirectBatch(t, 2)
+	ts := startServer(t, "")
+	s := inboxTeam(t, ts, "batches")
+	ctx := t.Context()
+	var ids []string
+	for i := range 7 {
+		to := "ann"
+		if i%3 == 1 {
+			to = "bob"
+		}
+		d, err := s.Mail().Send(ctx, "crew", to, mailbox.Message{From: "team-lead", Text: fmt.Sprint("m", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if to == "ann" {
+			ids = append(ids, d[0].ID)
+		}
+	}
+	js := jetStream(t, ts.url())
+	str, err := js.Stream(ctx, "batches_v1_mail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := str.DeleteMsg(ctx, 3); err != nil { // m2, ann's
+		t.Fatal(err)
+	}
+	if _, err := s.Mail().MarkRead(ctx, "crew", "ann", ids[:1]); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "ann", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, fmt.Sprintf("%s:%v", m.Text, m.Read))
+	}
+	if want := "m0:true m3:false m5:false m6:false"; strings.Join(got, " ") != want {
+		t.Errorf("read %q; want %q", strings.Join(got, " "), want)
+	}
+	unread, err := s.Mail().Read(ctx, "crew", "ann", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unread) != 3 {
+		t.Errorf("%d unread; want 3", len(unread))
+	}
+	empty, err := s.Mail().Read(ctx, "crew", "team-lead", false)
+	if err != nil || len(empty) != 0 {
+		t.Errorf("read of an empty inbox: %d messages, %v; want none", len(empty), err)
+	}
+}
+
+// BenchmarkInboxRead: a read of an inbox of 10 messages (5 read), by
+// batched direct gets and, for comparison, through a consumer as before.
+//
+//	go test -run '^$' -bench BenchmarkInboxRead -benchmem ./store/nats/
+func BenchmarkInboxRead(b *testing.B) {
+	ts := startServer(b, "")
+	for _, how := range []string{"direct", "consumer"} {
+		b.Run(how, func(b *testing.B) {
+			if how == "consumer" {
+				natsstore.ReadByConsumer(b)
+			}
+			s := inboxTeam(b, ts, "")
+			ctx := b.Context()
+			var ids []string
+			for i := range 10 {
+				d, err := s.Mail().Send(ctx, "crew", "ann", mailbox.Message{From: "bob", Text: fmt.Sprint("m", i)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids = append(ids, d[0].ID)
+			}
+			if _, err := s.Mail().MarkRead(ctx, "crew", "ann", ids[:5]); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				msgs, err := s.Mail().Read(ctx, "crew", "ann", true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(msgs) != 5 {
+					b.Fatalf("%d unread; want 5", len(msgs))
+				}
+			}
+		})
+	}
+}
