@@ -119,9 +119,9 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(rep.Team) > 0 {
 		p.f("\n### A team of in-process teammates on several hosts\n\n")
-		p.f("Delivery runs from a ping's Send call to the recipient teammate's model being asked with it, to a settled team (every teammate idle in the team file, after the drain); beside it, from the Send's return; and, in the last column, for pings sent right after the drain, while the teammates that lost their last claims still linger and go idle together. Memory per idle teammate is a host's growth in resident memory over its spawn, per teammate; idle CPU is every host's over the idle window, which starts once every teammate is idle in the team file, in percent of one core.\n\n")
-		p.f("| teammates | hosts | spawn all s | host RSS MB | KiB per idle teammate | idle CPU %% of a core | tasks (chains) | drain s | tasks/s | claims | double claims | completed | pings (missing) | delivery p50 / p99 ms | from return p50 / p99 ms | settle s | right after the drain p50 / p99 ms |\n")
-		p.f("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		p.f("Delivery runs from a ping's Send call to the recipient teammate's model being asked with it, to a settled team (every teammate idle in the team file, after the drain); beside it, from the Send's return; then a second round to the team once it settled again (the again column); and, in the last column, for pings sent right after the drain, while the teammates that lost their last claims still linger and go idle together. Memory per idle teammate is a host's growth in resident memory over its spawn, per teammate; idle CPU is every host's over the idle window, which starts once every teammate is idle in the team file, in percent of one core.\n\n")
+		p.f("| teammates | hosts | spawn all s | host RSS MB | KiB per idle teammate | idle CPU %% of a core | tasks (chains) | drain s | tasks/s | claims | double claims | completed | pings (missing) | delivery p50 / p99 ms | from return p50 / p99 ms | again p50 / p99 ms | settle s | right after the drain p50 / p99 ms |\n")
+		p.f("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.Team {
 			rss := make([]string, len(r.HostRSSMB))
 			for i, v := range r.HostRSSMB {
@@ -132,12 +132,16 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 				churn = fmt.Sprintf("%.2f / %.2f (%d missing)", c.Delivery.P50, c.Delivery.P99, c.Missing)
 			}
 			delivery, fromReturn := fmt.Sprintf("%.2f / %.2f", r.Delivery.P50, r.Delivery.P99), fmt.Sprintf("%.2f / %.2f", r.FromReturn.P50, r.FromReturn.P99)
-			if r.Pings == 0 && r.Missing == 0 {
-				delivery, fromReturn, churn = "n/a (no pings)", "n/a", "n/a"
+			again := "n/a"
+			if a := r.Again; a != nil {
+				again = fmt.Sprintf("%.2f / %.2f (%d missing)", a.Delivery.P50, a.Delivery.P99, a.Missing)
 			}
-			p.f("| %d | %d | %.2f | %s | %.0f | %.2f | %d (%d) | %.2f | %.1f | %d | %d | %d | %d (%d) | %s | %s | %.1f | %s |\n",
+			if r.Pings == 0 && r.Missing == 0 {
+				delivery, fromReturn, again, churn = "n/a (no pings)", "n/a", "n/a", "n/a"
+			}
+			p.f("| %d | %d | %.2f | %s | %.0f | %.2f | %d (%d) | %.2f | %.1f | %d | %d | %d | %d (%d) | %s | %s | %s | %.1f | %s |\n",
 				r.Teammates, r.Hosts, r.SpawnS, strings.Join(rss, ", "), r.IdleTeammateKB, r.IdleCPUPct, r.Tasks, r.Chain, r.DrainS, r.TasksPerS,
-				r.Claims, r.DoubleClaims, r.Completed, r.Pings, r.Missing, delivery, fromReturn, r.SettleS, churn)
+				r.Claims, r.DoubleClaims, r.Completed, r.Pings, r.Missing, delivery, fromReturn, again, r.SettleS, churn)
 		}
 	}
 	for _, s := range rep.Skipped {

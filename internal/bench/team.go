@@ -86,7 +86,11 @@ type TeamResult struct {
 	// Churn is the same for pings sent right after the drain, while the
 	// teammates that lost their last claims still linger and then go idle
 	// together (absent without a drain).
-	Churn    *PingResult `json:"churn,omitempty"`
+	Churn *PingResult `json:"churn,omitempty"`
+	// Again is a second round to the settled team, once it has settled
+	// again after the first (the first round's recipients idle again):
+	// what a team that has just handled deliveries does with the next.
+	Again    *PingResult `json:"again,omitempty"`
 	Errors   []string    `json:"errors,omitempty"`
 	Examples []string    `json:"examples,omitempty"`
 }
@@ -384,13 +388,25 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		if res.Churn != nil {
 			res.Missing += res.Churn.Missing
 		}
+		sctx, cancel := context.WithTimeout(ctx, c.Timeout)
+		err = waitSettled(sctx, s.teams, g, handle)
+		cancel()
+		if err != nil {
+			return res, fmt.Errorf("%s: after the first round to the settled team: %w", label, err)
+		}
+		again, err := pings(3)
+		if err != nil {
+			return TeamResult{}, err
+		}
+		res.Again = &again
+		res.Missing += again.Missing
 	}
 	if err := g.finish(ctx); err != nil {
 		return TeamResult{}, err
 	}
 	delivery := "no pings"
 	if c.Pings > 0 {
-		delivery = fmt.Sprintf("delivery p50 %.2f p99 %.2f ms (%d missing)", res.Delivery.P50, res.Delivery.P99, res.Missing)
+		delivery = fmt.Sprintf("delivery p50 %.2f p99 %.2f ms, again p50 %.2f p99 %.2f ms (%d missing)", res.Delivery.P50, res.Delivery.P99, res.Again.Delivery.P50, res.Again.Delivery.P99, res.Missing)
 	}
 	r.progressf("%s: spawn %.1f s, idle %.1f%% of a core, %.0f KiB per idle teammate, %s, %d double claims",
 		label, res.SpawnS, res.IdleCPUPct, res.IdleTeammateKB, delivery, res.DoubleClaims)

@@ -22,8 +22,8 @@ func TestTeamWithoutPings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Team(%+v) = %v", cfg, err)
 	}
-	if res.Pings != 0 || res.Missing != 0 || res.Delivery.N != 0 || res.Churn != nil {
-		t.Errorf("Team without pings: %d pings, %d missing, delivery %+v, churn %+v; want none", res.Pings, res.Missing, res.Delivery, res.Churn)
+	if res.Pings != 0 || res.Missing != 0 || res.Delivery.N != 0 || res.Churn != nil || res.Again != nil {
+		t.Errorf("Team without pings: %d pings, %d missing, delivery %+v, churn %+v, again %+v; want none", res.Pings, res.Missing, res.Delivery, res.Churn, res.Again)
 	}
 	if res.Completed != cfg.Tasks {
 		t.Errorf("Team without pings: %d of %d tasks completed", res.Completed, cfg.Tasks)
@@ -53,6 +53,9 @@ func TestTeam(t *testing.T) {
 			}
 			if c := res.Churn; c == nil || c.Pings != cfg.Pings*cfg.Hosts || c.Missing != 0 || c.Delivery.N != c.Pings {
 				t.Errorf("Team: pings right after the drain %+v; want %d seen", c, cfg.Pings*cfg.Hosts)
+			}
+			if a := res.Again; a == nil || a.Pings != cfg.Pings*cfg.Hosts || a.Missing != 0 || a.Delivery.N != a.Pings || a.Delivery.Min <= 0 {
+				t.Errorf("Team: second round to the settled team %+v; want %d seen", a, cfg.Pings*cfg.Hosts)
 			}
 			if res.SpawnS <= 0 || len(res.HostRSSMB) != cfg.Hosts || res.HostRSSMB[0] <= 0 || res.IdleS <= 0 {
 				t.Errorf("Team: spawn %.2f s, host RSS %v MB, idle window %.1f s; want them measured", res.SpawnS, res.HostRSSMB, res.IdleS)
