@@ -294,7 +294,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		// The spawn prompt comes by mail; it is the first thing to do,
 		// before any task on the list.
 		if prompt, err = tm.next(ctx, p, false); err != nil {
-			return tm.ended(err)
+			return tm.ended(ctx, err)
 		}
 	}
 	p.background(ctx)
@@ -318,6 +318,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.turn = turnState{}
 		tm.mu.Unlock()
 		if done {
+			tm.leave(ctx)
 			tm.event(EventShutdown, "shutting down")
 			return nil
 		}
@@ -349,7 +350,7 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.goIdle(ctx)
 		p.foreground()
 		if prompt, err = tm.next(ctx, p, !tm.cfg.NoAutoClaim); err != nil {
-			return tm.ended(err)
+			return tm.ended(ctx, err)
 		}
 		p.background(ctx)
 	}
@@ -458,6 +459,19 @@ func (tm *Teammate) setActiveLocked(ctx context.Context, active bool) {
 		tm.storeActiveLocked(ctx, true)
 	}
 	tm.markDispatchedLocked(ctx)
+}
+
+// leave marks read the mail of a wake whose flag was never written
+// (flagWaking) when the teammate ends on an approved shutdown: it has
+// handled that mail (its approval is sent), and the team file still says
+// idle, so nothing else would.
+func (tm *Teammate) leave(ctx context.Context) {
+	tm.actMu.Lock()
+	defer tm.actMu.Unlock()
+	if tm.flag.CompareAndSwap(flagWaking, flagIdle) {
+		tm.activeTimer.Stop()
+		tm.markDispatchedLocked(ctx)
+	}
 }
 
 // flushWake writes the active flag of a teammate still working

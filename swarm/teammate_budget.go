@@ -90,8 +90,9 @@ var errShuttingDown = errors.New("swarm: shutdown approved")
 
 // ended is Run's end after next failed with err: an approved shutdown
 // is a clean end.
-func (tm *Teammate) ended(err error) error {
+func (tm *Teammate) ended(ctx context.Context, err error) error {
 	if errors.Is(err, errShuttingDown) {
+		tm.leave(ctx)
 		tm.event(EventShutdown, "shutting down")
 		return nil
 	}
@@ -123,6 +124,7 @@ func (tm *Teammate) awaitShutdown(ctx context.Context, res agent.Result, runErr 
 		done := tm.shutdown != ""
 		tm.mu.Unlock()
 		if done {
+			tm.leave(ctx)
 			tm.event(EventShutdown, "shutting down")
 			return nil
 		}

@@ -357,3 +357,35 @@ func TestLongWakeWritesActiveBeforeRead(t *testing.T) {
 		t.Errorf("%d team updates; want 2 (active after ActiveDelay, idle after the turn)", got)
 	}
 }
+
+// TestShutdownWakeMarksRead: a shutdown request that wakes an idle
+// teammate and is approved within ActiveDelay (here by the runtime, the
+// budget being spent) is marked read as the teammate ends: its flag was
+// never written, and nothing else would mark it.
+func TestShutdownWakeMarksRead(t *testing.T) {
+	_, st, _, _ := startWakeTeammateWith(t, nil, func(c *TeammateConfig) { c.ActiveDelay = time.Minute })
+	text, err := mailbox.Encode(mailbox.ShutdownRequest{RequestID: "shutdown-1@ann", From: team.LeadName, BudgetSpent: true,
+		Timestamp: time.Now().UTC().Format(mailbox.TimeLayout)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: text}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the approval in the lead's inbox", func() bool {
+		msgs, err := st.Mail().Read(t.Context(), "crew", team.LeadName, false)
+		if err != nil {
+			return false
+		}
+		for _, m := range msgs {
+			if mailbox.ProtocolKind(m.Text) == mailbox.KindShutdownApproved {
+				return true
+			}
+		}
+		return false
+	})
+	waitUntil(t, "the shutdown request marked read", func() bool {
+		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
+		return err == nil && len(unread) == 0
+	})
+}
