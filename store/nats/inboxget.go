@@ -80,7 +80,8 @@ type directReply struct {
 // from its headers (nats.go puts an inline status line into Status and
 // Description) and data. A status other than 204 and 404 is an error
 // naming it; a message without Nats-Num-Pending means the server does
-// not do batches (errNoDirect); a missing or malformed sequence or
+// not do batches, and 503 (no responders) or 400 (a request refused) that
+// direct gets cannot be used (errNoDirect); a missing or malformed sequence or
 // subject is an error naming the header.
 func parseDirectReply(h natsgo.Header, data []byte) (directReply, error) {
 	switch status := h.Get(statusHeader); status {
@@ -95,6 +96,10 @@ func parseDirectReply(h natsgo.Header, data []byte) (directReply, error) {
 		return directReply{end: true}, nil
 	case "503":
 		return directReply{}, fmt.Errorf("direct get: %w: %w", errNoDirect, natsgo.ErrNoResponders)
+	case "400":
+		// A server that refuses the request's form (not seen: 2.10
+		// ignores "batch"): the consumer still reads the inbox.
+		return directReply{}, fmt.Errorf("direct get: status 400 %q: %w", h.Get(descrHeader), errNoDirect)
 	default:
 		return directReply{}, fmt.Errorf("direct get: status %s %q", status, h.Get(descrHeader))
 	}

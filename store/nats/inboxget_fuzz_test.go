@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -65,4 +66,46 @@ func FuzzParseDirectReply(f *testing.F) {
 			t.Fatalf("%+v written back as %q parses as %+v, %v", r, again, r2, err)
 		}
 	})
+}
+
+// TestParseDirectReply: what each kind of answer reads as; a server
+// without batches, or no direct get responder, sends the read to a
+// consumer (errNoDirect), any other refusal is an error of its own.
+func TestParseDirectReply(t *testing.T) {
+	tests := []struct {
+		name, hdr string
+		want      directReply
+		noDirect  bool
+		err       bool
+	}{
+		{name: "message", hdr: "NATS/1.0\r\nNats-Subject: a.b\r\nNats-Sequence: 7\r\nNats-Num-Pending: 2\r\n\r\n", want: directReply{seq: 7, subject: "a.b", pending: 2}},
+		{name: "end of batch", hdr: "NATS/1.0 204 EOB\r\nNats-Num-Pending: 3\r\nNats-Last-Sequence: 7\r\n\r\n", want: directReply{end: true, pending: 3}},
+		{name: "nothing", hdr: "NATS/1.0 404 No Results\r\n\r\n", want: directReply{end: true}},
+		{name: "no batches (2.10)", hdr: "NATS/1.0\r\nNats-Subject: a.b\r\nNats-Sequence: 7\r\n\r\n", noDirect: true},
+		{name: "no responders", hdr: "NATS/1.0 503\r\n\r\n", noDirect: true},
+		{name: "refused", hdr: "NATS/1.0 400 Bad Request\r\n\r\n", noDirect: true},
+		{name: "timeout", hdr: "NATS/1.0 408 Request Timeout\r\n\r\n", err: true},
+		{name: "sequence 0", hdr: "NATS/1.0\r\nNats-Subject: a.b\r\nNats-Sequence: 0\r\nNats-Num-Pending: 2\r\n\r\n", err: true},
+		{name: "no subject", hdr: "NATS/1.0\r\nNats-Sequence: 7\r\nNats-Num-Pending: 2\r\n\r\n", err: true},
+		{name: "end without pending", hdr: "NATS/1.0 204 EOB\r\n\r\n", err: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := natsgo.DecodeHeadersMsg([]byte(tt.hdr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := parseDirectReply(h, nil)
+			switch {
+			case tt.noDirect || tt.err:
+				if err == nil || errors.Is(err, errNoDirect) != tt.noDirect {
+					t.Errorf("parseDirectReply(%q) error %v; want an error, errNoDirect %v", tt.hdr, err, tt.noDirect)
+				}
+			case err != nil:
+				t.Errorf("parseDirectReply(%q) error %v", tt.hdr, err)
+			case got.end != tt.want.end || got.seq != tt.want.seq || got.subject != tt.want.subject || got.pending != tt.want.pending:
+				t.Errorf("parseDirectReply(%q) = %+v; want %+v", tt.hdr, got, tt.want)
+			}
+		})
+	}
 }

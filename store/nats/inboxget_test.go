@@ -32,7 +32,8 @@ func inboxTeam(t testing.TB, ts *testServer, ns string) *natsstore.Store {
 
 // TestInboxReadCreatesNoConsumer: reading an inbox makes no consumer (it
 // made one per read, a JetStream API request the stream's leader
-// applies, then deleted it): the server sees no consumer creation.
+// applies, then deleted it): the server sees no consumer creation; and on
+// a server without a cluster, no request for the leader's newest message.
 func TestInboxReadCreatesNoConsumer(t *testing.T) {
 	ts := startServer(t, "")
 	s := inboxTeam(t, ts, "direct")
@@ -47,12 +48,15 @@ func TestInboxReadCreatesNoConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer obs.Close()
-	var creates atomic.Int32
+	var creates, leaderGets atomic.Int32
 	if _, err := obs.Subscribe("$JS.API.CONSUMER.>", func(m *natsgo.Msg) {
 		if strings.Contains(m.Subject, "CREATE") {
 			creates.Add(1)
 		}
 	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Subscribe("$JS.API.STREAM.MSG.GET.>", func(*natsgo.Msg) { leaderGets.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := obs.Flush(); err != nil {
@@ -71,6 +75,9 @@ func TestInboxReadCreatesNoConsumer(t *testing.T) {
 	time.Sleep(10 * time.Millisecond) // and their callbacks ran
 	if n := creates.Load(); n != 0 {
 		t.Errorf("a read of an inbox created %d consumers; want 0", n)
+	}
+	if n := leaderGets.Load(); n != 0 {
+		t.Errorf("a read of an inbox on a server without a cluster asked the stream leader %d times for the newest message; want 0 (no other copy)", n)
 	}
 }
 
@@ -165,5 +172,50 @@ func BenchmarkInboxRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestInboxReadClusterAsksLeader: on a cluster a read still asks the
+// stream's leader for the inbox's newest message (a replica answering the
+// direct get may not have it yet), and returns what was sent.
+func TestInboxReadClusterAsksLeader(t *testing.T) {
+	c := startCluster(t)
+	s, err := natsstore.Open(t.Context(), c.urls(), natsstore.Options{Namespace: "lead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	if _, err := team.Create(ctx, s.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := team.AddMember(ctx, s.Teams(), "crew", team.Member{Name: "ann"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Mail().Send(ctx, "crew", "ann", mailbox.Message{From: "team-lead", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := natsgo.Connect(c.urls())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	var leaderGets atomic.Int32
+	if _, err := obs.Subscribe("$JS.API.STREAM.MSG.GET.>", func(*natsgo.Msg) { leaderGets.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "ann", false)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("read %d messages, %v; want 1", len(msgs), err)
+	}
+	if err := obs.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if leaderGets.Load() == 0 {
+		t.Error("a read on a cluster did not ask the stream leader for the inbox's newest message")
 	}
 }

@@ -192,18 +192,7 @@ const scanBatch = 1000
 // stops before the end starts over.
 func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []rawMsg, err error) {
 	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
-		// On a cluster the scan's consumer may run on a replica still
-		// applying the newest messages: the leader's newest message of
-		// the inbox must be in the scan, or the scan starts over.
-		// Asked of the leader, which may be gone: bounded like any
-		// attempt, so that a lost leader is asked again, not waited for.
-		lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		last, _, err := s.leaderLast(lctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
-		cancel()
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
-			last, err = 0, nil // an empty inbox
-		}
+		last, err := s.inboxLast(ctx, teamName, agent)
 		if err != nil {
 			return err
 		}
@@ -217,6 +206,28 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []ra
 		return err
 	})
 	return out, err
+}
+
+// inboxLast returns the sequence of the newest message of an inbox as
+// the stream's leader has it (0: none), which a read must include. On a
+// cluster a direct get or a consumer may be answered by a replica still
+// applying the newest messages. The leader, which may be gone, is asked
+// within one attempt's timeout, so that a lost leader is asked again, not
+// waited for. A server that is not part of a cluster holds the only copy:
+// nothing to check, and no request of the JetStream API (which the
+// stream's leader queues behind every other) per read.
+func (s *Store) inboxLast(ctx context.Context, teamName, agent string) (uint64, error) {
+	if s.nc.ConnectedClusterName() == "" {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	last, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+		return 0, nil // an empty inbox
+	}
+	return last, err
 }
 
 func (s *Store) scanInboxOnce(ctx context.Context, teamName, agent string) ([]rawMsg, error) {
