@@ -187,9 +187,12 @@ type Lead struct {
 	deleteErr error    // the last failed DeleteTeam, cleared by a successful one
 	watchCtx  context.Context
 	stopWatch context.CancelFunc // ends the watches of teammates' inboxes
-	wg        sync.WaitGroup
-	changed   chan struct{} // 1-slot: kicked by bump
-	watching  atomic.Bool   // the team file and task list are watched (Watching)
+	// unreadWatch holds the teammates whose inbox is watched until it
+	// changes (watchUnread).
+	unreadWatch map[string]bool
+	wg          sync.WaitGroup
+	changed     chan struct{} // 1-slot: kicked by bump
+	watching    atomic.Bool   // the team file and task list are watched (Watching)
 }
 
 // mate is a teammate the lead started.

@@ -228,6 +228,7 @@ func (l *Lead) Quiet(ctx context.Context) (bool, error) {
 				return false, err
 			}
 			if len(msgs) > 0 {
+				l.watchUnread(teamName, name)
 				return false, nil
 			}
 		}
@@ -264,4 +265,41 @@ func (l *Lead) approvedShutdown(ctx context.Context, teamName, name string) bool
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.approved[name]
+}
+
+// watchUnread wakes a waiting lead (bump) at the next change of the inbox
+// of a teammate idle in the team file with unread mail. A teammate whose
+// run ends within its ActiveDelay never writes its flag: it sends its idle
+// notification and then marks its mail read, and the lead, which may look
+// in between, watches neither inbox otherwise. One watch per teammate at
+// a time; it ends at its first kick, or with the lead.
+func (l *Lead) watchUnread(teamName, name string) {
+	l.mu.Lock()
+	if l.unreadWatch[name] || l.watchCtx.Err() != nil {
+		l.mu.Unlock()
+		return
+	}
+	if l.unreadWatch == nil {
+		l.unreadWatch = map[string]bool{}
+	}
+	l.unreadWatch[name] = true
+	ctx, cancel := context.WithCancel(l.watchCtx)
+	l.mu.Unlock()
+	l.wg.Go(func() {
+		defer cancel()
+		kick, err := l.cfg.Mail.Watch(ctx, teamName, name)
+		if err == nil {
+			// A change between the caller's read and the watch: the
+			// next Quiet sees it.
+			l.bump()
+			select {
+			case <-kick:
+			case <-ctx.Done():
+			}
+		}
+		l.mu.Lock()
+		delete(l.unreadWatch, name)
+		l.mu.Unlock()
+		l.bump() // after the delete: a Quiet that still finds mail watches again
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -388,4 +389,70 @@ func TestShutdownWakeMarksRead(t *testing.T) {
 		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
 		return err == nil && len(unread) == 0
 	})
+}
+
+// heldMarks holds the read marks of one inbox until release is closed.
+type heldMarks struct {
+	mailbox.Store
+	agent   string
+	release chan struct{}
+	held    atomic.Int32
+}
+
+func (h *heldMarks) MarkRead(ctx context.Context, teamName, agent string, ids []string) (int, error) {
+	if agent == h.agent {
+		h.held.Add(1)
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return h.Store.MarkRead(ctx, teamName, agent, ids)
+}
+
+// TestLeadSeesShortWakeEnd: a teammate whose wake ends within ActiveDelay
+// sends its idle notification and then marks its mail read, writing
+// nothing to the team file. A lead that looked in between (not quiet: the
+// mail is unread) is woken by that mark and finds the team quiet, instead
+// of waiting for its next look (30 s).
+func TestLeadSeesShortWakeEnd(t *testing.T) {
+	h := newHarness(t, script(`{"reply":{"text":"ok"},"repeat":true}`), nil)
+	held := &heldMarks{Store: h.store.Mail(), agent: "ann", release: make(chan struct{})}
+	h.mateCfg = func(c *TeammateConfig) { c.Mail, c.ActiveDelay = held, time.Minute }
+	tn := h.create("crew").Name
+	h.spawn("ann", "start")
+	h.waitFor("ann idle after its first turn", func() bool { return h.countEvents("ann", EventIdle) >= 1 && h.isQuiet() })
+	h.send(tn, team.LeadName, "ann", mailbox.Text("hello"))
+	h.waitFor("ann's idle notification read by the lead and ann's mark held", func() bool {
+		if held.held.Load() == 0 {
+			return false
+		}
+		unread, err := h.store.Mail().Read(context.Background(), tn, team.LeadName, true)
+		h.lead.mu.Lock()
+		busy := h.lead.ending > 0
+		h.lead.mu.Unlock()
+		return err == nil && len(unread) == 0 && !busy
+	})
+	if h.isQuiet() {
+		t.Fatal("quiet while ann's mail is unread")
+	}
+	h.lead.mu.Lock()
+	watched := h.lead.unreadWatch["ann"]
+	h.lead.mu.Unlock()
+	if !watched { // nothing else would wake a lead that waits on this mark
+		t.Error("the lead found ann idle with unread mail and does not watch its inbox")
+	}
+	for len(h.lead.Changed()) > 0 {
+		<-h.lead.Changed()
+	}
+	close(held.release)
+	deadline := time.After(10 * time.Second)
+	for !h.isQuiet() {
+		select {
+		case <-h.lead.Changed():
+		case <-deadline:
+			t.Fatal("the lead was not woken to find the team quiet after ann marked its mail read")
+		}
+	}
 }
