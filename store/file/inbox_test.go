@@ -69,7 +69,8 @@ func TestInboxOpsSkipRoster(t *testing.T) {
 	if snap == before {
 		t.Error("Send did not read the changed team file; want its recipient checked against the roster now")
 	}
-	if m, _ := snap.cfg.Member("bob"); m.Active() != want {
+	cfg := snap.config()
+	if m, ok := cfg.Member("bob"); !ok || m.Active() != want {
 		t.Errorf("after Send: bob active %v in the store's snapshot; want %v (the other process's last change)", m.Active(), want)
 	}
 }
