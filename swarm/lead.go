@@ -190,9 +190,12 @@ type Lead struct {
 	// unreadWatch holds the teammates whose inbox is watched until it
 	// changes (watchUnread).
 	unreadWatch map[string]bool
-	wg          sync.WaitGroup
-	changed     chan struct{} // 1-slot: kicked by bump
-	watching    atomic.Bool   // the team file and task list are watched (Watching)
+	// closing is set once Close has begun: no goroutine joins wg after it
+	// (goLive), since a WaitGroup's Add must not race with its Wait.
+	closing  bool
+	wg       sync.WaitGroup
+	changed  chan struct{} // 1-slot: kicked by bump
+	watching atomic.Bool   // the team file and task list are watched (Watching)
 }
 
 // mate is a teammate the lead started.
@@ -518,9 +521,14 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	res.info, res.h = info, h
 	l.mu.Unlock()
 	l.registerMate(teamName, res, r.Prompt)
-	l.wg.Go(func() { l.supervise(teamName, res) })
+	watch := func() {}
 	if res.turns != nil {
-		l.wg.Go(func() { l.watchMate(l.watchCtx, teamName, res) })
+		watch = func() { l.watchMate(l.watchCtx, teamName, res) }
+	}
+	if !l.goLive(func() { l.supervise(teamName, res) }, watch) {
+		// Close began while this teammate started: it ends with the rest.
+		_ = h.Kill(context.WithoutCancel(ctx))
+		return fail(fmt.Errorf("spawn %s: the lead is closing", m.Name))
 	}
 	l.event(m.Name, EventSpawned, fmt.Sprintf("spawned %s (%s, %s)", m.Name, m.Color, h.Backend()))
 	l.bump()
@@ -661,6 +669,9 @@ func (l *Lead) killAll(ctx context.Context) {
 // Close ends every teammate the lead started and stops reading its inbox.
 // The team itself is left on disk (TeamDelete removes it).
 func (l *Lead) Close(ctx context.Context) error {
+	l.mu.Lock()
+	l.closing = true
+	l.mu.Unlock()
 	l.killAll(ctx)
 	var errs []error
 	for _, be := range []backend.Backend{l.cfg.Backend, l.cfg.Fallback} {
@@ -678,4 +689,20 @@ func (l *Lead) Close(ctx context.Context) error {
 	l.stopWatch()
 	l.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// goLive runs each f as one of the lead's goroutines, unless Close has
+// begun, and reports whether it did. Callers that are not themselves
+// goroutines of l.wg (a spawn, a Quiet) start theirs through it: their
+// Add could otherwise race with Close's Wait.
+func (l *Lead) goLive(fs ...func()) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return false
+	}
+	for _, f := range fs {
+		l.wg.Go(f)
+	}
+	return true
 }

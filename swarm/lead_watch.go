@@ -285,7 +285,7 @@ func (l *Lead) watchUnread(teamName, name string) {
 	l.unreadWatch[name] = true
 	ctx, cancel := context.WithCancel(l.watchCtx)
 	l.mu.Unlock()
-	l.wg.Go(func() {
+	started := l.goLive(func() {
 		defer cancel()
 		kick, err := l.cfg.Mail.Watch(ctx, teamName, name)
 		if err == nil {
@@ -302,4 +302,7 @@ func (l *Lead) watchUnread(teamName, name string) {
 		l.mu.Unlock()
 		l.bump() // after the delete: a Quiet that still finds mail watches again
 	})
+	if !started {
+		cancel()
+	}
 }
