@@ -113,6 +113,11 @@ type Teammate struct {
 	// Received by the pump's looping goroutine while the teammate works,
 	// and by the run goroutine while it waits for work (next).
 	activeTimer *time.Timer
+	// retry is the pending retry of a failed flag write (retryFlag), or
+	// nil; retryWant the flag it writes. Guarded by actMu.
+	retry     *time.Timer
+	retryWant bool
+	retryGap  time.Duration
 
 	mu       sync.Mutex
 	running  bool
@@ -511,12 +516,52 @@ func (tm *Teammate) markDispatchedLocked(ctx context.Context) {
 // failed write leaves the flag unknown, so that the next flip writes
 // again. The caller holds actMu.
 func (tm *Teammate) storeActiveLocked(ctx context.Context, active bool) {
-	if err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active); err != nil {
-		tm.flag.Store(flagUnknown)
-		if ctx.Err() == nil {
-			tm.cfg.Log.Warn("mark teammate active", "agent", tm.cfg.Name, "active", active, "err", err)
-		}
+	if tm.retry != nil {
+		tm.retry.Stop() // this write supersedes the one it would retry
+		tm.retry = nil
 	}
+	err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active)
+	if err == nil {
+		tm.retryGap = 0
+		return
+	}
+	tm.flag.Store(flagUnknown)
+	if ctx.Err() != nil || errors.Is(err, team.ErrNoMember) || errors.Is(err, team.ErrNotFound) {
+		return // the teammate is ending, or left the team: nothing to retry
+	}
+	// A teammate that goes idle and fails to say so (a timeout on a loaded
+	// store, a lost reply) would be shown working until its next flip,
+	// and a lead waiting for its team to settle would wait that long: the
+	// write is tried again, later and later, until one lands or a newer
+	// flip replaces it. A timer, not a goroutine: an idle teammate holds
+	// one goroutine.
+	tm.retryGap = min(max(2*tm.retryGap, flagRetryMin), flagRetryMax)
+	tm.cfg.Log.Warn("mark teammate active", "agent", tm.cfg.Name, "active", active, "err", err, "retry_in", tm.retryGap)
+	tm.retryWant = active
+	tm.retry = time.AfterFunc(tm.retryGap, func() { tm.retryFlag(ctx) })
+}
+
+// The bounds of the wait before a failed flag write is tried again.
+const (
+	flagRetryMin = 100 * time.Millisecond
+	flagRetryMax = 5 * time.Second
+)
+
+// retryFlag writes again the flag whose write failed, unless a newer flip
+// wrote one since.
+func (tm *Teammate) retryFlag(ctx context.Context) {
+	tm.actMu.Lock()
+	defer tm.actMu.Unlock()
+	if tm.retry == nil || ctx.Err() != nil || tm.flag.Load() != flagUnknown {
+		return
+	}
+	tm.retry = nil
+	want := flagIdle
+	if tm.retryWant {
+		want = flagActive
+	}
+	tm.flag.Store(want)
+	tm.storeActiveLocked(ctx, tm.retryWant)
 }
 
 // idle sends the lead one idle notification for the run that ended.

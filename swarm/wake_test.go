@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -25,13 +26,20 @@ type gatedTeams struct {
 	mu      sync.Mutex
 	updates int           // guarded by mu
 	hold    chan struct{} // guarded by mu; when set, updates wait for it to close
+	failAt  map[int]bool  // guarded by mu; updates (by number, from 1) that fail
 }
+
+// errFlaky is the failure of an update in gatedTeams.failAt.
+var errFlaky = errors.New("flaky store: update timed out")
 
 func (g *gatedTeams) Update(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
 	g.mu.Lock()
 	g.updates++
-	hold := g.hold
+	hold, fail := g.hold, g.failAt[g.updates]
 	g.mu.Unlock()
+	if fail {
+		return team.Config{}, errFlaky
+	}
 	if hold != nil {
 		select {
 		case <-hold:
@@ -454,5 +462,34 @@ func TestLeadSeesShortWakeEnd(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the lead was not woken to find the team quiet after ann marked its mail read")
 		}
+	}
+}
+
+// TestIdleFlagRetried: a teammate whose idle flag write fails (a timeout
+// on a loaded store) writes it again until it lands, instead of being
+// shown working until its next wake, which a lead waiting for its team to
+// settle would wait for.
+func TestIdleFlagRetried(t *testing.T) {
+	g, st, model, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) { c.ActiveDelay = -1 })
+	g.mu.Lock()
+	n := g.updates
+	g.failAt = map[int]bool{n + 2: true, n + 3: true} // the wake's idle write, and its first retry
+	g.mu.Unlock()
+	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, model.asked, "the model asked with the message")
+	waitSignal(t, idle, "idle after the message's turn")
+	waitUntil(t, "the idle write to fail", func() bool { return g.count() >= n+2 })
+	waitUntil(t, "ann idle in the team file", func() bool {
+		c, err := st.Teams().Get(t.Context(), "crew")
+		if err != nil {
+			return false
+		}
+		m, ok := c.Member("ann")
+		return ok && !m.Active()
+	})
+	if got := g.count() - n; got != 4 {
+		t.Errorf("%d team updates since the wake; want 4 (active, idle failed, retry failed, retry)", got)
 	}
 }
