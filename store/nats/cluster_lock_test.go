@@ -217,27 +217,7 @@ func (kv deafKV) Watch(ctx context.Context, keys string, opts ...jetstream.Watch
 	if err != nil {
 		return nil, err
 	}
-	d := &deafWatcher{KeyWatcher: w, out: make(chan jetstream.KeyValueEntry)}
-	go func() {
-		defer close(d.out)
-		for e := range w.Updates() {
-			if e != nil && e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			if e != nil {
-				select {
-				case kv.puts <- struct{}{}:
-				default:
-				}
-			}
-			select {
-			case d.out <- e:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return d, nil
+	return relayWatch(ctx, w, kv.puts, true), nil
 }
 
 type deafWatcher struct {
@@ -310,13 +290,22 @@ func (kv staleCreateKV) Watch(ctx context.Context, keys string, opts ...jetstrea
 	if err != nil {
 		return nil, err
 	}
+	return relayWatch(ctx, w, kv.puts, false), nil
+}
+
+// relayWatch forwards w's entries, signalling puts (without waiting) for
+// each, and with putsOnly drops every entry that is not a put.
+func relayWatch(ctx context.Context, w jetstream.KeyWatcher, puts chan<- struct{}, putsOnly bool) *deafWatcher {
 	d := &deafWatcher{KeyWatcher: w, out: make(chan jetstream.KeyValueEntry)}
 	go func() {
 		defer close(d.out)
 		for e := range w.Updates() {
+			if e != nil && putsOnly && e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
 			if e != nil {
 				select {
-				case kv.puts <- struct{}{}:
+				case puts <- struct{}{}:
 				default:
 				}
 			}
@@ -327,7 +316,7 @@ func (kv staleCreateKV) Watch(ctx context.Context, keys string, opts ...jetstrea
 			}
 		}
 	}()
-	return d, nil
+	return d
 }
 
 // TestClusterLockAfterStaleCreate: a waiter whose Create of the freed lock
