@@ -72,14 +72,10 @@ func (m *askedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.
 	return m.Model.Stream(ctx, req)
 }
 
-// startWakeTeammate runs teammate ann of team crew on a memory store whose
-// team updates go through g, and returns once ann has finished its first
-// turn and gone idle.
-func startWakeTeammate(t *testing.T) (g *gatedTeams, st *mem.Store, model *askedModel, idle chan struct{}) {
-	t.Helper()
-	return startWakeTeammateWith(t, nil, func(*TeammateConfig) {})
-}
-
+// startWakeTeammateWith runs teammate ann of team crew on a memory store
+// whose team updates go through g, adjusted by adjust (and its tasks by
+// tasks, when set), and returns once ann has finished its first turn and
+// gone idle.
 func startWakeTeammateWith(t *testing.T, tasks func(*mem.Store) tasklist.Store, adjust func(*TeammateConfig)) (g *gatedTeams, st *mem.Store, model *askedModel, idle chan struct{}) {
 	t.Helper()
 	st = mem.New(mem.Options{})
