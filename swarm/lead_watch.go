@@ -275,17 +275,18 @@ func (l *Lead) approvedShutdown(ctx context.Context, teamName, name string) bool
 // a time; it ends at its first kick, or with the lead.
 func (l *Lead) watchUnread(teamName, name string) {
 	l.mu.Lock()
-	if l.unreadWatch[name] || l.watchCtx.Err() != nil {
-		l.mu.Unlock()
+	defer l.mu.Unlock()
+	if l.unreadWatch[name] || l.closing {
 		return
 	}
 	if l.unreadWatch == nil {
 		l.unreadWatch = map[string]bool{}
 	}
 	l.unreadWatch[name] = true
-	ctx, cancel := context.WithCancel(l.watchCtx)
-	l.mu.Unlock()
-	started := l.goLive(func() {
+	// Started under l.mu, which Close takes to set closing: the Add
+	// cannot race with Close's Wait.
+	l.wg.Go(func() {
+		ctx, cancel := context.WithCancel(l.watchCtx)
 		defer cancel()
 		kick, err := l.cfg.Mail.Watch(ctx, teamName, name)
 		if err == nil {
@@ -302,7 +303,4 @@ func (l *Lead) watchUnread(teamName, name string) {
 		l.mu.Unlock()
 		l.bump() // after the delete: a Quiet that still finds mail watches again
 	})
-	if !started {
-		cancel()
-	}
 }

@@ -114,10 +114,9 @@ type Teammate struct {
 	// and by the run goroutine while it waits for work (next).
 	activeTimer *time.Timer
 	// retry is the pending retry of a failed flag write (retryFlag), or
-	// nil; retryWant the flag it writes. Guarded by actMu.
-	retry     *time.Timer
-	retryWant bool
-	retryGap  time.Duration
+	// nil; retryGap the wait before it. Guarded by actMu.
+	retry    *time.Timer
+	retryGap time.Duration
 
 	mu       sync.Mutex
 	running  bool
@@ -324,7 +323,6 @@ func (tm *Teammate) Run(ctx context.Context) error {
 		tm.mu.Unlock()
 		if done {
 			tm.leave(ctx)
-			tm.event(EventShutdown, "shutting down")
 			return nil
 		}
 		if runErr != nil && tm.cfg.Spent != nil && tm.cfg.Spent(runErr) {
@@ -466,17 +464,18 @@ func (tm *Teammate) setActiveLocked(ctx context.Context, active bool) {
 	tm.markDispatchedLocked(ctx)
 }
 
-// leave marks read the mail of a wake whose flag was never written
-// (flagWaking) when the teammate ends on an approved shutdown: it has
-// handled that mail (its approval is sent), and the team file still says
-// idle, so nothing else would.
+// leave ends the teammate on an approved shutdown: it marks read the mail
+// of a wake whose flag was never written (flagWaking), which it has
+// handled (its approval is sent) and which nothing else would mark, the
+// team file still saying idle; then it reports the shutdown.
 func (tm *Teammate) leave(ctx context.Context) {
 	tm.actMu.Lock()
-	defer tm.actMu.Unlock()
 	if tm.flag.CompareAndSwap(flagWaking, flagIdle) {
 		tm.activeTimer.Stop()
 		tm.markDispatchedLocked(ctx)
 	}
+	tm.actMu.Unlock()
+	tm.event(EventShutdown, "shutting down")
 }
 
 // flushWake writes the active flag of a teammate still working
@@ -537,8 +536,7 @@ func (tm *Teammate) storeActiveLocked(ctx context.Context, active bool) {
 	// one goroutine.
 	tm.retryGap = min(max(2*tm.retryGap, flagRetryMin), flagRetryMax)
 	tm.cfg.Log.Warn("mark teammate active", "agent", tm.cfg.Name, "active", active, "err", err, "retry_in", tm.retryGap)
-	tm.retryWant = active
-	tm.retry = time.AfterFunc(tm.retryGap, func() { tm.retryFlag(ctx) })
+	tm.retry = time.AfterFunc(tm.retryGap, func() { tm.retryFlag(ctx, active) })
 }
 
 // The bounds of the wait before a failed flag write is tried again.
@@ -549,19 +547,14 @@ const (
 
 // retryFlag writes again the flag whose write failed, unless a newer flip
 // wrote one since.
-func (tm *Teammate) retryFlag(ctx context.Context) {
+func (tm *Teammate) retryFlag(ctx context.Context, active bool) {
 	tm.actMu.Lock()
 	defer tm.actMu.Unlock()
 	if tm.retry == nil || ctx.Err() != nil || tm.flag.Load() != flagUnknown {
 		return
 	}
 	tm.retry = nil
-	want := flagIdle
-	if tm.retryWant {
-		want = flagActive
-	}
-	tm.flag.Store(want)
-	tm.storeActiveLocked(ctx, tm.retryWant)
+	tm.setActiveLocked(ctx, active)
 }
 
 // idle sends the lead one idle notification for the run that ended.

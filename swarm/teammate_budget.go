@@ -93,7 +93,6 @@ var errShuttingDown = errors.New("swarm: shutdown approved")
 func (tm *Teammate) ended(ctx context.Context, err error) error {
 	if errors.Is(err, errShuttingDown) {
 		tm.leave(ctx)
-		tm.event(EventShutdown, "shutting down")
 		return nil
 	}
 	return err
@@ -125,7 +124,6 @@ func (tm *Teammate) awaitShutdown(ctx context.Context, res agent.Result, runErr 
 		tm.mu.Unlock()
 		if done {
 			tm.leave(ctx)
-			tm.event(EventShutdown, "shutting down")
 			return nil
 		}
 		select {
