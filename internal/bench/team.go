@@ -232,14 +232,18 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		return TeamResult{}, err
 	}
 	res.IdleTeammateKB = float64(perIdle) / float64(c.Hosts) / 1024
+	// settle waits, within --timeout, until every teammate is idle in the
+	// team file again.
+	settle := func() error {
+		sctx, cancel := context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+		return waitSettled(sctx, s.teams, g, handle)
+	}
 	// The idle window starts once the team has settled: each teammate
 	// reported its first idle before marking itself idle in the team
 	// file, and those last writes (and, on NATS, every host's reading of
 	// them) are not the idle team's cost.
-	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
-	err = waitSettled(sctx, s.teams, g, handle)
-	cancel()
-	if err != nil {
+	if err := settle(); err != nil {
 		return res, fmt.Errorf("%s: %w", label, err)
 	}
 	r.progressf("%s: every teammate idle after %.1f s, settled after %.1f s; measuring %v of idle", label, res.SpawnS, float64(time.Now().UnixNano()-start)/1e9, c.Idle)
@@ -372,10 +376,7 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 			res.Churn = &churn
 			r.progressf("%s: delivery during the drain's tail p50 %.2f p99 %.2f ms; waiting for the team to settle", label, churn.Delivery.P50, churn.Delivery.P99)
 			began := time.Now()
-			sctx, cancel := context.WithTimeout(ctx, c.Timeout)
-			err = waitSettled(sctx, s.teams, g, handle)
-			cancel()
-			if err != nil {
+			if err := settle(); err != nil {
 				return res, fmt.Errorf("%s: %w", label, err)
 			}
 			res.SettleS = time.Since(began).Seconds()
@@ -388,10 +389,7 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		if res.Churn != nil {
 			res.Missing += res.Churn.Missing
 		}
-		sctx, cancel := context.WithTimeout(ctx, c.Timeout)
-		err = waitSettled(sctx, s.teams, g, handle)
-		cancel()
-		if err != nil {
+		if err := settle(); err != nil {
 			return res, fmt.Errorf("%s: after the first round to the settled team: %w", label, err)
 		}
 		again, err := pings(3)
