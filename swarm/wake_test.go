@@ -131,11 +131,7 @@ func startWakeTeammateWith(t *testing.T, tasks func(*mem.Store) tasklist.Store, 
 	})
 	waitSignal(t, model.asked, "the first prompt")
 	waitSignal(t, idle, "idle after the first turn")
-	waitUntil(t, "ann marked idle in the team", func() bool {
-		c, err := st.Teams().Get(t.Context(), "crew")
-		m, _ := c.Member("ann")
-		return err == nil && !m.Active()
-	})
+	waitAnnActive(t, st, false, "ann marked idle in the team")
 	return g, st, model, idle
 }
 
@@ -163,11 +159,7 @@ func TestWakeFlipsActiveOnce(t *testing.T) {
 		}
 		waitSignal(t, model.asked, "the model asked with the message")
 		waitSignal(t, idle, "idle after the message's turn")
-		waitUntil(t, "ann marked idle in the team", func() bool {
-			c, err := st.Teams().Get(t.Context(), "crew")
-			m, _ := c.Member("ann")
-			return err == nil && !m.Active()
-		})
+		waitAnnActive(t, st, false, "ann marked idle in the team")
 		time.Sleep(20 * time.Millisecond) // room for a stray update to show
 		if got := g.count() - before; got != 2 {
 			t.Errorf("wake %d: %d team updates; want 2 (active on the wake, idle after the turn)", i, got)
@@ -248,11 +240,7 @@ func TestLostClaimsStayActive(t *testing.T) {
 	if got := g.count() - before; got != 1 {
 		t.Errorf("%d team updates while losing claims on 5 task changes; want 1 (active once)", got)
 	}
-	waitUntil(t, "ann idle after the linger", func() bool {
-		c, err := st.Teams().Get(t.Context(), "crew")
-		m, _ := c.Member("ann")
-		return err == nil && !m.Active()
-	})
+	waitAnnActive(t, st, false, "ann idle after the linger")
 	if got := g.count() - before; got != 2 {
 		t.Errorf("%d team updates in all; want 2 (active once, idle once)", got)
 	}
@@ -341,11 +329,7 @@ func TestLongWakeWritesActiveBeforeRead(t *testing.T) {
 		t.Errorf("while the active flag is being written: %d unread messages; want 1", len(unread))
 	}
 	close(hold)
-	waitUntil(t, "ann marked active in the team", func() bool {
-		c, err := st.Teams().Get(t.Context(), "crew")
-		m, _ := c.Member("ann")
-		return err == nil && m.Active()
-	})
+	waitAnnActive(t, st, true, "ann marked active in the team")
 	waitUntil(t, "the message marked read", func() bool {
 		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
 		return err == nil && len(unread) == 0
@@ -353,11 +337,7 @@ func TestLongWakeWritesActiveBeforeRead(t *testing.T) {
 	held.release <- struct{}{}
 	waitSignal(t, model.asked, "the model asked with the message")
 	waitSignal(t, idle, "idle after the turn")
-	waitUntil(t, "ann marked idle in the team", func() bool {
-		c, err := st.Teams().Get(t.Context(), "crew")
-		m, _ := c.Member("ann")
-		return err == nil && !m.Active()
-	})
+	waitAnnActive(t, st, false, "ann marked idle in the team")
 	if got := g.count() - before; got != 2 {
 		t.Errorf("%d team updates; want 2 (active after ActiveDelay, idle after the turn)", got)
 	}
@@ -477,15 +457,21 @@ func TestIdleFlagRetried(t *testing.T) {
 	waitSignal(t, model.asked, "the model asked with the message")
 	waitSignal(t, idle, "idle after the message's turn")
 	waitUntil(t, "the idle write to fail", func() bool { return g.count() >= n+2 })
-	waitUntil(t, "ann idle in the team file", func() bool {
+	waitAnnActive(t, st, false, "ann idle in the team file")
+	if got := g.count() - n; got != 4 {
+		t.Errorf("%d team updates since the wake; want 4 (active, idle failed, retry failed, retry)", got)
+	}
+}
+
+// waitAnnActive waits until the team file marks ann active, or idle.
+func waitAnnActive(t *testing.T, st *mem.Store, active bool, what string) {
+	t.Helper()
+	waitUntil(t, what, func() bool {
 		c, err := st.Teams().Get(t.Context(), "crew")
 		if err != nil {
 			return false
 		}
 		m, ok := c.Member("ann")
-		return ok && !m.Active()
+		return ok && m.Active() == active
 	})
-	if got := g.count() - n; got != 4 {
-		t.Errorf("%d team updates since the wake; want 4 (active, idle failed, retry failed, retry)", got)
-	}
 }
