@@ -3,7 +3,6 @@ package nats_test
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,17 +47,8 @@ func TestInboxReadCreatesNoConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer obs.Close()
-	var creates, leaderGets atomic.Int32
-	if _, err := obs.Subscribe("$JS.API.CONSUMER.>", func(m *natsgo.Msg) {
-		if strings.Contains(m.Subject, "CREATE") {
-			creates.Add(1)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := obs.Subscribe("$JS.API.STREAM.MSG.GET.>", func(*natsgo.Msg) { leaderGets.Add(1) }); err != nil {
-		t.Fatal(err)
-	}
+	consumerAPI := subscribeSync(t, obs, "$JS.API.CONSUMER.>")
+	leaderGetAPI := subscribeSync(t, obs, "$JS.API.STREAM.MSG.GET.>")
 	if err := obs.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +62,17 @@ func TestInboxReadCreatesNoConsumer(t *testing.T) {
 	if err := obs.Flush(); err != nil { // the requests the read made have reached us
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Millisecond) // and their callbacks ran
-	if n := creates.Load(); n != 0 {
+	creates := 0
+	for _, subj := range drained(consumerAPI) {
+		if strings.Contains(subj, "CREATE") {
+			creates++
+		}
+	}
+	leaderGets := len(drained(leaderGetAPI))
+	if n := creates; n != 0 {
 		t.Errorf("a read of an inbox created %d consumers; want 0", n)
 	}
-	if n := leaderGets.Load(); n != 0 {
+	if n := leaderGets; n != 0 {
 		t.Errorf("a read of an inbox on a server without a cluster asked the stream leader %d times for the newest message; want 0 (no other copy)", n)
 	}
 }
@@ -200,10 +196,7 @@ func TestInboxReadClusterAsksLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer obs.Close()
-	var leaderGets atomic.Int32
-	if _, err := obs.Subscribe("$JS.API.STREAM.MSG.GET.>", func(*natsgo.Msg) { leaderGets.Add(1) }); err != nil {
-		t.Fatal(err)
-	}
+	leaderGetAPI := subscribeSync(t, obs, "$JS.API.STREAM.MSG.GET.>")
 	if err := obs.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -214,8 +207,31 @@ func TestInboxReadClusterAsksLeader(t *testing.T) {
 	if err := obs.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Millisecond)
-	if leaderGets.Load() == 0 {
+	if len(drained(leaderGetAPI)) == 0 {
 		t.Error("a read on a cluster did not ask the stream leader for the inbox's newest message")
+	}
+}
+
+// subscribeSync subscribes to subject without a callback: once a Flush of
+// the connection has returned, every message the server sent before it is
+// queued on the subscription (drained), with no callback still to run.
+func subscribeSync(t *testing.T, nc *natsgo.Conn, subject string) *natsgo.Subscription {
+	t.Helper()
+	sub, err := nc.SubscribeSync(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// drained returns the subjects of the messages queued on sub.
+func drained(sub *natsgo.Subscription) []string {
+	var subjects []string
+	for {
+		m, err := sub.NextMsg(time.Millisecond)
+		if err != nil {
+			return subjects
+		}
+		subjects = append(subjects, m.Subject)
 	}
 }
