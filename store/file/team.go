@@ -302,7 +302,7 @@ func (ts *Teams) update(ctx context.Context, name string, fn func(*team.Config) 
 		c := snap.config()
 		storedName := c.Name
 		if err := fn(&c); err != nil {
-			return nil, errFn{err}
+			return nil, err // as is: write returns change's errors unwrapped
 		}
 		if c.Name != storedName {
 			return nil, fmt.Errorf("update team %s: the name cannot change (to %q)", name, c.Name)
@@ -316,20 +316,11 @@ func (ts *Teams) update(ctx context.Context, name string, fn func(*team.Config) 
 		out = c
 		return next, nil
 	})
-	var fe errFn
-	if errors.As(err, &fe) {
-		return team.Config{}, fe.err
-	}
 	if err != nil || !keep {
 		return team.Config{}, err
 	}
 	return out, nil
 }
-
-// errFn carries an error of Update's fn, returned as is.
-type errFn struct{ err error }
-
-func (e errFn) Error() string { return e.err.Error() }
 
 // write changes team name under the team lock (config.json.lock, shared
 // with Claude Code): change makes the next snapshot from the current one
