@@ -9,16 +9,6 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
-var _ team.ActiveSetter = (*Teams)(nil)
-
-// SetActive marks member name of team teamName active or idle
-// (team.ActiveSetter), as an edit (Edit). It returns team.ErrNoMember for
-// a member not on the roster.
-func (ts *Teams) SetActive(ctx context.Context, teamName, name string, active bool) error {
-	_, err := ts.Edit(ctx, teamName, team.ActiveEdit(name, active))
-	return err
-}
-
 // editQueues group-commits the edits of each team: the edits asked for
 // while one write of the team is under way go into the next write. The
 // zero value is ready to use.
@@ -80,9 +70,9 @@ func (eq *editQueues) edit(ctx context.Context, ts *Teams, name string, e team.E
 			if i >= 0 {
 				return team.Member{}, fmt.Errorf("%v in team %s: %w", e, name, context.Cause(ctx))
 			}
-			// Being written: its result comes soon.
-			<-p.done
-			return p.m, p.err
+			// Taken into a round being written: it may still be stored,
+			// but the caller does not wait for that round's lock.
+			return team.Member{}, fmt.Errorf("%v in team %s (may still be stored): %w", e, name, context.Cause(ctx))
 		}
 	}
 }
