@@ -233,5 +233,5 @@ func Delete(ctx context.Context, s Store, teamName string) error {
 }
 
 func noMember(c *Config, name string) error {
-	return fmt.Errorf("team %s has no member %q (members: %v): %w", c.Name, name, c.Names(), ErrNoMember)
+	return noMemberIn(c.Name, MemberList(c.Members), name)
 }
