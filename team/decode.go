@@ -19,6 +19,39 @@ import (
 // is decoded whole, with spans nil, so the result, and whether it fails,
 // is json.Unmarshal's.
 func DecodeReusing(data []byte, prev Members, same func(i int, b []byte) bool) (c Config, spans [][2]int, reused []bool, err error) {
+	n := 0
+	if prev != nil {
+		n = prev.Len()
+	}
+	type decoded struct {
+		i int
+		m Member
+	}
+	var fresh []decoded
+	c, spans, reused, err = DecodeEach(data, n, same, func(i int, m Member) { fresh = append(fresh, decoded{i, m}) })
+	if err != nil || spans == nil {
+		return c, spans, reused, err
+	}
+	c.Members = make([]Member, len(reused))
+	for i, r := range reused {
+		if r {
+			c.Members[i] = *prev.At(i)
+		}
+	}
+	for _, f := range fresh {
+		c.Members[f.i] = f.m
+	}
+	return c, spans, reused, nil
+}
+
+// DecodeEach is DecodeReusing for a caller that keeps the members itself,
+// without building the roster it would copy every reused member into:
+// same is asked of the first prevLen members, and got is called, in
+// order, with each member that is not the same, decoded (the caller's to
+// keep). c.Members is nil then. A file it cannot split plainly is decoded
+// whole as by DecodeReusing: spans and reused nil, every member in
+// c.Members, and got not called.
+func DecodeEach(data []byte, prevLen int, same func(i int, b []byte) bool, got func(i int, m Member)) (c Config, spans [][2]int, reused []bool, err error) {
 	start, end, elems, ok := splitMembers(data)
 	if !ok {
 		err = json.Unmarshal(data, &c)
@@ -29,17 +62,19 @@ func DecodeReusing(data []byte, prev Members, same func(i int, b []byte) bool) (
 	if err := json.Unmarshal(rest, &c); err != nil {
 		return Config{}, nil, nil, err
 	}
-	c.Members = make([]Member, len(elems))
+	c.Members = nil
 	reused = make([]bool, len(elems))
 	for i, e := range elems {
 		b := data[e[0]:e[1]:e[1]]
-		if prev != nil && i < prev.Len() && same(i, b) {
-			c.Members[i], reused[i] = *prev.At(i), true
+		if i < prevLen && same(i, b) {
+			reused[i] = true
 			continue
 		}
-		if err := json.Unmarshal(b, &c.Members[i]); err != nil {
+		var m Member
+		if err := json.Unmarshal(b, &m); err != nil {
 			return Config{}, nil, nil, fmt.Errorf("team file: members[%d]: %w", i, err)
 		}
+		got(i, m)
 	}
 	return c, elems, reused, nil
 }

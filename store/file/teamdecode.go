@@ -20,51 +20,53 @@ func (l entries) At(i int) *team.Member { return &l[i].m }
 // whole roster. The members that did not change keep prev's entries. The
 // snapshot holds data as its bytes.
 func decodeSnap(data []byte, prev *teamSnap) (*teamSnap, error) {
-	var pm team.Members
+	n := 0
 	if prev != nil {
-		pm = entries(prev.members)
+		n = len(prev.members)
 	}
-	c, spans, reused, err := team.DecodeReusing(data, pm, func(i int, b []byte) bool {
+	var fresh []*memberEntry // the decoded members, in order
+	var at []int             // and their places in the roster
+	c, spans, reused, err := team.DecodeEach(data, n, func(i int, b []byte) bool {
 		e := prev.members[i]
 		return e.enc != nil && bytes.Equal(e.enc, b)
+	}, func(i int, m team.Member) {
+		fresh, at = append(fresh, &memberEntry{m: m}), append(at, i)
 	})
 	if err != nil {
 		return nil, err
 	}
-	n := len(c.Members)
-	fresh := n
-	for _, r := range reused {
-		if r {
-			fresh--
-		}
-	}
-	// A decoded member keeps the bytes it was decoded from, to be
-	// recognised in the next file: slices of data when most of the file
-	// was decoded, else copies, so that a member changed by one of many
-	// files does not keep that whole file alive.
-	slice := fresh > n/2
-	decoded := make([]memberEntry, fresh)
 	snap := &teamSnap{raw: data, size: len(data)}
-	snap.members, snap.membersUsed = makeRoom[*memberEntry](n)
-	for i := range c.Members {
-		if reused != nil && reused[i] {
-			snap.members[i] = prev.members[i]
-			continue
-		}
-		e := &decoded[0]
-		decoded = decoded[1:]
-		e.m = c.Members[i]
-		if spans == nil {
-			if prev != nil && i < len(prev.members) && sameMember(prev.members[i].m, e.m) {
-				snap.members[i] = prev.members[i] // decoded whole: share what did not change
-				continue
+	if spans == nil {
+		// Decoded whole: share what did not change.
+		snap.members, snap.membersUsed = makeRoom[*memberEntry](len(c.Members))
+		for i, m := range c.Members {
+			if i < n && sameMember(prev.members[i].m, m) {
+				snap.members[i] = prev.members[i]
+			} else {
+				snap.members[i] = &memberEntry{m: m}
 			}
-		} else if b := data[spans[i][0]:spans[i][1]:spans[i][1]]; slice {
-			e.enc = b
-		} else {
-			e.enc = bytes.Clone(b)
 		}
-		snap.members[i] = e
+	} else {
+		snap.members, snap.membersUsed = makeRoom[*memberEntry](len(reused))
+		for i, r := range reused {
+			if r {
+				snap.members[i] = prev.members[i]
+			}
+		}
+		// A decoded member keeps the bytes it was decoded from, to be
+		// recognised in the next file: slices of data when most of the
+		// file was decoded, else copies, so that a member changed by one
+		// of many files does not keep that whole file alive.
+		slice := len(fresh) > len(reused)/2
+		for k, e := range fresh {
+			i := at[k]
+			if b := data[spans[i][0]:spans[i][1]:spans[i][1]]; slice {
+				e.enc = b
+			} else {
+				e.enc = bytes.Clone(b)
+			}
+			snap.members[i] = e
+		}
 	}
 	c.Members = nil
 	snap.cfg = c
