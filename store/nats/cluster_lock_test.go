@@ -258,8 +258,7 @@ func TestClusterLockWaiterAsksLeader(t *testing.T) {
 			_, err := team.AddMember(wctx, e.Teams(), "crew", team.Member{Name: "eve"}, testNow)
 			done <- err
 		}()
-		<-puts // e waits, having seen a's lock entry
-		return nil
+		return awaitPut(puts, done) // e waits, having seen a's lock entry
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -350,8 +349,7 @@ func TestClusterLockAfterStaleCreate(t *testing.T) {
 				_, err := team.AddMember(wctx, e.Teams(), "crew", team.Member{Name: name}, testNow)
 				done <- err
 			}()
-			<-puts // e waits, having seen a's lock entry
-			return nil
+			return awaitPut(puts, done) // e waits, having seen a's lock entry
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -360,4 +358,16 @@ func TestClusterLockAfterStaleCreate(t *testing.T) {
 			t.Fatalf("AddMember(%s) waiting on a lock whose Create a replica refuses = %v; want the lock taken once free", name, err)
 		}
 	}
+}
+
+// awaitPut waits for the waiting store's watch to forward a put, unless
+// its AddMember ended first (then its error is put back for the test to
+// report): it failed before it watched, and nothing would be forwarded.
+func awaitPut(puts <-chan struct{}, done chan error) error {
+	select {
+	case <-puts:
+	case err := <-done:
+		done <- err
+	}
+	return nil
 }

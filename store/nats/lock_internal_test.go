@@ -64,6 +64,9 @@ func TestLockRefreshLandedUnseen(t *testing.T) {
 	for faulty.updates.Load() < 4 && wait.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
+	if n := faulty.updates.Load(); n < 4 {
+		t.Errorf("%d refreshes of the lock in 5 s; want the lost one and three after it (the refreshing stopped)", n)
+	}
 	unlock()
 	if e, err := s.leaderEntry(ctx, kv, "list.lock"); err != nil || e.Operation() != jetstream.KeyValueDelete {
 		t.Errorf("lock entry after unlock = %v, %v; want deleted", e.Operation(), err)
