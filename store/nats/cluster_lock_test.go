@@ -141,6 +141,25 @@ func TestClusterLockedUpdates(t *testing.T) {
 		}
 	})
 
+	t.Run("a refusal read behind the leader", func(t *testing.T) {
+		bkv.freeze(t, "crew")
+		if err := add(a, "cal"); err != nil {
+			t.Fatal(err)
+		}
+		// b's replica still has the team without cal: fn refuses, and
+		// writes nothing that could conflict.
+		if _, err := team.UpdateMember(ctx, b.Teams(), "crew", "cal", func(m *team.Member) error { m.Color = "red"; return nil }); err != nil {
+			t.Fatalf("UpdateMember of a member a replica has not seen = %v; want the refusal checked with the leader and the update stored", err)
+		}
+		cfg, err := a.Teams().Get(ctx, "crew")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := cfg.Member("cal"); !ok || m.Color != "red" {
+			t.Errorf("cal = %+v, %v; want red", m, ok)
+		}
+	})
+
 	t.Run("a retried write that landed", func(t *testing.T) {
 		before := len(members())
 		if err := add(d, "dee"); err != nil {

@@ -334,12 +334,25 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 	}
 	defer cancel()
 	read := s.teams.Get
+	leaderRead := func(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+		return s.leaderGet(ctx, s.teams, key)
+	}
 	for try := 1; ; try++ {
 		c, rev, err := t.getWith(ctx, name, read)
 		if err != nil {
 			return team.Config{}, err
 		}
 		if err := fn(&c); err != nil {
+			// fn's refusal (no such member, nothing to change) may come
+			// from a replica behind the leader, and writes nothing that
+			// could conflict: on a cluster it stands only if the leader
+			// has the revision fn saw.
+			if try == 1 && s.nc.ConnectedClusterName() != "" {
+				if e, lerr := s.leaderGet(ctx, s.teams, teamKey(name)); lerr == nil && e.Revision() != rev {
+					read = leaderRead
+					continue
+				}
+			}
 			return team.Config{}, err
 		}
 		if c.Name != name {
@@ -353,9 +366,7 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 		if isConflict(err) {
 			_, err = s.conflictUnderLock(ctx, s.teams, l, teamKey(name), data, rev, err)
 			if errors.Is(err, errReadBehind) && try < 3 {
-				read = func(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
-					return s.leaderGet(ctx, s.teams, key)
-				}
+				read = leaderRead
 				continue
 			}
 		}
