@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -97,12 +98,15 @@ func (s *Store) leaderEntry(ctx context.Context, kv jetstream.KeyValue, key stri
 // kvOperation returns the KV operation a message's headers (a NATS/1.0
 // block) name: a put unless a KV-Operation header says DEL or PURGE.
 func kvOperation(hdr []byte) jetstream.KeyValueOp {
-	for line := range strings.SplitSeq(string(hdr), "\r\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "KV-Operation") {
+	h, err := natsgo.DecodeHeadersMsg(hdr)
+	if err != nil {
+		return jetstream.KeyValuePut
+	}
+	for k, vs := range h {
+		if !strings.EqualFold(k, "KV-Operation") || len(vs) == 0 {
 			continue
 		}
-		switch strings.TrimSpace(v) {
+		switch strings.TrimSpace(vs[0]) {
 		case "DEL":
 			return jetstream.KeyValueDelete
 		case "PURGE":
