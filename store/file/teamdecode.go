@@ -7,15 +7,9 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
-// entries is a snapshot's roster as team.Members.
-type entries []*memberEntry
-
-func (l entries) Len() int              { return len(l) }
-func (l entries) At(i int) *team.Member { return &l[i].m }
-
 // decodeSnap decodes a team file as json.Unmarshal into a team.Config
 // does, decoding only the members whose bytes differ from those prev's
-// were decoded from or encoded to (team.DecodeReusing): every host of a
+// were decoded from or encoded to (team.DecodeEach): every host of a
 // team read the file after each change another host made, and decoded the
 // whole roster. The members that did not change keep prev's entries. The
 // snapshot holds data as its bytes.
