@@ -125,18 +125,29 @@ func (c *testCluster) urls() string {
 	return strings.Join(us, ",")
 }
 
-// waitMetaLeader waits until a running node leads JetStream's meta group
-// and every running node is current with it.
+// waitMetaLeader waits until a running node leads JetStream's meta group,
+// every running node is current with it, and the leader counts every
+// running node as an online peer: until a node's first statistics reach the
+// leader, a stream with one replica per node cannot be placed ("no suitable
+// peers for placement, peer offline").
 func (c *testCluster) waitMetaLeader(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
+		running := 0
+		for _, n := range c.nodes {
+			if n.running() {
+				running++
+			}
+		}
 		leader, current := false, true
 		for _, n := range c.nodes {
 			if !n.running() {
 				continue
 			}
-			leader = leader || n.JetStreamIsLeader()
+			if n.JetStreamIsLeader() {
+				leader = len(n.JetStreamClusterPeers()) >= running
+			}
 			current = current && n.JetStreamIsCurrent()
 		}
 		if leader && current {

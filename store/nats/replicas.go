@@ -102,6 +102,9 @@ func replicaHint(err error) error {
 	case 10074: // replicas > 1 not supported in non-clustered mode
 		return fmt.Errorf("%w (this server is not part of a JetStream cluster: use 1 replica)", err)
 	case 10023, 10005: // insufficient resources, no suitable peers
+		if strings.Contains(apiErr.Description, "offline") {
+			return fmt.Errorf("%w (a server of the cluster is down or has not reported to the cluster's leader yet: retry once every server is up)", err)
+		}
 		return fmt.Errorf("%w (the cluster has fewer JetStream servers than replicas asked for)", err)
 	}
 	return err

@@ -1,6 +1,12 @@
 package nats
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 func TestAutoReplicas(t *testing.T) {
 	tests := []struct {
@@ -23,5 +29,31 @@ func TestAutoReplicas(t *testing.T) {
 				t.Errorf("autoReplicas(%q, %q) = %d; want %d", tt.cluster, tt.servers, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestReplicaHint(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string // a part of the message; "" means err unchanged
+	}{
+		{"not clustered", &jetstream.APIError{ErrorCode: 10074, Description: "replicas > 1 not supported in non-clustered mode"}, "not part of a JetStream cluster"},
+		{"too few servers", &jetstream.APIError{ErrorCode: 10005, Description: "no suitable peers for placement"}, "fewer JetStream servers than replicas"},
+		{"a server down", &jetstream.APIError{ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}, "is down or has not reported"},
+		{"other API error", &jetstream.APIError{ErrorCode: 10058, Description: "stream name already in use"}, ""},
+		{"not an API error", errors.New("timeout"), ""},
+	}
+	for _, tt := range tests {
+		got := replicaHint(tt.err)
+		if !errors.Is(got, tt.err) {
+			t.Errorf("%s: %v does not wrap %v", tt.name, got, tt.err)
+		}
+		if tt.want == "" && got != tt.err {
+			t.Errorf("%s: replicaHint changed %q to %q", tt.name, tt.err, got)
+		}
+		if tt.want != "" && !strings.Contains(got.Error(), tt.want) {
+			t.Errorf("%s: replicaHint = %q, want it to say %q", tt.name, got, tt.want)
+		}
 	}
 }
