@@ -37,3 +37,6 @@ func ReadByConsumer(t testing.TB) {
 	byConsumer.Store(true)
 	t.Cleanup(func() { byConsumer.Store(false) })
 }
+
+// InBytes returns how many bytes s's connection has received.
+func InBytes(s *Store) uint64 { return s.nc.Stats().InBytes }

@@ -205,3 +205,43 @@ func (s *Store) directBatch(ctx context.Context, filter string, first uint64) ([
 		out = append(out, rawMsg{seq: r.seq, subject: r.subject, data: r.data})
 	}
 }
+
+// sinceReq asks a direct get for the first message on a subject from a
+// sequence on.
+type sinceReq struct {
+	Seq     uint64 `json:"seq"`
+	NextFor string `json:"next_by_subj"`
+}
+
+// kvChangedSince reports whether key of kv has been written (put, deleted
+// or purged) after revision rev, by asking a direct get for the key's
+// first message after rev: status 404 means none. Any replica may answer,
+// as it may a KV Get. An answer that is neither a message nor a 404 is an
+// error: the caller reads the entry instead.
+func (s *Store) kvChangedSince(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	req, err := json.Marshal(sinceReq{Seq: rev + 1, NextFor: kvSubject(kv, key)})
+	if err != nil {
+		return false, err
+	}
+	m, err := s.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET.KV_"+kv.Bucket(), req)
+	if err != nil {
+		return false, fmt.Errorf("direct get of %s after %d: %w", key, rev, err)
+	}
+	switch status := m.Header.Get(statusHeader); status {
+	case "404":
+		return false, nil
+	case "":
+		seq, err := headerUint(m.Header, jetstream.SequenceHeader)
+		if err != nil {
+			return false, fmt.Errorf("direct get of %s after %d: %w", key, rev, err)
+		}
+		if seq <= rev {
+			return false, fmt.Errorf("direct get of %s after %d: answered with message %d", key, rev, seq)
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("direct get of %s after %d: status %s %q", key, rev, status, m.Header.Get(descrHeader))
+	}
+}

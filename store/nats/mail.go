@@ -42,10 +42,10 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 	ctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
-	var c team.Config
+	var roster []string
 	err = s.retry(ctx, "send: look up team "+teamName, attemptTimeout, func(ctx context.Context, _ int) error {
 		var err error
-		c, _, err = s.Teams().get(ctx, teamName)
+		roster, err = s.Teams().names(ctx, teamName)
 		return err
 	})
 	if errors.Is(err, team.ErrNotFound) {
@@ -54,7 +54,7 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 	if err != nil {
 		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
-	names, err := mailbox.Recipients(teamName, c.Names(), msg.From, to)
+	names, err := mailbox.Recipients(teamName, roster, msg.From, to)
 	if err != nil {
 		return nil, fmt.Errorf("send from %s: %w", msg.From, err)
 	}

@@ -98,31 +98,71 @@ func (t *Teams) Get(ctx context.Context, name string) (team.Config, error) {
 
 // get returns the team and its revision.
 func (t *Teams) get(ctx context.Context, name string) (team.Config, uint64, error) {
-	return t.getWith(ctx, name, t.s.teams.Get)
+	d, err := t.current(ctx, name)
+	if err != nil {
+		return team.Config{}, d.rev, err
+	}
+	return d.cfg.Clone(), d.rev, nil
+}
+
+// current returns the decoding of team name's entry as a replica has it
+// (shared with the cache: read only). When the store has decoded the
+// entry before, it asks only whether the entry changed since
+// (kvChangedSince: a few bytes each way, where a Get moves the whole
+// roster, 300 KB at a thousand members, through the server for every
+// message sent); otherwise, or when it changed, it reads the entry.
+func (t *Teams) current(ctx context.Context, name string) (decodedTeam, error) {
+	s := t.s
+	if d, ok := s.decoded.last(name); ok {
+		if changed, err := s.kvChangedSince(ctx, s.teams, teamKey(name), d.rev); err == nil && !changed {
+			return d, nil
+		}
+		// Changed, or the check failed: the Get below reports what is
+		// wrong with the server, retried as every Get is.
+	}
+	return t.read(ctx, name, s.teams.Get)
 }
 
 // getWith is get reading the entry with read (a replica's answer, or the
 // leader's: locked.go).
 func (t *Teams) getWith(ctx context.Context, name string, read func(context.Context, string) (jetstream.KeyValueEntry, error)) (team.Config, uint64, error) {
+	d, err := t.read(ctx, name, read)
+	if err != nil {
+		return team.Config{}, d.rev, err
+	}
+	return d.cfg.Clone(), d.rev, nil
+}
+
+// read reads team name's entry with read and decodes it, reusing the last
+// decoding's members that did not change (teamDecodes). A tombstone is
+// team.ErrNotFound with its revision.
+func (t *Teams) read(ctx context.Context, name string, read func(context.Context, string) (jetstream.KeyValueEntry, error)) (decodedTeam, error) {
 	s := t.s
 	e, err := read(ctx, teamKey(name))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return team.Config{}, 0, fmt.Errorf("get team %s: %w", name, team.ErrNotFound)
+		return decodedTeam{}, fmt.Errorf("get team %s: %w", name, team.ErrNotFound)
 	}
 	if err != nil {
-		return team.Config{}, 0, fmt.Errorf("get team %s: %w", name, s.closedAs(err, team.ErrClosed))
+		return decodedTeam{}, fmt.Errorf("get team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
 	if bytes.Equal(e.Value(), tombstone) {
-		return team.Config{}, e.Revision(), fmt.Errorf("get team %s: %w (being deleted)", name, team.ErrNotFound)
+		return decodedTeam{rev: e.Revision()}, fmt.Errorf("get team %s: %w (being deleted)", name, team.ErrNotFound)
 	}
-	if c, ok := s.decoded.get(name, e.Value()); ok {
-		return c, e.Revision(), nil
+	if d, ok := s.decoded.get(name, e.Value(), e.Revision()); ok {
+		return d, nil
 	}
-	c, err := s.decoded.decode(name, e.Value())
+	d, err := s.decoded.decode(name, e.Value(), e.Revision())
 	if err != nil {
-		return team.Config{}, 0, fmt.Errorf("get team %s: bucket %s key %s: %w", name, s.teams.Bucket(), e.Key(), err)
+		return decodedTeam{}, fmt.Errorf("get team %s: bucket %s key %s: %w", name, s.teams.Bucket(), e.Key(), err)
 	}
-	return c, e.Revision(), nil
+	return d, nil
+}
+
+// names returns the names on team name's roster, lead first (shared: read
+// only), without copying the roster.
+func (t *Teams) names(ctx context.Context, name string) ([]string, error) {
+	d, err := t.current(ctx, name)
+	return d.names, err
 }
 
 var _ team.ActiveSetter = (*Teams)(nil)
@@ -153,13 +193,15 @@ type teamDecodes struct {
 
 type decodedTeam struct {
 	raw   []byte
+	rev   uint64      // the entry's revision when raw was last read or written
 	cfg   team.Config // never handed out: callers get clones
+	names []string    // cfg's member names, in order
 	spans [][2]int    // each member's bytes in raw; nil when unknown
 }
 
-// decode decodes raw, the entry of team name, reusing the members of the
-// last decoding whose bytes did not change, keeps it, and returns a copy.
-func (d *teamDecodes) decode(name string, raw []byte) (team.Config, error) {
+// decode decodes raw, the entry of team name at revision rev, reusing the
+// members of the last decoding whose bytes did not change, and keeps it.
+func (d *teamDecodes) decode(name string, raw []byte, rev uint64) (decodedTeam, error) {
 	d.mu.Lock()
 	prev := d.teams[name]
 	d.mu.Unlock()
@@ -167,42 +209,58 @@ func (d *teamDecodes) decode(name string, raw []byte) (team.Config, error) {
 		return i < len(prev.spans) && bytes.Equal(prev.raw[prev.spans[i][0]:prev.spans[i][1]], b)
 	})
 	if err != nil {
-		return team.Config{}, err
+		return decodedTeam{}, err
 	}
-	d.putSpans(name, raw, c, spans)
-	return c.Clone(), nil
+	return d.putSpans(name, raw, rev, c, spans), nil
 }
 
-// get returns a copy of the decoding of raw, if it is the last one seen
-// for team name.
-func (d *teamDecodes) get(name string, raw []byte) (team.Config, bool) {
+// get returns the decoding of raw, read at revision rev, if it is the last
+// one seen for team name.
+func (d *teamDecodes) get(name string, raw []byte, rev uint64) (decodedTeam, bool) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	e, ok := d.teams[name]
-	d.mu.Unlock()
 	if !ok || !bytes.Equal(e.raw, raw) {
-		return team.Config{}, false
+		return decodedTeam{}, false
 	}
-	return e.cfg.Clone(), true
+	if rev > e.rev {
+		e.rev = rev // the same bytes written again
+		d.teams[name] = e
+	}
+	return e, true
 }
 
-// put keeps c as the decoding of raw, which this store encoded from it:
-// each member's bytes are found in raw (all reused from c), for the next
-// decode.
-func (d *teamDecodes) put(name string, raw []byte, c team.Config) {
+// last returns the last decoding kept for team name.
+func (d *teamDecodes) last(name string) (decodedTeam, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.teams[name]
+	return e, ok && e.rev > 0
+}
+
+// put keeps c as the decoding of raw, which this store encoded from it and
+// wrote at revision rev: each member's bytes are found in raw (all reused
+// from c), for the next decode.
+func (d *teamDecodes) put(name string, raw []byte, rev uint64, c team.Config) {
 	_, spans, _, err := team.DecodeReusing(raw, team.MemberList(c.Members), func(int, []byte) bool { return true })
 	if err != nil {
 		spans = nil
 	}
-	d.putSpans(name, raw, c, spans)
+	d.putSpans(name, raw, rev, c, spans)
 }
 
-func (d *teamDecodes) putSpans(name string, raw []byte, c team.Config, spans [][2]int) {
+func (d *teamDecodes) putSpans(name string, raw []byte, rev uint64, c team.Config, spans [][2]int) decodedTeam {
+	e := decodedTeam{raw: bytes.Clone(raw), rev: rev, cfg: c.Clone(), names: c.Names(), spans: spans}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.teams == nil {
 		d.teams = map[string]decodedTeam{}
 	}
-	d.teams[name] = decodedTeam{raw: bytes.Clone(raw), cfg: c.Clone(), spans: spans}
+	if old, ok := d.teams[name]; ok && old.rev > rev {
+		return e // a newer revision is kept already (a concurrent read)
+	}
+	d.teams[name] = e
+	return e
 }
 
 // List returns every team, sorted by name. Entries that cannot be decoded
@@ -333,12 +391,14 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 		return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
 	}
 	defer cancel()
-	read := s.teams.Get
-	leaderRead := func(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
-		return s.leaderGet(ctx, s.teams, key)
+	get := t.get
+	fromLeader := func(ctx context.Context, name string) (team.Config, uint64, error) {
+		return t.getWith(ctx, name, func(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+			return s.leaderGet(ctx, s.teams, key)
+		})
 	}
 	for try := 1; ; try++ {
-		c, rev, err := t.getWith(ctx, name, read)
+		c, rev, err := get(ctx, name)
 		if err != nil {
 			return team.Config{}, err
 		}
@@ -349,7 +409,7 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 			// has the revision fn saw.
 			if try == 1 && s.nc.ConnectedClusterName() != "" {
 				if e, lerr := s.leaderGet(ctx, s.teams, teamKey(name)); lerr == nil && e.Revision() != rev {
-					read = leaderRead
+					get = fromLeader
 					continue
 				}
 			}
@@ -362,18 +422,18 @@ func (t *Teams) Update(ctx context.Context, name string, fn func(*team.Config) e
 		if err != nil {
 			return team.Config{}, fmt.Errorf("update team %s: %w", name, err)
 		}
-		_, err = s.teams.Update(ctx, teamKey(name), data, rev)
+		wrote, err := s.teams.Update(ctx, teamKey(name), data, rev)
 		if isConflict(err) {
-			_, err = s.conflictUnderLock(ctx, s.teams, l, teamKey(name), data, rev, err)
+			wrote, err = s.conflictUnderLock(ctx, s.teams, l, teamKey(name), data, rev, err)
 			if errors.Is(err, errReadBehind) && try < 3 {
-				read = leaderRead
+				get = fromLeader
 				continue
 			}
 		}
 		if err != nil {
 			return team.Config{}, fmt.Errorf("update team %s: %w", name, s.closedAs(err, team.ErrClosed))
 		}
-		s.decoded.put(name, data, c) // the next read of these bytes needs no decode
+		s.decoded.put(name, data, wrote, c) // the next read of these bytes needs no decode
 		return c.Clone(), nil
 	}
 }
