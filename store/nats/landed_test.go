@@ -107,8 +107,8 @@ func FuzzDecodeMsgGet(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		seq, _, _, err := decodeMsgGet(b)
-		if err == nil && seq == 0 {
+		m, err := decodeMsgGet(b)
+		if err == nil && m.Seq == 0 {
 			t.Errorf("decodeMsgGet(%q) = sequence 0 without an error", b)
 		}
 	})

@@ -201,11 +201,53 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []ra
 			out, err = s.scanInboxOnce(ctx, teamName, agent)
 		}
 		if err == nil && last > 0 && (len(out) == 0 || out[len(out)-1].seq < last) {
-			return fmt.Errorf("inbox scan behind the stream leader (message %d): %w", last, errStalled)
+			out, err = s.inboxFromLeader(ctx, teamName, agent, out, last)
 		}
 		return err
 	})
 	return out, err
+}
+
+// leaderCatchUp bounds the messages one inbox read takes from the stream's
+// leader (inboxFromLeader).
+const leaderCatchUp = 32
+
+// inboxFromLeader completes out, an inbox read from a replica that had
+// not yet stored the inbox's messages up to last (the leader's newest),
+// with the missing ones read from the leader, one message get each. On a
+// cluster the replica a client reads from trails the leader by a few
+// milliseconds under load, so a teammate woken by a message often read
+// its inbox without it; the read then waited a retry's backoff (100 ms)
+// for the replica, most of the delivery time on a three-node cluster.
+// More than leaderCatchUp missing messages: the replica is far behind,
+// and the read is retried (errStalled).
+func (s *Store) inboxFromLeader(ctx context.Context, teamName, agent string, out []rawMsg, last uint64) ([]rawMsg, error) {
+	filter := s.inboxSubject(teamName, agent) + ".*"
+	from := uint64(1)
+	if len(out) > 0 {
+		from = out[len(out)-1].seq + 1
+	}
+	for range leaderCatchUp {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		m, err := s.leaderGetMsg(actx, s.mailStream, msgGetReq{Seq: from, NextFor: filter})
+		cancel()
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+			return out, nil // deleted since the leader counted it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("inbox read from the stream leader: %w", err)
+		}
+		if m.Seq < from || m.Subject == "" {
+			return nil, fmt.Errorf("inbox read from the stream leader: message %d on %q after asking from %d", m.Seq, m.Subject, from)
+		}
+		out = append(out, rawMsg{seq: m.Seq, subject: m.Subject, data: m.Data})
+		if m.Seq >= last {
+			return out, nil
+		}
+		from = m.Seq + 1
+	}
+	return nil, fmt.Errorf("inbox scan behind the stream leader (message %d) by more than %d messages: %w", last, leaderCatchUp, errStalled)
 }
 
 // inboxLast returns the sequence of the newest message of an inbox as

@@ -254,41 +254,58 @@ func (s *Store) leaderLast(ctx context.Context, stream, subject string) (uint64,
 
 // leaderMsg is leaderLast with the message's headers.
 func (s *Store) leaderMsg(ctx context.Context, stream, subject string) (uint64, []byte, []byte, error) {
-	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	seq, data, hdr, err := decodeMsgGet(msg.Data)
+	m, err := s.leaderGetMsg(ctx, stream, msgGetReq{LastFor: subject})
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("get last message of %s: %w", subject, err)
 	}
-	return seq, data, hdr, nil
+	return m.Seq, m.Data, m.Hdrs, nil
+}
+
+// msgGetReq is a stream message get: the last message on LastFor, or the
+// first from Seq on NextFor.
+type msgGetReq struct {
+	Seq     uint64 `json:"seq,omitempty"`
+	LastFor string `json:"last_by_subj,omitempty"`
+	NextFor string `json:"next_by_subj,omitempty"`
+}
+
+// storedMsg is a message of a stream, as a message get answers it.
+type storedMsg struct {
+	Seq     uint64 `json:"seq"`
+	Subject string `json:"subject"`
+	Data    []byte `json:"data"`
+	Hdrs    []byte `json:"hdrs"`
+}
+
+// leaderGetMsg asks the stream's leader (a non-direct get, which only the
+// leader answers) for the message req names.
+func (s *Store) leaderGetMsg(ctx context.Context, stream string, req msgGetReq) (storedMsg, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return storedMsg{}, err
+	}
+	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, b)
+	if err != nil {
+		return storedMsg{}, err
+	}
+	return decodeMsgGet(msg.Data)
 }
 
 // decodeMsgGet decodes the server's answer to a stream message get: the
-// message's sequence, data and headers (NATS/1.0 block, nil when none), or
-// the API error it carries.
-func decodeMsgGet(b []byte) (uint64, []byte, []byte, error) {
+// message, or the API error it carries.
+func decodeMsgGet(b []byte) (storedMsg, error) {
 	var resp struct {
 		Error   *jetstream.APIError `json:"error"`
-		Message *struct {
-			Seq  uint64 `json:"seq"`
-			Data []byte `json:"data"`
-			Hdrs []byte `json:"hdrs"`
-		} `json:"message"`
+		Message *storedMsg          `json:"message"`
 	}
 	if err := json.Unmarshal(b, &resp); err != nil {
-		return 0, nil, nil, err
+		return storedMsg{}, err
 	}
 	if resp.Error != nil {
-		return 0, nil, nil, resp.Error
+		return storedMsg{}, resp.Error
 	}
 	if resp.Message == nil || resp.Message.Seq == 0 {
-		return 0, nil, nil, errors.New("answer without a message")
+		return storedMsg{}, errors.New("answer without a message")
 	}
-	return resp.Message.Seq, resp.Message.Data, resp.Message.Hdrs, nil
+	return *resp.Message, nil
 }
