@@ -633,6 +633,12 @@ func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (str
 	defer linger.Stop()
 	var lingering <-chan time.Time
 	p.catchUp(ctx)
+	// Whether the task list may have changed since the last look: a
+	// kick of the inbox does not change it, and a look at a thousand
+	// members' wakes (a read of the whole list, on a cluster a request to
+	// the stream's leader) held up the model's start by tens of
+	// milliseconds while the mail that woke it was already read.
+	look := true
 	for {
 		tm.mu.Lock()
 		if tm.shutdown != "" {
@@ -647,7 +653,8 @@ func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (str
 		}
 		planned := tm.planned
 		tm.mu.Unlock()
-		if autoClaim && !planned {
+		if autoClaim && !planned && look {
+			look = false
 			p, ok, lost := tm.claim(ctx)
 			if ok {
 				return p, nil
@@ -660,16 +667,20 @@ func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (str
 		kick, reading := p.watch()
 		select {
 		case <-tm.wake:
+			look = true // a plan approved, say
 		case _, ok := <-kick:
 			p.kicked(ctx, ok)
 		case <-reading:
 			p.read()
+			look = true // a plan verdict read, say
 		case _, ok := <-taskKick:
 			if !ok {
 				taskKick = nil
 				p.tasks = closedKick
 			}
+			look = true
 		case <-slow:
+			look = true
 		case <-lingering:
 			lingering = nil
 			tm.goIdle(ctx)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -474,4 +475,59 @@ func waitAnnActive(t *testing.T, st *mem.Store, active bool, what string) {
 		m, ok := c.Member("ann")
 		return ok && m.Active() == active
 	})
+}
+
+// heldListTasks holds every List of the task list while hold is set: a
+// task list that answers slowly (on a cluster, each read asks the stream's
+// leader).
+type heldListTasks struct {
+	tasklist.Store
+	mu    sync.Mutex
+	hold  chan struct{} // guarded by mu
+	lists atomic.Int64  // List calls begun
+}
+
+func (h *heldListTasks) Watch(ctx context.Context, list string) (<-chan struct{}, error) {
+	return h.Store.(tasklist.Watcher).Watch(ctx, list)
+}
+
+func (h *heldListTasks) List(ctx context.Context, list string) ([]tasklist.Entry, error) {
+	h.lists.Add(1)
+	h.mu.Lock()
+	hold := h.hold
+	h.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	return h.Store.List(ctx, list)
+}
+
+// TestWakeDoesNotLookAtTaskList: a teammate that claims tasks on its own,
+// woken while idle by a message, asks its model with the message without
+// reading the task list first: the message does not change the list, and
+// that read (a request to the stream's leader on a NATS cluster) held up
+// every wake of a thousand teammates by tens of milliseconds. (After the
+// turn it looks at the list, as it must: a held list then holds it.)
+func TestWakeDoesNotLookAtTaskList(t *testing.T) {
+	ht := &heldListTasks{}
+	_, st, model, _ := startWakeTeammateWith(t, func(st *mem.Store) tasklist.Store { ht.Store = st.Tasks(); return ht },
+		func(c *TeammateConfig) { c.NoAutoClaim = false })
+	// The reads after the first turn (its idle notification's, then its
+	// look for a task) are not held.
+	waitUntil(t, "a look at the task list after the first turn", func() bool { return ht.lists.Load() >= 2 })
+	hold := make(chan struct{})
+	ht.mu.Lock()
+	ht.hold = hold
+	ht.mu.Unlock()
+	t.Cleanup(func() { close(hold) }) // before the teammate's run ends
+	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitSignal(t, model.asked, "the model asked with the message while the task list does not answer"); !strings.Contains(got, "hello") {
+		t.Errorf("model asked with %q; want the message", got)
+	}
 }
