@@ -71,6 +71,13 @@ func (a *app) benchRunner(f benchFlags) (*bench.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.profile != "" {
+		// Made now: a child that cannot write its profile exits early,
+		// which reads as a failed run.
+		if err := os.MkdirAll(f.profile, 0o755); err != nil {
+			return nil, fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+	}
 	return &bench.Runner{
 		Exe:        exe,
 		ChildArgs:  []string{"bench", "child"},

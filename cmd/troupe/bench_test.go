@@ -209,3 +209,18 @@ func TestBenchUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchProfileDirMade: --cpuprofile names a folder that need not
+// exist: it is made, and every child writes its profile into it (a child
+// that could not create its file exited early, failing the run).
+func TestBenchProfileDirMade(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	r := runBench(t, nil, "claim", "--agents", "2", "--rounds", "1", "--drain-agents", "0", "--cpuprofile", dir, "--tmp", t.TempDir())
+	if r.err != nil {
+		t.Fatalf("bench claim --cpuprofile %s: %v\nstderr:\n%s", dir, r.err, r.stderr)
+	}
+	profiles, err := filepath.Glob(filepath.Join(dir, "*.pprof"))
+	if err != nil || len(profiles) < 2 {
+		t.Errorf("profiles in %s: %v, %v; want one per claimer", dir, profiles, err)
+	}
+}
