@@ -45,7 +45,7 @@ var errReadBehind = errors.New("read from a replica behind the stream leader")
 // writer that did not hold the lock, or the lock taken over; both of those
 // wrap cause.
 func (s *Store) conflictUnderLock(ctx context.Context, kv jetstream.KeyValue, l *heldLock, key string, value []byte, read uint64, cause error) (uint64, error) {
-	ask := func(key string) (e leaderKVEntry, err error) {
+	ask := func(key string) (e kvEntry, err error) {
 		err = s.retry(ctx, "leader get "+key, attemptTimeout, func(ctx context.Context, _ int) error {
 			e, err = s.leaderEntry(ctx, kv, key)
 			if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -83,16 +83,16 @@ func (s *Store) conflictUnderLock(ctx context.Context, kv jetstream.KeyValue, l 
 // with every acknowledged write, unlike a Get, which a replica may answer.
 // It returns jetstream.ErrKeyNotFound for a key never written; a deleted
 // key is returned with its delete or purge operation.
-func (s *Store) leaderEntry(ctx context.Context, kv jetstream.KeyValue, key string) (leaderKVEntry, error) {
+func (s *Store) leaderEntry(ctx context.Context, kv jetstream.KeyValue, key string) (kvEntry, error) {
 	rev, data, hdr, err := s.leaderMsg(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+key)
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
-		return leaderKVEntry{}, jetstream.ErrKeyNotFound
+		return kvEntry{}, jetstream.ErrKeyNotFound
 	}
 	if err != nil {
-		return leaderKVEntry{}, err
+		return kvEntry{}, err
 	}
-	return leaderKVEntry{bucket: kv.Bucket(), key: key, value: data, rev: rev, op: kvOperation(hdr)}, nil
+	return kvEntry{bucket: kv.Bucket(), key: key, value: data, rev: rev, op: kvOperation(hdr)}, nil
 }
 
 // kvOperation returns the KV operation a message's headers (a NATS/1.0
@@ -102,6 +102,11 @@ func kvOperation(hdr []byte) jetstream.KeyValueOp {
 	if err != nil {
 		return jetstream.KeyValuePut
 	}
+	return kvOperationOf(h)
+}
+
+// kvOperationOf is kvOperation of decoded headers.
+func kvOperationOf(h natsgo.Header) jetstream.KeyValueOp {
 	for k, vs := range h {
 		if !strings.EqualFold(k, "KV-Operation") || len(vs) == 0 {
 			continue
@@ -116,23 +121,24 @@ func kvOperation(hdr []byte) jetstream.KeyValueOp {
 	return jetstream.KeyValuePut
 }
 
-// leaderKVEntry is a KV entry read from the stream's leader.
-type leaderKVEntry struct {
+// kvEntry is a KV entry read by a message get (from the stream's leader,
+// or a replica's answer to a direct get).
+type kvEntry struct {
 	bucket, key string
 	value       []byte
 	rev         uint64
 	op          jetstream.KeyValueOp
 }
 
-var _ jetstream.KeyValueEntry = leaderKVEntry{}
+var _ jetstream.KeyValueEntry = kvEntry{}
 
-func (e leaderKVEntry) Bucket() string                  { return e.bucket }
-func (e leaderKVEntry) Key() string                     { return e.key }
-func (e leaderKVEntry) Value() []byte                   { return e.value }
-func (e leaderKVEntry) Revision() uint64                { return e.rev }
-func (e leaderKVEntry) Created() time.Time              { return time.Time{} }
-func (e leaderKVEntry) Delta() uint64                   { return 0 }
-func (e leaderKVEntry) Operation() jetstream.KeyValueOp { return e.op }
+func (e kvEntry) Bucket() string                  { return e.bucket }
+func (e kvEntry) Key() string                     { return e.key }
+func (e kvEntry) Value() []byte                   { return e.value }
+func (e kvEntry) Revision() uint64                { return e.rev }
+func (e kvEntry) Created() time.Time              { return time.Time{} }
+func (e kvEntry) Delta() uint64                   { return 0 }
+func (e kvEntry) Operation() jetstream.KeyValueOp { return e.op }
 
 // leaderGet is a KV Get answered by the stream's leader (leaderEntry),
 // retried as retryKV retries a Get; a deleted key is not found.

@@ -192,7 +192,7 @@ const scanBatch = 1000
 // stops before the end starts over.
 func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []rawMsg, err error) {
 	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
-		last, err := s.inboxLast(ctx, teamName, agent)
+		last, err := s.leaderNewest(ctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
 		if err != nil {
 			return err
 		}
@@ -250,24 +250,25 @@ func (s *Store) inboxFromLeader(ctx context.Context, teamName, agent string, out
 	return nil, fmt.Errorf("inbox scan behind the stream leader (message %d) by more than %d messages: %w", last, leaderCatchUp, errStalled)
 }
 
-// inboxLast returns the sequence of the newest message of an inbox as
-// the stream's leader has it (0: none), which a read must include. On a
-// cluster a direct get or a consumer may be answered by a replica still
-// applying the newest messages. The leader, which may be gone, is asked
-// within one attempt's timeout, so that a lost leader is asked again, not
-// waited for. A server that is not part of a cluster holds the only copy:
-// nothing to check, and no request of the JetStream API (which the
-// stream's leader queues behind every other) per read.
-func (s *Store) inboxLast(ctx context.Context, teamName, agent string) (uint64, error) {
+// leaderNewest returns the sequence of the newest message on subject (a
+// wildcard may match several) as stream's leader has it, 0 when there is
+// none: what a read from a replica must include. On a cluster a direct get
+// or a consumer may be answered by a replica still applying the newest
+// messages. The leader, which may be gone, is asked within one attempt's
+// timeout, so that a lost leader is asked again, not waited for. A server
+// that is not part of a cluster holds the only copy: nothing to check, and
+// no request of the JetStream API (which the stream's leader queues behind
+// every other) per read.
+func (s *Store) leaderNewest(ctx context.Context, stream, subject string) (uint64, error) {
 	if s.nc.ConnectedClusterName() == "" {
 		return 0, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
-	last, _, err := s.leaderLast(ctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
+	last, _, err := s.leaderLast(ctx, stream, subject)
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
-		return 0, nil // an empty inbox
+		return 0, nil // nothing there yet
 	}
 	return last, err
 }

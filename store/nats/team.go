@@ -296,28 +296,24 @@ func (t *Teams) List(ctx context.Context) ([]team.Config, error) {
 	return out, nil
 }
 
-// scanKV returns the current entries of kv whose keys match filter, in one
-// pass of a watcher, without delete markers. On a cluster the watcher's
-// consumer may run on a replica still applying the newest writes (a rolling
-// restart saw a claimed task listed without its owner): the leader's newest
-// entry among the keys must be in the scan, or the scan starts over.
+// scanKV returns the current entries of kv whose keys match filter, by one
+// direct get (kvscan.go) or one pass of a watcher, without delete markers.
+// On a cluster the replica that answers may still be applying the newest
+// writes (a rolling restart saw a claimed task listed without its owner):
+// the leader's newest entry among the keys must be in the scan, or the
+// scan starts over.
 func (s *Store) scanKV(ctx context.Context, kv jetstream.KeyValue, filter string) (out []jetstream.KeyValueEntry, err error) {
 	// A scan that the connection's loss cut short starts over (see retry).
 	err = s.retry(ctx, "scan "+kv.Bucket()+" "+filter, 0, func(ctx context.Context, _ int) error {
-		// Asked of the leader, which may be gone: bounded like any
-		// attempt, so that a lost leader is asked again, not waited for.
-		lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		last, _, err := s.leaderLast(lctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+filter)
-		cancel()
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
-			last, err = 0, nil // no such key yet
-		}
+		last, err := s.leaderNewest(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+filter)
 		if err != nil {
 			return err
 		}
 		var newest uint64
-		out, newest, err = scanOnce(ctx, kv, filter)
+		out, newest, err = s.scanKVDirect(ctx, kv, filter)
+		if errors.Is(err, errNoDirect) {
+			out, newest, err = scanOnce(ctx, kv, filter)
+		}
 		if err == nil && newest < last {
 			return fmt.Errorf("scan %s behind the stream leader (revision %d, scan saw %d): %w", filter, last, newest, errStalled)
 		}
