@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -51,7 +52,7 @@ func TestInboxFromLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, have := range []int{0, 1, 3, 4} { // as a replica behind by 4, 3, 2 or 1 message(s) answered
-		got, err := s.inboxFromLeader(ctx, "crew", "bob", all[:have:have], last)
+		got, err := s.inboxFromLeader(ctx, "crew", "bob", all[:have:have], last, 0)
 		if err != nil {
 			t.Fatalf("from %d messages: %v", have, err)
 		}
@@ -75,7 +76,7 @@ func TestInboxFromLeader(t *testing.T) {
 		}
 		last = ack.Sequence
 	}
-	if _, err := s.inboxFromLeader(ctx, "crew", "bob", all, last); !errors.Is(err, errStalled) {
+	if _, err := s.inboxFromLeader(ctx, "crew", "bob", all, last, 0); !errors.Is(err, errStalled) {
 		t.Errorf("behind by %d messages: %v; want errStalled", leaderCatchUp+1, err)
 	}
 }
@@ -87,4 +88,63 @@ func indexOf(seqs []uint64, seq uint64) int {
 		}
 	}
 	return -1
+}
+
+// TestReadIncludesDeliveredMessage: a message that this store's inbox
+// watch delivered is one a read of that inbox must include, even when the
+// stream's leader does not have it yet (on a cluster a follower may apply
+// a message, and its consumer deliver it, before the leader applies it):
+// the read waits for it, and gives it up only deliveredFor after the
+// delivery (a message deleted meanwhile).
+func TestReadIncludesDeliveredMessage(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), Options{Namespace: "seen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	inbox := s.inboxSubject("crew", "bob")
+
+	// The watch notes what it delivers.
+	kick, err := s.Mail().Watch(ctx, "crew", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := s.js.Publish(ctx, inbox+".m1", []byte(`x`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-kick:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no kick within 10 s")
+	}
+	if got := s.seen.floor(inbox, time.Now()); got != ack.Sequence {
+		t.Errorf("delivered floor of bob's inbox = %d; want %d, the message the watch delivered", got, ack.Sequence)
+	}
+
+	// A delivered message the leader does not have: the read waits.
+	s.seen.note(inbox, ack.Sequence+100, time.Now())
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if out, err := s.scanInbox(short, "crew", "bob"); err == nil {
+		t.Errorf("read of an inbox whose delivered message the leader lacks = %d messages, no error; want it to wait", len(out))
+	}
+	// Given up deliveredFor after its delivery.
+	s.seen.mu.Lock()
+	s.seen.seqs[inbox] = deliveredSeq{seq: ack.Sequence + 100, at: time.Now().Add(-deliveredFor - time.Second)}
+	s.seen.mu.Unlock()
+	out, err := s.scanInbox(ctx, "crew", "bob")
+	if err != nil || len(out) != 1 || out[0].seq != ack.Sequence {
+		t.Errorf("read once the delivery is old = %v, %v; want the one stored message", out, err)
+	}
 }

@@ -192,16 +192,19 @@ const scanBatch = 1000
 // stops before the end starts over.
 func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []rawMsg, err error) {
 	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
-		last, err := s.leaderNewest(ctx, s.mailStream, s.inboxSubject(teamName, agent)+".*")
+		inbox := s.inboxSubject(teamName, agent)
+		seen := s.seen.floor(inbox, time.Now())
+		last, err := s.leaderNewest(ctx, s.mailStream, inbox+".*")
 		if err != nil {
 			return err
 		}
+		last = max(last, seen)
 		out, err = s.scanInboxDirect(ctx, teamName, agent)
 		if errors.Is(err, errNoDirect) {
 			out, err = s.scanInboxOnce(ctx, teamName, agent)
 		}
 		if err == nil && last > 0 && (len(out) == 0 || out[len(out)-1].seq < last) {
-			out, err = s.inboxFromLeader(ctx, teamName, agent, out, last)
+			out, err = s.inboxFromLeader(ctx, teamName, agent, out, last, seen)
 		}
 		return err
 	})
@@ -221,7 +224,11 @@ const leaderCatchUp = 32
 // for the replica, most of the delivery time on a three-node cluster.
 // More than leaderCatchUp missing messages: the replica is far behind,
 // and the read is retried (errStalled).
-func (s *Store) inboxFromLeader(ctx context.Context, teamName, agent string, out []rawMsg, last uint64) ([]rawMsg, error) {
+//
+// seen is the newest message a watch of this store delivered for the inbox
+// (delivered.go): one the leader does not have yet is waited for (a retry),
+// not taken for deleted.
+func (s *Store) inboxFromLeader(ctx context.Context, teamName, agent string, out []rawMsg, last, seen uint64) ([]rawMsg, error) {
 	filter := s.inboxSubject(teamName, agent) + ".*"
 	from := uint64(1)
 	if len(out) > 0 {
@@ -233,6 +240,9 @@ func (s *Store) inboxFromLeader(ctx context.Context, teamName, agent string, out
 		cancel()
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+			if from <= seen {
+				return nil, fmt.Errorf("inbox read: message %d, delivered by a watch, not yet at the stream leader: %w", seen, errStalled)
+			}
 			return out, nil // deleted since the leader counted it
 		}
 		if err != nil {

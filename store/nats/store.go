@@ -141,6 +141,9 @@ type Store struct {
 	decoded teamDecodes
 	// flags writes active-flag flips together (Teams.SetActive).
 	flags flagbatch.Batches
+	// seen is the newest message of each inbox that this store's inbox
+	// watches delivered (delivered.go).
+	seen deliveredSeqs
 }
 
 // Open connects to the NATS server (or servers: a comma-separated list) at

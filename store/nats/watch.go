@@ -64,6 +64,9 @@ func (s *Store) watchMail(ctx context.Context, prefix string, deliver func(route
 	}
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		agent, _, _ := strings.Cut(strings.TrimPrefix(msg.Subject(), prefix), ".")
+		if md, err := msg.Metadata(); err == nil {
+			s.seen.note(prefix+agent, md.Sequence.Stream, time.Now())
+		}
 		deliver(agent)
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		s.log.Debug("nats store: inbox watch", "inboxes", prefix, "err", err)
