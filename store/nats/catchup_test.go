@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
 
 // TestInboxFromLeader: a read that a replica answered without the newest
@@ -16,20 +13,7 @@ import (
 // inboxes' messages and messages deleted since; a replica further behind
 // than leaderCatchUp messages makes the read start over (errStalled).
 func TestInboxFromLeader(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), Options{Namespace: "catchup"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t, Options{Namespace: "catchup"})
 	ctx := t.Context()
 	var bob []uint64
 	for i := range 6 {
@@ -97,20 +81,7 @@ func indexOf(seqs []uint64, seq uint64) int {
 // the read waits for it, and gives it up only deliveredFor after the
 // delivery (a message deleted meanwhile).
 func TestReadIncludesDeliveredMessage(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), Options{Namespace: "seen"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t, Options{Namespace: "seen"})
 	ctx := t.Context()
 	inbox := s.inboxSubject("crew", "bob")
 

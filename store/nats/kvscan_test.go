@@ -3,12 +3,9 @@ package nats
 import (
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -18,20 +15,7 @@ import (
 // their markers), and no consumer made; more keys than one answer holds
 // are listed by the watch.
 func TestScanKVDirect(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), Options{Namespace: "kvscan"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t, Options{Namespace: "kvscan"})
 	ctx := t.Context()
 	kv := s.tasks
 	for i := range 6 {

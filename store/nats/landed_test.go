@@ -4,32 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestLanded: a retried write is recognised as landed only when the
 // leader holds exactly its bytes at a later revision.
 func TestLanded(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), Options{Namespace: "landed"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t, Options{Namespace: "landed"})
 	ctx := t.Context()
 	kv := s.tasks.(retryKV)
 	rev, err := kv.Create(ctx, "k", []byte("mine"))

@@ -3,13 +3,10 @@ package nats
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -36,20 +33,7 @@ func (kv *lostReplyKV) Update(ctx context.Context, key string, value []byte, las
 // refreshing stopped and the release failed, so the lock stayed held
 // until LockStale.
 func TestLockRefreshLandedUnseen(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), Options{Namespace: "refresh", LockStale: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t, Options{Namespace: "refresh", LockStale: 300 * time.Millisecond})
 	faulty := &lostReplyKV{KeyValue: s.tasks.(retryKV).KeyValue}
 	kv := retryKV{KeyValue: faulty, s: s}
 	ctx := t.Context()
