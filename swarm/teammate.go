@@ -633,11 +633,11 @@ func (tm *Teammate) next(ctx context.Context, p *inboxPump, autoClaim bool) (str
 	defer linger.Stop()
 	var lingering <-chan time.Time
 	p.catchUp(ctx)
-	// Whether the task list may have changed since the last look: a
-	// kick of the inbox does not change it, and a look at a thousand
-	// members' wakes (a read of the whole list, on a cluster a request to
-	// the stream's leader) held up the model's start by tens of
-	// milliseconds while the mail that woke it was already read.
+	// Whether the task list may have changed since the last look. A kick
+	// of the inbox does not change it, and a look on every kick (a read
+	// of the whole list; on a NATS cluster, a request to the stream's
+	// leader) held up the model's start by tens of milliseconds in a team
+	// of a thousand, with the mail that woke it already read.
 	look := true
 	for {
 		tm.mu.Lock()
