@@ -171,38 +171,52 @@ func (s *Store) directBatch(ctx context.Context, filter string, first uint64) ([
 	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 	batch := int(directBatchSize.Load())
-	req, err := json.Marshal(directReq{Seq: first, NextFor: filter, Batch: batch, MaxBytes: directMaxBytes})
-	if err != nil {
-		return nil, 0, err
-	}
-	inbox := s.nc.NewRespInbox()
-	// Room for the whole answer (a batch and its end), so that none of it
-	// is dropped; a synchronous subscription made a channel of 65,536.
-	ch := make(chan *natsgo.Msg, batch+1)
-	sub, err := s.nc.ChanSubscribe(inbox, ch)
-	if err != nil {
-		return nil, 0, fmt.Errorf("direct get: %w", err)
-	}
-	defer sub.Unsubscribe()
-	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET."+s.mailStream, inbox, req); err != nil {
-		return nil, 0, fmt.Errorf("direct get: %w", err)
-	}
 	var out []rawMsg
-	for {
-		var m *natsgo.Msg
-		select {
-		case m = <-ch:
-		case <-ctx.Done():
-			return nil, 0, fmt.Errorf("direct get of %s: %w", filter, context.Cause(ctx))
-		}
+	var left uint64
+	err := s.directGet(ctx, s.mailStream, directReq{Seq: first, NextFor: filter, Batch: batch, MaxBytes: directMaxBytes}, batch+1, func(m *natsgo.Msg) (bool, error) {
 		r, err := parseDirectReply(m.Header, m.Data)
-		if err != nil {
-			return nil, 0, err
-		}
-		if r.end {
-			return out, r.pending, nil
+		if err != nil || r.end {
+			left = r.pending
+			return true, err
 		}
 		out = append(out, rawMsg{seq: r.seq, subject: r.subject, data: r.data})
+		return false, nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("direct get of %s: %w", filter, err)
+	}
+	return out, left, nil
+}
+
+// directGet sends req to stream's direct get API and hands each message
+// of the answer to each until it says the answer is done (or fails).
+// room is the most messages the answer may hold: the channel they arrive
+// on holds them all, so that none is dropped (a synchronous subscription
+// made a channel of 65,536).
+func (s *Store) directGet(ctx context.Context, stream string, req any, room int, each func(*natsgo.Msg) (done bool, err error)) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	inbox := s.nc.NewRespInbox()
+	ch := make(chan *natsgo.Msg, room)
+	sub, err := s.nc.ChanSubscribe(inbox, ch)
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, b); err != nil {
+		return err
+	}
+	for {
+		select {
+		case m := <-ch:
+			if done, err := each(m); done || err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package nats
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -43,50 +42,34 @@ func (s *Store) scanKVDirect(ctx context.Context, kv jetstream.KeyValue, filter 
 	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 	prefix := "$KV." + kv.Bucket() + "."
-	req, err := json.Marshal(multiLastReq{MultiLast: []string{prefix + filter}})
-	if err != nil {
-		return nil, 0, err
-	}
-	inbox := s.nc.NewRespInbox()
-	ch := make(chan *natsgo.Msg, multiLastMax+1)
-	sub, err := s.nc.ChanSubscribe(inbox, ch)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list %s: %w", filter, err)
-	}
-	defer sub.Unsubscribe()
-	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET.KV_"+kv.Bucket(), inbox, req); err != nil {
-		return nil, 0, fmt.Errorf("list %s: %w", filter, err)
-	}
 	var out []jetstream.KeyValueEntry
 	var newest uint64
-	for {
-		var m *natsgo.Msg
-		select {
-		case m = <-ch:
-		case <-ctx.Done():
-			return nil, 0, fmt.Errorf("list %s: %w", filter, context.Cause(ctx))
-		}
+	err := s.directGet(ctx, "KV_"+kv.Bucket(), multiLastReq{MultiLast: []string{prefix + filter}}, multiLastMax+1, func(m *natsgo.Msg) (bool, error) {
 		if m.Header.Get(statusHeader) == "413" {
-			return nil, 0, fmt.Errorf("list %s: more than %d keys: %w", filter, multiLastMax, errNoDirect)
+			return true, fmt.Errorf("more than %d keys: %w", multiLastMax, errNoDirect)
 		}
 		r, err := parseDirectReply(m.Header, m.Data)
 		if err != nil {
-			return nil, 0, fmt.Errorf("list %s: %w", filter, err)
+			return true, err
 		}
 		if r.end {
 			if r.pending > 0 {
-				return nil, 0, fmt.Errorf("list %s: answer cut short with %d keys left: %w", filter, r.pending, errNoDirect)
+				return true, fmt.Errorf("answer cut short with %d keys left: %w", r.pending, errNoDirect)
 			}
-			return out, newest, nil
+			return true, nil
 		}
 		key, ok := strings.CutPrefix(r.subject, prefix)
 		if !ok {
-			return nil, 0, fmt.Errorf("list %s: message %d on %q, outside the bucket", filter, r.seq, r.subject)
+			return true, fmt.Errorf("message %d on %q, outside the bucket", r.seq, r.subject)
 		}
 		newest = max(newest, r.seq)
-		if op := kvOperationOf(m.Header); op != jetstream.KeyValuePut {
-			continue
+		if kvOperationOf(m.Header) == jetstream.KeyValuePut {
+			out = append(out, kvEntry{bucket: kv.Bucket(), key: key, value: r.data, rev: r.seq, op: jetstream.KeyValuePut})
 		}
-		out = append(out, kvEntry{bucket: kv.Bucket(), key: key, value: r.data, rev: r.seq, op: jetstream.KeyValuePut})
+		return false, nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s: %w", filter, err)
 	}
+	return out, newest, nil
 }
