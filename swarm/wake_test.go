@@ -193,18 +193,13 @@ func TestWakeDoesNotWaitForTeamWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSignal(t, model.asked, "the model asked while the team write is held")
-	unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(unread) != 1 {
-		t.Errorf("while the active flag is not yet written: %d unread messages; want 1 (read only once the teammate shows active)", len(unread))
+	if unread := annUnread(t, st); unread != 1 {
+		t.Errorf("while the active flag is not yet written: %d unread messages; want 1 (read only once the teammate shows active)", unread)
 	}
 	close(hold)
 	waitSignal(t, idle, "idle after the turn")
 	waitUntil(t, "the message marked read", func() bool {
-		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
-		return err == nil && len(unread) == 0
+		return annUnread(t, st) == 0
 	})
 }
 
@@ -275,8 +270,7 @@ func TestShortWakeWritesNoFlag(t *testing.T) {
 		waitSignal(t, model.asked, "the model asked with the message")
 		waitSignal(t, idle, "idle after the message's turn")
 		waitUntil(t, "the message marked read", func() bool {
-			unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
-			return err == nil && len(unread) == 0
+			return annUnread(t, st) == 0
 		})
 		notes, err := st.Mail().Read(t.Context(), "crew", team.LeadName, false)
 		if err != nil {
@@ -322,18 +316,13 @@ func TestLongWakeWritesActiveBeforeRead(t *testing.T) {
 		t.Fatal("the model answered while held")
 	default:
 	}
-	unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(unread) != 1 {
-		t.Errorf("while the active flag is being written: %d unread messages; want 1", len(unread))
+	if unread := annUnread(t, st); unread != 1 {
+		t.Errorf("while the active flag is being written: %d unread messages; want 1", unread)
 	}
 	close(hold)
 	waitAnnActive(t, st, true, "ann marked active in the team")
 	waitUntil(t, "the message marked read", func() bool {
-		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
-		return err == nil && len(unread) == 0
+		return annUnread(t, st) == 0
 	})
 	held.release <- struct{}{}
 	waitSignal(t, model.asked, "the model asked with the message")
@@ -371,8 +360,7 @@ func TestShutdownWakeMarksRead(t *testing.T) {
 		return false
 	})
 	waitUntil(t, "the shutdown request marked read", func() bool {
-		unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
-		return err == nil && len(unread) == 0
+		return annUnread(t, st) == 0
 	})
 }
 
@@ -530,4 +518,14 @@ func TestWakeDoesNotLookAtTaskList(t *testing.T) {
 	if got := waitSignal(t, model.asked, "the model asked with the message while the task list does not answer"); !strings.Contains(got, "hello") {
 		t.Errorf("model asked with %q; want the message", got)
 	}
+}
+
+// annUnread returns how many messages in ann's inbox are unread.
+func annUnread(t *testing.T, st *mem.Store) int {
+	t.Helper()
+	unread, err := st.Mail().Read(t.Context(), "crew", "ann", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(unread)
 }
