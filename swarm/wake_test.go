@@ -155,9 +155,7 @@ func TestWakeFlipsActiveOnce(t *testing.T) {
 	g, st, model, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) { c.ActiveDelay = -1 })
 	for i := range 3 {
 		before := g.count()
-		if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
-			t.Fatal(err)
-		}
+		mailAnn(t, st, "hello")
 		waitSignal(t, model.asked, "the model asked with the message")
 		waitSignal(t, idle, "idle after the message's turn")
 		waitAnnActive(t, st, false, "ann marked idle in the team")
@@ -189,9 +187,7 @@ func TestWakeDoesNotWaitForTeamWrite(t *testing.T) {
 	g.mu.Lock()
 	g.hold = hold
 	g.mu.Unlock()
-	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "urgent"}); err != nil {
-		t.Fatal(err)
-	}
+	mailAnn(t, st, "urgent")
 	waitSignal(t, model.asked, "the model asked while the team write is held")
 	if unread := annUnread(t, st); unread != 1 {
 		t.Errorf("while the active flag is not yet written: %d unread messages; want 1 (read only once the teammate shows active)", unread)
@@ -264,9 +260,7 @@ func TestShortWakeWritesNoFlag(t *testing.T) {
 	g, st, model, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) { c.ActiveDelay = time.Minute })
 	for i := range 3 {
 		before := g.count()
-		if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
-			t.Fatal(err)
-		}
+		mailAnn(t, st, "hello")
 		waitSignal(t, model.asked, "the model asked with the message")
 		waitSignal(t, idle, "idle after the message's turn")
 		waitUntil(t, "the message marked read", func() bool {
@@ -307,9 +301,7 @@ func TestLongWakeWritesActiveBeforeRead(t *testing.T) {
 	g.hold = hold
 	before := g.updates
 	g.mu.Unlock()
-	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "long job"}); err != nil {
-		t.Fatal(err)
-	}
+	mailAnn(t, st, "long job")
 	waitUntil(t, "the active flag's write begun after ActiveDelay", func() bool { return g.count() > before })
 	select {
 	case <-model.asked:
@@ -344,9 +336,7 @@ func TestShutdownWakeMarksRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: text}); err != nil {
-		t.Fatal(err)
-	}
+	mailAnn(t, st, text)
 	waitUntil(t, "the approval in the lead's inbox", func() bool {
 		msgs, err := st.Mail().Read(t.Context(), "crew", team.LeadName, false)
 		if err != nil {
@@ -440,9 +430,7 @@ func TestIdleFlagRetried(t *testing.T) {
 	n := g.updates
 	g.failAt = map[int]bool{n + 2: true, n + 3: true} // the wake's idle write, and its first retry
 	g.mu.Unlock()
-	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	mailAnn(t, st, "hello")
 	waitSignal(t, model.asked, "the model asked with the message")
 	waitSignal(t, idle, "idle after the message's turn")
 	waitUntil(t, "the idle write to fail", func() bool { return g.count() >= n+2 })
@@ -512,9 +500,7 @@ func TestWakeDoesNotLookAtTaskList(t *testing.T) {
 	ht.hold = hold
 	ht.mu.Unlock()
 	t.Cleanup(func() { close(hold) }) // before the teammate's run ends
-	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	mailAnn(t, st, "hello")
 	if got := waitSignal(t, model.asked, "the model asked with the message while the task list does not answer"); !strings.Contains(got, "hello") {
 		t.Errorf("model asked with %q; want the message", got)
 	}
@@ -528,4 +514,12 @@ func annUnread(t *testing.T, st *mem.Store) int {
 		t.Fatal(err)
 	}
 	return len(unread)
+}
+
+// mailAnn sends text from the lead to ann.
+func mailAnn(t *testing.T, st *mem.Store, text string) {
+	t.Helper()
+	if _, err := st.Mail().Send(t.Context(), "crew", "ann", mailbox.Message{From: team.LeadName, Text: text}); err != nil {
+		t.Fatal(err)
+	}
 }
