@@ -57,6 +57,9 @@ type ClientConfig struct {
 	// the trace context the job carries to its worker (Job.Trace) and the
 	// end of the span, called with the submission's error.
 	Trace func(j Job) (traceparent string, end func(error))
+	// Log, when set, hears each problem the client works around (a job's
+	// watch found stuck and started again).
+	Log func(string)
 }
 
 // Request is a sub-agent to run remotely.
@@ -96,6 +99,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
 	}
 	c := &Client{cfg: cfg}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -193,11 +199,14 @@ func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit boo
 	id := task.ID(j.ID)
 	// Watch before submitting: no event can come before the job exists.
 	wctx, stop := context.WithCancel(c.ctx)
-	events, err := c.cfg.Queue.Watch(wctx, j.ID)
+	w := &jobWatch{parent: wctx}
+	w.ctx, w.stop = context.WithCancel(wctx)
+	events, err := c.cfg.Queue.Watch(w.ctx, j.ID)
 	if err != nil {
 		stop()
 		return task.State{}, fmt.Errorf("watch job %s: %w", j.ID, err)
 	}
+	w.events = events
 	st, err := c.cfg.Tasks.Register(task.State{ID: id, Type: task.RemoteAgent, Status: task.Pending,
 		Description: j.Description, ToolUseID: toolUseID,
 		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: j.Prompt, Title: j.Description, PollStart: j.Submitted}},
@@ -233,7 +242,7 @@ func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit boo
 	}
 	c.wg.Go(func() {
 		defer stop()
-		c.track(wctx, j, events)
+		c.track(wctx, j, w)
 	})
 	return st, nil
 }
@@ -252,8 +261,59 @@ func withRemote(f func(*task.Remote)) func(task.State) task.State {
 	}
 }
 
-// track follows job j's events into its task until the task ends.
-func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
+// jobWatch is the current watch of a tracked job's events.
+type jobWatch struct {
+	parent context.Context // the tracking's
+	ctx    context.Context // this watch's, under parent
+	stop   context.CancelFunc
+	events <-chan Event
+
+	seen    bool  // an event came since the last check
+	last    Event // the newest event the watch delivered
+	unheard *Event
+}
+
+// again stops the watch and watches again, from the first event; false
+// when the tracking ended meanwhile.
+func (w *jobWatch) again(c *Client, id string) bool {
+	w.stop()
+	w.ctx, w.stop = context.WithCancel(w.parent)
+	w.events = c.rewatch(w.ctx, id)
+	w.unheard = nil
+	return w.events != nil
+}
+
+// stalled reports whether w delivers nothing of what the queue holds: on
+// a check with no event since the one before, it asks the queue (when
+// it is a Recaller) for the job's newest event; that event still not
+// delivered by the next such check means the watch is stuck, however it
+// looks (a consumer lost with its server and never replaced). A watch
+// delivering anything is alive and costs no lookup.
+func (w *jobWatch) stalled(ctx context.Context, c *Client, id string) bool {
+	rc, ok := c.cfg.Queue.(Recaller)
+	if w.seen || !ok {
+		w.seen, w.unheard = false, nil
+		return false
+	}
+	if w.unheard != nil {
+		return true
+	}
+	e, err := rc.LastEvent(ctx, id)
+	if err == nil && !sameEvent(e, w.last) {
+		w.unheard = &e
+	}
+	return false
+}
+
+// sameEvent reports whether a and b are one stored event.
+func sameEvent(a, b Event) bool {
+	return a.Kind == b.Kind && a.Attempt == b.Attempt && a.Worker == b.Worker && a.Time.Equal(b.Time) && a.Text == b.Text
+}
+
+// track follows job j's events, from watch w, into its task until the
+// task ends.
+func (c *Client) track(ctx context.Context, j Job, w *jobWatch) {
+	defer func() { w.stop() }()
 	id := task.ID(j.ID)
 	tick := time.NewTicker(c.cfg.CheckEvery)
 	defer tick.Stop()
@@ -265,17 +325,18 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 		select {
 		case <-ctx.Done():
 			return
-		case e, ok := <-events:
+		case e, ok := <-w.events:
 			if !ok {
 				// The watch ended while the job is still tracked (the
 				// queue's consumer gave up): watch again. Events come
 				// again from the first; those already seen change
 				// nothing, and a job never ends unseen.
-				if events = c.rewatch(ctx, j.ID); events == nil {
+				if !w.again(c, j.ID) {
 					return
 				}
 				continue
 			}
+			w.seen, w.last = true, e
 			misses = 0
 			switch e.Kind {
 			case EventStarted:
@@ -319,6 +380,13 @@ func (c *Client) track(ctx context.Context, j Job, events <-chan Event) {
 				return
 			}
 		case <-tick.C:
+			if w.stalled(ctx, c, j.ID) {
+				c.cfg.Log(fmt.Sprintf("job %s: its watch did not deliver the %s event the queue holds; watching again", j.ID, w.unheard.Kind))
+				if !w.again(c, j.ID) {
+					return
+				}
+				continue
+			}
 			if worker == "" {
 				// Waiting for a worker: under policy fail, a job no live
 				// worker can take (its worker died before it reported the

@@ -32,12 +32,17 @@ type env struct {
 	client *remote.Client
 }
 
-func newEnv(t *testing.T, policy remote.Policy) *env {
+// newEnvOn is newEnv whose client uses q (a wrapper of a connection to
+// mem) for its queue and registry, with cfg's other fields.
+func newEnvOn(t *testing.T, mem *remotetest.Mem, q interface {
+	remote.Queue
+	remote.Registry
+}, cfg remote.ClientConfig) *env {
 	t.Helper()
-	e := &env{mem: remotetest.New(ackWait, ttl), reg: task.New(task.Config{PollInterval: -1})}
+	e := &env{mem: mem, reg: task.New(task.Config{PollInterval: -1})}
 	e.sub = e.reg.Subscribe()
-	lead := e.mem.Conn()
-	c, err := remote.NewClient(remote.ClientConfig{Queue: lead, Workers: lead, Tasks: e.reg, OnLost: policy, SubmittedBy: "lead", CheckEvery: heartbeat})
+	cfg.Queue, cfg.Workers, cfg.Tasks, cfg.CheckEvery = q, q, e.reg, heartbeat
+	c, err := remote.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +52,12 @@ func newEnv(t *testing.T, policy remote.Policy) *env {
 		e.reg.Close(context.Background())
 	})
 	return e
+}
+
+func newEnv(t *testing.T, policy remote.Policy) *env {
+	t.Helper()
+	mem := remotetest.New(ackWait, ttl)
+	return newEnvOn(t, mem, mem.Conn(), remote.ClientConfig{OnLost: policy, SubmittedBy: "lead"})
 }
 
 // worker runs a worker on its own connection (and cfg.Queue, if set, in
@@ -534,8 +545,15 @@ func TestResultOutlivesOutage(t *testing.T) {
 
 // shortWatch is a lead's queue whose first watch of each job ends before
 // the job's result, as a consumer that gave up would.
+// shortWatch's first watch of a job ends at once, delivering nothing;
+// with stuck it delivers nothing and stays open until its context ends
+// (a consumer lost with its server and never replaced), and released is
+// closed then. The watches after the first are the queue's.
 type shortWatch struct {
 	*remotetest.Conn
+	stuck    bool
+	released chan struct{}
+
 	mu      sync.Mutex
 	watched map[string]int
 }
@@ -549,23 +567,77 @@ func (q *shortWatch) Watch(ctx context.Context, id string) (<-chan remote.Event,
 		return q.Conn.Watch(ctx, id)
 	}
 	out := make(chan remote.Event)
-	close(out)
+	if !q.stuck {
+		close(out)
+		return out, nil
+	}
+	go func() {
+		<-ctx.Done()
+		close(out)
+		close(q.released)
+	}()
 	return out, nil
+}
+
+func (q *shortWatch) watches(id task.ID) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.watched[string(id)]
+}
+
+// TestStuckWatchReplaced: a job's watch that stays open but delivers
+// nothing while the queue holds the job's events is found on the
+// client's checks, stopped and made again, and the job ends with its
+// result.
+func TestStuckWatchReplaced(t *testing.T) {
+	mem := remotetest.New(ackWait, ttl)
+	q := &shortWatch{Conn: mem.Conn(), stuck: true, released: make(chan struct{}), watched: map[string]int{}}
+	var logged atomic.Value
+	e := newEnvOn(t, mem, q, remote.ClientConfig{Log: func(s string) { logged.Store(s) }})
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+		return remote.Result{Text: "heard anyway"}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "p"})
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>heard anyway</result>") {
+		t.Fatalf("job ended %s; want completed with its result:\n%s", ev.State.Status, ev.Notification)
+	}
+	if n := q.watches(st.ID); n != 2 {
+		t.Errorf("job watched %d times; want 2 (the stuck watch made again once)", n)
+	}
+	select {
+	case <-q.released:
+	case <-time.After(10 * time.Second):
+		t.Error("the stuck watch's context never ended: it is leaked")
+	}
+	if s, _ := logged.Load().(string); !strings.Contains(s, string(st.ID)) || !strings.Contains(s, "watching again") {
+		t.Errorf("Log heard %q; want the job's stuck watch named", s)
+	}
+}
+
+// TestQuietWatchKept: a job that publishes nothing for many checks keeps
+// its one watch: quiet is not stuck.
+func TestQuietWatchKept(t *testing.T) {
+	mem := remotetest.New(ackWait, ttl)
+	q := &shortWatch{Conn: mem.Conn(), watched: map[string]int{}}
+	e := newEnvOn(t, mem, q, remote.ClientConfig{})
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+		time.Sleep(15 * heartbeat)
+		return remote.Result{Text: "late"}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "p"})
+	e.terminated(t, 1)
+	if n := q.watches(st.ID); n != 2 {
+		t.Errorf("job watched %d times; want 2 (the first, which ends at once, and its one replacement)", n)
+	}
 }
 
 // TestWatchEndsEarly: when a job's event watch ends while the job is
 // tracked, the lead watches again and the job still ends with its result.
 func TestWatchEndsEarly(t *testing.T) {
 	mem := remotetest.New(ackWait, ttl)
-	reg := task.New(task.Config{PollInterval: -1})
-	sub := reg.Subscribe()
 	q := &shortWatch{Conn: mem.Conn(), watched: map[string]int{}}
-	c, err := remote.NewClient(remote.ClientConfig{Queue: q, Workers: q, Tasks: reg, CheckEvery: heartbeat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{mem: mem, reg: reg, sub: sub, client: c}
-	t.Cleanup(func() { c.Close(); reg.Close(context.Background()) })
+	e := newEnvOn(t, mem, q, remote.ClientConfig{})
 	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
 		return remote.Result{Text: "still here"}
 	}})
@@ -574,9 +646,7 @@ func TestWatchEndsEarly(t *testing.T) {
 	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>still here</result>") {
 		t.Fatalf("job ended %s; want completed with its result:\n%s", ev.State.Status, ev.Notification)
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if n := q.watched[string(st.ID)]; n < 2 {
+	if n := q.watches(st.ID); n < 2 {
 		t.Errorf("job watched %d times; want the ended watch resumed", n)
 	}
 }

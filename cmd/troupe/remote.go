@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -84,7 +85,8 @@ func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (
 	c, err := remote.NewClient(remote.ClientConfig{Queue: jobs, Workers: jobs, Tasks: bg.reg, OnLost: policy,
 		SubmittedBy: fmt.Sprintf("lead@%s:%d", host, os.Getpid()), CheckEvery: beat, Now: a.Now, OnSubmit: rec.RemoteSubmitted,
 		Spent: a.remoteSpent(bg.out), // budget_remote.go: the job's spending joins the session's
-		Trace: a.jobTrace()})         // telemetry_jobs.go: the submission is a span, its context carried to the worker
+		Trace: a.jobTrace(),          // telemetry_jobs.go: the submission is a span, its context carried to the worker
+		Log:   remoteLog(spec.Options.Logger)})
 	if err != nil {
 		s.Close()
 		return nop, cli.Usagef("$%s: %v", EnvRemoteOnLost, err)
@@ -99,4 +101,13 @@ func (a *app) openRemote(ctx context.Context, bg *background, rec *record.Log) (
 		c.Close()
 		s.Close()
 	}, nil
+}
+
+// remoteLog passes what the remote client works around to the store's
+// logger (warnings on stderr), if there is one.
+func remoteLog(l *slog.Logger) func(string) {
+	if l == nil {
+		return nil
+	}
+	return func(msg string) { l.Warn("remote agents: " + msg) }
 }

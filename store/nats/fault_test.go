@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -280,7 +282,8 @@ func TestClusterLeaderLoss(t *testing.T) {
 					t.Errorf("job %s never ended: %s", id, jobStory(t, leadJobs, string(id)))
 				}
 			}
-			t.Fatalf("only %d of %d jobs ended within 30 s of the last event: %v\nlogs:\n%s", len(ended), len(submitted), err, logs.String())
+			t.Fatalf("only %d of %d jobs ended within 30 s of the last event: %v\nlogs:\n%s\ngoroutines of the watches and the client:\n%s",
+				len(ended), len(submitted), err, logs.String(), stacksWith("nats.go/jetstream", "troupe/remote"))
 		}
 		if ev.Kind != task.EventTerminated || ev.Notification == "" {
 			continue
@@ -329,6 +332,21 @@ func waitKick(t *testing.T, ch <-chan struct{}, what string) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s: no kick within 30s for a change after the server loss", what)
 	}
+}
+
+// stacksWith returns the stacks of the goroutines that pass through any
+// of the packages named, for a failure message.
+func stacksWith(pkgs ...string) string {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var b strings.Builder
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if slices.ContainsFunc(pkgs, func(p string) bool { return strings.Contains(g, p) }) {
+			b.WriteString(g)
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
 }
 
 // jobStory lists the events stored for job id, for a failure message.
