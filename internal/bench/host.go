@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime/pprof"
 	"strconv"
@@ -51,6 +52,7 @@ type Child struct {
 const (
 	phaseIdle = "idle" // measure CPU over the idle window, then RSS
 	phasePing = "ping" // send the pings
+	phaseDump = "dump" // write every goroutine's stack to a file
 )
 
 // Host record kinds.
@@ -58,6 +60,7 @@ const (
 	kindSpawned = "spawned" // every teammate of the host was idle once
 	kindIdle    = "idle"    // the idle window's CPU and the RSS
 	kindPinged  = "pinged"  // the host sent its pings
+	kindDumped  = "dumped"  // the host wrote its goroutines (ID: the file)
 )
 
 // teamScript is every in-process teammate's model: a claimed task is
@@ -157,6 +160,16 @@ func (ch *childIO) host(ctx context.Context, s stores, c childConfig) error {
 			if err := ch.ping(ctx, s.mail, c, cmd.Round); err != nil {
 				return err
 			}
+		case phaseDump:
+			// Asked after a round that missed pings: where each
+			// teammate's goroutine waits tells why it did not wake.
+			path := filepath.Join(c.Dir, fmt.Sprintf("goroutines-round-%d.txt", cmd.Round))
+			if err := writeProfile(path, "goroutine", 2); err != nil {
+				return err
+			}
+			if err := ch.emit(record{Kind: kindDumped, ID: path}); err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("bench host: unknown phase %q", cmd.Phase)
 		}
@@ -237,17 +250,27 @@ const ChildTestEnv = "TROUPE_BENCH_TEST_CHILD"
 // is idle.
 func writeProfiles(base string, names ...string) error {
 	for _, name := range names {
-		f, err := os.Create(base + "-" + name + ".pprof")
-		if err != nil {
-			return fmt.Errorf("bench host: %w", err)
+		if err := writeProfile(base+"-"+name+".pprof", name, 0); err != nil {
+			return err
 		}
-		err = pprof.Lookup(name).WriteTo(f, 0)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("bench host: write %s profile: %w", name, err)
-		}
+	}
+	return nil
+}
+
+// writeProfile writes the runtime profile name to path, in pprof's
+// format (debug 0) or as text (debug 1 or 2: for goroutines, 2 is every
+// stack as a panic prints it).
+func writeProfile(path, name string, debug int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("bench host: %w", err)
+	}
+	err = pprof.Lookup(name).WriteTo(f, debug)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("bench host: write %s profile: %w", name, err)
 	}
 	return nil
 }

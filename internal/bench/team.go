@@ -93,6 +93,9 @@ type TeamResult struct {
 	Again    *PingResult `json:"again,omitempty"`
 	Errors   []string    `json:"errors,omitempty"`
 	Examples []string    `json:"examples,omitempty"`
+	// Dumps are the files with every host's goroutines, written after a
+	// round that missed pings; the run's folder is kept for them.
+	Dumps []string `json:"goroutine_dumps,omitempty"`
 }
 
 // PingResult is one round of pings of a Team run.
@@ -124,7 +127,14 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	if err != nil {
 		return TeamResult{}, err
 	}
-	defer cleanup()
+	var res TeamResult
+	defer func() {
+		if len(res.Dumps) > 0 && !r.Keep {
+			r.progressf("  kept %s for the goroutines of the round that missed pings", dir)
+			return
+		}
+		cleanup()
+	}()
 	s, err := r.openRun(ctx, dir)
 	if err != nil {
 		return TeamResult{}, err
@@ -175,7 +185,7 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 	if err != nil {
 		return TeamResult{}, err
 	}
-	res := TeamResult{Teammates: c.Teammates, Hosts: c.Hosts, Tasks: c.Tasks, Chain: c.Chain}
+	res = TeamResult{Teammates: c.Teammates, Hosts: c.Hosts, Tasks: c.Tasks, Chain: c.Chain}
 	claimedBy := map[string][]string{}
 	var spawned, idled, pinged int
 	var idleCPU time.Duration
@@ -194,6 +204,8 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 			res.HostRSSMB = append(res.HostRSSMB, float64(rec.RSS)/(1<<20))
 		case kindPinged:
 			pinged++
+		case kindDumped:
+			res.Dumps = append(res.Dumps, rec.ID)
 		case kindSeen:
 			if _, dup := seen[rec.ID]; !dup {
 				seen[rec.ID] = rec.Start
@@ -213,8 +225,8 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		}
 		return nil
 	}
-	phase := func(ctx context.Context, name string, until func() bool) error {
-		line, err := json.Marshal(command{Phase: name})
+	phase := func(ctx context.Context, name string, round int, until func() bool) error {
+		line, err := json.Marshal(command{Phase: name, Round: round})
 		if err != nil {
 			return err
 		}
@@ -247,7 +259,7 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 		return res, fmt.Errorf("%s: %w", label, err)
 	}
 	r.progressf("%s: every teammate idle after %.1f s, settled after %.1f s; measuring %v of idle", label, res.SpawnS, float64(time.Now().UnixNano()-start)/1e9, c.Idle)
-	if err := phase(ctx, phaseIdle, func() bool { return idled == c.Hosts }); err != nil {
+	if err := phase(ctx, phaseIdle, 0, func() bool { return idled == c.Hosts }); err != nil {
 		return TeamResult{}, err
 	}
 	res.IdleS = c.Idle.Seconds()
@@ -364,6 +376,14 @@ func (r *Runner) Team(ctx context.Context, c TeamConfig) (TeamResult, error) {
 			fromReturn = append(fromReturn, spanMS(returned[id], t))
 		}
 		pr.Delivery, pr.FromReturn = Summarize(fromCall), Summarize(fromReturn)
+		if pr.Missing > 0 {
+			// Where the teammates wait tells why one did not wake.
+			dumped := len(res.Dumps)
+			if err := phase(ctx, phaseDump, round, func() bool { return len(res.Dumps) == dumped+c.Hosts }); err != nil {
+				return pr, err
+			}
+			r.progressf("%s: %d of %d pings of round %d woke nobody within %v; every host's goroutines are in %s", label, pr.Missing, pr.Pings, round, c.Timeout, strings.Join(res.Dumps[dumped:], ", "))
+		}
 		return pr, nil
 	}
 	if c.Pings > 0 {

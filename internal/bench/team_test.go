@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +66,35 @@ func TestTeam(t *testing.T) {
 				t.Errorf("Team errors: %v", res.Errors)
 			}
 		})
+	}
+}
+
+// TestTeamDumpsOnMissingPings: when a round misses pings (its recipients
+// are deaf), the runner counts them, has every host write its goroutines,
+// and keeps the run's folder for those files, which show where the
+// teammates wait.
+func TestTeamDumpsOnMissingPings(t *testing.T) {
+	r := testRunner(t)
+	r.ChildEnv = append(r.ChildEnv, "TROUPE_BENCH_TEST_DEAF=1")
+	cfg := TeamConfig{Teammates: 4, Hosts: 2, Pings: 2, PingGap: time.Millisecond, Idle: 50 * time.Millisecond, Timeout: time.Second}
+	res, err := r.Team(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("Team(%+v) = %v", cfg, err)
+	}
+	if want := 2 * cfg.Pings * cfg.Hosts; res.Missing != want {
+		t.Errorf("Team with deaf teammates: %d missing; want %d (two rounds)", res.Missing, want)
+	}
+	if len(res.Dumps) != 2*cfg.Hosts {
+		t.Fatalf("Team with deaf teammates: dumps %q; want one per host and round", res.Dumps)
+	}
+	for _, path := range res.Dumps {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("goroutine dump: %v (want the run's folder kept)", err)
+		}
+		if !strings.Contains(string(b), "deafTeammate") {
+			t.Errorf("%s does not show the deaf teammates' goroutines:\n%.2000s", path, b)
+		}
 	}
 }
 
