@@ -120,24 +120,18 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	// independent requests, and a woken teammate waits for both (traced
 	// on one server, the marks' get alone took up to 9 ms of a 12 ms
 	// delivery when it came after the scan).
-	type marksRead struct {
-		marks []readMark
-		err   error
-	}
-	marksCh := make(chan marksRead, 1)
-	go func() {
+	readMarks := async(func() ([]readMark, error) {
 		marks, _, err := s.readMarks(ctx, teamName, agent)
-		marksCh <- marksRead{marks, err}
-	}()
+		return marks, err
+	})
 	raw, err := s.scanInbox(ctx, teamName, agent)
-	mr := <-marksCh
+	marks, merr := readMarks()
 	if err == nil {
-		err = mr.err
+		err = merr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
-	marks := mr.marks
 	read := make(map[uint64]bool, len(marks))
 	for _, mk := range marks {
 		read[mk.Seq] = true
@@ -208,15 +202,20 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []ra
 	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
 		inbox := s.inboxSubject(teamName, agent)
 		seen := s.seen.floor(inbox, time.Now())
-		last, err := s.leaderNewest(ctx, s.mailStream, inbox+".*")
-		if err != nil {
-			return err
-		}
-		last = max(last, seen)
+		// On a cluster the leader is asked for the inbox's newest message
+		// while a replica answers the scan: what the leader had before the
+		// scan began is in the answer or taken from the leader below, and
+		// so is what came meanwhile and the leader already had.
+		newest := s.goLeaderNewest(ctx, s.mailStream, inbox+".*")
 		out, err = s.scanInboxDirect(ctx, teamName, agent)
 		if errors.Is(err, errNoDirect) {
 			out, err = s.scanInboxOnce(ctx, teamName, agent)
 		}
+		last, lerr := newest()
+		if err == nil {
+			err = lerr
+		}
+		last = max(last, seen)
 		if err == nil && last > 0 && (len(out) == 0 || out[len(out)-1].seq < last) {
 			out, err = s.inboxFromLeader(ctx, teamName, agent, out, last, seen)
 		}
@@ -295,6 +294,33 @@ func (s *Store) leaderNewest(ctx context.Context, stream, subject string) (uint6
 		return 0, nil // nothing there yet
 	}
 	return last, err
+}
+
+// goLeaderNewest starts leaderNewest and returns its wait; without a
+// cluster there is nothing to ask and no goroutine.
+func (s *Store) goLeaderNewest(ctx context.Context, stream, subject string) func() (uint64, error) {
+	if s.nc.ConnectedClusterName() == "" {
+		return func() (uint64, error) { return 0, nil }
+	}
+	return async(func() (uint64, error) { return s.leaderNewest(ctx, stream, subject) })
+}
+
+// async runs f in a goroutine and returns the wait for its result, for
+// two requests to be in flight at once. The wait must be called.
+func async[T any](f func() (T, error)) func() (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	return func() (T, error) {
+		r := <-ch
+		return r.v, r.err
+	}
 }
 
 func (s *Store) scanInboxOnce(ctx context.Context, teamName, agent string) ([]rawMsg, error) {
