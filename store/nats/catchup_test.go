@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -118,4 +121,64 @@ func TestReadIncludesDeliveredMessage(t *testing.T) {
 	if err != nil || len(out) != 1 || out[0].seq != ack.Sequence {
 		t.Errorf("read once the delivery is old = %v, %v; want the one stored message", out, err)
 	}
+}
+
+// TestReadWaitsBrieflyForTheLeader: a read that needs a message the watch
+// delivered and the leader has not applied yet asks the leader again
+// within milliseconds, instead of starting over after a retry's backoff
+// (100 ms and up).
+func TestReadWaitsBrieflyForTheLeader(t *testing.T) {
+	var logs syncBuilder
+	s := openInternal(t, Options{Namespace: "lag", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := t.Context()
+	inbox := s.inboxSubject("crew", "bob")
+	first, err := s.js.Publish(ctx, inbox+".m1", []byte(`x`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next message was delivered by the watch before the leader
+	// stored it, as when a follower's consumer delivers it before the
+	// leader applies it; the leader stores it 10 ms into the read.
+	next := first.Sequence + 1
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		if _, err := s.js.Publish(ctx, inbox+".m2", []byte(`y`)); err != nil {
+			t.Error(err)
+		}
+	}()
+	out, err := s.retryInboxFromLeader(ctx, []rawMsg{{seq: first.Sequence, subject: inbox + ".m1", data: []byte(`x`)}}, next)
+	if err != nil || len(out) != 2 || out[1].seq != next {
+		t.Fatalf("read = %v, %v; want both messages", out, err)
+	}
+	if strings.Contains(logs.String(), "retrying") {
+		t.Errorf("the read was retried; want the leader asked again within leaderLagWait:\n%s", logs.String())
+	}
+}
+
+// retryInboxFromLeader completes bob's read out from the leader as
+// scanInbox does, within its retries, seen and last being next.
+func (s *Store) retryInboxFromLeader(ctx context.Context, out []rawMsg, next uint64) ([]rawMsg, error) {
+	err := s.retry(ctx, "read", 0, func(ctx context.Context, _ int) (err error) {
+		out, err = s.inboxFromLeader(ctx, "crew", "bob", out, next, next)
+		return err
+	})
+	return out, err
+}
+
+// syncBuilder is a strings.Builder safe for a logger's concurrent writes.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncBuilder) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuilder) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -85,8 +85,7 @@ func (s *Store) conflictUnderLock(ctx context.Context, kv jetstream.KeyValue, l 
 // key is returned with its delete or purge operation.
 func (s *Store) leaderEntry(ctx context.Context, kv jetstream.KeyValue, key string) (kvEntry, error) {
 	rev, data, hdr, err := s.leaderMsg(ctx, "KV_"+kv.Bucket(), "$KV."+kv.Bucket()+"."+key)
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+	if isMsgNotFound(err) {
 		return kvEntry{}, jetstream.ErrKeyNotFound
 	}
 	if err != nil {
