@@ -199,14 +199,11 @@ func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit boo
 	id := task.ID(j.ID)
 	// Watch before submitting: no event can come before the job exists.
 	wctx, stop := context.WithCancel(c.ctx)
-	w := &jobWatch{parent: wctx}
-	w.ctx, w.stop = context.WithCancel(wctx)
-	events, err := c.cfg.Queue.Watch(w.ctx, j.ID)
+	w, err := watchJob(wctx, c.cfg.Queue, j.ID, c.cfg.CheckEvery, c.cfg.Log)
 	if err != nil {
 		stop()
 		return task.State{}, fmt.Errorf("watch job %s: %w", j.ID, err)
 	}
-	w.events = events
 	st, err := c.cfg.Tasks.Register(task.State{ID: id, Type: task.RemoteAgent, Status: task.Pending,
 		Description: j.Description, ToolUseID: toolUseID,
 		Detail: &task.Remote{RemoteType: "remote-agent", SessionID: j.ID, Command: j.Prompt, Title: j.Description, PollStart: j.Submitted}},
@@ -261,59 +258,10 @@ func withRemote(f func(*task.Remote)) func(task.State) task.State {
 	}
 }
 
-// jobWatch is the current watch of a tracked job's events.
-type jobWatch struct {
-	parent context.Context // the tracking's
-	ctx    context.Context // this watch's, under parent
-	stop   context.CancelFunc
-	events <-chan Event
-
-	seen    bool  // an event came since the last check
-	last    Event // the newest event the watch delivered
-	unheard *Event
-}
-
-// again stops the watch and watches again, from the first event; false
-// when the tracking ended meanwhile.
-func (w *jobWatch) again(c *Client, id string) bool {
-	w.stop()
-	w.ctx, w.stop = context.WithCancel(w.parent)
-	w.events = c.rewatch(w.ctx, id)
-	w.unheard = nil
-	return w.events != nil
-}
-
-// stalled reports whether w delivers nothing of what the queue holds: on
-// a check with no event since the one before, it asks the queue (when
-// it is a Recaller) for the job's newest event; that event still not
-// delivered by the next such check means the watch is stuck, however it
-// looks (a consumer lost with its server and never replaced). A watch
-// delivering anything is alive and costs no lookup.
-func (w *jobWatch) stalled(ctx context.Context, c *Client, id string) bool {
-	rc, ok := c.cfg.Queue.(Recaller)
-	if w.seen || !ok {
-		w.seen, w.unheard = false, nil
-		return false
-	}
-	if w.unheard != nil {
-		return true
-	}
-	e, err := rc.LastEvent(ctx, id)
-	if err == nil && !sameEvent(e, w.last) {
-		w.unheard = &e
-	}
-	return false
-}
-
-// sameEvent reports whether a and b are one stored event.
-func sameEvent(a, b Event) bool {
-	return a.Kind == b.Kind && a.Attempt == b.Attempt && a.Worker == b.Worker && a.Time.Equal(b.Time) && a.Text == b.Text
-}
-
 // track follows job j's events, from watch w, into its task until the
 // task ends.
 func (c *Client) track(ctx context.Context, j Job, w *jobWatch) {
-	defer func() { w.stop() }()
+	defer w.close()
 	id := task.ID(j.ID)
 	tick := time.NewTicker(c.cfg.CheckEvery)
 	defer tick.Stop()
@@ -331,12 +279,12 @@ func (c *Client) track(ctx context.Context, j Job, w *jobWatch) {
 				// queue's consumer gave up): watch again. Events come
 				// again from the first; those already seen change
 				// nothing, and a job never ends unseen.
-				if !w.again(c, j.ID) {
+				if !w.again() {
 					return
 				}
 				continue
 			}
-			w.seen, w.last = true, e
+			w.heard(e)
 			misses = 0
 			switch e.Kind {
 			case EventStarted:
@@ -380,9 +328,8 @@ func (c *Client) track(ctx context.Context, j Job, w *jobWatch) {
 				return
 			}
 		case <-tick.C:
-			if w.stalled(ctx, c, j.ID) {
-				c.cfg.Log(fmt.Sprintf("job %s: its watch did not deliver the %s event the queue holds; watching again", j.ID, w.unheard.Kind))
-				if !w.again(c, j.ID) {
+			if w.stalled(ctx) {
+				if !w.again() {
 					return
 				}
 				continue
@@ -480,24 +427,6 @@ func (c *Client) cancel1(j Job) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.cfg.Queue.Publish(ctx, Event{Kind: EventCancel, JobID: j.ID, Worker: c.cfg.SubmittedBy, Time: c.cfg.Now()})
-}
-
-// rewatch watches job id's events again, retrying once a check while the
-// queue refuses, until ctx ends (nil then).
-func (c *Client) rewatch(ctx context.Context, id string) <-chan Event {
-	for {
-		events, err := c.cfg.Queue.Watch(ctx, id)
-		if err == nil {
-			return events
-		}
-		t := time.NewTimer(c.cfg.CheckEvery)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-	}
 }
 
 // StopActive stops every remote_agent task of the client's registry that

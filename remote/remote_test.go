@@ -652,11 +652,21 @@ func TestWatchEndsEarly(t *testing.T) {
 }
 
 // TestWorkerWatchEndsEarly: when the worker's watch for the lead's stop
-// ends while the job runs, it watches again, and the stop still reaches
-// the job.
+// ends while the job runs, or stays open delivering nothing, it watches
+// again, and the stop still reaches the job.
 func TestWorkerWatchEndsEarly(t *testing.T) {
+	for _, stuck := range []bool{false, true} {
+		name := "ended"
+		if stuck {
+			name = "stuck"
+		}
+		t.Run(name, func(t *testing.T) { testWorkerWatchEndsEarly(t, stuck) })
+	}
+}
+
+func testWorkerWatchEndsEarly(t *testing.T, stuck bool) {
 	e := newEnv(t, remote.OnLostFail)
-	q := &shortWatch{Conn: e.mem.Conn(), watched: map[string]int{}}
+	q := &shortWatch{Conn: e.mem.Conn(), stuck: stuck, released: make(chan struct{}), watched: map[string]int{}}
 	started := make(chan struct{}, 1)
 	ended := make(chan error, 1)
 	e.worker(t, remote.WorkerConfig{Name: "w1", Queue: q, Run: func(ctx context.Context, j remote.Job, _ func(string, remote.Usage)) remote.Result {

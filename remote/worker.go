@@ -250,24 +250,38 @@ func (w *Worker) publishUntil(ctx context.Context, e Event) bool {
 
 // watchStop calls stop when the lead stops job id, until ctx ends. A
 // watch that ends or fails while the job runs (its server went away) is
-// made again a heartbeat later; events replay from the first, so a stop
-// is never missed.
+// made again a heartbeat later, and so is one that stays open but
+// delivers nothing of what the queue holds (jobWatch.stalled); events
+// replay from the first, so a stop is never missed.
 func (w *Worker) watchStop(ctx context.Context, id string, stop func()) {
-	for ctx.Err() == nil {
-		evs, err := w.cfg.Queue.Watch(ctx, id)
-		if err != nil {
-			w.cfg.Log(fmt.Sprintf("watch job %s for a stop: %v; watching again", id, err))
-		} else {
-			for e := range evs {
-				if e.Kind == EventCancel {
-					stop()
-					return
-				}
-			}
-		}
+	jw := &jobWatch{queue: w.cfg.Queue, id: id, every: w.cfg.Heartbeat, log: w.cfg.Log, parent: ctx}
+	if !jw.again() {
+		return
+	}
+	defer jw.close()
+	tick := time.NewTicker(w.cfg.Heartbeat)
+	defer tick.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-		case <-time.After(w.cfg.Heartbeat):
+			return
+		case e, ok := <-jw.events:
+			if !ok {
+				w.cfg.Log(fmt.Sprintf("watch job %s for a stop: the watch ended; watching again", id))
+				if sleep(ctx, w.cfg.Heartbeat); !jw.again() {
+					return
+				}
+				continue
+			}
+			jw.heard(e)
+			if e.Kind == EventCancel {
+				stop()
+				return
+			}
+		case <-tick.C:
+			if jw.stalled(ctx) && !jw.again() {
+				return
+			}
 		}
 	}
 }

@@ -1,0 +1,104 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// jobWatch is the watch of one job's events that a lead tracking the job,
+// or a worker running it, keeps: made again when it ends, and when it
+// stays open but delivers nothing of what the queue holds (stalled).
+type jobWatch struct {
+	queue  Queue
+	id     string
+	every  time.Duration // between attempts to watch, and between checks
+	log    func(string)
+	parent context.Context // the watching's; the watches are under it
+
+	stop   context.CancelFunc // the current watch's
+	events <-chan Event       // the current watch's
+
+	seen    bool   // an event came since the last check
+	last    Event  // the newest event the watch delivered
+	unheard *Event // the queue's newest event, undelivered at the last check
+}
+
+// watchJob starts watching job id's events under parent.
+func watchJob(parent context.Context, q Queue, id string, every time.Duration, log func(string)) (*jobWatch, error) {
+	w := &jobWatch{queue: q, id: id, every: every, log: log, parent: parent}
+	ctx, stop := context.WithCancel(parent)
+	events, err := q.Watch(ctx, id)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	w.stop, w.events = stop, events
+	return w, nil
+}
+
+// heard notes e, delivered by the watch.
+func (w *jobWatch) heard(e Event) { w.seen, w.last = true, e }
+
+// again stops the current watch, if any, and watches again from the first
+// event, retrying every w.every while the queue refuses; false when
+// parent ended meanwhile. Replayed events change nothing for the caller.
+func (w *jobWatch) again() bool {
+	if w.stop != nil {
+		w.stop()
+	}
+	w.unheard = nil
+	for {
+		ctx, stop := context.WithCancel(w.parent)
+		events, err := w.queue.Watch(ctx, w.id)
+		if err == nil {
+			w.stop, w.events = stop, events
+			return true
+		}
+		stop()
+		w.log(fmt.Sprintf("watch job %s: %v; watching again", w.id, err))
+		t := time.NewTimer(w.every)
+		select {
+		case <-w.parent.Done():
+			t.Stop()
+			w.stop, w.events = nil, nil
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// close stops the current watch.
+func (w *jobWatch) close() {
+	if w.stop != nil {
+		w.stop()
+	}
+}
+
+// stalled reports whether the watch delivers nothing of what the queue
+// holds: on a check with no event since the one before, it asks the queue
+// (when it is a Recaller) for the job's newest event; that event still
+// not delivered by the next such check means the watch is stuck, however
+// it looks (a consumer lost with its server and never replaced), and is
+// logged. A watch delivering anything is alive and costs no lookup.
+func (w *jobWatch) stalled(ctx context.Context) bool {
+	rc, ok := w.queue.(Recaller)
+	if w.seen || !ok {
+		w.seen, w.unheard = false, nil
+		return false
+	}
+	if w.unheard != nil {
+		w.log(fmt.Sprintf("job %s: its watch did not deliver the %s event the queue holds; watching again", w.id, w.unheard.Kind))
+		return true
+	}
+	e, err := rc.LastEvent(ctx, w.id)
+	if err == nil && !sameEvent(e, w.last) {
+		w.unheard = &e
+	}
+	return false
+}
+
+// sameEvent reports whether a and b are one stored event.
+func sameEvent(a, b Event) bool {
+	return a.Kind == b.Kind && a.Attempt == b.Attempt && a.Worker == b.Worker && a.Time.Equal(b.Time) && a.Text == b.Text
+}
