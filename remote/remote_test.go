@@ -579,6 +579,30 @@ func (q *shortWatch) Watch(ctx context.Context, id string) (<-chan remote.Event,
 	return out, nil
 }
 
+// runOne runs one job on a new worker w1 whose result is text, and checks
+// that its task completes with it.
+func (e *env) runOne(t *testing.T, text string) task.State {
+	t.Helper()
+	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
+		return remote.Result{Text: text}
+	}})
+	st := e.submit(t, remote.Request{Prompt: "p"})
+	ev := e.terminated(t, 1)[st.ID]
+	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>"+text+"</result>") {
+		t.Fatalf("job ended %s; want completed with its result:\n%s", ev.State.Status, ev.Notification)
+	}
+	return st
+}
+
+// newWatchEnv is an env whose client watches jobs through a shortWatch
+// (stuck or not), with cfg's other fields.
+func newWatchEnv(t *testing.T, stuck bool, cfg remote.ClientConfig) (*env, *shortWatch) {
+	t.Helper()
+	mem := remotetest.New(ackWait, ttl)
+	q := &shortWatch{Conn: mem.Conn(), stuck: stuck, released: make(chan struct{}), watched: map[string]int{}}
+	return newEnvOn(t, mem, q, cfg), q
+}
+
 func (q *shortWatch) watches(id task.ID) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -590,18 +614,9 @@ func (q *shortWatch) watches(id task.ID) int {
 // client's checks, stopped and made again, and the job ends with its
 // result.
 func TestStuckWatchReplaced(t *testing.T) {
-	mem := remotetest.New(ackWait, ttl)
-	q := &shortWatch{Conn: mem.Conn(), stuck: true, released: make(chan struct{}), watched: map[string]int{}}
 	var logged atomic.Value
-	e := newEnvOn(t, mem, q, remote.ClientConfig{Log: func(s string) { logged.Store(s) }})
-	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
-		return remote.Result{Text: "heard anyway"}
-	}})
-	st := e.submit(t, remote.Request{Prompt: "p"})
-	ev := e.terminated(t, 1)[st.ID]
-	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>heard anyway</result>") {
-		t.Fatalf("job ended %s; want completed with its result:\n%s", ev.State.Status, ev.Notification)
-	}
+	e, q := newWatchEnv(t, true, remote.ClientConfig{Log: func(s string) { logged.Store(s) }})
+	st := e.runOne(t, "heard anyway")
 	if n := q.watches(st.ID); n != 2 {
 		t.Errorf("job watched %d times; want 2 (the stuck watch made again once)", n)
 	}
@@ -618,9 +633,7 @@ func TestStuckWatchReplaced(t *testing.T) {
 // TestQuietWatchKept: a job that publishes nothing for many checks keeps
 // its one watch: quiet is not stuck.
 func TestQuietWatchKept(t *testing.T) {
-	mem := remotetest.New(ackWait, ttl)
-	q := &shortWatch{Conn: mem.Conn(), watched: map[string]int{}}
-	e := newEnvOn(t, mem, q, remote.ClientConfig{})
+	e, q := newWatchEnv(t, false, remote.ClientConfig{})
 	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
 		time.Sleep(15 * heartbeat)
 		return remote.Result{Text: "late"}
@@ -635,17 +648,8 @@ func TestQuietWatchKept(t *testing.T) {
 // TestWatchEndsEarly: when a job's event watch ends while the job is
 // tracked, the lead watches again and the job still ends with its result.
 func TestWatchEndsEarly(t *testing.T) {
-	mem := remotetest.New(ackWait, ttl)
-	q := &shortWatch{Conn: mem.Conn(), watched: map[string]int{}}
-	e := newEnvOn(t, mem, q, remote.ClientConfig{})
-	e.worker(t, remote.WorkerConfig{Name: "w1", Run: func(context.Context, remote.Job, func(string, remote.Usage)) remote.Result {
-		return remote.Result{Text: "still here"}
-	}})
-	st := e.submit(t, remote.Request{Prompt: "p"})
-	ev := e.terminated(t, 1)[st.ID]
-	if ev.State.Status != task.Completed || !strings.Contains(ev.Notification, "<result>still here</result>") {
-		t.Fatalf("job ended %s; want completed with its result:\n%s", ev.State.Status, ev.Notification)
-	}
+	e, q := newWatchEnv(t, false, remote.ClientConfig{})
+	st := e.runOne(t, "still here")
 	if n := q.watches(st.ID); n < 2 {
 		t.Errorf("job watched %d times; want the ended watch resumed", n)
 	}

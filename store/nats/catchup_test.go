@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -128,7 +127,7 @@ func TestReadIncludesDeliveredMessage(t *testing.T) {
 // within milliseconds, instead of starting over after a retry's backoff
 // (100 ms and up).
 func TestReadWaitsBrieflyForTheLeader(t *testing.T) {
-	var logs syncBuilder
+	var logs lockedBuffer
 	s := openInternal(t, Options{Namespace: "lag", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := t.Context()
 	inbox := s.inboxSubject("crew", "bob")
@@ -163,22 +162,4 @@ func (s *Store) retryInboxFromLeader(ctx context.Context, out []rawMsg, next uin
 		return err
 	})
 	return out, err
-}
-
-// syncBuilder is a strings.Builder safe for a logger's concurrent writes.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncBuilder) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuilder) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }

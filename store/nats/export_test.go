@@ -40,3 +40,7 @@ func ReadByConsumer(t testing.TB) {
 
 // InBytes returns how many bytes s's connection has received.
 func InBytes(s *Store) uint64 { return s.nc.Stats().InBytes }
+
+// LockedBuffer is a buffer safe for concurrent writers, for the tests'
+// loggers.
+type LockedBuffer = lockedBuffer
