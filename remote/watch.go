@@ -56,6 +56,10 @@ func (w *jobWatch) again() bool {
 			return true
 		}
 		stop()
+		if w.parent.Err() != nil {
+			w.stop, w.events = nil, nil
+			return false
+		}
 		w.log(fmt.Sprintf("watch job %s: %v; watching again", w.id, err))
 		t := time.NewTimer(w.every)
 		select {
@@ -91,6 +95,9 @@ func (w *jobWatch) stalled(ctx context.Context) bool {
 		w.log(fmt.Sprintf("job %s: its watch did not deliver the %s event the queue holds; watching again", w.id, w.unheard.Kind))
 		return true
 	}
+	// A check takes no longer than the time between two.
+	ctx, cancel := context.WithTimeout(ctx, w.every)
+	defer cancel()
 	e, err := rc.LastEvent(ctx, w.id)
 	if err == nil && !sameEvent(e, w.last) {
 		w.unheard = &e
