@@ -177,23 +177,11 @@ func mutate(ctx context.Context, s Store, name string, fn func(*Config) error) e
 	return err
 }
 
-// ActiveSetter is implemented by stores that mark a member active or idle
-// themselves, such as by writing the flips of many members in one update.
-// SetActive returns ErrNoMember for a member not on the roster.
-type ActiveSetter interface {
-	SetActive(ctx context.Context, teamName, name string, active bool) error
-}
-
 // SetActive marks the member active (working) or idle, through the store's
-// Edit (Editor) or its own SetActive (ActiveSetter) when it has one. A
-// member already so marked is not written again; one without the flag
-// counts as active (Active).
+// Edit when it has one (Editor; the stores batch many members' flips
+// into one write). A member already so marked is not written again; one
+// without the flag counts as active (Active).
 func SetActive(ctx context.Context, s Store, teamName, name string, active bool) error {
-	if _, ok := s.(Editor); !ok {
-		if as, ok := s.(ActiveSetter); ok {
-			return as.SetActive(ctx, teamName, name, active)
-		}
-	}
 	_, err := edit(ctx, s, teamName, ActiveEdit(name, active))
 	return err
 }

@@ -17,7 +17,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/troupe-dev/troupe/internal/flagbatch"
+	"github.com/troupe-dev/troupe/internal/editbatch"
 	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -139,8 +139,8 @@ type Store struct {
 	lists flight.Group[[]tasklist.Entry]
 	// decoded keeps the last decoding of each team entry (team.go).
 	decoded teamDecodes
-	// flags writes active-flag flips together (Teams.SetActive).
-	flags flagbatch.Batches
+	// edits writes roster edits together (Teams.Edit).
+	edits editbatch.Batches
 	// seen is the newest message of each inbox that this store's inbox
 	// watches delivered (delivered.go).
 	seen deliveredSeqs

@@ -165,19 +165,19 @@ func (t *Teams) names(ctx context.Context, name string) ([]string, error) {
 	return d.names, err
 }
 
-var _ team.ActiveSetter = (*Teams)(nil)
+var _ team.Editor = (*Teams)(nil)
 
-// SetActive marks member name of team teamName active or idle
-// (team.ActiveSetter). The flips that this store's callers ask for while
-// one is being written are written together in the next update
-// (internal/flagbatch), so that the teammates of one process going idle at
-// once take the team's lock a few times, not once each. It returns
-// team.ErrNoMember for a member not on the roster.
-func (t *Teams) SetActive(ctx context.Context, teamName, name string, active bool) error {
+// Edit applies e to team teamName (team.Editor): members added and flags
+// flipped by this store's callers while one update is being written are
+// written together in the next update (internal/editbatch), so that the
+// teammates of one process going idle at once take the team's lock a few
+// times, not once each, and a spawn's add carries the flips asked for
+// meanwhile.
+func (t *Teams) Edit(ctx context.Context, teamName string, e team.Edit) (team.Member, error) {
 	if err := checkTeamName(teamName); err != nil {
-		return fmt.Errorf("update team: %w", err)
+		return team.Member{}, fmt.Errorf("update team: %w", err)
 	}
-	return t.s.flags.SetActive(ctx, t.Update, teamName, name, active)
+	return t.s.edits.Edit(ctx, t.Update, teamName, e)
 }
 
 // teamDecodes keeps the last decoded value of each team entry: every
