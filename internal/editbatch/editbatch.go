@@ -35,29 +35,38 @@ type batch struct {
 	commit chan struct{} // 1-slot: held by the caller writing a round
 
 	mu      sync.Mutex
-	pending []*pending // guarded by mu
+	pending []*Pending // guarded by mu
 }
 
-// pending is one caller's edit and, once done is closed, its result.
-type pending struct {
-	ctx  context.Context
-	e    team.Edit
+// Pending is one caller's edit waiting to be written.
+type Pending struct {
+	Ctx  context.Context // the caller's
+	Edit team.Edit
 	done chan struct{}
 	m    team.Member // set before done closes
 	err  error       // set before done closes
 }
 
-// Edit applies e to team teamName through update, together with the edits
-// other callers ask for meanwhile (team.Editor): it returns the member as
-// stored, a copy the caller owns, once the write that carries e is done.
-// e's own refusal (team.ErrMemberExists, team.ErrNoMember) fails e alone;
-// the update's error fails every edit it carried. A caller whose ctx ends
-// before its edit is taken into a write gets ctx's error and the edit is
-// dropped; one whose ctx ends later gets ctx's error, but its edit may
-// still be stored.
-func (bs *Batches) Edit(ctx context.Context, update Update, teamName string, e team.Edit) (team.Member, error) {
+// Finish hands p its result: the member as stored, a copy its caller
+// owns, or its error. A Commit calls it once for every edit of its round.
+func (p *Pending) Finish(m team.Member, err error) {
+	p.m, p.err = m, err
+	close(p.done)
+}
+
+// Commit writes the edits of round to team teamName in one write, in
+// order, and finishes each (Pending.Finish).
+type Commit func(teamName string, round []*Pending)
+
+// Do queues e and returns its result once written: the caller that takes
+// the team's commit slot runs commit on every edit pending then, its own
+// and those asked for while the previous round was being written. A
+// caller whose ctx ends before its edit is taken into a round gets ctx's
+// error and the edit is dropped; one whose ctx ends later gets ctx's
+// error, but its edit may still be stored.
+func (bs *Batches) Do(ctx context.Context, teamName string, e team.Edit, commit Commit) (team.Member, error) {
 	b := bs.batch(teamName)
-	p := &pending{ctx: ctx, e: e, done: make(chan struct{})}
+	p := &Pending{Ctx: ctx, Edit: e, done: make(chan struct{})}
 	b.mu.Lock()
 	b.pending = append(b.pending, p)
 	b.mu.Unlock()
@@ -71,7 +80,7 @@ func (bs *Batches) Edit(ctx context.Context, update Update, teamName string, e t
 			b.pending = nil
 			b.mu.Unlock()
 			if len(round) > 0 {
-				write(ctx, update, teamName, round)
+				commit(teamName, round)
 			}
 			<-b.commit
 		case <-ctx.Done():
@@ -84,40 +93,73 @@ func (bs *Batches) Edit(ctx context.Context, update Update, teamName string, e t
 			if i >= 0 {
 				return team.Member{}, fmt.Errorf("%v in team %s: %w", e, teamName, context.Cause(ctx))
 			}
+			// Taken into a round being written: it may still be stored,
+			// but the caller does not wait for that round's write.
 			return team.Member{}, fmt.Errorf("%v in team %s (may still be stored): %w", e, teamName, context.Cause(ctx))
 		}
 	}
 }
 
-// write stores the edits of round in one update and finishes each.
-func write(ctx context.Context, update Update, teamName string, round []*pending) {
-	var live []*pending
+// Live finishes with its ctx's error each edit of round whose ctx ended,
+// and returns the others with the context of the round's write: the last
+// live caller's values without its cancellation, since the others' edits
+// ride on the write (the stores bound their lock waits).
+func Live(teamName string, round []*Pending) ([]*Pending, context.Context) {
+	var live []*Pending
+	ctx := context.Background()
 	for _, p := range round {
-		if err := p.ctx.Err(); err != nil {
-			p.finish(team.Member{}, fmt.Errorf("%v in team %s: %w", p.e, teamName, context.Cause(p.ctx)))
+		if dropped(teamName, p) {
 			continue
 		}
 		live = append(live, p)
+		ctx = p.Ctx
 	}
+	return live, context.WithoutCancel(ctx)
+}
+
+// dropped finishes p with its ctx's error when its ctx ended.
+func dropped(teamName string, p *Pending) bool {
+	if p.Ctx.Err() == nil {
+		return false
+	}
+	p.Finish(team.Member{}, p.Err(teamName))
+	return true
+}
+
+// Err is the error of an edit whose ctx ended before its write.
+func (p *Pending) Err(teamName string) error {
+	return fmt.Errorf("%v in team %s: %w", p.Edit, teamName, context.Cause(p.Ctx))
+}
+
+// Edit is Do with the round written by update (team.Editor for a store
+// that updates a team through a function): e's own refusal (a name
+// taken, no such member) fails e alone; the update's error fails every
+// edit of the round.
+func (bs *Batches) Edit(ctx context.Context, update Update, teamName string, e team.Edit) (team.Member, error) {
+	return bs.Do(ctx, teamName, e, func(teamName string, round []*Pending) { writeThrough(update, teamName, round) })
+}
+
+// writeThrough writes round in one update.
+func writeThrough(update Update, teamName string, round []*Pending) {
+	live, ctx := Live(teamName, round)
 	if len(live) == 0 {
 		return
 	}
-	// The others' edits ride on this write: it is not cut short with the
-	// committer's ctx (the stores bound their lock waits).
-	_, err := update(context.WithoutCancel(ctx), teamName, func(c *team.Config) error {
+	ms, errs := make([]team.Member, len(live)), make([]error, len(live))
+	_, err := update(ctx, teamName, func(c *team.Config) error {
 		// A store may run this again on a newer copy (a stale read on a
 		// cluster): only the last run's view of the roster counts.
 		changed := false
-		for _, p := range live {
-			p.m, p.err = team.Member{}, nil
-			if err := p.ctx.Err(); err != nil {
-				p.err = fmt.Errorf("%v in team %s: %w", p.e, teamName, context.Cause(p.ctx))
+		for i, p := range live {
+			ms[i], errs[i] = team.Member{}, nil
+			if p.Ctx.Err() != nil { // ended while the lock was taken
+				errs[i] = p.Err(teamName)
 				continue
 			}
-			ch, err := p.e.Apply(c.Name, team.MemberList(c.Members))
+			ch, err := p.Edit.Apply(c.Name, team.MemberList(c.Members))
 			switch {
 			case err != nil:
-				p.err = err
+				errs[i] = err
 				continue
 			case ch.None:
 			case ch.Index == len(c.Members):
@@ -127,7 +169,7 @@ func write(ctx context.Context, update Update, teamName string, round []*pending
 				c.Members[ch.Index] = ch.Member
 				changed = true
 			}
-			p.m = ch.Member
+			ms[i] = ch.Member
 		}
 		if !changed {
 			return errUnchanged
@@ -137,22 +179,17 @@ func write(ctx context.Context, update Update, teamName string, round []*pending
 	if errors.Is(err, errUnchanged) {
 		err = nil
 	}
-	for _, p := range live {
+	for i, p := range live {
 		if err != nil {
-			p.finish(team.Member{}, err)
+			p.Finish(team.Member{}, err)
 		} else {
-			p.finish(p.m.Clone(), p.err)
+			p.Finish(ms[i].Clone(), errs[i])
 		}
 	}
 }
 
 // errUnchanged aborts an update whose edits were all in place already.
 var errUnchanged = errors.New("no edit changes the roster")
-
-func (p *pending) finish(m team.Member, err error) {
-	p.m, p.err = m, err
-	close(p.done)
-}
 
 func (bs *Batches) batch(teamName string) *batch {
 	bs.mu.Lock()

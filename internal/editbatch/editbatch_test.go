@@ -18,18 +18,12 @@ import (
 // updates than flips, each ends as asked, and a member not on the roster
 // gets team.ErrNoMember without failing the others.
 func TestFlipsBatched(t *testing.T) {
-	st := mem.New(mem.Options{})
-	defer st.Close()
-	ctx := t.Context()
-	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 100
+	var names []string
 	for i := range n {
-		if _, err := team.AddMember(ctx, st.Teams(), "crew", team.Member{Name: fmt.Sprintf("m%d", i)}, time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		names = append(names, fmt.Sprintf("m%d", i))
 	}
+	st, ctx := crew(t, names...)
 	var updates atomic.Int64
 	update := func(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
 		updates.Add(1)
@@ -79,12 +73,7 @@ func TestFlipsBatched(t *testing.T) {
 // cluster) reports what the last run found: a member missing from the
 // stale copy but present in the newer one is marked, without an error.
 func TestRetriedUpdate(t *testing.T) {
-	st := mem.New(mem.Options{})
-	defer st.Close()
-	ctx := t.Context()
-	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
-		t.Fatal(err)
-	}
+	st, ctx := crew(t)
 	stale, err := st.Teams().Get(ctx, "crew")
 	if err != nil {
 		t.Fatal(err)
@@ -114,34 +103,10 @@ func TestRetriedUpdate(t *testing.T) {
 // into the next write with the flips asked for meanwhile; each caller gets
 // its member as stored, and a clashing add fails alone.
 func TestAddCarriesFlips(t *testing.T) {
-	st := mem.New(mem.Options{})
-	defer st.Close()
-	ctx := t.Context()
-	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"amy", "bo"} {
-		if _, err := team.AddMember(ctx, st.Teams(), "crew", team.Member{Name: name}, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var updates atomic.Int64
-	hold, held := make(chan struct{}), make(chan struct{})
-	update := func(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
-		if updates.Add(1) == 1 {
-			close(held)
-			<-hold // the first write waits while the others queue
-		}
-		return st.Teams().Update(ctx, name, fn)
-	}
+	st, ctx := crew(t, "amy", "bo")
 	var bs Batches
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if _, err := bs.Edit(ctx, update, "crew", team.ActiveEdit("amy", false)); err != nil {
-			t.Errorf("flip amy: %v", err)
-		}
-	})
-	<-held
+	update, updates, hold := holdWrite(t, ctx, st, &bs, &wg)
 	add, err := team.AddEdit(team.Member{Name: "cy"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -191,29 +156,10 @@ func TestAddCarriesFlips(t *testing.T) {
 // takes it is dropped: its caller gets ctx's error and the roster never
 // has it.
 func TestEditDroppedWithItsContext(t *testing.T) {
-	st := mem.New(mem.Options{})
-	defer st.Close()
-	ctx := t.Context()
-	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := team.AddMember(ctx, st.Teams(), "crew", team.Member{Name: "amy"}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	hold, held := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	update := func(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
-		once.Do(func() { close(held); <-hold })
-		return st.Teams().Update(ctx, name, fn)
-	}
+	st, ctx := crew(t, "amy")
 	var bs Batches
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if _, err := bs.Edit(ctx, update, "crew", team.ActiveEdit("amy", false)); err != nil {
-			t.Errorf("flip amy: %v", err)
-		}
-	})
-	<-held
+	update, _, hold := holdWrite(t, ctx, st, &bs, &wg)
 	add, err := team.AddEdit(team.Member{Name: "gone"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +184,46 @@ func TestEditDroppedWithItsContext(t *testing.T) {
 	if _, ok := c.Member("gone"); ok {
 		t.Error("the dropped add is on the roster")
 	}
+}
+
+// crew returns a store in memory with team crew of the members named.
+func crew(t *testing.T, members ...string) (*mem.Store, context.Context) {
+	t.Helper()
+	st := mem.New(mem.Options{})
+	t.Cleanup(func() { st.Close() })
+	ctx := t.Context()
+	if _, err := team.Create(ctx, st.Teams(), team.CreateOptions{Name: "crew", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range members {
+		if _, err := team.AddMember(ctx, st.Teams(), "crew", team.Member{Name: name}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st, ctx
+}
+
+// holdWrite starts, in wg, a write of bs that marks amy idle and holds it
+// until hold is closed, so that the edits asked for meanwhile queue behind
+// it. It returns st's update that the edits must use, counted in updates.
+func holdWrite(t *testing.T, ctx context.Context, st *mem.Store, bs *Batches, wg *sync.WaitGroup) (update Update, updates *atomic.Int64, hold chan struct{}) {
+	updates = new(atomic.Int64)
+	held := make(chan struct{})
+	hold = make(chan struct{})
+	update = func(ctx context.Context, name string, fn func(*team.Config) error) (team.Config, error) {
+		if updates.Add(1) == 1 {
+			close(held)
+			<-hold
+		}
+		return st.Teams().Update(ctx, name, fn)
+	}
+	wg.Go(func() {
+		if _, err := bs.Edit(ctx, update, "crew", team.ActiveEdit("amy", false)); err != nil {
+			t.Errorf("flip amy: %v", err)
+		}
+	})
+	<-held
+	return update, updates, hold
 }
 
 // waitPending waits until n edits of team name are queued.

@@ -35,6 +35,7 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/internal/editbatch"
 	"github.com/troupe-dev/troupe/internal/flight"
 	"github.com/troupe-dev/troupe/internal/kick"
 	"github.com/troupe-dev/troupe/internal/lockfile"
@@ -92,8 +93,8 @@ type Store struct {
 
 	// teamCache holds decoded team files (teamcache.go).
 	teamCache teamCache
-	// edits group-commits team edits (teamflags.go).
-	edits editQueues
+	// edits group-commits team edits (Teams.Edit).
+	edits editbatch.Batches
 	// lists coalesces concurrent task-list reads (Tasks.List).
 	lists flight.Group[[]tasklist.Entry]
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/troupe-dev/troupe/internal/editbatch"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -95,7 +96,7 @@ func (d *draft) snap() (*teamSnap, error) {
 // Edit applies e to team name and writes the result (team.Editor),
 // encoding only the member that changed. The edits that this store's
 // callers ask for while one is being written are applied together and
-// written in the next write (teamflags.go), so that the teammates of one
+// written in the next write (internal/editbatch), so that the teammates of one
 // process going idle at once, or spawns meanwhile, take the team's lock a
 // few times, not once each. An edit whose ctx ends before its write is
 // dropped and gives ctx's error. It returns e's errors as they are
@@ -105,47 +106,37 @@ func (ts *Teams) Edit(ctx context.Context, name string, e team.Edit) (team.Membe
 	if err := ts.begin("update", name); err != nil {
 		return team.Member{}, err
 	}
-	return ts.s.edits.edit(ctx, ts, name, e)
+	return ts.s.edits.Do(ctx, name, e, ts.applyEdits)
 }
 
-// applyEdits applies the pending edits of team name in order and writes
-// them in one update, then hands each its result.
-func (ts *Teams) applyEdits(name string, pending []*pendingEdit) {
-	var live []*pendingEdit
-	ctx := context.Background()
-	for _, p := range pending {
-		if p.ctx.Err() == nil {
-			live = append(live, p)
-			ctx = p.ctx
-		} else {
-			p.finish(team.Member{}, fmt.Errorf("%v in team %s: %w", p.e, name, context.Cause(p.ctx)))
-		}
-	}
+// applyEdits applies a round of edits of team name in order and writes
+// them in one update, then hands each its result (an editbatch.Commit).
+func (ts *Teams) applyEdits(name string, round []*editbatch.Pending) {
+	live, ctx := editbatch.Live(name, round)
 	if len(live) == 0 {
 		return
 	}
-	// The others' edits ride on this write: it is not cut short with one
-	// caller's ctx (the lock wait is bounded by the lock's staleness).
-	err := ts.write(context.WithoutCancel(ctx), name, func(snap *teamSnap) (*teamSnap, error) {
+	ms, errs := make([]team.Member, len(live)), make([]error, len(live))
+	err := ts.write(ctx, name, func(snap *teamSnap) (*teamSnap, error) {
 		d := newDraft(snap)
-		for _, p := range live {
+		for i, p := range live {
 			// Dropped if its ctx ended while the lock was taken.
-			if err := p.ctx.Err(); err != nil {
-				p.m, p.err = team.Member{}, fmt.Errorf("%v in team %s: %w", p.e, name, context.Cause(p.ctx))
+			if p.Ctx.Err() != nil {
+				ms[i], errs[i] = team.Member{}, p.Err(name)
 				continue
 			}
-			p.m, p.err = d.apply(p.e)
+			ms[i], errs[i] = d.apply(p.Edit)
 		}
 		if !d.changed {
 			return nil, nil
 		}
 		return d.snap()
 	})
-	for _, p := range live {
+	for i, p := range live {
 		if err != nil {
-			p.finish(team.Member{}, err)
+			p.Finish(team.Member{}, err)
 		} else {
-			p.finish(p.m.Clone(), p.err)
+			p.Finish(ms[i].Clone(), errs[i])
 		}
 	}
 }
