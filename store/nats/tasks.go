@@ -10,11 +10,44 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-dev/troupe/tasklist"
 )
+
+// ownCreateWait bounds how long Create waits for the stream's leader to
+// show a task whose create was refused as taken (ownCreate).
+const ownCreateWait = 2 * time.Second
+
+// ownCreate returns the revision of key when it holds data, 0 when it
+// holds something else: key's create was refused because the key exists.
+// The key is read from the stream's leader: a replica, or a leader just
+// elected and still applying, may not show it yet. It was seen missing
+// once (CI, a rolling restart): a replica read took the task for someone
+// else's, and the next id stored it a second time. So a key that cannot be
+// seen is asked for again, after 1, 2, 4 ... ms, for up to ownCreateWait.
+func (ts *Tasks) ownCreate(ctx context.Context, key string, data []byte) (uint64, error) {
+	var waited time.Duration
+	for wait := time.Millisecond; ; wait *= 2 {
+		e, err := ts.s.leaderGet(ctx, ts.s.tasks, key)
+		switch {
+		case err == nil && bytes.Equal(e.Value(), data):
+			return e.Revision(), nil
+		case err == nil:
+			return 0, nil
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			return 0, err
+		case waited >= ownCreateWait:
+			return 0, fmt.Errorf("task %s: its create was refused as taken, yet the stream's leader shows no such task after %v", key, waited)
+		}
+		if sleepCtx(ctx, wait); ctx.Err() != nil {
+			return 0, context.Cause(ctx)
+		}
+		waited += wait
+	}
+}
 
 // Create stores t under the next id of list, allocated by advancing the
 // list's counter with compare-and-swap: one more than the highest id ever
@@ -67,8 +100,12 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 			// exactly this task is this call's own create: an attempt that
 			// landed while its answer was lost (a leader change). Taking
 			// the next id would store the task twice.
-			if e, gerr := s.tasks.Get(ctx, taskKey(list, next)); gerr == nil && bytes.Equal(e.Value(), data) {
-				return t.Clone(), tasklist.Revision(e.Revision()), nil
+			own, err := ts.ownCreate(ctx, taskKey(list, next), data)
+			if err != nil {
+				return fail(err)
+			}
+			if own != 0 {
+				return t.Clone(), tasklist.Revision(own), nil
 			}
 			continue // the counter was reset: take the next id
 		}
