@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // TestLanded: a retried write is recognised as landed only when the
@@ -132,4 +135,70 @@ func FuzzKVOperation(f *testing.F) {
 			t.Errorf("kvOperation(%q) = %v; want a put", b, got)
 		}
 	})
+}
+
+// lostAckKV stores the create of a key that match selects and answers
+// that the key exists, as a retried create does when its first attempt
+// landed and the answer was lost; its reads of those keys find nothing,
+// as a replica that has not applied the create yet.
+type lostAckKV struct {
+	jetstream.KeyValue
+	match func(key string) bool
+}
+
+func (kv lostAckKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
+	if !kv.match(key) {
+		return kv.KeyValue.Create(ctx, key, value, opts...)
+	}
+	if _, err := kv.KeyValue.Create(ctx, key, value, opts...); err != nil {
+		return 0, err
+	}
+	return 0, jetstream.ErrKeyExists
+}
+
+func (kv lostAckKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	if kv.match(key) {
+		return nil, jetstream.ErrKeyNotFound
+	}
+	return kv.KeyValue.Get(ctx, key)
+}
+
+// TestCreateLandedOnce: a task create refused as taken, whose key holds
+// this very task at the stream's leader though a replica does not show it
+// yet, is this create's own: the task is stored once, under its id.
+func TestCreateLandedOnce(t *testing.T) {
+	s := openInternal(t, Options{Namespace: "landed"})
+	ctx := t.Context()
+	real := s.tasks
+	s.tasks = lostAckKV{KeyValue: real, match: func(key string) bool { return strings.Contains(key, ".t.") }}
+	got, _, err := s.Tasks().Create(ctx, "crew", tasklist.Task{Subject: "once"})
+	if err != nil {
+		t.Fatalf("Create = %v; want the landed create taken as this call's", err)
+	}
+	s.tasks = real
+	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "1" || len(all) != 1 {
+		t.Errorf("Create gave task %q; the list holds %d tasks; want task 1 stored once", got.ID, len(all))
+	}
+}
+
+// TestTeamCreateLandedOnce: a team create refused as taken, whose entry
+// holds this very team at the stream's leader though a replica does not
+// show it yet, is this create's own: it succeeds.
+func TestTeamCreateLandedOnce(t *testing.T) {
+	s := openInternal(t, Options{Namespace: "landedteam"})
+	ctx := t.Context()
+	real := s.teams
+	s.teams = lostAckKV{KeyValue: real, match: func(key string) bool { return key == teamKey("crew") }}
+	c := team.Config{Name: "crew", CreatedAt: 1, LeadAgentID: team.AgentID(team.LeadName, "crew")}
+	if err := s.Teams().Create(ctx, c); err != nil {
+		t.Fatalf("Create = %v; want the landed create taken as this call's", err)
+	}
+	s.teams = real
+	if got, err := s.Teams().Get(ctx, "crew"); err != nil || got.CreatedAt != 1 {
+		t.Errorf("Get(crew) = %+v, %v; want the team created", got, err)
+	}
 }
