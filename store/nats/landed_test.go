@@ -185,20 +185,32 @@ func TestCreateLandedOnce(t *testing.T) {
 	}
 }
 
-// TestTeamCreateLandedOnce: a team create refused as taken, whose entry
-// holds this very team at the stream's leader though a replica does not
-// show it yet, is this create's own: it succeeds.
-func TestTeamCreateLandedOnce(t *testing.T) {
-	s := openInternal(t, Options{Namespace: "landedteam"})
+// hiddenKV is a bucket read from a replica that does not show key yet.
+type hiddenKV struct {
+	jetstream.KeyValue
+	key string
+}
+
+func (kv hiddenKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	if key == kv.key {
+		return nil, jetstream.ErrKeyNotFound
+	}
+	return kv.KeyValue.Get(ctx, key)
+}
+
+// TestTeamCreateTakenBehindReplica: a create of a team that exists, read
+// back from a replica that does not show it yet, is refused as taken
+// (team.ErrExists), not retried until "too much contention".
+func TestTeamCreateTakenBehindReplica(t *testing.T) {
+	s := openInternal(t, Options{Namespace: "takenteam"})
 	ctx := t.Context()
-	real := s.teams
-	s.teams = lostAckKV{KeyValue: real, match: func(key string) bool { return key == teamKey("crew") }}
 	c := team.Config{Name: "crew", CreatedAt: 1, LeadAgentID: team.AgentID(team.LeadName, "crew")}
 	if err := s.Teams().Create(ctx, c); err != nil {
-		t.Fatalf("Create = %v; want the landed create taken as this call's", err)
+		t.Fatal(err)
 	}
-	s.teams = real
-	if got, err := s.Teams().Get(ctx, "crew"); err != nil || got.CreatedAt != 1 {
-		t.Errorf("Get(crew) = %+v, %v; want the team created", got, err)
+	s.teams = hiddenKV{KeyValue: s.teams, key: teamKey("crew")}
+	c.CreatedAt = 2
+	if err := s.Teams().Create(ctx, c); !errors.Is(err, team.ErrExists) {
+		t.Errorf("Create of a taken name read behind = %v; want team.ErrExists", err)
 	}
 }

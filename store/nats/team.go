@@ -56,31 +56,27 @@ func (t *Teams) Create(ctx context.Context, c team.Config) error {
 			return fmt.Errorf("create team %s: %w", c.Name, s.closedAs(err, team.ErrClosed))
 		}
 		before := info.State.LastSeq
-		created := func() error {
+		_, err = s.teams.Create(ctx, teamKey(c.Name), data)
+		if err == nil {
 			// Only messages stored before the team existed are purged.
 			if err := s.mail.Purge(ctx, jetstream.WithPurgeSubject(s.mailSubject+"."+token(c.Name)+".>"), jetstream.WithPurgeSequence(before+1)); err != nil {
 				s.log.Warn("nats store: purge old inboxes of a new team", "team", c.Name, "err", err)
 			}
 			return nil
 		}
-		_, err = s.teams.Create(ctx, teamKey(c.Name), data)
-		if err == nil {
-			return created()
-		}
 		if !isConflict(err) {
 			return fmt.Errorf("create team %s: %w", c.Name, s.closedAs(err, team.ErrClosed))
 		}
-		// Read from the leader: a replica may not show the entry yet, and
-		// it may be this very create, landed while its answer was lost.
+		// Read from the leader: a replica may not show the entry yet. (A
+		// retried create that finds its own first attempt landed succeeds
+		// in retryKV.Create: equal bytes alone do not tell a create from
+		// another caller's of the very same team.)
 		e, err := s.leaderGet(ctx, s.teams, teamKey(c.Name))
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
 			return fmt.Errorf("create team %s: %w", c.Name, s.closedAs(err, team.ErrClosed))
-		}
-		if bytes.Equal(e.Value(), data) {
-			return created()
 		}
 		if !bytes.Equal(e.Value(), tombstone) {
 			return fmt.Errorf("create team %s: %w", c.Name, team.ErrExists)
