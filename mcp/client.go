@@ -376,17 +376,24 @@ func (s *server) broken(ctx context.Context, sess *sdk.ClientSession, cause erro
 	s.session = nil
 	endLife := s.endLife
 	defer endLife(errors.New("connection broken"))
-	tailText := ""
-	if s.stderr != nil {
-		tailText = strings.TrimSpace(s.stderr.String())
-	}
 	if s.restarts >= 1 || s.m.isClosed() {
-		s.err = fmt.Errorf("MCP server %q (%s) stopped (%v) after its restart; it is marked failed", s.cfg.Name, s.target(), cause)
-		if tailText != "" {
-			s.err = fmt.Errorf("%w\nstderr (last lines):\n%s", s.err, tailText)
-		}
+		failed := fmt.Errorf("MCP server %q (%s) stopped (%v) after its restart; it is marked failed", s.cfg.Name, s.target(), cause)
+		s.err = failed
+		stderr := s.stderr
 		s.mu.Unlock()
+		// What a dying process wrote last on stderr is all there only once
+		// it has exited: os/exec copies the pipe until then, and Close
+		// waits for it. Read before, the tail could miss its last words.
 		sess.Close()
+		if stderr != nil {
+			if t := strings.TrimSpace(stderr.String()); t != "" {
+				s.mu.Lock()
+				if s.err == failed {
+					s.err = fmt.Errorf("%w\nstderr (last lines):\n%s", failed, t)
+				}
+				s.mu.Unlock()
+			}
+		}
 		return s.brokenMessage(cause)
 	}
 	s.restarts++
