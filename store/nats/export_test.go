@@ -3,6 +3,7 @@ package nats
 import (
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-dev/troupe/team"
@@ -44,3 +45,7 @@ func InBytes(s *Store) uint64 { return s.nc.Stats().InBytes }
 // LockedBuffer is a buffer safe for concurrent writers, for the tests'
 // loggers.
 type LockedBuffer = lockedBuffer
+
+// StartEmbedded starts an embedded NATS server with opts for t and
+// returns its client port.
+func StartEmbedded(t testing.TB, opts *server.Options) int { return startEmbedded(t, opts) }

@@ -15,7 +15,21 @@ import (
 // opens a store on it with opts; both end with t.
 func openInternal(t *testing.T, opts Options) *Store {
 	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	port := startEmbedded(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", port), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// startEmbedded starts an embedded NATS server with opts for t, waits
+// until it takes connections, and returns its client port; it is shut
+// down when t ends.
+func startEmbedded(t testing.TB, opts *server.Options) int {
+	t.Helper()
+	srv, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,12 +38,7 @@ func openInternal(t *testing.T, opts Options) *Store {
 		t.Fatal("server not ready")
 	}
 	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	s, err := Open(t.Context(), fmt.Sprintf("nats://127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return srv.Addr().(*net.TCPAddr).Port
 }
 
 // lockedBuffer is a buffer safe for concurrent writers (a logger's).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -49,16 +48,7 @@ func TestDocumentedPermissions(t *testing.T) {
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
 		Users: []*server.User{{Username: "troupe", Password: "pw", Permissions: docPermissions()}},
 	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	url := fmt.Sprintf("nats://troupe:pw@127.0.0.1:%d", srv.Addr().(*net.TCPAddr).Port)
+	url := fmt.Sprintf("nats://troupe:pw@127.0.0.1:%d", natsstore.StartEmbedded(t, opts))
 	logs := &lockedBuffer{}
 	s, err := natsstore.Open(t.Context(), url, natsstore.Options{RequestTimeout: 5 * time.Second, Logger: slogTo(logs)})
 	if err != nil {
