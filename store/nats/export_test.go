@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"context"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -49,3 +50,16 @@ type LockedBuffer = lockedBuffer
 // StartEmbedded starts an embedded NATS server with opts for t and
 // returns its client port.
 func StartEmbedded(t testing.TB, opts *server.Options) int { return startEmbedded(t, opts) }
+
+// LeaderTeam reads team name from the stream's leader, which has every
+// acknowledged write (a Get may be answered by a replica behind it).
+func LeaderTeam(t testing.TB, s *Store, name string) team.Config {
+	t.Helper()
+	c, _, err := s.Teams().getWith(t.Context(), name, func(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+		return s.leaderGet(ctx, s.teams, key)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
