@@ -95,6 +95,9 @@ type Store struct {
 	teamCache teamCache
 	// edits group-commits team edits (Teams.Edit).
 	edits editbatch.Batches
+	// taskCache holds the decoded task files of the last listing of each
+	// list (taskcache.go).
+	taskCache taskCache
 	// lists coalesces concurrent task-list reads (Tasks.List).
 	lists flight.Group[[]tasklist.Entry]
 

@@ -264,6 +264,7 @@ func (ts *Tasks) listOnce(ctx context.Context, list string) ([]tasklist.Entry, e
 	dir := ts.s.listDir(list)
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
+		ts.s.taskCache.forget(dir)
 		return nil, nil
 	}
 	if err != nil {
@@ -277,12 +278,14 @@ func (ts *Tasks) listOnce(ctx context.Context, list string) ([]tasklist.Entry, e
 		out     []tasklist.Entry
 		corrupt *tasklist.CorruptError
 	)
+	old, next := ts.s.taskCache.listing(dir)
+	defer ts.s.taskCache.done(dir, next)
 	for _, de := range des {
 		id, ok := taskFileID(de)
 		if !ok {
 			continue
 		}
-		t, rev, err := ts.readTask(ctx, list, id, filepath.Join(dir, de.Name()))
+		t, rev, err := ts.readCached(ctx, list, id, de.Name(), filepath.Join(dir, de.Name()), old, next)
 		var ce *tasklist.CorruptError
 		switch {
 		case err == nil:
