@@ -3,6 +3,7 @@ package nats
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -212,5 +213,124 @@ func TestTeamCreateTakenBehindReplica(t *testing.T) {
 	c.CreatedAt = 2
 	if err := s.Teams().Create(ctx, c); !errors.Is(err, team.ErrExists) {
 		t.Errorf("Create of a taken name read behind = %v; want team.ErrExists", err)
+	}
+}
+
+// claimedKV stores a task create, has a claimer take the task at once,
+// and answers the create with the conflict its retry gets when the first
+// attempt landed but its answer was lost.
+type claimedKV struct {
+	jetstream.KeyValue
+}
+
+func (kv claimedKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
+	if !strings.Contains(key, ".t.") {
+		return kv.KeyValue.Create(ctx, key, value, opts...)
+	}
+	rev, err := kv.KeyValue.Create(ctx, key, value, opts...)
+	if err != nil {
+		return 0, err
+	}
+	var t tasklist.Task
+	if err := json.Unmarshal(value, &t); err != nil {
+		return 0, err
+	}
+	t.Owner, t.Status = "quick", tasklist.StatusInProgress
+	claimed, err := json.Marshal(t)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := kv.KeyValue.Update(ctx, key, claimed, rev); err != nil {
+		return 0, err
+	}
+	return 0, jetstream.ErrKeyExists
+}
+
+// TestCreateLandedThenClaimed: a task create whose first attempt landed,
+// and whose task a claimer took before the retry looked, is this create's
+// own: the task is stored once (a rolling restart stored it again under
+// the next id, as the key no longer held the created bytes).
+func TestCreateLandedThenClaimed(t *testing.T) {
+	s := openInternal(t, Options{Namespace: "landedclaimed"})
+	ctx := t.Context()
+	real := s.tasks
+	s.tasks = claimedKV{real}
+	got, _, err := s.Tasks().Create(ctx, "crew", tasklist.Task{Subject: "once"})
+	s.tasks = real
+	if err != nil {
+		t.Fatalf("Create = %v; want the landed create taken as this call's", err)
+	}
+	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "1" || len(all) != 1 || all[0].Owner != "quick" {
+		t.Errorf("Create gave task %q; the list holds %+v; want task 1 stored once, owned by its claimer", got.ID, all)
+	}
+}
+
+// TestCreateOverLeftoverTask: a task left under the next id from before
+// the counter (a list whose counter was lost) is not taken for this
+// create's own, even with the same bytes: the create takes the next id.
+func TestCreateOverLeftoverTask(t *testing.T) {
+	s := openInternal(t, Options{Namespace: "leftover"})
+	ctx := t.Context()
+	draft := tasklist.Task{ID: "1", Subject: "same", Status: tasklist.StatusPending}
+	data, err := json.Marshal(draft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.tasks.Put(ctx, taskKey("crew", "1"), data); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.Tasks().Create(ctx, "crew", tasklist.Task{Subject: "same"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "2" || len(all) != 2 {
+		t.Errorf("Create over a leftover task 1 gave task %q; the list holds %d tasks; want task 2 and both kept", got.ID, len(all))
+	}
+}
+
+// lostCounterKV stores the first write of a list's id counter and
+// answers it as an attempt whose answer never came.
+type lostCounterKV struct {
+	jetstream.KeyValue
+	lost *bool
+}
+
+func (kv lostCounterKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
+	rev, err := kv.KeyValue.Create(ctx, key, value, opts...)
+	if err == nil && strings.HasSuffix(key, ".high") && !*kv.lost {
+		*kv.lost = true
+		return 0, context.DeadlineExceeded
+	}
+	return rev, err
+}
+
+// TestCounterWriteLost: an id counter write whose answer was lost is not
+// taken as this create's when the counter then holds its value (another
+// creator may have written that same value, and both would take the id):
+// the create advances the counter again and stores the task once, under
+// the next id.
+func TestCounterWriteLost(t *testing.T) {
+	s := openInternal(t, Options{Namespace: "lostcounter"})
+	ctx := t.Context()
+	lost := false
+	s.tasks = retryKV{KeyValue: lostCounterKV{KeyValue: s.tasks.(retryKV).KeyValue, lost: &lost}, s: s}
+	got, _, err := s.Tasks().Create(ctx, "crew", tasklist.Task{Subject: "once"})
+	if err != nil {
+		t.Fatalf("Create after a lost counter write = %v; want it retried", err)
+	}
+	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lost || got.ID != "2" || len(all) != 1 {
+		t.Errorf("Create gave task %q (counter write lost: %v); the list holds %d tasks; want task 2, id 1 left unused, stored once", got.ID, lost, len(all))
 	}
 }

@@ -174,7 +174,11 @@ func TestClusterRollingRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	if int64(len(final)) != created.Load() {
-		t.Errorf("task list holds %d tasks; want the %d acknowledged", len(final), created.Load())
+		var ids []string
+		for _, tk := range final {
+			ids = append(ids, tk.ID)
+		}
+		t.Errorf("task list holds %d tasks (ids %v); want the %d acknowledged", len(final), ids, created.Load())
 	}
 	for _, tk := range final {
 		if who := owners[tk.ID]; len(who) != 1 || tk.Owner != who[0] {

@@ -1,7 +1,6 @@
 package nats
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -21,32 +20,70 @@ import (
 // show a task whose create was refused as taken (ownCreate).
 const ownCreateWait = 2 * time.Second
 
-// ownCreate returns the revision of key when it holds data, 0 when it
-// holds something else: key's create was refused because the key exists.
-// The key is read from the stream's leader: a replica, or a leader just
-// elected and still applying, may not show it yet. It was seen missing
-// once (CI, a rolling restart): a replica read took the task for someone
-// else's, and the next id stored it a second time. So a key that cannot be
-// seen is asked for again, after 1, 2, 4 ... ms, for up to ownCreateWait.
-func (ts *Tasks) ownCreate(ctx context.Context, key string, data []byte) (uint64, error) {
+// ownCreate returns key's entry when it is this call's own create: key's
+// create was refused because the key exists, and allocated is the
+// revision of the counter write that gave this call the key's id
+// (allocate). Only this call creates a task under that id, and a task is
+// claimed or edited only once it exists, so a key written after the
+// allocation holds this call's create: an attempt that landed while its
+// answer was lost (a leader change), maybe claimed since. A rolling
+// restart saw that: the key no longer held the created bytes, a claimer
+// had taken the task, and the task was stored again under the next id. A
+// key written before the allocation is a task left from before (a list
+// written without its counter): not own.
+//
+// The stream's leader answers: a replica, or a leader just elected and
+// still applying, may not show the create yet (CI saw a replica read take
+// the task for someone else's). So a key that cannot be seen is asked for
+// again, after 1, 2, 4 ... ms, for up to ownCreateWait.
+func (ts *Tasks) ownCreate(ctx context.Context, key string, allocated uint64) (e jetstream.KeyValueEntry, own bool, err error) {
 	var waited time.Duration
 	for wait := time.Millisecond; ; wait *= 2 {
 		e, err := ts.s.leaderGet(ctx, ts.s.tasks, key)
 		switch {
-		case err == nil && bytes.Equal(e.Value(), data):
-			return e.Revision(), nil
 		case err == nil:
-			return 0, nil
+			return e, e.Revision() > allocated, nil
 		case !errors.Is(err, jetstream.ErrKeyNotFound):
-			return 0, err
+			return nil, false, err
 		case waited >= ownCreateWait:
-			return 0, fmt.Errorf("task %s: its create was refused as taken, yet the stream's leader shows no such task after %v", key, waited)
+			return nil, false, fmt.Errorf("task %s: its create was refused as taken, yet the stream's leader shows no such task after %v", key, waited)
 		}
 		if sleepCtx(ctx, wait); ctx.Err() != nil {
-			return 0, context.Cause(ctx)
+			return nil, false, context.Cause(ctx)
 		}
 		waited += wait
 	}
+}
+
+// allocate takes the next id of list: it advances the list's counter
+// from the value the stream's leader has, by compare-and-swap, and
+// returns the id and the revision of the write. An attempt whose answer
+// was lost is not taken as landed when the counter then holds its value:
+// another creator may have written that same value, and both would take
+// the id. The next attempt advances the counter again instead, leaving an
+// id unused if the lost write had landed. A lost race is an error
+// matching isConflict.
+func (ts *Tasks) allocate(ctx context.Context, list string) (id, allocated uint64, err error) {
+	s := ts.s
+	counter := s.tasks
+	if r, ok := counter.(retryKV); ok {
+		counter = r.KeyValue // one write per attempt: no landed check
+	}
+	err = s.retry(ctx, "allocate a task id in "+list, attemptTimeout, func(ctx context.Context, _ int) error {
+		high, rev, err := ts.high(ctx, list)
+		if err != nil {
+			return err
+		}
+		next := []byte(strconv.FormatUint(high+1, 10))
+		if rev == 0 {
+			allocated, err = counter.Create(ctx, highKey(list), next)
+		} else {
+			allocated, err = counter.Update(ctx, highKey(list), next, rev)
+		}
+		id = high + 1
+		return err
+	})
+	return id, allocated, err
 }
 
 // Create stores t under the next id of list, allocated by advancing the
@@ -72,22 +109,14 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w", list, s.closedAs(err, tasklist.ErrClosed))
 	}
 	for range maxCAS {
-		high, rev, err := ts.high(ctx, list)
-		if err != nil {
-			return fail(err)
-		}
-		next := strconv.FormatUint(high+1, 10)
-		if rev == 0 {
-			_, err = s.tasks.Create(ctx, highKey(list), []byte(next))
-		} else {
-			_, err = s.tasks.Update(ctx, highKey(list), []byte(next), rev)
-		}
+		id, allocated, err := ts.allocate(ctx, list)
 		if isConflict(err) {
 			continue
 		}
 		if err != nil {
 			return fail(err)
 		}
+		next := strconv.FormatUint(id, 10)
 		t = t.Clone()
 		t.ID = next
 		data, err := json.Marshal(t)
@@ -96,18 +125,20 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 		}
 		trev, err := s.tasks.Create(ctx, taskKey(list, next), data)
 		if isConflict(err) {
-			// The id was allocated to this call alone, so a key holding
-			// exactly this task is this call's own create: an attempt that
-			// landed while its answer was lost (a leader change). Taking
-			// the next id would store the task twice.
-			own, err := ts.ownCreate(ctx, taskKey(list, next), data)
+			e, own, err := ts.ownCreate(ctx, taskKey(list, next), allocated)
 			if err != nil {
 				return fail(err)
 			}
-			if own != 0 {
-				return t.Clone(), tasklist.Revision(own), nil
+			if !own {
+				continue // a task left from before: take the next id
 			}
-			continue // the counter was reset: take the next id
+			// Taking the next id would store the task twice. It is
+			// returned as it is now: a claimer may have taken it.
+			stored, err := decodeTask(next, e.Value())
+			if err != nil {
+				return fail(err)
+			}
+			return stored, tasklist.Revision(e.Revision()), nil
 		}
 		if err != nil {
 			return fail(err)
@@ -118,9 +149,11 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 }
 
 // high returns the highest id allocated in list and the counter's
-// revision (0 when the list never had a task).
+// revision (0 when the list never had a task), as the stream's leader has
+// them: a replica's older counter only makes the allocation's
+// compare-and-swap fail and start over.
 func (ts *Tasks) high(ctx context.Context, list string) (uint64, uint64, error) {
-	e, err := ts.s.tasks.Get(ctx, highKey(list))
+	e, err := ts.s.leaderGet(ctx, ts.s.tasks, highKey(list))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, 0, nil
 	}
