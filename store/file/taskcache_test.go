@@ -1,7 +1,6 @@
 package file_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,31 +71,7 @@ func TestTaskListCache(t *testing.T) {
 			if !file.SetCachedTaskSubject(s, "cache", "2", "stale") {
 				t.Fatalf("round %d: task 2 not cached", i)
 			}
-			old, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			info, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data := bytes.Replace(old, []byte(`"`+before+`"`), []byte(`"`+to+`"`), 1)
-			if len(data) != len(old) || bytes.Equal(data, old) {
-				t.Fatalf("round %d: no same-size change of %q made", i, before)
-			}
-			f, err := os.OpenFile(path, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.WriteAt(data, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
-				t.Fatal(err)
-			}
+			ftRewriteSameSize(t, path, `"`+before+`"`, `"`+to+`"`)
 			if got := subjects(t, s, "cache")["2"]; got != to {
 				t.Fatalf("round %d: task 2 after an in-place rewrite = %q; want %q", i, got, to)
 			}

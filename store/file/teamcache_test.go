@@ -1,11 +1,9 @@
 package file_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -72,24 +70,7 @@ func TestTeamCacheSameSizeRewrite(t *testing.T) {
 		if m, _ := c.Member("ann"); m.Color != from {
 			t.Fatalf("round %d: ann's color = %q; want %q", i, m.Color, from)
 		}
-		old, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data := bytes.Replace(old, []byte(`"color": "`+from+`"`), []byte(`"color": "`+to+`"`), 1)
-		if len(data) != len(old) || bytes.Equal(data, old) {
-			t.Fatalf("round %d: no same-size change made", i)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
-			t.Fatal(err)
-		}
+		ftRewriteSameSize(t, path, `"color": "`+from+`"`, `"color": "`+to+`"`)
 	}
 }
 

@@ -384,3 +384,29 @@ func ftDrain(ctx context.Context, l *tasklist.List, agent string, fail func(erro
 		done = append(done, task.ID)
 	}
 }
+
+// ftRewriteSameSize replaces the first from in the file at path with to,
+// of the same length, writing the file in place (its inode kept) and
+// setting its modification time back, as a copy tool might: only the
+// change time then tells the two versions apart.
+func ftRewriteSameSize(t *testing.T, path, from, to string) {
+	t.Helper()
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Replace(old, []byte(from), []byte(to), 1)
+	if len(data) != len(old) || bytes.Equal(data, old) {
+		t.Fatalf("%s: no same-size change of %q to %q made", path, from, to)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
