@@ -100,34 +100,69 @@ func (bs *Batches) Do(ctx context.Context, teamName string, e team.Edit, commit 
 	}
 }
 
-// Live finishes with its ctx's error each edit of round whose ctx ended,
-// and returns the others with the context of the round's write: the last
-// live caller's values without its cancellation, since the others' edits
-// ride on the write (the stores bound their lock waits).
-func Live(teamName string, round []*Pending) ([]*Pending, context.Context) {
-	var live []*Pending
+// Round is the live edits of one commit and their results: a Commit
+// makes it (NewRound), applies the edits to its copy of the roster inside
+// its write (Apply, again if the write runs again), and hands each its
+// result (Finish).
+type Round struct {
+	team string
+	live []*Pending
+	ms   []team.Member
+	errs []error
+}
+
+// NewRound finishes with its ctx's error each edit of round whose ctx
+// ended, and returns the others, or nil when none is left, with the
+// context of the round's write: the last live caller's values without its
+// cancellation, since the others' edits ride on the write (the stores
+// bound their lock waits).
+func NewRound(teamName string, round []*Pending) (*Round, context.Context) {
+	r := &Round{team: teamName}
 	ctx := context.Background()
 	for _, p := range round {
-		if dropped(teamName, p) {
+		if p.Ctx.Err() != nil {
+			p.Finish(team.Member{}, p.ended(teamName))
 			continue
 		}
-		live = append(live, p)
+		r.live = append(r.live, p)
 		ctx = p.Ctx
 	}
-	return live, context.WithoutCancel(ctx)
-}
-
-// dropped finishes p with its ctx's error when its ctx ended.
-func dropped(teamName string, p *Pending) bool {
-	if p.Ctx.Err() == nil {
-		return false
+	if len(r.live) == 0 {
+		return nil, nil
 	}
-	p.Finish(team.Member{}, p.Err(teamName))
-	return true
+	r.ms, r.errs = make([]team.Member, len(r.live)), make([]error, len(r.live))
+	return r, context.WithoutCancel(ctx)
 }
 
-// Err is the error of an edit whose ctx ended before its write.
-func (p *Pending) Err(teamName string) error {
+// Apply applies the round's edits in order with one, which applies an
+// edit to the committer's copy of the roster, and keeps each result; an
+// edit whose ctx ended meanwhile (while the lock was taken) is skipped
+// with ctx's error. A store may run its write again on a newer copy (a
+// stale read on a cluster): only the last Apply's results count.
+func (r *Round) Apply(one func(team.Edit) (team.Member, error)) {
+	for i, p := range r.live {
+		if p.Ctx.Err() != nil {
+			r.ms[i], r.errs[i] = team.Member{}, p.ended(r.team)
+			continue
+		}
+		r.ms[i], r.errs[i] = one(p.Edit)
+	}
+}
+
+// Finish hands each edit its result: err, the write's, fails them all;
+// otherwise each gets its own member (a copy) or refusal.
+func (r *Round) Finish(err error) {
+	for i, p := range r.live {
+		if err != nil {
+			p.Finish(team.Member{}, err)
+		} else {
+			p.Finish(r.ms[i].Clone(), r.errs[i])
+		}
+	}
+}
+
+// ended is the error of an edit whose ctx ended before its write.
+func (p *Pending) ended(teamName string) error {
 	return fmt.Errorf("%v in team %s: %w", p.Edit, teamName, context.Cause(p.Ctx))
 }
 
@@ -141,26 +176,17 @@ func (bs *Batches) Edit(ctx context.Context, update Update, teamName string, e t
 
 // writeThrough writes round in one update.
 func writeThrough(update Update, teamName string, round []*Pending) {
-	live, ctx := Live(teamName, round)
-	if len(live) == 0 {
+	r, ctx := NewRound(teamName, round)
+	if r == nil {
 		return
 	}
-	ms, errs := make([]team.Member, len(live)), make([]error, len(live))
 	_, err := update(ctx, teamName, func(c *team.Config) error {
-		// A store may run this again on a newer copy (a stale read on a
-		// cluster): only the last run's view of the roster counts.
 		changed := false
-		for i, p := range live {
-			ms[i], errs[i] = team.Member{}, nil
-			if p.Ctx.Err() != nil { // ended while the lock was taken
-				errs[i] = p.Err(teamName)
-				continue
-			}
-			ch, err := p.Edit.Apply(c.Name, team.MemberList(c.Members))
+		r.Apply(func(e team.Edit) (team.Member, error) {
+			ch, err := e.Apply(c.Name, team.MemberList(c.Members))
 			switch {
 			case err != nil:
-				errs[i] = err
-				continue
+				return team.Member{}, err
 			case ch.None:
 			case ch.Index == len(c.Members):
 				c.Members = append(c.Members, ch.Member)
@@ -169,8 +195,8 @@ func writeThrough(update Update, teamName string, round []*Pending) {
 				c.Members[ch.Index] = ch.Member
 				changed = true
 			}
-			ms[i] = ch.Member
-		}
+			return ch.Member, nil
+		})
 		if !changed {
 			return errUnchanged
 		}
@@ -179,13 +205,7 @@ func writeThrough(update Update, teamName string, round []*Pending) {
 	if errors.Is(err, errUnchanged) {
 		err = nil
 	}
-	for i, p := range live {
-		if err != nil {
-			p.Finish(team.Member{}, err)
-		} else {
-			p.Finish(ms[i].Clone(), errs[i])
-		}
-	}
+	r.Finish(err)
 }
 
 // errUnchanged aborts an update whose edits were all in place already.

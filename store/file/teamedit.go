@@ -112,31 +112,16 @@ func (ts *Teams) Edit(ctx context.Context, name string, e team.Edit) (team.Membe
 // applyEdits applies a round of edits of team name in order and writes
 // them in one update, then hands each its result (an editbatch.Commit).
 func (ts *Teams) applyEdits(name string, round []*editbatch.Pending) {
-	live, ctx := editbatch.Live(name, round)
-	if len(live) == 0 {
+	r, ctx := editbatch.NewRound(name, round)
+	if r == nil {
 		return
 	}
-	ms, errs := make([]team.Member, len(live)), make([]error, len(live))
-	err := ts.write(ctx, name, func(snap *teamSnap) (*teamSnap, error) {
+	r.Finish(ts.write(ctx, name, func(snap *teamSnap) (*teamSnap, error) {
 		d := newDraft(snap)
-		for i, p := range live {
-			// Dropped if its ctx ended while the lock was taken.
-			if p.Ctx.Err() != nil {
-				ms[i], errs[i] = team.Member{}, p.Err(name)
-				continue
-			}
-			ms[i], errs[i] = d.apply(p.Edit)
-		}
+		r.Apply(d.apply)
 		if !d.changed {
 			return nil, nil
 		}
 		return d.snap()
-	})
-	for i, p := range live {
-		if err != nil {
-			p.Finish(team.Member{}, err)
-		} else {
-			p.Finish(ms[i].Clone(), errs[i])
-		}
-	}
+	}))
 }
