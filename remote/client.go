@@ -199,8 +199,8 @@ func (c *Client) follow(ctx context.Context, j Job, toolUseID string, submit boo
 	id := task.ID(j.ID)
 	// Watch before submitting: no event can come before the job exists.
 	wctx, stop := context.WithCancel(c.ctx)
-	w, err := watchJob(wctx, c.cfg.Queue, j.ID, c.cfg.CheckEvery, c.cfg.Log)
-	if err != nil {
+	w := newJobWatch(wctx, c.cfg.Queue, j.ID, c.cfg.CheckEvery, c.cfg.Log)
+	if err := w.watch(); err != nil {
 		stop()
 		return task.State{}, fmt.Errorf("watch job %s: %w", j.ID, err)
 	}

@@ -24,17 +24,25 @@ type jobWatch struct {
 	unheard *Event // the queue's newest event, undelivered at the last check
 }
 
-// watchJob starts watching job id's events under parent.
-func watchJob(parent context.Context, q Queue, id string, every time.Duration, log func(string)) (*jobWatch, error) {
-	w := &jobWatch{queue: q, id: id, every: every, log: log, parent: parent}
-	ctx, stop := context.WithCancel(parent)
-	events, err := q.Watch(ctx, id)
+// newJobWatch returns a watch of job id's events under parent, not yet
+// watching (watch, again).
+func newJobWatch(parent context.Context, q Queue, id string, every time.Duration, log func(string)) *jobWatch {
+	return &jobWatch{queue: q, id: id, every: every, log: log, parent: parent}
+}
+
+// watch stops the current watch, if any, and watches again from the
+// first event, once.
+func (w *jobWatch) watch() error {
+	w.close()
+	w.stop, w.events, w.unheard = nil, nil, nil
+	ctx, stop := context.WithCancel(w.parent)
+	events, err := w.queue.Watch(ctx, w.id)
 	if err != nil {
 		stop()
-		return nil, err
+		return err
 	}
 	w.stop, w.events = stop, events
-	return w, nil
+	return nil
 }
 
 // heard notes e, delivered by the watch.
@@ -44,30 +52,17 @@ func (w *jobWatch) heard(e Event) { w.seen, w.last = true, e }
 // event, retrying every w.every while the queue refuses; false when
 // parent ended meanwhile. Replayed events change nothing for the caller.
 func (w *jobWatch) again() bool {
-	if w.stop != nil {
-		w.stop()
-	}
-	w.unheard = nil
 	for {
-		ctx, stop := context.WithCancel(w.parent)
-		events, err := w.queue.Watch(ctx, w.id)
+		err := w.watch()
 		if err == nil {
-			w.stop, w.events = stop, events
 			return true
 		}
-		stop()
 		if w.parent.Err() != nil {
-			w.stop, w.events = nil, nil
 			return false
 		}
 		w.log(fmt.Sprintf("watch job %s: %v; watching again", w.id, err))
-		t := time.NewTimer(w.every)
-		select {
-		case <-w.parent.Done():
-			t.Stop()
-			w.stop, w.events = nil, nil
+		if sleep(w.parent, w.every); w.parent.Err() != nil {
 			return false
-		case <-t.C:
 		}
 	}
 }

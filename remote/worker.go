@@ -254,7 +254,7 @@ func (w *Worker) publishUntil(ctx context.Context, e Event) bool {
 // delivers nothing of what the queue holds (jobWatch.stalled); events
 // replay from the first, so a stop is never missed.
 func (w *Worker) watchStop(ctx context.Context, id string, stop func()) {
-	jw := &jobWatch{queue: w.cfg.Queue, id: id, every: w.cfg.Heartbeat, log: w.cfg.Log, parent: ctx}
+	jw := newJobWatch(ctx, w.cfg.Queue, id, w.cfg.Heartbeat, w.cfg.Log)
 	if !jw.again() {
 		return
 	}
