@@ -440,3 +440,35 @@ func BenchmarkCluster(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadUnread is a woken teammate's read of its inbox: one new
+// message beside the read ones an inbox keeps (KeepRead, 100 by default),
+// each of the peer's 300-character workload.
+//
+//	go test -run='^$' -bench=ReadUnread -benchmem ./store/nats/
+func BenchmarkReadUnread(b *testing.B) {
+	srv := startServer(b, "")
+	s := srv.open(b, natsstore.Options{})
+	newCrew(b, s)
+	ctx := b.Context()
+	var ids []string
+	for i := range natsstore.DefaultKeepRead {
+		d, err := s.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: benchText(strconv.Itoa(i))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, d[0].ID)
+	}
+	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", ids); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: benchText("new")}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		got, err := s.Mail().Read(ctx, "crew", "bob", true)
+		if err != nil || len(got) != 1 {
+			b.Fatalf("Read = %d messages, %v; want the new one", len(got), err)
+		}
+	}
+}

@@ -33,12 +33,12 @@ func TestInboxFromLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := bob[5]
-	all, err := s.scanInboxDirect(ctx, "crew", "bob")
+	all, err := s.scanInboxDirect(ctx, "crew", "bob", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, have := range []int{0, 1, 3, 4} { // as a replica behind by 4, 3, 2 or 1 message(s) answered
-		got, err := s.inboxFromLeader(ctx, "crew", "bob", all[:have:have], last, 0)
+		got, err := s.inboxFromLeader(ctx, "crew", "bob", all[:have:have], 0, last, 0)
 		if err != nil {
 			t.Fatalf("from %d messages: %v", have, err)
 		}
@@ -62,7 +62,7 @@ func TestInboxFromLeader(t *testing.T) {
 		}
 		last = ack.Sequence
 	}
-	if _, err := s.inboxFromLeader(ctx, "crew", "bob", all, last, 0); !errors.Is(err, errStalled) {
+	if _, err := s.inboxFromLeader(ctx, "crew", "bob", all, 0, last, 0); !errors.Is(err, errStalled) {
 		t.Errorf("behind by %d messages: %v; want errStalled", leaderCatchUp+1, err)
 	}
 }
@@ -109,14 +109,14 @@ func TestReadIncludesDeliveredMessage(t *testing.T) {
 	s.seen.note(inbox, ack.Sequence+100, time.Now())
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if out, err := s.scanInbox(short, "crew", "bob"); err == nil {
+	if out, err := s.scanInbox(short, "crew", "bob", 0); err == nil {
 		t.Errorf("read of an inbox whose delivered message the leader lacks = %d messages, no error; want it to wait", len(out))
 	}
 	// Given up deliveredFor after its delivery.
 	s.seen.mu.Lock()
 	s.seen.seqs[inbox] = deliveredSeq{seq: ack.Sequence + 100, at: time.Now().Add(-deliveredFor - time.Second)}
 	s.seen.mu.Unlock()
-	out, err := s.scanInbox(ctx, "crew", "bob")
+	out, err := s.scanInbox(ctx, "crew", "bob", 0)
 	if err != nil || len(out) != 1 || out[0].seq != ack.Sequence {
 		t.Errorf("read once the delivery is old = %v, %v; want the one stored message", out, err)
 	}
@@ -158,7 +158,7 @@ func TestReadWaitsBrieflyForTheLeader(t *testing.T) {
 // scanInbox does, within its retries, seen and last being next.
 func (s *Store) retryInboxFromLeader(ctx context.Context, out []rawMsg, next uint64) ([]rawMsg, error) {
 	err := s.retry(ctx, "read", 0, func(ctx context.Context, _ int) (err error) {
-		out, err = s.inboxFromLeader(ctx, "crew", "bob", out, next, next)
+		out, err = s.inboxFromLeader(ctx, "crew", "bob", out, 0, next, next)
 		return err
 	})
 	return out, err

@@ -63,3 +63,9 @@ func LeaderTeam(t testing.TB, s *Store, name string) team.Config {
 	}
 	return c
 }
+
+// ReadFloor returns the read floor s keeps for an inbox (readfloor.go).
+func ReadFloor(s *Store, teamName, agent string) uint64 {
+	f, _ := s.floors.get(s.inboxSubject(teamName, agent))
+	return f
+}

@@ -137,16 +137,16 @@ func headerUint(h natsgo.Header, key string) (uint64, error) {
 	return n, nil
 }
 
-// scanInboxDirect returns every entry of an inbox in stream order, by
-// batched direct gets. Entries deleted during the read are skipped; a
-// sequence that does not grow is an error.
-func (s *Store) scanInboxDirect(ctx context.Context, teamName, agent string) ([]rawMsg, error) {
+// scanInboxDirect returns every entry of an inbox from stream sequence
+// from on, in stream order, by batched direct gets. Entries deleted during
+// the read are skipped; a sequence that does not grow is an error.
+func (s *Store) scanInboxDirect(ctx context.Context, teamName, agent string, from uint64) ([]rawMsg, error) {
 	if byConsumer.Load() {
 		return nil, errNoDirect
 	}
 	filter := s.inboxSubject(teamName, agent) + ".*"
 	var out []rawMsg
-	next := uint64(0)
+	next := from
 	for {
 		got, left, err := s.directBatch(ctx, filter, next)
 		if err != nil {

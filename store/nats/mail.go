@@ -108,7 +108,8 @@ func (s *Store) publish(ctx context.Context, subject, msgID string, data []byte)
 // unread ones. A missing team or inbox reads as empty. An entry that does
 // not decode is moved aside (to the inbox's subject plus ".corrupt.<seq>")
 // and reported as a *mailbox.CorruptError, returned with the good
-// messages.
+// messages; a read with unreadOnly does not decode the entries marked
+// read, so it finds only the unread ones that are bad.
 func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool) ([]mailbox.Message, error) {
 	s := m.s
 	ctx, cancel, err := s.begin(ctx)
@@ -124,7 +125,12 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		marks, _, err := s.readMarks(ctx, teamName, agent)
 		return marks, err
 	})
-	raw, err := s.scanInbox(ctx, teamName, agent)
+	inbox := s.inboxSubject(teamName, agent)
+	floor, gen := s.floors.get(inbox)
+	if !unreadOnly {
+		floor = 0
+	}
+	raw, err := s.scanInbox(ctx, teamName, agent, floor+1)
 	marks, merr := readMarks()
 	if err == nil {
 		err = merr
@@ -136,9 +142,22 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 	for _, mk := range marks {
 		read[mk.Seq] = true
 	}
+	for _, r := range raw {
+		if !read[r.seq] {
+			break
+		}
+		floor = r.seq
+	}
+	s.floors.raise(inbox, floor, gen)
 	var out []mailbox.Message
 	var bad []error
 	for _, r := range raw {
+		if unreadOnly && read[r.seq] {
+			// Not decoded: an inbox keeps up to KeepRead read messages,
+			// and decoding them all on every read of a few new ones was
+			// half of a woken reader's CPU.
+			continue
+		}
 		msg, err := decodeEntry(r.data)
 		if err != nil {
 			bad = append(bad, fmt.Errorf("stream sequence %d: %w", r.seq, err))
@@ -146,9 +165,6 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 			continue
 		}
 		msg.Read = read[r.seq]
-		if unreadOnly && msg.Read {
-			continue
-		}
 		out = append(out, msg)
 	}
 	if len(bad) > 0 {
@@ -194,11 +210,11 @@ type rawMsg struct {
 // scanBatch is the largest fetch of one inbox scan.
 const scanBatch = 1000
 
-// scanInbox returns every entry of an inbox in stream order, by batched
-// direct gets (inboxget.go), or through an ephemeral consumer, deleted
-// afterwards, from a server that does not answer those. A scan that
-// stops before the end starts over.
-func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []rawMsg, err error) {
+// scanInbox returns every entry of an inbox from stream sequence from on,
+// in stream order, by batched direct gets (inboxget.go), or through an
+// ephemeral consumer, deleted afterwards, from a server that does not
+// answer those. A scan that stops before the end starts over.
+func (s *Store) scanInbox(ctx context.Context, teamName, agent string, from uint64) (out []rawMsg, err error) {
 	err = s.retry(ctx, "read inbox of "+agent+" in team "+teamName, 0, func(ctx context.Context, _ int) error {
 		inbox := s.inboxSubject(teamName, agent)
 		seen := s.seen.floor(inbox, time.Now())
@@ -207,17 +223,17 @@ func (s *Store) scanInbox(ctx context.Context, teamName, agent string) (out []ra
 		// scan began is in the answer or taken from the leader below, and
 		// so is what came meanwhile and the leader already had.
 		newest := s.goLeaderNewest(ctx, s.mailStream, inbox+".*")
-		out, err = s.scanInboxDirect(ctx, teamName, agent)
+		out, err = s.scanInboxDirect(ctx, teamName, agent, from)
 		if errors.Is(err, errNoDirect) {
-			out, err = s.scanInboxOnce(ctx, teamName, agent)
+			out, err = s.scanInboxOnce(ctx, teamName, agent, from)
 		}
 		last, lerr := newest()
 		if err == nil {
 			err = lerr
 		}
 		last = max(last, seen)
-		if err == nil && last > 0 && (len(out) == 0 || out[len(out)-1].seq < last) {
-			out, err = s.inboxFromLeader(ctx, teamName, agent, out, last, seen)
+		if err == nil && last >= max(from, 1) && (len(out) == 0 || out[len(out)-1].seq < last) {
+			out, err = s.inboxFromLeader(ctx, teamName, agent, out, from, last, seen)
 		}
 		return err
 	})
@@ -251,9 +267,9 @@ func isMsgNotFound(err error) bool {
 // seen is the newest message a watch of this store delivered for the inbox
 // (delivered.go): one the leader does not have yet is waited for (a retry),
 // not taken for deleted.
-func (s *Store) inboxFromLeader(ctx context.Context, teamName, agent string, out []rawMsg, last, seen uint64) ([]rawMsg, error) {
+func (s *Store) inboxFromLeader(ctx context.Context, teamName, agent string, out []rawMsg, from, last, seen uint64) ([]rawMsg, error) {
 	filter := s.inboxSubject(teamName, agent) + ".*"
-	from := uint64(1)
+	from = max(from, 1)
 	if len(out) > 0 {
 		from = out[len(out)-1].seq + 1
 	}
@@ -350,10 +366,15 @@ func async[T any](f func() (T, error)) func() (T, error) {
 	}
 }
 
-func (s *Store) scanInboxOnce(ctx context.Context, teamName, agent string) ([]rawMsg, error) {
+func (s *Store) scanInboxOnce(ctx context.Context, teamName, agent string, from uint64) ([]rawMsg, error) {
+	policy, start := jetstream.DeliverAllPolicy, uint64(0)
+	if from > 1 {
+		policy, start = jetstream.DeliverByStartSequencePolicy, from
+	}
 	cons, err := s.js.CreateConsumer(ctx, s.mailStream, jetstream.ConsumerConfig{
 		FilterSubject:     s.inboxSubject(teamName, agent) + ".*",
-		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		DeliverPolicy:     policy,
+		OptStartSeq:       start,
 		AckPolicy:         jetstream.AckNonePolicy,
 		MemoryStorage:     true,
 		Replicas:          1,

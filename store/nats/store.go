@@ -144,6 +144,8 @@ type Store struct {
 	// seen is the newest message of each inbox that this store's inbox
 	// watches delivered (delivered.go).
 	seen deliveredSeqs
+	// floors is the read floor of each inbox this store read (readfloor.go).
+	floors readFloors
 }
 
 // Open connects to the NATS server (or servers: a comma-separated list) at
@@ -248,12 +250,14 @@ func (s *Store) natsOptions() []natsgo.Option {
 			return backoff(attempts, o.MaxReconnectWait)
 		}),
 		natsgo.DisconnectErrHandler(func(_ *natsgo.Conn, err error) {
+			s.floors.reset()
 			s.disconnected()
 			if err != nil {
 				s.log.Warn("nats store: disconnected; reconnecting", "err", err)
 			}
 		}),
 		natsgo.ReconnectHandler(func(nc *natsgo.Conn) {
+			s.floors.reset()
 			s.reconnected()
 			s.log.Info("nats store: reconnected", "server", nc.ConnectedUrlRedacted())
 			s.kickAll()

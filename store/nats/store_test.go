@@ -294,6 +294,34 @@ func TestCorruptEntryMovedAside(t *testing.T) {
 	}
 }
 
+// TestUnreadReadSkipsReadEntries: a read of the unread messages does not
+// decode the entries marked read (an inbox keeps up to KeepRead of them),
+// so a bad entry already marked read is found by a read of everything,
+// not by every read of the new mail.
+func TestUnreadReadSkipsReadEntries(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{Namespace: "skip"})
+	newCrew(t, s)
+	ctx := t.Context()
+	if _, err := rawJS(t, srv).Publish(ctx, "skip.v1.mail.crew.bob.junk", []byte(`{"from": 7}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Mail().MarkRead(ctx, "crew", "bob", []string{"junk"}); err != nil || n != 1 {
+		t.Fatalf("MarkRead(junk) = %d, %v; want 1, nil", n, err)
+	}
+	if _, err := s.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: "new"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Mail().Read(ctx, "crew", "bob", true)
+	if err != nil || len(got) != 1 || got[0].Text != "new" || got[0].Read {
+		t.Fatalf("unread Read = %+v, %v; want the new message alone, no error", got, err)
+	}
+	got, err = s.Mail().Read(ctx, "crew", "bob", false)
+	if !errors.Is(err, mailbox.ErrCorrupt) || len(got) != 1 || got[0].Text != "new" {
+		t.Errorf("full Read = %+v, %v; want the new message and the bad entry reported", got, err)
+	}
+}
+
 // TestDeleteCutShort: a delete that stopped after writing its tombstone
 // (the process died) leaves a team that reads as absent, and the next
 // Create of the name finishes the delete before creating it afresh.

@@ -1,0 +1,159 @@
+package nats_test
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/mailbox"
+	natsstore "github.com/troupe-dev/troupe/store/nats"
+)
+
+// texts returns the texts of msgs.
+func texts(msgs []mailbox.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+// TestReadFloor: a read of the unread messages asks only for those after
+// the run of read messages the inbox begins with, as this store last saw
+// it; a message left unread below read ones is still shown, and messages
+// another store marks read are skipped and then passed by the floor.
+func TestReadFloor(t *testing.T) {
+	for _, consumer := range []bool{false, true} {
+		name := "direct"
+		if consumer {
+			name = "consumer"
+		}
+		t.Run(name, func(t *testing.T) {
+			if consumer {
+				natsstore.ReadByConsumer(t)
+			}
+			srv := startServer(t, "")
+			s := srv.open(t, natsstore.Options{Namespace: "floor" + name})
+			other := srv.open(t, natsstore.Options{Namespace: "floor" + name})
+			newCrew(t, s)
+			ctx := t.Context()
+			send := func(text string) string {
+				t.Helper()
+				d, err := other.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: text})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d[0].ID
+			}
+			unread := func(want ...string) {
+				t.Helper()
+				got, err := s.Mail().Read(ctx, "crew", "bob", true)
+				if err != nil || !slices.Equal(texts(got), want) {
+					t.Fatalf("unread Read = %q, %v; want %q", texts(got), err, want)
+				}
+			}
+			mark := func(by *natsstore.Store, ids ...string) {
+				t.Helper()
+				if _, err := by.Mail().MarkRead(ctx, "crew", "bob", ids); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m1, m2 := send("one"), send("two")
+			m3 := send("three")
+			mark(s, m2)
+			unread("one", "three")
+			if f := natsstore.ReadFloor(s, "crew", "bob"); f != 0 {
+				t.Fatalf("floor with the first message unread = %d; want 0", f)
+			}
+			mark(other, m1) // by another store: this one learns it from the marks
+			unread("three")
+			f := natsstore.ReadFloor(s, "crew", "bob")
+			if f == 0 {
+				t.Fatal("floor after the first two messages were read = 0; want the second's sequence")
+			}
+			unread("three")
+			if g := natsstore.ReadFloor(s, "crew", "bob"); g != f {
+				t.Fatalf("floor moved from %d to %d with nothing newly read", f, g)
+			}
+			mark(s, m3)
+			// A hundred read messages: the unread read fetches what is
+			// after the floor, a full read fetches them all.
+			var ids, sent []string
+			for i := range 100 {
+				text := strings.Repeat("x", 300) + strconv.Itoa(i)
+				ids, sent = append(ids, send(text)), append(sent, text)
+			}
+			unread(sent...)
+			mark(other, ids...)
+			unread()
+			m5 := send("five")
+			unread("five")
+			before := natsstore.InBytes(s)
+			unread("five")
+			unreadBytes := natsstore.InBytes(s) - before
+			before = natsstore.InBytes(s)
+			all, err := s.Mail().Read(ctx, "crew", "bob", false)
+			// The oldest read messages past KeepRead were pruned.
+			if want := natsstore.DefaultKeepRead + 1; err != nil || len(all) != want {
+				t.Fatalf("full Read = %d messages, %v; want %d", len(all), err, want)
+			}
+			fullBytes := natsstore.InBytes(s) - before
+			if unreadBytes*4 > fullBytes {
+				t.Errorf("an unread read received %d bytes, a full read %d; want the unread one to skip the read messages", unreadBytes, fullBytes)
+			}
+			mark(s, m5)
+			unread()
+		})
+	}
+}
+
+// TestReadFloorForgottenOnReconnect: a server whose data was wiped starts
+// its stream's sequences again; a store that was connected forgets its
+// floors, so the new stream's first messages are not taken for read ones.
+func TestReadFloorForgottenOnReconnect(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{Namespace: "wipe"})
+	newCrew(t, s)
+	ctx := t.Context()
+	var ids []string
+	for _, text := range []string{"a", "b", "c"} {
+		d, err := s.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d[0].ID)
+	}
+	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", ids); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 0 {
+		t.Fatalf("unread Read = %q, %v; want none", texts(got), err)
+	}
+	if natsstore.ReadFloor(s, "crew", "bob") < 3 {
+		t.Fatalf("floor = %d; want at least 3", natsstore.ReadFloor(s, "crew", "bob"))
+	}
+	srv.stop()
+	if err := os.RemoveAll(srv.dir); err != nil {
+		t.Fatal(err)
+	}
+	srv.start(t)
+	fresh := srv.open(t, natsstore.Options{Namespace: "wipe"}) // makes the streams again
+	newCrew(t, fresh)
+	if _, err := fresh.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: "after the wipe"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := s.Mail().Read(ctx, "crew", "bob", true)
+		if err == nil && slices.Equal(texts(got), []string{"after the wipe"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("unread Read after the wipe = %q, %v; want the new message", texts(got), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
