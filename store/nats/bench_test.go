@@ -3,6 +3,7 @@ package nats_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-dev/troupe/internal/bench"
 	"github.com/troupe-dev/troupe/mailbox"
@@ -423,6 +427,20 @@ func BenchmarkCluster(b *testing.B) {
 			b.ReportMetric(call.P50, "call-p50-ms")
 			b.ReportMetric(call.P99, "call-p99-ms")
 		})
+		b.Run("B4/"+store+"/nats-floor", func(b *testing.B) {
+			url, replicas := srv.url(), 1
+			if store == "cluster" {
+				url, replicas = c.urls(), 3
+			}
+			var lat []time.Duration
+			for b.Loop() {
+				run++
+				lat = append(lat, runFloor(b, url, fmt.Sprintf("FLOOR%d", run), replicas, 50)...)
+			}
+			sum := msSummary(lat)
+			b.ReportMetric(sum.P50, "call-p50-ms")
+			b.ReportMetric(sum.P99, "call-p99-ms")
+		})
 		for _, w := range []int{1, 16} {
 			b.Run(fmt.Sprintf("B1/W=%d/M=200/%s", w, store), func(b *testing.B) {
 				var total writersRun
@@ -471,4 +489,75 @@ func BenchmarkReadUnread(b *testing.B) {
 			b.Fatalf("Read = %d messages, %v; want the new one", len(got), err)
 		}
 	}
+}
+
+// runFloor is B4's floor in NATS itself, with none of the store: a
+// message published to a stream of the given replicas, delivered by a
+// headers-only ordered consumer on another connection (an inbox watch),
+// then fetched by a direct get (the read), each n times at B4's pace. It
+// returns each message's time from the publish call to the get's answer.
+func runFloor(b *testing.B, url, stream string, replicas, n int) []time.Duration {
+	ctx := b.Context()
+	conn := func() jetstream.JetStream {
+		nc, err := natsgo.Connect(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return js
+	}
+	pub, sub := conn(), conn()
+	subject := stream + ".inbox"
+	if _, err := pub.CreateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject}, Replicas: replicas, AllowDirect: true}); err != nil {
+		b.Fatal(err)
+	}
+	defer pub.DeleteStream(context.WithoutCancel(ctx), stream)
+	str, err := sub.Stream(ctx, stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cons, err := str.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, HeadersOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	delivered := make(chan uint64, n)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		if md, err := m.Metadata(); err == nil {
+			delivered <- md.Sequence.Stream
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Stop()
+	var out []time.Duration
+	for i := range n {
+		time.Sleep(time.Duration(10+rand.IntN(21)) * time.Millisecond)
+		start := time.Now()
+		if _, err := pub.Publish(ctx, subject, []byte(benchText(strconv.Itoa(i)))); err != nil {
+			b.Fatal(err)
+		}
+		var seq uint64
+		select {
+		case seq = <-delivered:
+		case <-time.After(10 * time.Second):
+			b.Fatalf("message %d not delivered within 10s", i)
+		}
+		for {
+			_, err := str.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, jetstream.ErrMsgNotFound) {
+				b.Fatal(err)
+			}
+			time.Sleep(100 * time.Microsecond) // a replica still applying it
+		}
+		out = append(out, time.Since(start))
+	}
+	return out
 }
