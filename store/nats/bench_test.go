@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-dev/troupe/internal/bench"
@@ -498,19 +497,7 @@ func BenchmarkReadUnread(b *testing.B) {
 // returns each message's time from the publish call to the get's answer.
 func runFloor(b *testing.B, url, stream string, replicas, n int) []time.Duration {
 	ctx := b.Context()
-	conn := func() jetstream.JetStream {
-		nc, err := natsgo.Connect(url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return js
-	}
-	pub, sub := conn(), conn()
+	pub, sub := jetStream(b, url), jetStream(b, url)
 	subject := stream + ".inbox"
 	if _, err := pub.CreateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject}, Replicas: replicas, AllowDirect: true}); err != nil {
 		b.Fatal(err)
