@@ -1,7 +1,6 @@
 package dirwatch
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/troupe-dev/troupe/internal/logtest"
 )
 
 // waitFor bounds every wait for an event in these tests.
@@ -476,20 +476,5 @@ func assertNoLeak(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects the logger's concurrent writes.
+type syncBuffer = logtest.Buffer

@@ -2,7 +2,6 @@ package lockfile
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/dirwatch"
+	"github.com/troupe-dev/troupe/internal/logtest"
 )
 
 // childEnv selects a child role when the test binary is re-executed.
@@ -255,23 +255,8 @@ func startProcess(t *testing.T, cmd *exec.Cmd, env ...string) *child {
 	return c
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects output written and read concurrently.
+type syncBuffer = logtest.Buffer
 
 // send writes one command line to the child.
 func (c *child) send(line string) {

@@ -43,10 +43,6 @@ func ReadByConsumer(t testing.TB) {
 // InBytes returns how many bytes s's connection has received.
 func InBytes(s *Store) uint64 { return s.nc.Stats().InBytes }
 
-// LockedBuffer is a buffer safe for concurrent writers, for the tests'
-// loggers.
-type LockedBuffer = lockedBuffer
-
 // StartEmbedded starts an embedded NATS server with opts for t and
 // returns its client port.
 func StartEmbedded(t testing.TB, opts *server.Options) int { return startEmbedded(t, opts) }

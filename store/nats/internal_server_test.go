@@ -3,12 +3,11 @@ package nats
 import (
 	"fmt"
 	"net"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/troupe-dev/troupe/internal/logtest"
 )
 
 // openInternal starts an embedded NATS server with JetStream for t and
@@ -41,20 +40,5 @@ func startEmbedded(t testing.TB, opts *server.Options) int {
 	return srv.Addr().(*net.TCPAddr).Port
 }
 
-// lockedBuffer is a buffer safe for concurrent writers (a logger's).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
+// lockedBuffer collects a logger's output.
+type lockedBuffer = logtest.Buffer

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/logtest"
 	"github.com/troupe-dev/troupe/mailbox"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
 	"github.com/troupe-dev/troupe/team"
@@ -133,4 +134,4 @@ func TestServerRestartMidExchange(t *testing.T) {
 }
 
 // lockedBuffer is a buffer safe for concurrent writers (a logger's).
-type lockedBuffer = natsstore.LockedBuffer
+type lockedBuffer = logtest.Buffer
