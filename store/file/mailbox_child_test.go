@@ -8,11 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/internal/logtest"
 	"github.com/troupe-dev/troupe/mailbox"
 )
 
@@ -35,21 +35,12 @@ type mbChild struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan string
-	mu    sync.Mutex
-	errb  strings.Builder // guarded by mu
+	errb  logtest.Buffer
 }
 
-func (c *mbChild) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.errb.Write(p)
-}
+func (c *mbChild) Write(p []byte) (int, error) { return c.errb.Write(p) }
 
-func (c *mbChild) stderr() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.errb.String()
-}
+func (c *mbChild) stderr() string { return c.errb.String() }
 
 // mbStart starts a child playing spec.
 func mbStart(t *testing.T, spec mbSpec) *mbChild {

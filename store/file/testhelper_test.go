@@ -12,11 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/lockfile"
+	"github.com/troupe-dev/troupe/internal/logtest"
 	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/team"
@@ -46,22 +46,13 @@ type ftChild struct {
 	stdin io.WriteCloser
 	lines chan string // "ft " lines, prefix removed; closed at EOF
 
-	mu     sync.Mutex
-	stderr bytes.Buffer // guarded by mu; also holds stdout's other lines
+	stderr logtest.Buffer // also holds stdout's other lines
 }
 
 // Write collects the child's stderr (and stray stdout).
-func (c *ftChild) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.Write(p)
-}
+func (c *ftChild) Write(p []byte) (int, error) { return c.stderr.Write(p) }
 
-func (c *ftChild) output() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.String()
-}
+func (c *ftChild) output() string { return c.stderr.String() }
 
 // ftStartChild starts a child process playing spec.
 func ftStartChild(t *testing.T, spec ftChildSpec) *ftChild {
