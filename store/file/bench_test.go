@@ -164,6 +164,35 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
+// BenchmarkReadUnread is a woken agent's read: one new message beside the
+// read ones an inbox keeps (KeepRead, 100 by default).
+func BenchmarkReadUnread(b *testing.B) {
+	s := benchStore(b, file.DefaultKeepRead)
+	mail := s.Mail()
+	ctx := b.Context()
+	msgs, err := mail.Read(ctx, "bench", team.LeadName, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []string
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+	}
+	if _, err := mail.MarkRead(ctx, "bench", team.LeadName, ids); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := mail.Send(ctx, "bench", team.LeadName, mailbox.Message{From: "w", Text: benchText("new")}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := mail.Read(ctx, "bench", team.LeadName, true)
+		if err != nil || len(got) != 1 {
+			b.Fatalf("Read = %d messages, %v; want the new one", len(got), err)
+		}
+	}
+}
+
 // BenchmarkClaimRace is B6: contenders goroutines race ClaimTask on one
 // fresh task (in a fresh list) per iteration; exactly one must win.
 func BenchmarkClaimRace(b *testing.B) {

@@ -309,8 +309,7 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		return nil, fmt.Errorf("read inbox of %s: %w", agent, err)
 	}
 	path := m.s.inboxPath(stored, agent)
-	var in *inbox
-	var objs []map[string]json.RawMessage // the entries, when all are objects
+	var entries [][]byte
 	for try := 0; ; try++ {
 		data, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -319,13 +318,12 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		if err != nil {
 			return nil, fmt.Errorf("read inbox %s: %w", path, err)
 		}
-		in = &inbox{data: data}
-		if !bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
-			// not an array: torn or corrupt
-		} else if json.Unmarshal(data, &objs) == nil {
-			break // the common case: one parse for the whole inbox
-		} else if objs = nil; in.parse() == nil {
-			break // valid, but some entries are not objects
+		if json.Valid(data) {
+			var ok bool
+			if entries, ok = splitArray(data); ok {
+				break
+			}
+			// valid JSON, but not an array: corrupt
 		}
 		if try == 4 {
 			// Still invalid: not just a torn write in progress. Read it
@@ -333,9 +331,13 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 			if data, err = m.readLocked(ctx, stored, agent); err != nil {
 				return nil, err
 			}
-			in = &inbox{data: data}
+			in := &inbox{data: data}
 			if err := in.parse(); err != nil {
 				return nil, err
+			}
+			entries = make([][]byte, len(in.raws))
+			for i, r := range in.raws {
+				entries[i] = r
 			}
 			break
 		}
@@ -344,15 +346,17 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 			return nil, err
 		}
 	}
-	if objs == nil {
-		for _, r := range in.raws {
-			var obj map[string]json.RawMessage
-			json.Unmarshal(r, &obj) // a non-object stays nil and is skipped below
-			objs = append(objs, obj)
+	out := make([]mailbox.Message, 0, len(entries))
+	for i, r := range entries {
+		if unreadOnly {
+			// A read entry is passed over without being decoded (an
+			// inbox keeps up to KeepRead of them).
+			if v, ok := readFlag(r); ok && string(v) == "true" {
+				continue
+			}
 		}
-	}
-	out := make([]mailbox.Message, 0, len(objs))
-	for i, obj := range objs {
+		var obj map[string]json.RawMessage
+		json.Unmarshal(r, &obj) // a non-object stays nil and is skipped below
 		if unreadOnly && string(obj["read"]) == "true" {
 			continue
 		}
