@@ -65,3 +65,7 @@ func ReadFloor(s *Store, teamName, agent string) uint64 {
 	f, _ := s.floors.get(s.inboxSubject(teamName, agent))
 	return f
 }
+
+// OutMsgs returns how many messages (requests included) s's connection
+// has sent.
+func OutMsgs(s *Store) uint64 { return s.nc.Stats().OutMsgs }

@@ -148,8 +148,8 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		}
 		floor = r.seq
 	}
-	s.floors.raise(inbox, floor, gen)
 	var out []mailbox.Message
+	var returned []idSeq
 	var bad []error
 	for _, r := range raw {
 		if unreadOnly && read[r.seq] {
@@ -166,7 +166,9 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		}
 		msg.Read = read[r.seq]
 		out = append(out, msg)
+		returned = append(returned, idSeq{id: msg.ID, seq: r.seq})
 	}
+	s.floors.record(inbox, floor, returned, gen)
 	if len(bad) > 0 {
 		return out, &mailbox.CorruptError{Team: teamName, Agent: agent, MovedTo: s.inboxSubject(teamName, agent) + ".*.corrupt", Err: errors.Join(bad...)}
 	}

@@ -20,45 +20,80 @@ import "sync"
 // forgets the floors, and a read that began before it does not set one
 // after it.
 
-// maxReadFloors bounds the floors one store keeps: past it they are all
-// forgotten, and the next reads fetch whole inboxes once again.
+// The same read also keeps the stream sequence of each message it
+// returned, by id, so that marking them read, which the reader does next,
+// need not ask the server where each one is (a direct get per id). A
+// message's sequence never changes; they are forgotten with the floors.
+
+// maxReadFloors bounds the inboxes one store keeps a floor of: past it
+// they are all forgotten, and the next reads fetch whole inboxes once
+// again.
 const maxReadFloors = 100_000
 
-// readFloors is the read floor of each inbox this store has read. The
-// zero value is ready to use.
+// idSeq is a message's id and stream sequence.
+type idSeq struct {
+	id  string
+	seq uint64
+}
+
+// inboxRead is what the last read of one inbox found.
+type inboxRead struct {
+	floor    uint64
+	returned []idSeq // the messages it returned
+}
+
+// readFloors is what this store's reads found of each inbox. The zero
+// value is ready to use.
 type readFloors struct {
-	mu     sync.Mutex
-	floors map[string]uint64 // guarded by mu; by inbox subject
-	gen    uint64            // guarded by mu; counts resets
+	mu      sync.Mutex
+	inboxes map[string]inboxRead // guarded by mu; by inbox subject
+	gen     uint64               // guarded by mu; counts resets
 }
 
 // get returns the read floor of inbox (0: none known) and the generation
-// to hand to raise.
+// to hand to record.
 func (f *readFloors) get(inbox string) (floor, gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.floors[inbox], f.gen
+	return f.inboxes[inbox].floor, f.gen
 }
 
-// raise records floor for inbox, found by a read that began at generation
-// gen, unless the floors were forgotten since or already say more.
-func (f *readFloors) raise(inbox string, floor, gen uint64) {
+// record keeps what a read of inbox that began at generation gen found:
+// the floor (unless the inboxes already say more) and the messages it
+// returned. Nothing is kept when the floors were forgotten since.
+func (f *readFloors) record(inbox string, floor uint64, returned []idSeq, gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if gen != f.gen || floor <= f.floors[inbox] {
+	if gen != f.gen {
 		return
 	}
-	if f.floors == nil || len(f.floors) >= maxReadFloors {
-		f.floors = map[string]uint64{}
+	if f.inboxes == nil || len(f.inboxes) >= maxReadFloors {
+		f.inboxes = map[string]inboxRead{}
 	}
-	f.floors[inbox] = floor
+	r := f.inboxes[inbox]
+	r.floor = max(r.floor, floor)
+	r.returned = returned
+	f.inboxes[inbox] = r
 }
 
-// reset forgets every floor: the connection was lost, and the server may
+// seq returns the stream sequence of message id of inbox if the last read
+// of the inbox returned it.
+func (f *readFloors) seq(inbox, id string) (uint64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.inboxes[inbox].returned {
+		if m.id == id {
+			return m.seq, true
+		}
+	}
+	return 0, false
+}
+
+// reset forgets everything: the connection was lost, and the server may
 // come back with a stream whose sequences start again.
 func (f *readFloors) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.floors = nil
+	f.inboxes = nil
 	f.gen++
 }

@@ -157,3 +157,40 @@ func TestReadFloorForgottenOnReconnect(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestMarkReadKnowsWhatItRead: marking read the messages a read just
+// returned asks the server for none of their places, and marks those
+// messages, not others; a store that did not read them looks each one up.
+func TestMarkReadKnowsWhatItRead(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{Namespace: "known"})
+	other := srv.open(t, natsstore.Options{Namespace: "known"})
+	newCrew(t, s)
+	ctx := t.Context()
+	for _, text := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := other.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Mail().Read(ctx, "crew", "bob", true)
+	if err != nil || len(got) != 5 {
+		t.Fatalf("Read = %q, %v; want 5 messages", texts(got), err)
+	}
+	before := natsstore.OutMsgs(s)
+	if n, err := s.Mail().MarkRead(ctx, "crew", "bob", []string{got[1].ID, got[3].ID}); err != nil || n != 2 {
+		t.Fatalf("MarkRead(b, d) = %d, %v; want 2, nil", n, err)
+	}
+	known := natsstore.OutMsgs(s) - before
+	before = natsstore.OutMsgs(other)
+	if n, err := other.Mail().MarkRead(ctx, "crew", "bob", []string{got[0].ID, got[2].ID}); err != nil || n != 2 {
+		t.Fatalf("MarkRead(a, c) by a store that did not read = %d, %v; want 2, nil", n, err)
+	}
+	looked := natsstore.OutMsgs(other) - before
+	if known+2 > looked {
+		t.Errorf("MarkRead of two messages the store had read sent %d messages, of two it had not %d; want the lookups saved", known, looked)
+	}
+	got, err = s.Mail().Read(ctx, "crew", "bob", true)
+	if err != nil || !slices.Equal(texts(got), []string{"e"}) {
+		t.Fatalf("unread Read after marking = %q, %v; want [e]", texts(got), err)
+	}
+}

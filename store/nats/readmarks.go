@@ -91,9 +91,15 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 		return 0, fmt.Errorf("mark read in inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
 	defer cancel()
-	// Find each id's stream sequence: one direct get each.
+	// Find each id's stream sequence: the last read of the inbox knows
+	// those it returned (readfloor.go); any other takes a direct get.
+	inbox := s.inboxSubject(teamName, agent)
 	var found []readMark
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
+		if seq, ok := s.floors.seq(inbox, id); ok {
+			found = append(found, readMark{Seq: seq, ID: id})
+			continue
+		}
 		msg, err := s.mail.GetLastMsgForSubject(ctx, s.msgSubject(teamName, agent, id))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
