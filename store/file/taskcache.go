@@ -42,10 +42,7 @@ type cachedTask struct {
 }
 
 // trusted reports whether an equal identity means equal bytes.
-func (c cachedTask) trusted() bool {
-	changed := max(c.id.MtimeNs, c.id.CtimeNs)
-	return c.id.Exists && changed < c.seen.Add(-racySlack).UnixNano()
-}
+func (c cachedTask) trusted() bool { return settledBefore(c.id, c.seen) }
 
 // listing returns the cached entries of list folder dir (read only) and a
 // map for the entries of the listing under way.

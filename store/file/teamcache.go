@@ -41,6 +41,15 @@ import (
 // processes change the identity or the bytes, so they are seen at once.
 const racySlack = 50 * time.Millisecond
 
+// settledBefore reports whether a file whose identity a stat gave as id
+// had stopped changing racySlack before seen (when the read that took its
+// bytes began): then, by the rule above, an equal identity later means
+// equal bytes. The task list cache (taskcache.go) uses the same rule.
+func settledBefore(id atomicfile.Identity, seen time.Time) bool {
+	changed := max(id.MtimeNs, id.CtimeNs)
+	return id.Exists && changed < seen.Add(-racySlack).UnixNano()
+}
+
 // teamSnap is one decoded team file. It is never modified after it is
 // stored: callers that hand the config out or change it copy it first, and
 // a snapshot made from another shares what did not change (the members,
@@ -84,13 +93,7 @@ type memberEntry struct {
 
 // trusted reports whether an equal identity proves the file still holds
 // snap's bytes.
-func (snap *teamSnap) trusted() bool {
-	if !snap.id.Exists {
-		return false
-	}
-	changed := max(snap.id.MtimeNs, snap.id.CtimeNs)
-	return changed < snap.seen.Add(-racySlack).UnixNano()
-}
+func (snap *teamSnap) trusted() bool { return settledBefore(snap.id, snap.seen) }
 
 // teamCache holds the latest snapshots of each team file this store read
 // or wrote, newest first. Keeping two, not one, lets a reader that reads
