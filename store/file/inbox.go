@@ -318,12 +318,9 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		if err != nil {
 			return nil, fmt.Errorf("read inbox %s: %w", path, err)
 		}
-		if json.Valid(data) {
-			var ok bool
-			if entries, ok = splitArray(data); ok {
-				break
-			}
-			// valid JSON, but not an array: corrupt
+		var ok bool
+		if entries, ok = splitInbox(data); ok {
+			break
 		}
 		if try == 4 {
 			// Still invalid: not just a torn write in progress. Read it
@@ -331,13 +328,8 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 			if data, err = m.readLocked(ctx, stored, agent); err != nil {
 				return nil, err
 			}
-			in := &inbox{data: data}
-			if err := in.parse(); err != nil {
-				return nil, err
-			}
-			entries = make([][]byte, len(in.raws))
-			for i, r := range in.raws {
-				entries[i] = r
+			if entries, ok = splitInbox(data); !ok {
+				return nil, fmt.Errorf("read inbox %s: not a JSON array", path)
 			}
 			break
 		}

@@ -1,5 +1,7 @@
 package file
 
+import "encoding/json"
+
 // readFlag returns the bytes of the value of entry's top-level "read" key
 // (nil when there is none; the last one when the key is repeated, as a
 // decode into a map keeps), so that a read of the unread messages can pass
@@ -112,6 +114,16 @@ func skipString(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// splitInbox returns the entries of an inbox file's bytes, as slices of
+// them; ok is false when they are not a valid JSON array (torn or
+// corrupt).
+func splitInbox(data []byte) (entries [][]byte, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	return splitArray(data)
 }
 
 // splitArray returns the elements of data, a valid JSON array, as slices
