@@ -177,10 +177,7 @@ func TestCreateLandedOnce(t *testing.T) {
 		t.Fatalf("Create = %v; want the landed create taken as this call's", err)
 	}
 	s.tasks = real
-	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := crewTasks(t, s)
 	if got.ID != "1" || len(all) != 1 {
 		t.Errorf("Create gave task %q; the list holds %d tasks; want task 1 stored once", got.ID, len(all))
 	}
@@ -260,10 +257,7 @@ func TestCreateLandedThenClaimed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create = %v; want the landed create taken as this call's", err)
 	}
-	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := crewTasks(t, s)
 	if got.ID != "1" || len(all) != 1 || all[0].Owner != "quick" {
 		t.Errorf("Create gave task %q; the list holds %+v; want task 1 stored once, owned by its claimer", got.ID, all)
 	}
@@ -287,10 +281,7 @@ func TestCreateOverLeftoverTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := crewTasks(t, s)
 	if got.ID != "2" || len(all) != 2 {
 		t.Errorf("Create over a leftover task 1 gave task %q; the list holds %d tasks; want task 2 and both kept", got.ID, len(all))
 	}
@@ -326,11 +317,18 @@ func TestCounterWriteLost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create after a lost counter write = %v; want it retried", err)
 	}
-	all, err := tasklist.New(s.Tasks(), "crew").Tasks(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := crewTasks(t, s)
 	if !lost || got.ID != "2" || len(all) != 1 {
 		t.Errorf("Create gave task %q (counter write lost: %v); the list holds %d tasks; want task 2, id 1 left unused, stored once", got.ID, lost, len(all))
 	}
+}
+
+// crewTasks returns the tasks of list crew, as the list reads them.
+func crewTasks(t *testing.T, s *Store) []tasklist.Task {
+	t.Helper()
+	all, err := tasklist.New(s.Tasks(), "crew").Tasks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
