@@ -1,5 +1,14 @@
 package file
 
+import "time"
+
+// AgeTaskCache makes the task list cache of s, which must not be in use
+// yet, take its files as written d earlier than they were, so that a test
+// need not wait racySlack before a listing may trust what it reads.
+func AgeTaskCache(s *Store, d time.Duration) {
+	s.taskCache.clock = func() time.Time { return time.Now().Add(d) }
+}
+
 // SetCachedTaskSubject gives task id its subject in the cache of list's
 // last listing (taskCache), so that a test can tell a listing served from
 // the cache from one that read the file. It reports whether the task was

@@ -29,6 +29,17 @@ import (
 type taskCache struct {
 	mu    sync.Mutex
 	lists map[string]map[string]cachedTask // guarded by mu; by list folder, then file name
+	// clock is the kernel's clock (time.Now, not the store's injected
+	// one: see racySlack); tests move it on instead of waiting.
+	clock func() time.Time
+}
+
+// now reads tc's clock.
+func (tc *taskCache) now() time.Time {
+	if tc.clock != nil {
+		return tc.clock()
+	}
+	return time.Now()
 }
 
 // cachedTask is one task file as a listing read it. Its task is shared
@@ -74,7 +85,7 @@ func (tc *taskCache) forget(dir string) {
 // unchanged; otherwise it is read, and kept in next when it stood still
 // around the read.
 func (ts *Tasks) readCached(ctx context.Context, list, id, name, path string, old, next map[string]cachedTask) (tasklist.Task, tasklist.Revision, error) {
-	seen := time.Now() // the kernel's clock, not s.now: see racySlack
+	seen := ts.s.taskCache.now()
 	before, err := atomicfile.Stat(path)
 	if err == nil && before.Exists {
 		if c, ok := old[name]; ok && c.id == before && c.trusted() {
