@@ -240,52 +240,64 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 
 // TestRealClaudeTeammatePermissionRelay checks PROTOCOL.md 6.4 against the
 // real program: a claude teammate in default mode asks troupe's lead
-// through the inbox before running Bash. It runs the call (with the
-// verdict's updated_input) once troupe answers with a signed verdict whose
-// input_digest is mailbox.InputDigest of the call; it ignores an unsigned
-// verdict, and refuses the call when a signed verdict's digest names
-// another input.
+// through the inbox before running Bash. 2.1.328 fails closed on a verdict
+// it cannot verify: an unsigned verdict for a pending request refuses the
+// call (the lead may have restarted with another key, so waiting on would
+// wait forever). It runs a call (with the verdict's updated_input) once
+// troupe answers with a signed verdict whose input_digest is
+// mailbox.InputDigest of the call, and refuses the call when a signed
+// verdict's digest names another input. An unsigned verdict for no pending
+// request reaches the model as a message marked verified="false".
+//
+// Each verdict is sent alone, after the request it answers: the program
+// reads its inbox once a second, and two verdicts that land in one read
+// are weighed together (the signed one first), in two reads one by one.
 func TestRealClaudeTeammatePermissionRelay(t *testing.T) {
 	log := claudecodetest.NewTurns()
 	text := log.Handler("BASH-DONE")
+	calls := []struct{ id, file string }{{"toolu_bash", "relayed.txt"}, {"toolu_bash2", "second.txt"}, {"toolu_bash3", "third.txt"}}
 	handler := func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
 		text(req)
-		var prompt, first, second bool
+		prompt, seen := false, map[string]bool{}
 		for _, m := range req.Messages {
 			for _, b := range m.Content {
 				prompt = prompt || strings.Contains(b.Text, "RUN-THE-COMMAND")
-				first = first || b.ToolUseID == "toolu_bash"
-				second = second || b.ToolUseID == "toolu_bash2"
+				seen[b.ToolUseID] = true
 			}
 		}
-		switch {
-		case prompt && !first:
-			return llmtest.AnthropicToolCall("toolu_bash", "Bash", `{"command":"echo relayed > relayed.txt","description":"Write relayed.txt"}`)
-		case prompt && first && !second:
-			return llmtest.AnthropicToolCall("toolu_bash2", "Bash", `{"command":"echo second > second.txt","description":"Write second.txt"}`)
+		for _, c := range calls {
+			if prompt && !seen[c.id] {
+				return llmtest.AnthropicToolCall(c.id, "Bash", `{"command":"echo `+c.file+` > `+c.file+`","description":"Write `+c.file+`"}`)
+			}
 		}
 		return llmtest.AnthropicText("BASH-DONE")
 	}
 	mt := startMixedTeam(t, handler, "RUN-THE-COMMAND", "", "default")
 
-	req := mt.waitLead("permission_request", func(f mailbox.Frame) bool {
-		_, ok := f.(mailbox.PermissionRequest)
-		return ok
-	}).(mailbox.PermissionRequest)
-	var input struct{ Command string }
-	if err := json.Unmarshal(req.Input, &input); err != nil {
-		t.Fatal(err)
+	// request waits for the permission request of the call toolUseID and
+	// returns it with the digest of its input.
+	request := func(toolUseID, file string) (mailbox.PermissionRequest, string) {
+		t.Helper()
+		req := mt.waitLead("permission_request for "+toolUseID, func(f mailbox.Frame) bool {
+			r, ok := f.(mailbox.PermissionRequest)
+			return ok && r.ToolUseID == toolUseID
+		}).(mailbox.PermissionRequest)
+		var input struct{ Command string }
+		if err := json.Unmarshal(req.Input, &input); err != nil {
+			t.Fatal(err)
+		}
+		if req.AgentID != "helper" || req.ToolName != "Bash" || input.Command != "echo "+file+" > "+file || !strings.HasPrefix(req.RequestID, "perm-") {
+			t.Fatalf("permission_request %+v (input %s); want helper asking for the scripted Bash call", req, req.Input)
+		}
+		digest, err := mailbox.InputDigest(req.ToolName, req.Input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req, digest
 	}
-	if req.AgentID != "helper" || req.ToolName != "Bash" || req.ToolUseID != "toolu_bash" || input.Command != "echo relayed > relayed.txt" || !strings.HasPrefix(req.RequestID, "perm-") {
-		t.Fatalf("permission_request %+v (input %s); want helper asking for the scripted Bash call", req, req.Input)
-	}
-	digest, err := mailbox.InputDigest(req.ToolName, req.Input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Two verdicts, each running another command through updated_input:
-	// only the signed one may win.
-	verdict := func(digest, file string) string {
+	// verdict approves req with digest, running another command (writing
+	// file) through updated_input.
+	verdict := func(req mailbox.PermissionRequest, digest, file string) string {
 		t.Helper()
 		in, err := json.Marshal(map[string]string{"command": "echo " + file + " > " + file, "description": "Write " + file})
 		if err != nil {
@@ -301,14 +313,18 @@ func TestRealClaudeTeammatePermissionRelay(t *testing.T) {
 		}
 		return text
 	}
-	otherDigest, err := mailbox.InputDigest(req.ToolName, json.RawMessage(`{"command":"echo other"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mt.send(verdict(digest, "unsigned.txt"), "", false)
-	mt.send(verdict(digest, "approved.txt"), "", true)
 
-	// The approved command ran in the teammate's folder; the other did not.
+	// An unsigned verdict, with the right digest, refuses the call.
+	req, digest := request(calls[0].id, calls[0].file)
+	mt.send(verdict(req, digest, "unsigned.txt"), "", false)
+	if _, err := log.Wait(mt.ctx, "could not be verified, so it was not used"); err != nil {
+		mt.fail("an unsigned verdict for a pending request: want the call refused: %v", err)
+	}
+
+	// A signed one runs the call with its updated_input, in the
+	// teammate's folder.
+	req, digest = request(calls[1].id, calls[1].file)
+	mt.send(verdict(req, digest, "approved.txt"), "", true)
 	for {
 		b, err := os.ReadFile(filepath.Join(mt.helper.Cwd, "approved.txt"))
 		if err == nil && string(b) == "approved.txt\n" {
@@ -322,20 +338,22 @@ func TestRealClaudeTeammatePermissionRelay(t *testing.T) {
 		}
 	}
 
-	// The model's next call: a signed verdict whose digest names another
-	// input makes the teammate refuse the call (it does not wait on).
-	req = mt.waitLead("second permission_request", func(f mailbox.Frame) bool {
-		r, ok := f.(mailbox.PermissionRequest)
-		return ok && r.ToolUseID == "toolu_bash2"
-	}).(mailbox.PermissionRequest)
-	mt.send(verdict(otherDigest, "otherdigest.txt"), "", true)
+	// A signed verdict whose digest names another input refuses the call
+	// (the teammate does not wait on).
+	req, _ = request(calls[2].id, calls[2].file)
+	otherDigest, err := mailbox.InputDigest(req.ToolName, json.RawMessage(`{"command":"echo other"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt.send(verdict(req, otherDigest, "otherdigest.txt"), "", true)
 	if _, err := log.Wait(mt.ctx, "The approval did not describe this tool call"); err != nil {
 		mt.fail("%v", err)
 	}
 
-	// The unsigned verdict was not applied; once the turn is over it
-	// reaches the model as a message marked verified="false".
-	turn, err := log.Wait(mt.ctx, "unsigned.txt")
+	// An unsigned verdict once nothing waits is not applied; it reaches
+	// the model as a message marked verified="false".
+	mt.send(verdict(req, digest, "late.txt"), "", false)
+	turn, err := log.Wait(mt.ctx, "late.txt")
 	if err != nil {
 		mt.fail("%v", err)
 	}
@@ -343,7 +361,7 @@ func TestRealClaudeTeammatePermissionRelay(t *testing.T) {
 		t.Errorf("unsigned verdict shown as:\n%s\nwant verified=\"false\"", turn)
 	}
 
-	for _, f := range []string{"unsigned.txt", "otherdigest.txt", "relayed.txt", "second.txt"} {
+	for _, f := range []string{"unsigned.txt", "otherdigest.txt", "late.txt", "relayed.txt", "second.txt", "third.txt"} {
 		if _, err := os.Stat(filepath.Join(mt.helper.Cwd, f)); err == nil {
 			t.Errorf("%s was written: a verdict that must be refused was applied", f)
 		}
