@@ -857,6 +857,7 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 	}
 	tm.mu.Unlock()
 	var plain []mailbox.Message
+	var forged []mailbox.PermissionResponse
 	flush := func() {
 		if len(plain) > 0 {
 			tm.queue(teammateMessage(plain))
@@ -869,6 +870,10 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 			f = mailbox.Text(m.Text)
 		}
 		if tm.cfg.Trust != nil && !tm.cfg.Trust(m) {
+			if v, ok := f.(mailbox.PermissionResponse); ok {
+				forged = append(forged, v) // weighed after the verified ones
+				continue
+			}
 			if _, isText := f.(mailbox.Text); !isText {
 				tm.event(EventWarning, fmt.Sprintf("ignored a %s frame from %s that failed lead verification", f.Kind(), m.From))
 				continue
@@ -893,6 +898,9 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 		}
 	}
 	flush()
+	for _, v := range forged {
+		tm.refuseUnverified(v)
+	}
 }
 
 // Notify hands the teammate's model a note (a background task's

@@ -75,6 +75,29 @@ func (tm *Teammate) answer(f mailbox.PermissionResponse) {
 	ch <- f // buffered
 }
 
+// unverifiedVerdict is the answer a call gets when a verdict for it fails
+// lead verification.
+const unverifiedVerdict = "the team lead's answer to this request could not be verified (its signature is missing or wrong), so it was not used and the call was not run; if the team lead restarted, asking again will not help, and the person must start a new teammate"
+
+// refuseUnverified weighs a permission verdict that failed lead
+// verification: the call it names, if still waiting, is refused rather
+// than left waiting for an answer that may never verify (a lead that
+// restarted signs with another key); Claude Code's teammates do the same.
+// dispatch weighs such verdicts after the verified ones it read with
+// them, so a verified answer that came in the same read wins.
+func (tm *Teammate) refuseUnverified(f mailbox.PermissionResponse) {
+	tm.mu.Lock()
+	ch := tm.asks[f.RequestID]
+	delete(tm.asks, f.RequestID)
+	tm.mu.Unlock()
+	if ch == nil {
+		tm.event(EventWarning, "ignored a permission_response frame that failed lead verification, for no waiting request ("+f.RequestID+")")
+		return
+	}
+	tm.event(EventWarning, "refused the call waiting on request "+f.RequestID+": its verdict failed lead verification")
+	ch <- mailbox.PermissionResponse{RequestID: f.RequestID, Subtype: "error", Error: unverifiedVerdict} // buffered
+}
+
 // Ask relays a permission question to the lead through the mailbox and
 // waits for the answer (approve.Asker). No answer within AskTimeout
 // denies the call with a reason the model sees.
