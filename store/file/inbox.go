@@ -32,10 +32,10 @@ type inbox struct {
 	parseErr error
 }
 
-// entryInfo is what the store itself needs of an entry.
+// entryInfo is what the store itself needs of an entry; whether it is
+// read is entryRead's to say.
 type entryInfo struct {
-	ID   string `json:"msg_id"`
-	Read bool   `json:"read"`
+	ID string `json:"msg_id"`
 }
 
 // loadLocked reads the inbox. An inbox that is not a valid JSON array is
@@ -68,21 +68,38 @@ func (m *Mail) loadLocked(teamName, agent, path, spool string) (*inbox, error) {
 	return in, nil
 }
 
-// checkArray reports whether data is a JSON array.
+// checkArray reports whether data is a JSON array, by the rule a read
+// splits it with (splitInbox): only JSON's own white space may surround
+// it. (bytes.TrimSpace also trims \v, \f and Unicode spaces, which JSON
+// refuses: such an inbox passed here, was never read, and a send then
+// appended to it.)
 func checkArray(data []byte) error {
-	t := bytes.TrimSpace(data)
+	t := bytes.Trim(data, " \t\r\n")
 	if len(t) == 0 || t[0] != '[' {
 		return errors.New("not a JSON array")
 	}
-	if !json.Valid(t) {
+	if !json.Valid(data) {
 		var v []json.RawMessage
-		err := json.Unmarshal(t, &v)
+		err := json.Unmarshal(data, &v)
 		if err == nil {
 			err = errors.New("invalid JSON")
 		}
 		return err
 	}
 	return nil
+}
+
+// entryRead reports whether entry (a JSON value from a valid inbox) is
+// marked read: its top-level "read" key, spelled exactly so, is true. It
+// is the one rule of Read, MarkRead and pruning, and Claude Code's own
+// (read === true); a decode into a struct would also take "Read" or
+// "READ", so pruning deleted entries that every reader showed unread.
+func entryRead(entry []byte) bool {
+	if v, ok := readFlag(entry); ok {
+		return string(v) == "true"
+	}
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(entry, &obj) == nil && string(obj["read"]) == "true"
 }
 
 func identityKey(id atomicfile.Identity) string {
@@ -156,8 +173,7 @@ func (in *inbox) append(entries [][]byte, keep int) error {
 func (in *inbox) prune(keep int) {
 	read := 0
 	for _, r := range in.raws {
-		var e entryInfo
-		if json.Unmarshal(r, &e) == nil && e.Read {
+		if entryRead(r) {
 			read++
 		}
 	}
@@ -169,8 +185,7 @@ func (in *inbox) prune(keep int) {
 		if drop == 0 {
 			return false
 		}
-		var e entryInfo
-		if json.Unmarshal(r, &e) == nil && e.Read {
+		if entryRead(r) {
 			drop--
 			return true
 		}
@@ -192,7 +207,7 @@ func (in *inbox) markRead(ids []string) (int, error) {
 	n := 0
 	for i, r := range in.raws {
 		var e entryInfo
-		if json.Unmarshal(r, &e) != nil || !want[e.ID] || e.Read {
+		if json.Unmarshal(r, &e) != nil || !want[e.ID] || entryRead(r) {
 			continue
 		}
 		var msg mailbox.Message
@@ -329,7 +344,19 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 				return nil, err
 			}
 			if entries, ok = splitInbox(data); !ok {
-				return nil, fmt.Errorf("read inbox %s: not a JSON array", path)
+				// The spool's hint vouched for this very file: an older
+				// build wrote it, one that let stray white space through
+				// (checkArray). Forget the hint and read it again under
+				// the lock, which moves it aside.
+				if err := os.Remove(filepath.Join(m.spoolDir(stored, agent), validHint)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, fmt.Errorf("read inbox %s: not a JSON array, and its validity hint could not be removed: %w", path, err)
+				}
+				if data, err = m.readLocked(ctx, stored, agent); err != nil {
+					return nil, err
+				}
+				if entries, ok = splitInbox(data); !ok {
+					return nil, fmt.Errorf("read inbox %s: not a JSON array", path)
+				}
 			}
 			break
 		}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/mailbox"
 )
@@ -467,5 +468,115 @@ func TestMailCrossProcessWriters(t *testing.T) {
 			t.Errorf("%s: message %d stored after %d", m.From, i, p)
 		}
 		last[m.From] = i
+	}
+}
+
+// An inbox surrounded by white space that JSON refuses (\v, \f, Unicode
+// spaces) is corrupt for every path: a read reports it, it is moved aside
+// whole, and sends go on into a fresh inbox. Before, the lock's check
+// trimmed it as valid while reads refused it, so nothing in it was ever
+// read and a send appended to it (cutting a no-break space in half).
+func TestMailStrayWhiteSpaceIsCorrupt(t *testing.T) {
+	old := `{"from":"bob","text":"old","timestamp":"2026-12-05T10:00:00Z","msg_id":"m0","read":false}`
+	for name, content := range map[string]string{
+		"leading vertical tab":           "\v[]",
+		"trailing form feed":             "[]\f",
+		"trailing no-break space":        "[]\u00a0",
+		"a message, then a NEL (U+0085)": "[" + old + "]\u0085",
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := mbOpen(t, Options{}, "lead2", "w")
+			ctx := t.Context()
+			path := s.inboxPath("crew", "w")
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "bob", Text: "new"}); err != nil {
+				t.Fatalf("Send = %v", err)
+			}
+			moved, _ := filepath.Glob(path + ".corrupt-*")
+			if len(moved) != 1 {
+				t.Fatalf("corrupt copies = %v; want exactly one", moved)
+			}
+			if got, _ := os.ReadFile(moved[0]); string(got) != content {
+				t.Errorf("moved-aside content = %q; want the original %q", got, content)
+			}
+			data, _ := os.ReadFile(path)
+			if !json.Valid(data) {
+				t.Errorf("inbox after the send is not valid JSON: %q", data)
+			}
+			msgs, err := s.Mail().Read(ctx, "crew", "w", true)
+			if err != nil || len(msgs) != 1 || msgs[0].Text != "new" {
+				t.Errorf("Read = %+v, %v; want the one new message", msgs, err)
+			}
+		})
+	}
+}
+
+// A file that the spool's validity hint vouches for but that is not
+// valid (written by a build that let stray white space through) is moved
+// aside by a read, not refused by every read forever.
+func TestMailReadForgetsWrongHint(t *testing.T) {
+	s := mbOpen(t, Options{}, "lead2", "w")
+	ctx := t.Context()
+	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "bob", Text: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	path := s.inboxPath("crew", "w")
+	bad := []byte("[],\n  {\"from\":\"bob\",\"text\":\"stuck\"}\n]")
+	if err := os.WriteFile(path, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, err := atomicfile.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Mail().spoolDir("crew", "w"), validHint), []byte(identityKey(id)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Mail().Read(ctx, "crew", "w", true)
+	var ce *mailbox.CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Read of an invalid inbox its hint vouched for = %v; want *CorruptError", err)
+	}
+	if got, _ := os.ReadFile(ce.MovedTo); string(got) != string(bad) {
+		t.Errorf("moved-aside content = %q; want %q", got, bad)
+	}
+	if msgs, err := s.Mail().Read(ctx, "crew", "w", true); err != nil || len(msgs) != 0 {
+		t.Errorf("Read after = %d msgs, %v; want a fresh empty inbox", len(msgs), err)
+	}
+}
+
+// "read" counts only spelled so, in Read, MarkRead and pruning alike (as
+// Claude Code's read === true): an entry with "Read": true is unread for
+// all three, where pruning used to delete it as read.
+func TestMailReadKeySpelledExactly(t *testing.T) {
+	s := mbOpen(t, Options{KeepRead: -1}, "lead2", "w")
+	ctx := t.Context()
+	path := s.inboxPath("crew", "w")
+	entry := `{"from":"bob","text":"%s","timestamp":"2026-12-05T10:00:00Z","msg_id":"%s","read":false%s}`
+	content := "[" + fmt.Sprintf(entry, "one", "m1", `,"Read":true`) + "," + fmt.Sprintf(entry, "two", "m2", "") + "]"
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := s.Mail().Read(ctx, "crew", "w", true); err != nil || len(msgs) != 2 {
+		t.Fatalf("Read = %d msgs, %v; want both unread", len(msgs), err)
+	}
+	// Marking m2 read prunes every read entry (KeepRead -1 keeps none):
+	// m1 must stay.
+	if n, err := s.Mail().MarkRead(ctx, "crew", "w", []string{"m2"}); err != nil || n != 1 {
+		t.Fatalf("MarkRead(m2) = %d, %v; want 1", n, err)
+	}
+	msgs, err := s.Mail().Read(ctx, "crew", "w", true)
+	if err != nil || len(msgs) != 1 || msgs[0].ID != "m1" {
+		t.Fatalf("unread after marking m2 = %+v, %v; want m1 alone", msgs, err)
+	}
+	if n, err := s.Mail().MarkRead(ctx, "crew", "w", []string{"m1"}); err != nil || n != 1 {
+		t.Errorf("MarkRead(m1) = %d, %v; want 1", n, err)
+	}
+	if msgs, err := s.Mail().Read(ctx, "crew", "w", true); err != nil || len(msgs) != 0 {
+		t.Errorf("unread after marking both = %d, %v; want none", len(msgs), err)
 	}
 }
