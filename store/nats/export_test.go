@@ -69,3 +69,13 @@ func ReadFloor(s *Store, teamName, agent string) uint64 {
 // OutMsgs returns how many messages (requests included) s's connection
 // has sent.
 func OutMsgs(s *Store) uint64 { return s.nc.Stats().OutMsgs }
+
+// WrapReadMarksKV replaces s's read-marks bucket with wrap's. Call it
+// before s is used concurrently.
+func WrapReadMarksKV(s *Store, wrap func(jetstream.KeyValue) jetstream.KeyValue) {
+	s.mailRead = wrap(s.mailRead)
+}
+
+// ReadHook makes s's reads call f at each stage ("floor", "scanned").
+// Call it before s is used concurrently.
+func ReadHook(s *Store, f func(stage string)) { s.readHook = f }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	natsgo "github.com/nats-io/nats.go"
@@ -117,24 +119,8 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		return nil, fmt.Errorf("read inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
 	defer cancel()
-	// The read marks are fetched while the inbox is scanned: the two are
-	// independent requests, and a woken teammate waits for both (traced
-	// on one server, the marks' get alone took up to 9 ms of a 12 ms
-	// delivery when it came after the scan).
-	readMarks := async(func() ([]readMark, error) {
-		marks, _, err := s.readMarks(ctx, teamName, agent)
-		return marks, err
-	})
 	inbox := s.inboxSubject(teamName, agent)
-	floor, gen := s.floors.get(inbox)
-	if !unreadOnly {
-		floor = 0
-	}
-	raw, err := s.scanInbox(ctx, teamName, agent, floor+1)
-	marks, merr := readMarks()
-	if err == nil {
-		err = merr
-	}
+	raw, marks, marksRev, floor, gen, err := s.scanWithMarks(ctx, teamName, agent, inbox, unreadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("read inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
@@ -147,6 +133,9 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 			break
 		}
 		floor = r.seq
+	}
+	if raw, err = s.dropPruned(ctx, raw, read, marks, marksRev); err != nil {
+		return nil, fmt.Errorf("read inbox of %s in team %s: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 	}
 	var out []mailbox.Message
 	var returned []idSeq
@@ -168,11 +157,116 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 		out = append(out, msg)
 		returned = append(returned, idSeq{id: msg.ID, seq: r.seq})
 	}
+	if !unreadOnly {
+		returned = nil // a reader marks what it read unread; a full read keeps nothing
+	}
 	s.floors.record(inbox, floor, returned, gen)
 	if len(bad) > 0 {
 		return out, &mailbox.CorruptError{Team: teamName, Agent: agent, MovedTo: s.inboxSubject(teamName, agent) + ".*.corrupt", Err: errors.Join(bad...)}
 	}
 	return out, nil
+}
+
+// scanWithMarks scans an inbox from past its read floor (from the start
+// for a full read) and fetches its read marks meanwhile: the two are
+// independent requests, and a woken teammate waits for both (traced on one
+// server, the marks' get alone took up to 9 ms of a 12 ms delivery when it
+// came after the scan). It returns the floor the scan began above and the
+// floors' generation to record what the read finds with. A scan across a
+// disconnection, which forgets the floors because the server may come
+// back with its sequences started again, is done again from the start.
+func (s *Store) scanWithMarks(ctx context.Context, teamName, agent, inbox string, unreadOnly bool) (raw []rawMsg, marks []readMark, marksRev, floor, gen uint64, err error) {
+	for attempt := 0; ; attempt++ {
+		readMarks := async(func() (markState, error) {
+			marks, rev, err := s.readMarks(ctx, teamName, agent)
+			return markState{marks, rev}, err
+		})
+		floor, gen = s.floors.get(inbox)
+		if !unreadOnly {
+			floor = 0
+		}
+		if s.readHook != nil {
+			s.readHook("floor")
+		}
+		raw, err = s.scanInbox(ctx, teamName, agent, floor+1)
+		if s.readHook != nil {
+			s.readHook("scanned")
+		}
+		ms, merr := readMarks()
+		if err == nil {
+			err = merr
+		}
+		if err != nil || s.floors.generation() == gen || attempt == 2 {
+			return raw, ms.marks, ms.rev, floor, gen, err
+		}
+	}
+}
+
+// markState is an inbox's read marks and their KV revision.
+type markState struct {
+	marks []readMark
+	rev   uint64
+}
+
+// dropPruned leaves out of raw the messages that are not marked read only
+// because a MarkRead pruned them (deleted the message and dropped its
+// mark) between the scan, which saw them, and the marks' fetch. A prune
+// deletes the oldest read messages and keeps the marks of the newer ones,
+// so such a message is older than every mark left, or any message when no
+// mark is left of an inbox that had some; each of those is looked up, and
+// one that is gone is left out. Nothing is looked up when every unread
+// message is newer than the oldest mark, as after an ordinary read.
+func (s *Store) dropPruned(ctx context.Context, raw []rawMsg, read map[uint64]bool, marks []readMark, marksRev uint64) ([]rawMsg, error) {
+	if marksRev == 0 {
+		return raw, nil // never marked: nothing was pruned
+	}
+	var below uint64 = math.MaxUint64 // with no marks left, every message is suspect
+	if len(marks) > 0 {
+		below = marks[0].Seq
+	}
+	out := raw[:0:0]
+	for i, r := range raw {
+		if read[r.seq] || r.seq >= below {
+			if out != nil {
+				out = append(out, r)
+			}
+			continue
+		}
+		_, err := s.mail.GetMsg(ctx, r.seq)
+		if err == nil {
+			if out != nil {
+				out = append(out, r)
+			}
+			continue
+		}
+		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil, fmt.Errorf("look up stream sequence %d: %w", r.seq, err)
+		}
+		if out == nil {
+			out = append(make([]rawMsg, 0, len(raw)), raw[:i]...)
+		}
+	}
+	if out == nil {
+		return raw, nil
+	}
+	return out, nil
+}
+
+// alreadyGone reports whether a DeleteMsg failed because the message is
+// not there: deleted before (by another store's prune), or a sequence
+// past the stream's end (a mark from a server whose data was wiped).
+// nats.go folds the server's answer into the text of
+// ErrMsgDeleteUnsuccessful, so its description is what tells.
+func alreadyGone(err error) bool {
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return true
+	}
+	if !errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "no message found") || strings.Contains(msg, "stream store EOF") ||
+		(strings.Contains(msg, "sequence") && strings.Contains(msg, "not found"))
 }
 
 // decodeEntry decodes one stored message.
@@ -197,7 +291,7 @@ func (s *Store) moveAside(ctx context.Context, r rawMsg) {
 		s.log.Warn("nats store: keep a corrupt inbox entry aside", "seq", r.seq, "err", err)
 		return
 	}
-	if err := s.mail.DeleteMsg(ctx, r.seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+	if err := s.mail.DeleteMsg(ctx, r.seq); err != nil && !alreadyGone(err) {
 		s.log.Warn("nats store: delete a corrupt inbox entry", "seq", r.seq, "err", err)
 	}
 }

@@ -20,10 +20,13 @@ import "sync"
 // forgets the floors, and a read that began before it does not set one
 // after it.
 
-// The same read also keeps the stream sequence of each message it
-// returned, by id, so that marking them read, which the reader does next,
-// need not ask the server where each one is (a direct get per id). A
-// message's sequence never changes; they are forgotten with the floors.
+// A read of the unread messages also keeps the stream sequence of each
+// message it returned, by id, so that marking them read, which the reader
+// does next, need not ask the server where each one is (a direct get per
+// id). The MarkRead that uses a sequence forgets it; the rest are
+// forgotten with the floors or at the inbox's next read. A sequence kept
+// can name a message deleted since (another store pruned it): its mark
+// is harmless, and the prune that reaches it passes over it.
 
 // maxReadFloors bounds the inboxes one store keeps a floor of: past it
 // they are all forgotten, and the next reads fetch whole inboxes once
@@ -76,17 +79,43 @@ func (f *readFloors) record(inbox string, floor uint64, returned []idSeq, gen ui
 	f.inboxes[inbox] = r
 }
 
-// seq returns the stream sequence of message id of inbox if the last read
-// of the inbox returned it.
-func (f *readFloors) seq(inbox, id string) (uint64, bool) {
+// take returns the stream sequences of those of ids that the last read of
+// inbox returned, and forgets them: a remembered sequence is for the
+// MarkRead that follows the read, not for one long after, when the message
+// may have been deleted (a mark of a sequence that is gone costs nothing,
+// its prune passes over it, but the message, sent again, would stay
+// unread).
+func (f *readFloors) take(inbox string, ids []string) map[string]uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, m := range f.inboxes[inbox].returned {
-		if m.id == id {
-			return m.seq, true
-		}
+	r, ok := f.inboxes[inbox]
+	if !ok || len(r.returned) == 0 {
+		return nil
 	}
-	return 0, false
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	out := make(map[string]uint64, len(ids))
+	kept := r.returned[:0]
+	for _, m := range r.returned {
+		if want[m.id] {
+			out[m.id] = m.seq
+			continue
+		}
+		kept = append(kept, m)
+	}
+	r.returned = kept
+	f.inboxes[inbox] = r
+	return out
+}
+
+// generation returns the count of resets: a read that began at another
+// one began before a disconnection.
+func (f *readFloors) generation() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gen
 }
 
 // reset forgets everything: the connection was lost, and the server may

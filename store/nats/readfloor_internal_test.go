@@ -4,8 +4,8 @@ import "testing"
 
 // TestReadFloorsGeneration: what a read that began before the floors were
 // forgotten found is not kept; floors only rise; the messages a read
-// returned are found by id until the next read of the inbox or a reset;
-// past maxReadFloors inboxes everything is forgotten, not grown.
+// returned are found by id once, until the next read of the inbox or a
+// reset; past maxReadFloors inboxes everything is forgotten, not grown.
 func TestReadFloorsGeneration(t *testing.T) {
 	var f readFloors
 	_, gen := f.get("a")
@@ -13,18 +13,26 @@ func TestReadFloorsGeneration(t *testing.T) {
 	if got, _ := f.get("a"); got != 5 {
 		t.Fatalf("floor = %d; want 5", got)
 	}
-	if seq, ok := f.seq("a", "m2"); !ok || seq != 9 {
-		t.Fatalf("seq(a, m2) = %d, %v; want 9, true", seq, ok)
+	if got := f.take("b", []string{"m2"}); len(got) != 0 {
+		t.Fatalf("take(b, m2) = %v: a message of another inbox", got)
 	}
-	if _, ok := f.seq("b", "m2"); ok {
-		t.Fatal("seq(b, m2) found a message of another inbox")
+	if got := f.take("a", []string{"m2", "m9"}); len(got) != 1 || got["m2"] != 9 {
+		t.Fatalf("take(a, m2 m9) = %v; want m2 at 9 alone", got)
+	}
+	if got := f.take("a", []string{"m2"}); len(got) != 0 {
+		t.Fatalf("take(a, m2) again = %v; want it forgotten once taken", got)
+	}
+	if got := f.take("a", []string{"m1"}); got["m1"] != 6 {
+		t.Fatalf("take(a, m1) = %v; want 6: taking m2 forgot m1", got)
 	}
 	f.record("a", 3, []idSeq{{"m3", 10}}, gen)
 	if got, _ := f.get("a"); got != 5 {
 		t.Fatalf("floor lowered to %d; want 5 kept", got)
 	}
-	if _, ok := f.seq("a", "m1"); ok {
-		t.Fatal("seq(a, m1) still found after a read that did not return it")
+	f.record("a", 5, []idSeq{{"m1", 6}, {"m3", 10}}, gen)
+	f.record("a", 5, []idSeq{{"m3", 10}}, gen)
+	if got := f.take("a", []string{"m1"}); len(got) != 0 {
+		t.Fatalf("take(a, m1) = %v after a read that did not return it", got)
 	}
 	_, old := f.get("b")
 	f.reset()
@@ -32,14 +40,14 @@ func TestReadFloorsGeneration(t *testing.T) {
 	if got, _ := f.get("b"); got != 0 {
 		t.Fatalf("floor of a read begun before the reset = %d; want 0", got)
 	}
-	if _, ok := f.seq("b", "m4"); ok {
+	if got := f.take("b", []string{"m4"}); len(got) != 0 {
 		t.Fatal("a read begun before the reset left its messages")
 	}
 	if got, _ := f.get("a"); got != 0 {
 		t.Fatalf("floor after reset = %d; want 0", got)
 	}
-	if _, ok := f.seq("a", "m3"); ok {
-		t.Fatal("seq(a, m3) found after the reset")
+	if got := f.take("a", []string{"m3"}); len(got) != 0 {
+		t.Fatal("take(a, m3) found it after the reset")
 	}
 	_, gen = f.get("x")
 	for i := range maxReadFloors + 1 {

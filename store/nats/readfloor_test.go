@@ -1,15 +1,20 @@
 package nats_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-dev/troupe/mailbox"
 	natsstore "github.com/troupe-dev/troupe/store/nats"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // texts returns the texts of msgs.
@@ -192,5 +197,179 @@ func TestMarkReadKnowsWhatItRead(t *testing.T) {
 	got, err = s.Mail().Read(ctx, "crew", "bob", true)
 	if err != nil || !slices.Equal(texts(got), []string{"e"}) {
 		t.Fatalf("unread Read after marking = %q, %v; want [e]", texts(got), err)
+	}
+}
+
+// sendBob sends text from alice to bob and returns its id.
+func sendBob(t *testing.T, s *natsstore.Store, text string) string {
+	t.Helper()
+	d, err := s.Mail().Send(t.Context(), "crew", "bob", mailbox.Message{From: "alice", Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d[0].ID
+}
+
+// TestMarkReadPastPrunedMessage: a message a store read, then marked read
+// and pruned by another store, is passed over when the first store marks
+// its batch read: the rest of the batch is marked, and the call does not
+// fail on the message that is gone (its delete is not repeated).
+func TestMarkReadPastPrunedMessage(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{Namespace: "pruned", KeepRead: 2})
+	other := srv.open(t, natsstore.Options{Namespace: "pruned", KeepRead: 2})
+	newCrew(t, s)
+	ctx := t.Context()
+	x, y := sendBob(t, s, "x"), sendBob(t, s, "y")
+	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 2 {
+		t.Fatalf("Read = %q, %v; want x and y", texts(got), err)
+	}
+	if _, err := other.Mail().MarkRead(ctx, "crew", "bob", []string{x}); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"a", "b"} {
+		if _, err := other.Mail().MarkRead(ctx, "crew", "bob", []string{sendBob(t, other, text)}); err != nil {
+			t.Fatal(err) // the second prunes x
+		}
+	}
+	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", []string{x, y}); err != nil {
+		t.Fatalf("MarkRead(x, y) with x pruned = %v", err)
+	}
+	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 0 {
+		t.Fatalf("unread after MarkRead(x, y) = %q, %v; want none", texts(got), err)
+	}
+	// Later marks prune past the mark of x that is gone.
+	for _, text := range []string{"c", "d", "e"} {
+		if _, err := s.Mail().MarkRead(ctx, "crew", "bob", []string{sendBob(t, s, text)}); err != nil {
+			t.Fatalf("MarkRead(%s) = %v", text, err)
+		}
+	}
+}
+
+// TestMarkReadAfterTeamRemade: a store that read a message, then saw its
+// team deleted and made again, marks that message (its place remembered,
+// now gone) without leaving the inbox unable to mark anything once the
+// mark is the oldest.
+func TestMarkReadAfterTeamRemade(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{Namespace: "remade", KeepRead: 2})
+	other := srv.open(t, natsstore.Options{Namespace: "remade", KeepRead: 2})
+	newCrew(t, s)
+	ctx := t.Context()
+	x := sendBob(t, s, "before")
+	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 1 {
+		t.Fatalf("Read = %q, %v", texts(got), err)
+	}
+	if err := other.Teams().Delete(ctx, "crew", func(team.Config) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	newCrew(t, other)
+	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", []string{x}); err != nil {
+		t.Fatalf("MarkRead of the old team's message = %v", err)
+	}
+	for _, text := range []string{"a", "b", "c"} {
+		if _, err := other.Mail().MarkRead(ctx, "crew", "bob", []string{sendBob(t, other, text)}); err != nil {
+			t.Fatalf("MarkRead(%s) = %v", text, err)
+		}
+	}
+	if got, err := other.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 0 {
+		t.Fatalf("unread after marking a, b, c = %q, %v; want none", texts(got), err)
+	}
+}
+
+// heldGet holds the read marks' Get until release is closed, so that it
+// answers after the inbox scan (the two run side by side).
+type heldGet struct {
+	jetstream.KeyValue
+	release chan struct{}
+}
+
+func (g heldGet) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	<-g.release
+	return g.KeyValue.Get(ctx, key)
+}
+
+// TestReadPastPruneBetweenScanAndMarks: a read message pruned (deleted,
+// its mark dropped) by another store after a read's scan saw it and
+// before the read's marks came is not returned unread.
+func TestReadPastPruneBetweenScanAndMarks(t *testing.T) {
+	srv := startServer(t, "")
+	s := srv.open(t, natsstore.Options{Namespace: "between"})
+	other := srv.open(t, natsstore.Options{Namespace: "between", KeepRead: 1})
+	newCrew(t, s)
+	ctx := t.Context()
+	one, two := sendBob(t, s, "one"), sendBob(t, s, "two")
+	sendBob(t, s, "three")
+	if _, err := other.Mail().MarkRead(ctx, "crew", "bob", []string{one}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	natsstore.WrapReadMarksKV(s, func(kv jetstream.KeyValue) jetstream.KeyValue { return heldGet{kv, release} })
+	natsstore.ReadHook(s, func(stage string) {
+		if stage != "scanned" {
+			return
+		}
+		// The scan saw one; the marks have not answered.
+		if _, err := other.Mail().MarkRead(ctx, "crew", "bob", []string{two}); err != nil {
+			t.Error(err) // marks [one two] -> one pruned (deleted) -> marks [two]
+		}
+		close(release)
+	})
+	got, err := s.Mail().Read(ctx, "crew", "bob", true)
+	if err != nil || !slices.Equal(texts(got), []string{"three"}) {
+		t.Fatalf("unread Read = %q, %v; want [three]: one was read and two marked before the marks came", texts(got), err)
+	}
+}
+
+// TestReadAcrossWipe: a read that took its floor before the server's data
+// was wiped does not scan the new stream from that floor: the new
+// messages are all returned.
+func TestReadAcrossWipe(t *testing.T) {
+	srv := startServer(t, "")
+	opts := natsstore.Options{Namespace: "across", KeepRead: 2, MaxReconnectWait: 100 * time.Millisecond, RequestTimeout: 30 * time.Second}
+	s := srv.open(t, opts)
+	newCrew(t, s)
+	ctx := t.Context()
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, sendBob(t, s, fmt.Sprint("old", i)))
+	}
+	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", ids); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 0 {
+		t.Fatalf("unread Read = %q, %v; want none", texts(got), err)
+	}
+	if natsstore.ReadFloor(s, "crew", "bob") < 5 {
+		t.Fatalf("floor = %d; want at least 5", natsstore.ReadFloor(s, "crew", "bob"))
+	}
+	var once sync.Once
+	natsstore.ReadHook(s, func(stage string) {
+		if stage != "floor" {
+			return
+		}
+		once.Do(func() {
+			srv.stop()
+			if err := os.RemoveAll(srv.dir); err != nil {
+				t.Error(err)
+			}
+			srv.start(t)
+			fresh := srv.open(t, opts)
+			newCrew(t, fresh)
+			for i := range 3 {
+				sendBob(t, fresh, fmt.Sprint("new", i))
+			}
+			for deadline := time.Now().Add(20 * time.Second); natsstore.ReadFloor(s, "crew", "bob") != 0; {
+				if time.Now().After(deadline) {
+					t.Error("the store did not forget its floors")
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	})
+	got, err := s.Mail().Read(ctx, "crew", "bob", true)
+	if err != nil || !slices.Equal(texts(got), []string{"new0", "new1", "new2"}) {
+		t.Fatalf("unread Read across the wipe = %q, %v; want the new server's three messages", texts(got), err)
 	}
 }

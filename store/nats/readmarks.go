@@ -94,9 +94,11 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 	// Find each id's stream sequence: the last read of the inbox knows
 	// those it returned (readfloor.go); any other takes a direct get.
 	inbox := s.inboxSubject(teamName, agent)
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	known := s.floors.take(inbox, ids)
 	var found []readMark
-	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
-		if seq, ok := s.floors.seq(inbox, id); ok {
+	for _, id := range ids {
+		if seq, ok := known[id]; ok {
 			found = append(found, readMark{Seq: seq, ID: id})
 			continue
 		}
@@ -134,7 +136,7 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 		// shown unread again. Any newer marks also prune it.
 		if drop := len(marks) - s.keepRead; drop > 0 {
 			for _, v := range marks[:drop] {
-				if err := s.mail.DeleteMsg(ctx, v.Seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+				if err := s.mail.DeleteMsg(ctx, v.Seq); err != nil && !alreadyGone(err) {
 					return 0, fmt.Errorf("mark read in inbox of %s in team %s: prune: %w", agent, teamName, s.closedAs(err, mailbox.ErrClosed))
 				}
 			}

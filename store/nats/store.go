@@ -119,6 +119,11 @@ type Store struct {
 	tasksStream    jetstream.Stream // the streams under tasks and mailRead,
 	mailReadStream jetstream.Stream // for purging many keys at once
 
+	// readHook, when set (tests), runs in a read at each stage: "floor"
+	// once it took its inbox's read floor, "scanned" once the scan
+	// answered (the marks may not have).
+	readHook func(stage string)
+
 	mailStream  string // stream name
 	mailSubject string // subject prefix of inboxes, without a trailing dot
 	owner       string // names this Store in lock entries
