@@ -1,6 +1,9 @@
 package nats
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // TestReadFloorsGeneration: what a read that began before the floors were
 // forgotten found is not kept; floors only rise; the messages a read
@@ -55,5 +58,29 @@ func TestReadFloorsGeneration(t *testing.T) {
 	}
 	if n := len(f.inboxes); n > maxReadFloors {
 		t.Fatalf("%d inboxes kept; want at most %d", n, maxReadFloors)
+	}
+}
+
+// TestAlreadyGone pins the server's answers that alreadyGone reads from
+// their text (nats.go keeps no error code): a message deleted before, and
+// a sequence past the stream's end, as a mark from a wiped server names.
+func TestAlreadyGone(t *testing.T) {
+	s := openInternal(t, Options{Namespace: "gone"})
+	ctx := t.Context()
+	ack, err := s.js.Publish(ctx, s.inboxSubject("crew", "bob")+".m1", []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.mail.DeleteMsg(ctx, ack.Sequence); err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{ack.Sequence, ack.Sequence + 1000} {
+		err := s.mail.DeleteMsg(ctx, seq)
+		if err == nil || !alreadyGone(err) {
+			t.Errorf("DeleteMsg(%d) = %v; want an error alreadyGone recognises", seq, err)
+		}
+	}
+	if alreadyGone(context.DeadlineExceeded) {
+		t.Error("alreadyGone(a timeout) = true")
 	}
 }
