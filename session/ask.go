@@ -84,9 +84,11 @@ func (s *Session) Ask(ctx context.Context, q Question) (Verdict, error) {
 	case v := <-p.done:
 		return v, nil
 	case <-ctx.Done():
-		if s.withdraw(q.ID) {
-			s.publish(Event{Kind: KindPermissionAnswer, Question: &q, Err: context.Cause(ctx), Queued: s.queued()})
+		if !s.withdraw(q.ID) {
+			// Answer took it first, and reported the verdict: it holds.
+			return <-p.done, nil
 		}
+		s.publish(Event{Kind: KindPermissionAnswer, Question: &q, Err: context.Cause(ctx), Queued: s.queued()})
 		return Verdict{}, context.Cause(ctx)
 	}
 }

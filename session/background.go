@@ -189,6 +189,11 @@ func (s *Session) endBackground(st *seat, res agent.Result, err error) bool {
 // and otherwise set aside in a finished task of its own (Foreground
 // brings it back too), so that no conversation is lost.
 func (s *Session) Foreground(ctx context.Context, id task.ID) error {
+	// What id names is checked before the working lead is moved aside: a
+	// refused Foreground changes nothing.
+	if err := s.canBringBack(id); err != nil {
+		return err
+	}
 	if _, err := s.Background(ctx); err != nil && !errors.Is(err, ErrNotWorking) {
 		return err
 	}
@@ -196,12 +201,7 @@ func (s *Session) Foreground(ctx context.Context, id task.ID) error {
 	target := s.away[id]
 	if target == nil {
 		s.mu.Unlock()
-		if st, ok := s.reg.Get(id); !ok {
-			return fmt.Errorf("session: no task %s", id)
-		} else if d, ok := st.Detail.(*task.Agent); !ok || d.AgentType != MainSession {
-			return fmt.Errorf("session: task %s is not a turn or conversation of the lead", id)
-		}
-		return fmt.Errorf("session: task %s holds no lead to bring back", id)
+		return s.canBringBack(id) // brought back meanwhile
 	}
 	if s.running {
 		s.mu.Unlock()
@@ -222,12 +222,30 @@ func (s *Session) Foreground(ctx context.Context, id task.ID) error {
 	s.seat, s.lead = target, target.ag
 	if target.going { // its run goes on, as the foreground's
 		target.going = false
+		close(target.ended) // a Stop waiting for the turn's end waits no more
 		s.running = true
 		s.reg.FinishQuietly(id, task.Completed, nil)
 	}
 	s.mu.Unlock()
 	s.publish(Event{Kind: KindForegrounded, TaskID: string(id)})
 	return nil
+}
+
+// canBringBack says why Foreground cannot bring back task id, nil when
+// it holds a lead it can.
+func (s *Session) canBringBack(id task.ID) error {
+	s.mu.Lock()
+	_, away := s.away[id]
+	s.mu.Unlock()
+	if away {
+		return nil
+	}
+	if st, ok := s.reg.Get(id); !ok {
+		return fmt.Errorf("session: no task %s", id)
+	} else if d, ok := st.Detail.(*task.Agent); !ok || d.AgentType != MainSession {
+		return fmt.Errorf("session: task %s is not a turn or conversation of the lead", id)
+	}
+	return fmt.Errorf("session: task %s holds no lead to bring back", id)
 }
 
 func agentKind(t agent.EventType) Kind {
@@ -265,11 +283,12 @@ func (s *Session) Serve(ctx context.Context) error {
 	events := make(chan struct{}, 1)
 	go func() {
 		for {
-			e, err := s.sub.Next(ctx)
-			if err != nil {
+			if err := s.sub.Wait(ctx); err != nil {
 				return
 			}
-			s.handle(e)
+			if !s.take() {
+				continue // the lead or a waiting run took it
+			}
 			select {
 			case events <- struct{}{}:
 			default:
@@ -297,7 +316,7 @@ func (s *Session) Serve(ctx context.Context) error {
 // quiet with an idle digest for it.
 func (s *Session) kick(ctx context.Context, tm *swarm.Lead) {
 	s.mu.Lock()
-	st, busy := s.seat, s.running
+	st, busy := s.seat, s.running || s.closed
 	s.mu.Unlock()
 	if busy || st == nil {
 		return
@@ -313,7 +332,7 @@ func (s *Session) kick(ctx context.Context, tm *swarm.Lead) {
 		return
 	}
 	s.mu.Lock()
-	if s.running {
+	if s.running || s.closed {
 		s.mu.Unlock()
 		return
 	}

@@ -18,13 +18,19 @@ import (
 // and those Background makes) run script, served until the test ends.
 func newInteractive(t *testing.T, script string) (*Session, *Subscription) {
 	t.Helper()
+	return newInteractiveAt(t, script, nil)
+}
+
+// newInteractiveAt is newInteractive with the session's clock now.
+func newInteractiveAt(t *testing.T, script string, now func() time.Time) (*Session, *Subscription) {
+	t.Helper()
 	sc, err := scripted.Parse([]byte(script))
 	if err != nil {
 		t.Fatal(err)
 	}
 	model := scripted.New(sc)
 	reg := task.New(task.Config{Dir: t.TempDir()})
-	s, err := New(Config{Registry: reg, Interactive: true})
+	s, err := New(Config{Registry: reg, Interactive: true, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

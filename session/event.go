@@ -118,8 +118,9 @@ func (s *Subscription) Close() {
 
 // bus fans events out to subscriptions.
 type bus struct {
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	closed bool // a subscription made after close is closed at once
 }
 
 func (b *bus) subscribe(coalesce bool) *Subscription {
@@ -130,6 +131,11 @@ func (b *bus) subscribe(coalesce bool) *Subscription {
 		b.mu.Unlock()
 	}
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		s.q.Close()
+		return s
+	}
 	if b.subs == nil {
 		b.subs = map[*Subscription]struct{}{}
 	}
@@ -150,6 +156,7 @@ func (b *bus) publish(e Event) {
 
 func (b *bus) close() {
 	b.mu.Lock()
+	b.closed = true
 	subs := make([]*Subscription, 0, len(b.subs))
 	for s := range b.subs {
 		subs = append(subs, s)

@@ -66,7 +66,13 @@ type Session struct {
 	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
 	team     *swarm.Lead
 	running  bool // a Run or Submit is under way
+	closed   bool // Close was called: no run starts
 	runs     sync.WaitGroup
+
+	// subMu is held while one task event is taken from sub and reported,
+	// so that the reports keep the registry's order whoever takes them
+	// (the lead between tool rounds, a waiting run, Serve).
+	subMu sync.Mutex
 }
 
 // New returns a Session over cfg.Registry.
@@ -189,10 +195,7 @@ func (s *Session) Deliver(text string) {
 	if lead := s.leadAgent(); lead != nil {
 		lead.Send(text)
 	}
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.signal()
 }
 
 // Compact replaces the idle lead's conversation by a summary and its
@@ -214,10 +217,7 @@ func (s *Session) Compact(ctx context.Context) error {
 	s.mu.Lock()
 	s.running = false
 	s.mu.Unlock()
-	select { // what came meanwhile starts a run (Serve)
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.signal() // what came meanwhile starts a run (Serve)
 	return err
 }
 
@@ -258,13 +258,19 @@ func (s *Session) handle(e task.Event) {
 
 // drain handles every queued task event.
 func (s *Session) drain() {
-	for {
-		e, ok := s.sub.TryNext()
-		if !ok {
-			return
-		}
+	for s.take() {
+	}
+}
+
+// take handles the next queued task event, if there is one.
+func (s *Session) take() bool {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	e, ok := s.sub.TryNext()
+	if ok {
 		s.handle(e)
 	}
+	return ok
 }
 
 // active reports whether a task is still running, or has ended but not
@@ -307,8 +313,23 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 		return agent.Result{}, errors.New("session: no lead agent")
 	}
 	if s.running {
+		if resubmit && s.lead != nil {
+			// Submit's run, and another started in between: that one takes
+			// the prompt, sent under the lock its end looks at Pending
+			// under, so the prompt is run or seen.
+			if prompt != "" {
+				s.lead.Send(prompt)
+			}
+			s.mu.Unlock()
+			s.signal()
+			return agent.Result{}, nil
+		}
 		s.mu.Unlock()
 		return agent.Result{}, ErrBusy
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return agent.Result{}, ErrClosed
 	}
 	if prompt == "" && st.ag.Pending() == 0 {
 		// A run for input that another run took meanwhile: nothing to do.
@@ -368,22 +389,18 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 		}
 		if (!active && quiet) || s.cfg.Interactive {
 			// Done, unless a prompt came in (Submit) since the look at
-			// Pending above: the check and the end are one step for
-			// Submit, which sends to a running lead under the same lock.
-			s.mu.Lock()
-			if lead.Pending() > 0 {
-				s.mu.Unlock()
-				continue
+			// Pending above.
+			if total, err, ended := s.endRun(ctx, total, err, start, resubmit, true); ended {
+				return total, err
 			}
-			s.running = false
-			s.mu.Unlock()
-			break
+			continue
 		}
 		if err = s.wait(ctx, tm); err != nil {
 			break
 		}
 	}
-	return s.endRun(ctx, st, total, err, start, resubmit)
+	total, err, _ = s.endRun(ctx, total, err, start, resubmit, false)
+	return total, err
 }
 
 // turn runs one model turn of st's agent, recording what Background needs.
@@ -400,8 +417,13 @@ func (s *Session) turn(ctx context.Context, st *seat, prompt string) (agent.Resu
 }
 
 // endRun ends a foreground run: the team's problems, the end event, and
-// another run for input that came as this one ended.
-func (s *Session) endRun(ctx context.Context, st *seat, total agent.Result, err error, start time.Time, resubmit bool) (agent.Result, error) {
+// another run for input that came as this one ended. With ifIdle, it
+// ends the run only when no input waits (ended false: the run goes on).
+// The look at the input, the end and its event are one step under s.mu,
+// the lock Submit sends to a running lead under: a prompt is either seen
+// here or starts a run of its own, whose start is reported after this
+// end.
+func (s *Session) endRun(ctx context.Context, total agent.Result, err error, start time.Time, resubmit, ifIdle bool) (_ agent.Result, _ error, ended bool) {
 	total.Duration = s.cfg.Now().Sub(start)
 	if tm := s.Team(); err == nil && tm != nil {
 		// A clean end means the team ended as the lead intended.
@@ -409,24 +431,39 @@ func (s *Session) endRun(ctx context.Context, st *seat, total agent.Result, err 
 			err = fmt.Errorf("the team did not end cleanly: %s", strings.Join(ps, "; "))
 		}
 	}
-	// Not running from here: a Submit now starts a run of its own, and
-	// what was sent meanwhile is run again (Submit's runs) or left
-	// pending for the next run.
 	s.mu.Lock()
+	pending := s.seat.ag.Pending() > 0
+	if ifIdle && pending {
+		s.mu.Unlock()
+		return total, err, false
+	}
+	// Not running from here: what was sent meanwhile is run again
+	// (Submit's runs) or left for the next run, which Serve starts.
 	s.running = false
-	again := resubmit && s.seat.ag.Pending() > 0
+	again := resubmit && pending && !s.closed
 	if again {
 		s.runs.Add(1)
 	}
-	s.mu.Unlock()
 	s.publish(Event{Kind: KindTurnEnded, Result: &total, Err: err})
-	if again {
+	s.mu.Unlock()
+	switch {
+	case again:
 		go func() {
 			defer s.runs.Done()
 			_, _ = s.run(ctx, "", true)
 		}()
+	case pending:
+		s.signal()
 	}
-	return total, err
+	return total, err, true
+}
+
+// signal wakes a run waiting for input, or Serve.
+func (s *Session) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // wait waits for a task event, input from the team, or a change in the
@@ -438,9 +475,9 @@ func (s *Session) endRun(ctx context.Context, st *seat, total agent.Result, err 
 // watch.
 func (s *Session) wait(ctx context.Context, tm *swarm.Lead) error {
 	if tm == nil {
-		e, err := s.sub.Next(ctx)
+		err := s.sub.Wait(ctx)
 		if err == nil {
-			s.handle(e)
+			s.take() // none when another reader took it: the run looks again
 		}
 		return err
 	}
@@ -458,9 +495,8 @@ func (s *Session) wait(ctx context.Context, tm *swarm.Lead) error {
 		}
 		cancel()
 	}()
-	e, err := s.sub.Next(wctx)
-	if err == nil {
-		s.handle(e)
+	if err := s.sub.Wait(wctx); err == nil {
+		s.take()
 		return nil
 	}
 	return ctx.Err()
@@ -469,28 +505,25 @@ func (s *Session) wait(ctx context.Context, tm *swarm.Lead) error {
 // Submit gives the lead a prompt without waiting: a new run when it is
 // idle (its end is a KindTurnEnded event), or input at its next tool-round
 // boundary when it is working.
+// After Close it does nothing (a KindError event would reach no one).
 func (s *Session) Submit(ctx context.Context, prompt string) {
 	s.mu.Lock()
 	lead, busy := s.lead, s.running
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
 	if busy && lead != nil {
 		lead.Send(prompt) // under s.mu: a run cannot end between the look and the send
 		s.mu.Unlock()
-		select { // a run waiting on background work takes it now
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.signal() // a run waiting on background work takes it now
 		return
 	}
 	s.runs.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.runs.Done()
-		if _, err := s.run(ctx, prompt, true); errors.Is(err, ErrBusy) {
-			// Another run started in between: it takes the prompt.
-			if lead := s.leadAgent(); lead != nil {
-				lead.Send(prompt)
-			}
-		}
+		_, _ = s.run(ctx, prompt, true) // busy meanwhile: the other run takes the prompt
 	}()
 }
 
@@ -528,9 +561,14 @@ func (s *Session) InterruptTeammate(teammate string) (bool, error) {
 	return tm.InterruptMate(teammate)
 }
 
-// Close waits for the runs Submit started and ends every subscription.
-// It does not close the registry or the team: their owner does.
+// Close waits for the runs Submit started and ends every subscription;
+// from then on no run starts (Run returns ErrClosed, Submit does
+// nothing) and a new subscription is closed at once. It does not close
+// the registry or the team: their owner does.
 func (s *Session) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.runs.Wait()
 	s.sub.Close()
 	s.bus.close()

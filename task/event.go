@@ -52,6 +52,10 @@ func (s *Subscription) TryNext() (Event, bool) { return s.q.TryNext() }
 // once the subscription or registry is closed and the queue is empty.
 func (s *Subscription) Next(ctx context.Context) (Event, error) { return s.q.Next(ctx, ErrClosed) }
 
+// Wait waits until an event is queued, without taking it (TryNext does).
+// It fails like Next.
+func (s *Subscription) Wait(ctx context.Context) error { return s.q.Wait(ctx, ErrClosed) }
+
 // Close ends the subscription; queued events can still be read.
 func (s *Subscription) Close() {
 	s.r.unsubscribe(s)

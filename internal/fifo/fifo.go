@@ -91,6 +91,28 @@ func (q *Queue[T]) Next(ctx context.Context, closed error) (T, error) {
 	}
 }
 
+// Wait waits until an item is queued, without taking it (several readers
+// that take under a lock of their own keep the queue's order that way).
+// It returns closed once the queue is closed and drained, or ctx's cause.
+func (q *Queue[T]) Wait(ctx context.Context, closed error) error {
+	for {
+		q.mu.Lock()
+		n, done := len(q.items), q.closed
+		q.mu.Unlock()
+		switch {
+		case n > 0:
+			return nil
+		case done:
+			return closed
+		}
+		select {
+		case <-q.kick:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
 // Close stops the queue taking items; those queued can still be read. It
 // reports whether it closed it (false when it was closed already).
 func (q *Queue[T]) Close() bool {
