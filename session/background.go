@@ -83,7 +83,7 @@ func (s *Session) Background(ctx context.Context) (task.ID, error) {
 		s.mu.Unlock()
 		return "", errors.New("session: backgrounding needs a lead started with StartLead")
 	}
-	old := s.seat
+	old, factory := s.seat, s.factory
 	if !old.inTurn {
 		s.mu.Unlock()
 		return "", ErrNotWorking
@@ -96,7 +96,7 @@ func (s *Session) Background(ctx context.Context) (task.ID, error) {
 	base = base[:n]
 
 	fresh := &seat{s: s}
-	ag, err := s.factory(base, fresh.observe)
+	ag, err := factory(base, fresh.observe)
 	if err != nil {
 		return "", fmt.Errorf("session: a fresh lead for the foreground: %w", err)
 	}

@@ -203,11 +203,12 @@ func (s *Session) Deliver(text string) {
 // be idle: no run starts while it compacts.
 func (s *Session) Compact(ctx context.Context) error {
 	s.mu.Lock()
-	if s.running || s.seat == nil {
+	if s.seat == nil {
 		s.mu.Unlock()
-		if s.seat == nil {
-			return errors.New("session: no lead agent")
-		}
+		return errors.New("session: no lead agent")
+	}
+	if s.running {
+		s.mu.Unlock()
 		return fmt.Errorf("the lead is working; compact when it is idle: %w", ErrBusy)
 	}
 	s.running = true
