@@ -47,6 +47,28 @@ func (s *Server) sendAsLead(w http.ResponseWriter, r *http.Request, teamName, to
 	return ds, true
 }
 
+// refuseSigned answers a control request that would send teammate name
+// of team a protocol frame, when name runs in a pane: such a teammate
+// takes only frames its lead signed, and the page holds no key. It reports
+// whether it refused.
+func (s *Server) refuseSigned(w http.ResponseWriter, r *http.Request, teamName, name, what string) bool {
+	cfg, err := s.cfg.Teams.Get(r.Context(), teamName)
+	if err != nil {
+		s.fail(w, err)
+		return true
+	}
+	m, ok := cfg.Member(name)
+	if !ok {
+		http.Error(w, fmt.Sprintf("dashboard: %s: team %s has no member %q", what, teamName, name), http.StatusNotFound)
+		return true
+	}
+	if m.InPane() {
+		http.Error(w, fmt.Sprintf("dashboard: %s: %s runs in a pane (%s) and takes only what its lead signed; the dashboard holds no key, so do this from the lead's own terminal", what, name, m.BackendType), http.StatusConflict)
+		return true
+	}
+	return false
+}
+
 // send delivers a plain message from the lead: {"to": NAME|"*", "text": TEXT}.
 func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	var req struct{ To, Text string }
@@ -83,6 +105,9 @@ func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("dashboard: stop: %q is not a teammate that can be stopped", req.Name), http.StatusBadRequest)
 		return
 	}
+	if s.refuseSigned(w, r, r.PathValue("team"), req.Name, "stop") {
+		return
+	}
 	reason := req.Reason
 	if reason == "" {
 		reason = "stopped from the dashboard"
@@ -116,6 +141,8 @@ func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	teamName := r.PathValue("team")
+	s.answering.Lock()
+	defer s.answering.Unlock()
 	inbox, err := s.cfg.Mail.Read(ctx, teamName, team.LeadName, false)
 	if err != nil {
 		http.Error(w, "dashboard: permission: read the lead's inbox: "+err.Error(), http.StatusInternalServerError)
@@ -132,6 +159,9 @@ func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
 	}
 	if found == nil {
 		http.Error(w, fmt.Sprintf("dashboard: permission: no request %q in the lead's inbox", req.RequestID), http.StatusNotFound)
+		return
+	}
+	if s.refuseSigned(w, r, teamName, from, "permission") {
 		return
 	}
 	// Already answered (by the lead, or another tab)?

@@ -28,6 +28,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
+	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	w.WriteHeader(http.StatusOK)
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -54,6 +55,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 
 	var last []byte
 	for {
+		// A client that stops reading is let go once a write has waited
+		// WriteTimeout, with the watches this stream holds.
+		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 		v, err := s.load(ctx, cfg.Name)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -96,6 +100,7 @@ func (s *Server) wait(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 		case <-kick:
 			return true
 		case <-beat.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 				return false
 			}
@@ -107,13 +112,16 @@ func (s *Server) wait(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 }
 
 // writeEvent writes one event; every line of data gets its own "data:"
-// field, as the SSE format requires.
+// field, as the SSE format requires. A line ends at "\r\n", "\n" or a
+// lone "\r", as it does for the browser: text that held a lone "\r" would
+// otherwise start a field of its own (an event name, an id, a retry).
 func writeEvent(w http.ResponseWriter, event string, data []byte) {
 	var b bytes.Buffer
 	b.WriteString("event: " + event + "\n")
-	for _, line := range strings.Split(string(data), "\n") {
+	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n"), "\n")
+	for _, line := range lines {
 		b.WriteString("data: ")
-		b.WriteString(strings.TrimSuffix(line, "\r"))
+		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')

@@ -28,8 +28,13 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("dashboard: shut down: %w", err)
+	if err := hs.Shutdown(sctx); err != nil {
+		// Requests still in flight (a client that stopped reading) are
+		// cut off rather than left running after Serve returns.
+		hs.Close()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("dashboard: shut down: %w", err)
+		}
 	}
 	<-errc
 	return nil

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/troupe-dev/troupe/mailbox"
@@ -28,6 +29,9 @@ const DefaultAddr = "127.0.0.1:7420"
 // DefaultHeartbeat is how often an idle event stream gets a comment line,
 // so that a dead connection is noticed.
 const DefaultHeartbeat = 15 * time.Second
+
+// DefaultWriteTimeout is Config.WriteTimeout's default.
+const DefaultWriteTimeout = 10 * time.Second
 
 // tokenCookie carries the access token after the first visit with ?token=.
 const tokenCookie = "troupe_dashboard"
@@ -54,6 +58,10 @@ type Config struct {
 	Transcript func(session, agent string) (text string, ok bool)
 	// Heartbeat is the idle interval of event streams; DefaultHeartbeat if 0.
 	Heartbeat time.Duration
+	// WriteTimeout bounds one write to an event stream's client: one that
+	// stops reading is let go, with the watches its stream holds.
+	// DefaultWriteTimeout if 0.
+	WriteTimeout time.Duration
 	Now       func() time.Time
 	Log       *slog.Logger
 }
@@ -63,6 +71,10 @@ type Server struct {
 	cfg   Config
 	pages *template.Template
 	mux   *http.ServeMux
+
+	// answering is held while a permission request is looked up and
+	// answered, so that two tabs cannot both answer one request.
+	answering sync.Mutex
 }
 
 // New returns a Server over the stores in cfg.
@@ -72,6 +84,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -155,12 +170,20 @@ func (s *Server) tokenOK(got string) bool {
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
-// CheckListen refuses to listen beyond loopback without a token: addr's
-// host must be a loopback address or "localhost" unless token is set.
+// MinTokenLen is the shortest token CheckListen accepts: a token guards
+// the team against anyone who can reach the port, and is tried at will.
+const MinTokenLen = 16
+
+// CheckListen refuses to listen beyond loopback without a token (addr's
+// host must be a loopback address or "localhost" unless token is set),
+// and a token shorter than MinTokenLen anywhere.
 func CheckListen(addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("dashboard address %q: %w (want host:port, such as %s)", addr, err, DefaultAddr)
+	}
+	if token != "" && len(strings.TrimSpace(token)) < MinTokenLen {
+		return fmt.Errorf("dashboard token of %d characters: use at least %d (--token or $TROUPE_DASHBOARD_TOKEN; on loopback give none, and troupe dashboard makes one)", len(strings.TrimSpace(token)), MinTokenLen)
 	}
 	if token == "" && !loopbackName(host) {
 		where := host

@@ -29,7 +29,10 @@ func TestCheckListen(t *testing.T) {
 		{":7420", "", false},
 		{"192.168.1.5:7420", "", false},
 		{"example.com:7420", "", false},
-		{"0.0.0.0:7420", "s3cret", true},
+		{"0.0.0.0:7420", "s3cret-s3cret-s3cret", true},
+		{"0.0.0.0:7420", "s3cret", false},                // too short to guard a port anyone can try
+		{"127.0.0.1:7420", "1", false},                   // a short token is refused anywhere
+		{"0.0.0.0:7420", "                    x", false}, // white space is not strength
 		{"no-port", "", false},
 	}
 	for _, tt := range tests {

@@ -57,6 +57,9 @@ type messageView struct {
 
 type pendingView struct {
 	RequestID, From, Action, Tool string
+	// Signed: the asker is a pane teammate, which takes only a verdict
+	// its lead signed; the page cannot answer it.
+	Signed bool
 }
 
 // load reads the team's current state from the stores.
@@ -85,6 +88,10 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 	var msgs []messageView
 	last := map[string]time.Time{}
 	answered := map[string]bool{} // permission request ids with a response
+	signed := map[string]bool{}   // pane teammates: only a signed response answers them
+	for _, mem := range cfg.Members {
+		signed[mem.Name] = mem.InPane()
+	}
 	type request struct {
 		m mailbox.Message
 		f mailbox.PermissionRequest
@@ -106,13 +113,15 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 			kind, words := Describe(m.From, mem.Name, m.Text)
 			switch f, _ := mailbox.Decode(m.Text); f := f.(type) {
 			case mailbox.PermissionResponse:
-				answered[f.RequestID] = true
+				if _, sig := m.Extra[mailbox.LeadSigKey]; sig || !signed[mem.Name] {
+					answered[f.RequestID] = true
+				}
 			case mailbox.PermissionRequest:
 				if mem.Name == team.LeadName {
 					requests = append(requests, request{m, f})
 				}
 			}
-			msgs = append(msgs, messageView{ID: m.ID, Time: m.Timestamp.UTC().Format(time.RFC3339Nano),
+			msgs = append(msgs, messageView{ID: termtext.Line(m.ID), Time: m.Timestamp.UTC().Format(time.RFC3339Nano),
 				From: termtext.Line(m.From), To: termtext.Line(mem.Name), Color: safeColor(m.Color),
 				Kind: kind, Words: termtext.Clean(words)})
 		}
@@ -125,7 +134,7 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 	v.Messages = msgs
 	for _, r := range requests {
 		if !answered[r.f.RequestID] {
-			v.Pending = append(v.Pending, pendingView{RequestID: r.f.RequestID, From: termtext.Line(r.m.From),
+			v.Pending = append(v.Pending, pendingView{RequestID: termtext.Line(r.f.RequestID), From: termtext.Line(r.m.From), Signed: signed[r.m.From],
 				Tool: termtext.Line(r.f.ToolName), Action: termtext.Clean(Action(r.f.ToolName, r.f.Input, r.f.Description))})
 		}
 	}
@@ -149,7 +158,7 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 		}
 		for _, t := range tasks {
 			if t.Owner == mem.Name && t.Status == tasklist.StatusInProgress {
-				mv.TaskID, mv.Task = t.ID, termtext.Line(t.Subject)
+				mv.TaskID, mv.Task = termtext.Line(t.ID), termtext.Line(t.Subject)
 				break
 			}
 		}

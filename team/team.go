@@ -202,6 +202,15 @@ func (m Member) Active() bool { return m.IsActive == nil || *m.IsActive }
 // IsLead reports whether m is its team's lead.
 func (m Member) IsLead() bool { return m.Name == LeadName }
 
+// InPane reports whether m is a teammate that runs in a pane (tmux,
+// iTerm2) rather than in its lead's process. Leads (troupe's and Claude
+// Code's) start such teammates with their verify key: they act only on
+// the protocol frames (permission verdicts, shutdown requests, plan
+// approvals) that the lead signed.
+func (m Member) InPane() bool {
+	return !m.IsLead() && m.BackendType != "" && m.BackendType != BackendInProcess
+}
+
 // Clone returns a deep copy of c.
 func (c Config) Clone() Config {
 	out := c

@@ -4,6 +4,7 @@ package dashboardcmd
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,8 +34,16 @@ func (a *app) dashboardCommand() *cobra.Command {
 		Long: `Serve a web page of every team in the store (--store, --home): members,
 task board and message timeline, updated live as the team works. With
 --control the page can also send messages, stop teammates and answer
-permission requests as the lead. Listening beyond loopback needs --token
-(default $TROUPE_DASHBOARD_TOKEN).`,
+permission requests as the lead (not for teammates in panes, which take
+only what their lead signed).
+
+Every request needs the access token: $TROUPE_DASHBOARD_TOKEN, --token
+(visible to other users in the process list: prefer the variable), or,
+on a loopback address, one made at random for this run. Listening beyond
+loopback needs a token given on purpose. The printed address carries it;
+opening it once sets a cookie. Without a token any user or process on
+this machine could read the teams' messages and, with --control, answer
+as the lead.`,
 		Args: cli.Positional(),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if token == "" {
@@ -42,6 +51,9 @@ permission requests as the lead. Listening beyond loopback needs --token
 			}
 			if err := dashboard.CheckListen(addr, token); err != nil {
 				return cli.Usagef("--addr: %w", err)
+			}
+			if token == "" { // on loopback: beyond it a token is given on purpose
+				token = rand.Text() // 26 characters, 130 bits
 			}
 			ctx := cmd.Context()
 			s, err := a.Open()
@@ -61,7 +73,7 @@ permission requests as the lead. Listening beyond loopback needs --token
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", dashboard.DefaultAddr, "listen `HOST:PORT`")
 	f.BoolVar(&control, "control", false, "allow sending messages, stopping teammates and answering permission requests from the page")
-	f.StringVar(&token, "token", "", "access `TOKEN` required on every request (default $TROUPE_DASHBOARD_TOKEN); needed to listen beyond loopback")
+	f.StringVar(&token, "token", "", "access `TOKEN` required on every request, at least 16 characters (default $TROUPE_DASHBOARD_TOKEN, else one made at random)")
 	return cmd
 }
 

@@ -157,9 +157,11 @@ func TestTeammateMaxBudgetUsd(t *testing.T) {
 		t.Fatalf("read the dashboard's address: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	base := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "http://"):]), "/")
+	base, token := dashboardAddress(t, line)
 	page := func(path string) string {
-		res, err := http.Get(base + path)
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,10 @@ import (
 )
 
 // TestDashboardCommand runs troupe dashboard on a random loopback port:
-// it refuses a non-loopback address without a token, prints its address,
-// serves the team, streams a message sent with troupe inbox send, and
-// ends cleanly when its context does.
+// it refuses a non-loopback address without a token and a short token,
+// prints its address with the access token it made, refuses a request
+// without it, serves the team, streams a message sent with troupe inbox
+// send, and ends cleanly when its context does.
 func TestDashboardCommand(t *testing.T) {
 	h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore, env: map[string]string{}}
 	h.ok("team", "create", "alpha")
@@ -26,6 +28,11 @@ func TestDashboardCommand(t *testing.T) {
 	var ue *UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--token") {
 		t.Fatalf("dashboard on 0.0.0.0 without a token: %v; want a usage error naming --token", err)
+	}
+
+	err = h.fail("dashboard", "--token", "short")
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "at least 16") {
+		t.Fatalf("dashboard with a 5-character token: %v; want a usage error asking for 16", err)
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -41,15 +48,18 @@ func TestDashboardCommand(t *testing.T) {
 		t.Fatalf("read the dashboard's address: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	i := strings.Index(line, "http://")
-	if i < 0 {
-		t.Fatalf("dashboard printed %q; want its address", line)
+	base, token := dashboardAddress(t, line)
+	if len(token) < 16 {
+		t.Fatalf("dashboard printed %q; want an address with a token it made", line)
 	}
-	base := strings.TrimSuffix(strings.TrimSpace(line[i:]), "/")
+	if res, err := http.Get(base + "/team/alpha"); err != nil || res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a request without the token: %v, %v; want 401", res.Status, err)
+	}
 
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 	defer scancel()
 	req, _ := http.NewRequestWithContext(sctx, "GET", base+"/team/alpha/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -78,4 +88,19 @@ func TestDashboardCommand(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("dashboard did not end within 10 s of its context")
 	}
+}
+
+// dashboardAddress returns the base address and the token of the line
+// troupe dashboard prints ("... at http://HOST:PORT/?token=TOKEN").
+func dashboardAddress(t *testing.T, line string) (base, token string) {
+	t.Helper()
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("dashboard printed %q; want its address", line)
+	}
+	u, err := url.Parse(strings.TrimSpace(line[i:]))
+	if err != nil {
+		t.Fatalf("dashboard printed %q: %v", line, err)
+	}
+	return "http://" + u.Host, u.Query().Get("token")
 }
