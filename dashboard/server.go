@@ -62,8 +62,8 @@ type Config struct {
 	// stops reading is let go, with the watches its stream holds.
 	// DefaultWriteTimeout if 0.
 	WriteTimeout time.Duration
-	Now       func() time.Time
-	Log       *slog.Logger
+	Now          func() time.Time
+	Log          *slog.Logger
 }
 
 // Server is the dashboard's HTTP handler.
