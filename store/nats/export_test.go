@@ -79,3 +79,6 @@ func WrapReadMarksKV(s *Store, wrap func(jetstream.KeyValue) jetstream.KeyValue)
 // ReadHook makes s's reads call f at each stage ("floor", "scanned").
 // Call it before s is used concurrently.
 func ReadHook(s *Store, f func(stage string)) { s.readHook = f }
+
+// ConnectedURL returns the URL of the server s is connected to.
+func ConnectedURL(s *Store) string { return s.nc.ConnectedUrl() }

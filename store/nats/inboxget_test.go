@@ -191,7 +191,10 @@ func TestInboxReadClusterAsksLeader(t *testing.T) {
 	if _, err := s.Mail().Send(ctx, "crew", "ann", mailbox.Message{From: "team-lead", Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	obs, err := natsgo.Connect(c.urls())
+	// obs sits on the server s is connected to: once its Flush returned,
+	// that server holds its interest, which a server elsewhere learns only
+	// later over a route (a request sent meanwhile would not reach it).
+	obs, err := natsgo.Connect(natsstore.ConnectedURL(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +207,6 @@ func TestInboxReadClusterAsksLeader(t *testing.T) {
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("read %d messages, %v; want 1", len(msgs), err)
 	}
-	// obs may sit on another server than s: the request crosses a route
-	// after the read, so it is waited for rather than looked for.
 	if _, err := leaderGetAPI.NextMsg(10 * time.Second); err != nil {
 		t.Errorf("a read on a cluster did not ask the stream leader for the inbox's newest message: %v", err)
 	}
