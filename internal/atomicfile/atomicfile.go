@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -138,9 +139,19 @@ func createTemp(path string, perm os.FileMode) (*os.File, string, error) {
 	return nil, "", errors.New("could not create a unique temp file")
 }
 
+// DirSyncFault, when it holds a function (tests), is asked before each
+// folder sync after a rename; an error it returns is that sync's: a way
+// to check that callers take ErrUnsynced for a write that happened.
+var DirSyncFault atomic.Pointer[func(dir string) error]
+
 // syncDir fsyncs a directory so a rename in it is durable. File systems
 // that cannot sync directories (EINVAL, ENOTSUP) are not an error.
 func syncDir(dir string) error {
+	if f := DirSyncFault.Load(); f != nil {
+		if err := (*f)(dir); err != nil {
+			return err
+		}
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

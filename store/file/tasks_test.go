@@ -15,9 +15,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/tasklist/tasklisttest"
@@ -819,5 +821,44 @@ func TestTaskClaimRace64(t *testing.T) {
 		if won.Load() != 1 || claimed.Load() != contenders-1 {
 			t.Fatalf("round %d: %d winners, %d already-claimed, %d other; want 1, %d, 0", r, won.Load(), claimed.Load(), other.Load(), contenders-1)
 		}
+	}
+}
+
+// A task write whose file is in place but whose folder sync failed
+// happened (atomicfile.ErrUnsynced): Create reports the task, and a claim
+// reports the claim, instead of an error that would make the caller retry
+// (a second task) or go idle with the task owned in its name.
+func TestTaskWriteUnsyncedCounts(t *testing.T) {
+	s, err := file.Open(t.TempDir(), file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	l := tasklist.New(s.Tasks(), "unsynced")
+	fault := func(string) error { return syscall.EIO }
+	atomicfile.DirSyncFault.Store(&fault)
+	t.Cleanup(func() { atomicfile.DirSyncFault.Store(nil) })
+	created, err := l.Create(ctx, tasklist.Draft{Subject: "write the docs"})
+	if err != nil {
+		t.Fatalf("Create with the folder sync failing = %v; want the task (it is on disk)", err)
+	}
+	claimed, err := l.Claim(ctx, "alice")
+	if err != nil || claimed.ID != created.ID || claimed.Owner != "alice" {
+		t.Fatalf("Claim with the folder sync failing = %+v, %v; want task %s claimed by alice", claimed, err, created.ID)
+	}
+	if _, err := team.Create(ctx, s.Teams(), team.CreateOptions{Name: "unsynced", Now: time.Now(), Pick: func(int) int { return 0 }}); err != nil {
+		t.Fatalf("team.Create with the folder sync failing = %v; want the team", err)
+	}
+	if _, err := team.AddMember(ctx, s.Teams(), "unsynced", team.Member{Name: "alice"}, time.Now()); err != nil {
+		t.Fatalf("AddMember with the folder sync failing = %v; want alice added", err)
+	}
+	atomicfile.DirSyncFault.Store(nil)
+	if cfg, err := s.Teams().Get(ctx, "unsynced"); err != nil || len(cfg.Members) != 2 {
+		t.Fatalf("team after = %+v, %v; want the lead and alice", cfg, err)
+	}
+	tasks, err := l.Tasks(ctx)
+	if err != nil || len(tasks) != 1 || tasks[0].Owner != "alice" {
+		t.Fatalf("tasks after = %+v, %v; want the one task, owned by alice", tasks, err)
 	}
 }
