@@ -141,6 +141,24 @@ func TestKicks(t *testing.T) {
 			},
 		},
 		{
+			// Same size, mtime set back: a poll sees it by the change time.
+			name:  "rewrite keeping size and mtime",
+			setup: func(t *testing.T, dir string) { write(t, filepath.Join(dir, "inbox.json"), "[1]") },
+			op: func(t *testing.T, dir string) {
+				path := filepath.Join(dir, "inbox.json")
+				fi, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte("[2]"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
 			name: "lock dir mkdir",
 			op: func(t *testing.T, dir string) {
 				if err := os.Mkdir(filepath.Join(dir, "inbox.json"), 0o755); err != nil {

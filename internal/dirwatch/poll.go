@@ -11,6 +11,7 @@ type entryKey struct {
 	ino   uint64
 	size  int64
 	mtime int64
+	ctime int64 // moves on an in-place rewrite that keeps size and mtime
 	mode  fs.FileMode
 }
 
@@ -27,7 +28,7 @@ func snapshot(dir string) map[string]entryKey {
 		if err != nil {
 			continue // removed since ReadDir
 		}
-		snap[e.Name()] = entryKey{ino: inode(fi), size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode()}
+		snap[e.Name()] = entryKey{ino: inode(fi), size: fi.Size(), mtime: fi.ModTime().UnixNano(), ctime: ctime(fi), mode: fi.Mode()}
 	}
 	return snap
 }

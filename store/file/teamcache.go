@@ -45,10 +45,24 @@ const racySlack = 50 * time.Millisecond
 // had stopped changing racySlack before seen (when the read that took its
 // bytes began): then, by the rule above, an equal identity later means
 // equal bytes. The task list cache (taskcache.go) uses the same rule.
+//
+// A file system that keeps whole seconds (ext3, HFS+, ext4 with small
+// inodes; FAT keeps two) gives a rewrite within the same second the same
+// times: there a file is trusted only once coarseSlack has passed. Such
+// times are told by their sub-second part, zero in both (on a
+// nanosecond file system that is one time in a billion, and costs only
+// a read).
 func settledBefore(id atomicfile.Identity, seen time.Time) bool {
 	changed := max(id.MtimeNs, id.CtimeNs)
-	return id.Exists && changed < seen.Add(-racySlack).UnixNano()
+	slack := racySlack
+	if id.MtimeNs%int64(time.Second) == 0 && id.CtimeNs%int64(time.Second) == 0 {
+		slack = coarseSlack
+	}
+	return id.Exists && changed < seen.Add(-slack).UnixNano()
 }
+
+// coarseSlack is racySlack for file times kept in whole seconds (or two).
+const coarseSlack = 3 * time.Second
 
 // teamSnap is one decoded team file. It is never modified after it is
 // stored: callers that hand the config out or change it copy it first, and

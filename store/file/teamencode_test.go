@@ -137,7 +137,7 @@ func TestSameMemberCoversEveryField(t *testing.T) {
 }
 
 func TestTeamSnapTrusted(t *testing.T) {
-	seen := time.Unix(100, 0)
+	seen := time.Unix(100, 250_000_000) // fine times: whole seconds are TestSettledBefore's
 	at := func(d time.Duration) int64 { return seen.Add(d).UnixNano() }
 	tests := []struct {
 		name   string
