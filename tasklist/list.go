@@ -386,6 +386,11 @@ func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 		}
 		ready := Ready(Normalize(tasks))
 		if len(ready) == 0 {
+			if err != nil {
+				// A task that does not decode may be the one that would be
+				// ready, or block others: say so rather than just "none".
+				return Task{}, fmt.Errorf("claim for %s: %w; %w", agent, ErrNoneReady, err)
+			}
 			return Task{}, fmt.Errorf("claim for %s: %w", agent, ErrNoneReady)
 		}
 		take := func(put func(context.Context, string, Task, Revision) (Revision, error), r Task) (Task, error) {

@@ -595,6 +595,9 @@ func TestTaskCorruptFile(t *testing.T) {
 	for {
 		task, err := l.Claim(ctx, "worker")
 		if errors.Is(err, tasklist.ErrNoneReady) {
+			if !errors.Is(err, tasklist.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Claim with none ready and task 2 corrupt = %v; want it to name %s", err, path)
+			}
 			break
 		}
 		if err != nil {
