@@ -133,6 +133,14 @@ var hostile = []string{
 	"IFS=/ git status",
 	"git status 3>/etc/x",
 	"git status < /etc/shadow",
+	// Brace expressions across quoted pieces: bash makes several words.
+	`find {".",-maxdepth,0,-exec,touch,p,\;}`,
+	`find {"victim",-delete}`,
+	`sort {"-o",/tmp/p,.env}`,
+	`git status {"x",--output=/tmp/p}`,
+	`cat {"/etc/passwd",/dev/null}`,
+	// test -v evaluates the index of the variable it names.
+	`test -v 'a[$(rm -rf ~)]'`,
 }
 
 func TestHostileCommandsNotAllowed(t *testing.T) {
@@ -164,6 +172,14 @@ func TestHostileDenyRules(t *testing.T) {
 		for _, cmd := range cmds {
 			if d := p.Check(bash(cmd, mode)); d.Behavior != permission.Deny {
 				t.Errorf("mode %s: Check(%q) = %s (%s); want deny", mode, cmd, d.Behavior, d.Reason)
+			}
+		}
+		// A command name that a brace expression across quoted pieces
+		// makes is not known before run time: never allowed, bypass
+		// included, since the deny rule cannot see it.
+		for _, cmd := range []string{`{"rm",-f,x}`, `{'rm',-f,x}`} {
+			if d := p.Check(bash(cmd, mode)); d.Behavior == permission.Allow {
+				t.Errorf("mode %s: Check(%q) = allow (%s); want ask or deny", mode, cmd, d.Reason)
 			}
 		}
 	}

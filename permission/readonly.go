@@ -174,6 +174,15 @@ func (c command) read(name string, args []string) (files, scans []string, why st
 		if name == "printf" && len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "--" {
 			return nil, nil, "printf " + args[0] + " may set a variable"
 		}
+		if name == "test" || name == "[" {
+			for _, a := range args {
+				if a == "-v" || a == "-R" {
+					// bash evaluates the array index of the variable
+					// named, so 'a[$(cmd)]' runs cmd.
+					return nil, nil, name + " " + a + " evaluates the index of the variable it names"
+				}
+			}
+		}
 		return nil, nil, ""
 	}
 	p := parseArgs(c.opts, args, c.nums)

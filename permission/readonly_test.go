@@ -42,6 +42,8 @@ func TestReadOnlyArgs(t *testing.T) {
 		{"tree -o out", Q}, {"tree -R", Q}, {"tree -L 2 src", A},
 		{"xxd a b", Q}, {"xxd a", A}, {"xxd -ps a", A}, {"xxd -ps a b", Q}, {"xxd -l 16 /etc/x", Q},
 		{"uniq a b", Q}, {"uniq -c a", A}, {"printf -v PATH /tmp", Q}, {"printf '%s\\n' -v", A},
+		// bash evaluates the index of the variable test -v names: a[$(x)] runs x.
+		{"test -v 'a[$(touch p)]'", Q}, {"[ -v 'a[$(touch p)]' ]", Q}, {"test -R x", Q}, {"test -f go.mod", A},
 		// -- ends options: what follows is an operand, and a path.
 		{"cat -- -n", A}, {"sort -- -o", A}, {"cat -- /etc/passwd", Q}, {"grep -- -x a", A},
 		{"grep -- x /etc/passwd", Q}, {"ls -- ../x", Q}, {"cat -- -/../../x", Q},

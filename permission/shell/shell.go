@@ -151,12 +151,21 @@ func (w *walker) text(n syntax.Node) string {
 func (w *walker) word(x *syntax.Word) permission.Word {
 	var b strings.Builder
 	lit := true
+	opened := false // an unquoted { in a piece so far
 	for _, part := range x.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			v, ok := unescape(p.Value)
 			lit = lit && ok
 			b.WriteString(v)
+			// A brace expression may span quoted pieces, {"a",b}: bash
+			// makes two words of it. An unquoted { and a later unquoted }
+			// across pieces are taken for one.
+			open, closed := braces(p.Value)
+			if opened && closed && len(x.Parts) > 1 {
+				lit = false
+			}
+			opened = opened || open
 		case *syntax.SglQuoted:
 			lit = lit && !p.Dollar
 			b.WriteString(p.Value)
@@ -210,6 +219,22 @@ func unescape(s string) (string, bool) {
 		b.WriteByte(c)
 	}
 	return b.String(), ok
+}
+
+// braces reports whether the unquoted literal s holds an unescaped { and
+// an unescaped }.
+func braces(s string) (open, closed bool) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '{':
+			open = true
+		case '}':
+			closed = true
+		}
+	}
+	return open, closed
 }
 
 // unescapeDouble removes the backslashes that are special inside double

@@ -53,13 +53,17 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseWords(t *testing.T) {
-	s, err := shell.Parse(`ls ~/x '*' * a{b,c} \*`)
+	s, err := shell.Parse(`ls ~/x '*' * a{b,c} \* {"x",-delete} {'a','b'} {x}"y" "a"{b} '{' '}' \{"a",b\}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := s.Commands[0].Args
 	want := []permission.Word{{Value: "ls", Literal: true}, {Value: "~/x", Literal: true}, {Value: "*", Literal: true},
-		{Value: "*", Literal: false}, {Value: "a{b,c}", Literal: false}, {Value: "*", Literal: true}}
+		{Value: "*", Literal: false}, {Value: "a{b,c}", Literal: false}, {Value: "*", Literal: true},
+		// A brace expression across quoted pieces is two words to bash.
+		{Value: `{"x",-delete}`, Literal: false}, {Value: `{'a','b'}`, Literal: false},
+		{Value: "{x}y", Literal: true}, {Value: "a{b}", Literal: true}, {Value: "{", Literal: true}, {Value: "}", Literal: true},
+		{Value: "{a,b}", Literal: true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse words (-want +got):\n%s", diff)
 	}
