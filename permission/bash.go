@@ -3,6 +3,7 @@ package permission
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -43,6 +44,9 @@ func (p Policy) checkBash(req Request) Decision {
 	writes = append(writes, written(s, env)...)
 	if r, f := p.pathRule(p.Deny, req, reads, writes); r != nil {
 		return decide(Deny, r, "%s denied by rule %s", f, r)
+	}
+	if w := p.dotDotAfterLink(s, env); w != "" && (req.Mode != ModeBypass || len(p.Deny) > 0) {
+		return decide(Ask, nil, "%s goes through a link and then ..: the shell takes .. from where the link leads, not from the folder the path names", w)
 	}
 	reach := reached(s, env)
 	if r, dir := p.reachRule(p.Deny, req, reach); r != nil {
@@ -537,4 +541,61 @@ func (p Policy) readsInside(c Command, req Request, env pathEnv) (bool, string) 
 		}
 	}
 	return true, ""
+}
+
+// dotDotAfterLink returns the first literal word of s (an argument, the
+// value of a --name=value argument, or a redirection's target) whose path
+// has a ".." after a link: the kernel takes ".." from where the link leads,
+// while this package judges paths with ".." taken away as text. "" without
+// Policy.Realpath, or when there is none.
+func (p Policy) dotDotAfterLink(s Script, env pathEnv) string {
+	if p.Realpath == nil {
+		return ""
+	}
+	for _, c := range s.Commands {
+		words := append([]Word(nil), c.Args...)
+		for _, r := range c.Redirects {
+			if !r.Dup {
+				words = append(words, r.Target)
+			}
+		}
+		for _, w := range words {
+			if !w.Literal || !strings.Contains(w.Value, "..") {
+				continue
+			}
+			vals := []string{w.Value}
+			if _, v, ok := strings.Cut(w.Value, "="); ok {
+				vals = append(vals, v)
+			}
+			for _, v := range vals {
+				if p.linkDotDot(v, env) {
+					return w.Value
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// linkDotDot reports whether path v has a ".." whose folder before it,
+// where it really is, has another parent than the folder the text names.
+func (p Policy) linkDotDot(v string, env pathEnv) bool {
+	segs := strings.Split(toSlash(v), "/")
+	for i, seg := range segs {
+		if seg != ".." || i == 0 {
+			continue
+		}
+		prefix := strings.Join(segs[:i], "/")
+		if prefix == "" {
+			continue // "/..": the root's parent is the root
+		}
+		abs, ok := resolve(prefix, env.cwd, env.home)
+		if !ok {
+			continue
+		}
+		if path.Dir(p.real(abs)) != p.real(path.Dir(abs)) {
+			return true
+		}
+	}
+	return false
 }
