@@ -296,6 +296,13 @@ func (p Policy) candidates(s Script, depth int, budget *int) []candidate {
 			w := append([]string{name}, words[1:]...)
 			out = append(out, candidate{w, lit})
 		}
+		if name == "git" {
+			// Deny and ask rules name git's subcommand right after git:
+			// git -C . push is git push to them.
+			if sub := gitSubcommand(words); sub > 1 {
+				out = append(out, candidate{append([]string{"git"}, words[sub:]...), append([]bool{lit[0]}, lit[sub:]...)})
+			}
+		}
 		if name == "find" {
 			for i := 1; i+1 < len(words); i++ {
 				if contains([]string{"-exec", "-execdir", "-ok", "-okdir"}, words[i]) {
@@ -598,4 +605,25 @@ func (p Policy) linkDotDot(v string, env pathEnv) bool {
 		}
 	}
 	return false
+}
+
+// gitValueOptions are git's global options that take the next word as
+// their value.
+var gitValueOptions = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true,
+	"--namespace": true, "--config-env": true, "--super-prefix": true}
+
+// gitSubcommand returns the index in words (git and its arguments) of
+// git's subcommand, after its global options; 0 when there is none.
+func gitSubcommand(words []string) int {
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case gitValueOptions[w]:
+			i++
+		case strings.HasPrefix(w, "-"):
+		default:
+			return i
+		}
+	}
+	return 0
 }

@@ -174,6 +174,17 @@ func TestHostileDenyRules(t *testing.T) {
 				t.Errorf("mode %s: Check(%q) = %s (%s); want deny", mode, cmd, d.Behavior, d.Reason)
 			}
 		}
+		// Git's global options before the subcommand do not hide it.
+		gitDeny := permission.Policy{Deny: rules(t, "Bash(git push:*)"), Allow: rules(t, "Bash(git:*)"), Home: home, Shell: shell.Parse}
+		for _, cmd := range []string{"git -C . push --force origin main", "git --no-pager push origin main",
+			"git -c a.b=c push origin main", "git --git-dir .git --work-tree . push"} {
+			if d := gitDeny.Check(bash(cmd, mode)); d.Behavior != permission.Deny {
+				t.Errorf("mode %s: Check(%q) with Bash(git push:*) denied = %s (%s); want deny", mode, cmd, d.Behavior, d.Reason)
+			}
+		}
+		if d := gitDeny.Check(bash("git -C . status", mode)); d.Behavior == permission.Deny {
+			t.Errorf("mode %s: git -C . status denied by Bash(git push:*) (%s)", mode, d.Reason)
+		}
 		// A command name that a brace expression across quoted pieces
 		// makes is not known before run time: never allowed, bypass
 		// included, since the deny rule cannot see it.
