@@ -359,3 +359,26 @@ func TestNoShellAsks(t *testing.T) {
 		t.Errorf("Check without Shell = %s; want ask", d.Behavior)
 	}
 }
+
+// Where file names differ only in case (macOS, Windows), protected paths
+// and deny rules cover every spelling: .CLAUDE/settings.local.json is the
+// settings file, and a deny rule for .env covers .ENV. Allow rules are
+// not widened.
+func TestFoldedPaths(t *testing.T) {
+	permission.FoldPaths(t)
+	p := permission.Policy{Home: home, Shell: shell.Parse, Deny: rules(t, "Read(./.env)", "Edit(./secrets/**)")}
+	for _, cmd := range []string{"echo x > .CLAUDE/settings.local.json", "echo x > .Troupe/settings.json", "echo x > .GIT/hooks/pre-commit", "echo x > .MCP.json"} {
+		if d := p.Check(bash(cmd, permission.ModeAcceptEdits)); d.Behavior != permission.Ask {
+			t.Errorf("acceptEdits: Check(%q) = %s (%s); want ask", cmd, d.Behavior, d.Reason)
+		}
+	}
+	for _, tt := range []struct{ tool, file string }{{"Read", ".ENV"}, {"Read", ".Env"}, {"Edit", "Secrets/key"}} {
+		if d := p.Check(toolReq(tt.tool, map[string]string{"file_path": tt.file}, permission.ModeAcceptEdits)); d.Behavior != permission.Deny {
+			t.Errorf("%s %s = %s (%s); want deny", tt.tool, tt.file, d.Behavior, d.Reason)
+		}
+	}
+	allow := permission.Policy{Home: home, Shell: shell.Parse, Allow: rules(t, "Edit(./docs/**)")}
+	if d := allow.Check(toolReq("Edit", map[string]string{"file_path": "DOCS/x.md"}, permission.ModeDefault)); d.Behavior == permission.Allow {
+		t.Errorf("Edit DOCS/x.md with Edit(./docs/**) allowed (%s): folding must not widen allow rules", d.Reason)
+	}
+}

@@ -243,6 +243,9 @@ func (p Policy) matchTool(r Rule, req Request, t target, failClosed bool) bool {
 		if failClosed && (matchPath(pat, t.path) || matchPath(pat, real)) {
 			return true
 		}
+		if failClosed && foldPaths && (matchPath(fold(pat), fold(t.path)) || matchPath(fold(p.realPattern(pat)), fold(real))) {
+			return true // a deny or ask rule covers the name in any case
+		}
 		return matchPath(p.realPattern(pat), real)
 	case r.Tool == "WebFetch":
 		d := strings.ToLower(strings.TrimPrefix(r.Specifier, "domain:"))

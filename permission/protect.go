@@ -1,6 +1,23 @@
 package permission
 
-import "strings"
+import (
+	"runtime"
+	"strings"
+)
+
+// foldPaths says whether file names differ only in case on this system's
+// usual file systems (macOS's APFS and HFS+, Windows' NTFS): there
+// .CLAUDE/settings.json is .claude/settings.json, and a deny rule for .env
+// covers .ENV. Allow rules are not folded, so folding never grants more.
+var foldPaths = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+
+// fold returns p in lower case where file names differ only in case.
+func fold(p string) string {
+	if foldPaths {
+		return strings.ToLower(p)
+	}
+	return p
+}
 
 // protectedDirs are folder names whose contents configure or run code
 // (git hooks and config, troupe's and Claude Code's settings): writes
@@ -28,7 +45,7 @@ func (p Policy) protected(abs string) string {
 	if abs == "" {
 		return ""
 	}
-	segs := splitPath(abs)
+	segs := splitPath(fold(abs))
 	for i, s := range segs {
 		if contains(protectedDirs, s) {
 			return abs + " is below " + s
@@ -42,7 +59,7 @@ func (p Policy) protected(abs string) string {
 	}
 	for _, q := range p.Protected {
 		q = strings.TrimSuffix(toSlash(q), "/")
-		if q != "" && within(abs, q) {
+		if q != "" && within(fold(abs), fold(q)) {
 			return abs + " is a protected path (" + q + ")"
 		}
 	}
