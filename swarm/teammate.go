@@ -114,9 +114,12 @@ type Teammate struct {
 	// and by the run goroutine while it waits for work (next).
 	activeTimer *time.Timer
 	// retry is the pending retry of a failed flag write (retryFlag), or
-	// nil; retryGap the wait before it. Guarded by actMu.
+	// nil; retryGap the wait before it; retryGen counts the retries set
+	// and withdrawn, so that a timer that fired before it was stopped
+	// tells it is not the current one. Guarded by actMu.
 	retry    *time.Timer
 	retryGap time.Duration
+	retryGen uint64
 
 	mu       sync.Mutex
 	running  bool
@@ -519,6 +522,7 @@ func (tm *Teammate) storeActiveLocked(ctx context.Context, active bool) {
 		tm.retry.Stop() // this write supersedes the one it would retry
 		tm.retry = nil
 	}
+	tm.retryGen++ // and a retry whose timer fired already gives way
 	err := team.SetActive(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, active)
 	if err == nil {
 		tm.retryGap = 0
@@ -536,7 +540,8 @@ func (tm *Teammate) storeActiveLocked(ctx context.Context, active bool) {
 	// one goroutine.
 	tm.retryGap = min(max(2*tm.retryGap, flagRetryMin), flagRetryMax)
 	tm.cfg.Log.Warn("mark teammate active", "agent", tm.cfg.Name, "active", active, "err", err, "retry_in", tm.retryGap)
-	tm.retry = time.AfterFunc(tm.retryGap, func() { tm.retryFlag(ctx, active) })
+	gen := tm.retryGen
+	tm.retry = time.AfterFunc(tm.retryGap, func() { tm.retryFlag(ctx, active, gen) })
 }
 
 // The bounds of the wait before a failed flag write is tried again.
@@ -546,11 +551,11 @@ const (
 )
 
 // retryFlag writes again the flag whose write failed, unless a newer flip
-// wrote one since.
-func (tm *Teammate) retryFlag(ctx context.Context, active bool) {
+// wrote one since (or failed too, and set a retry of its own: gen tells).
+func (tm *Teammate) retryFlag(ctx context.Context, active bool, gen uint64) {
 	tm.actMu.Lock()
 	defer tm.actMu.Unlock()
-	if tm.retry == nil || ctx.Err() != nil || tm.flag.Load() != flagUnknown {
+	if tm.retry == nil || tm.retryGen != gen || ctx.Err() != nil || tm.flag.Load() != flagUnknown {
 		return
 	}
 	tm.retry = nil
@@ -789,18 +794,29 @@ func (tm *Teammate) pump(ctx context.Context) error {
 			forModel = true
 		}
 	}
-	running := tm.running
+	if tm.stop.spent {
+		// Out of budget, waiting for its shutdown: no run takes mail any
+		// more, so it must not show the teammate working.
+		forModel = false
+	}
 	tm.mu.Unlock()
-	flip := forModel && !running
 	// Only a read of the inbox sets flagWaking, and reads never overlap:
 	// a flag not waking now does not become so before this read ends.
 	waking := tm.flag.Load() == flagWaking
-	if flip || waking {
+	running := true
+	if forModel || waking {
 		// Held until the mail is marked read (or left to the wake's end),
-		// so goIdle cannot undo the flip in between.
+		// so goIdle cannot undo the flip in between; and whether the run
+		// still goes is looked at under it: a run that ended since and
+		// went idle needs the flip, or its mail would be marked read with
+		// the teammate shown idle.
 		tm.actMu.Lock()
 		defer tm.actMu.Unlock()
+		tm.mu.Lock()
+		running = tm.running
+		tm.mu.Unlock()
 	}
+	flip := forModel && !running
 	markRead := func() error {
 		if _, err := tm.cfg.Mail.MarkRead(ctx, tm.cfg.Team, tm.cfg.Name, ids); err != nil {
 			return err
