@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/store/mem"
 	"github.com/troupe-dev/troupe/team"
 )
 
@@ -72,6 +73,35 @@ func (m *gateModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 	return m.Model.Stream(ctx, req)
 }
 
+// startGated starts ann (startWakeTeammateWith, no ActiveDelay) with its
+// team store behind ht and its model behind gm, its Trust holding a
+// message that holds text until gate is closed (entered, when not nil, is
+// closed as it starts holding).
+func startGated(t *testing.T, ht *hookTeams, gm *gateModel, text string, entered, gate chan struct{}) (*mem.Store, chan struct{}) {
+	_, st, _, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) {
+		c.ActiveDelay = -1
+		ht.Store = c.Teams
+		c.Teams = ht
+		c.Trust = func(m mailbox.Message) bool {
+			if strings.Contains(m.Text, text) {
+				if entered != nil {
+					close(entered)
+				}
+				<-gate
+			}
+			return true
+		}
+		build := c.Build
+		c.Build = func(tm *Teammate) (agent.Config, error) {
+			ac, err := build(tm)
+			gm.Model = ac.Model
+			ac.Model = gm
+			return ac, err
+		}
+	})
+	return st, idle
+}
+
 func goroutineWaiting(fn string) bool {
 	buf := make([]byte, 1<<20)
 	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn)
@@ -93,24 +123,7 @@ func TestStaleFlagRetryGivesWay(t *testing.T) {
 	gm := &gateModel{called: make(chan string, 16), release: make(chan struct{}, 16),
 		hold: func(s string) bool { return strings.Contains(s, "second") }}
 	trustGate := make(chan struct{})
-	_, st, _, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) {
-		c.ActiveDelay = -1
-		ht.Store = c.Teams
-		c.Teams = ht
-		c.Trust = func(m mailbox.Message) bool {
-			if strings.Contains(m.Text, "second") {
-				<-trustGate
-			}
-			return true
-		}
-		build := c.Build
-		c.Build = func(tm *Teammate) (agent.Config, error) {
-			ac, err := build(tm)
-			gm.Model = ac.Model
-			ac.Model = gm
-			return ac, err
-		}
-	})
+	st, idle := startGated(t, ht, gm, "second", nil, trustGate)
 	<-gm.called // the first prompt's call
 	goIdleHeld := make(chan struct{})
 	releaseGoIdle := make(chan struct{})
@@ -170,25 +183,7 @@ func TestMailReadAsTheRunEnds(t *testing.T) {
 	gm := &gateModel{called: make(chan string, 16), release: make(chan struct{}, 16),
 		hold: func(s string) bool { return strings.Contains(s, "work") }}
 	trustIn, trustGate := make(chan struct{}), make(chan struct{})
-	_, st, _, _ := startWakeTeammateWith(t, nil, func(c *TeammateConfig) {
-		c.ActiveDelay = -1
-		ht.Store = c.Teams
-		c.Teams = ht
-		c.Trust = func(m mailbox.Message) bool {
-			if strings.Contains(m.Text, "late") {
-				close(trustIn)
-				<-trustGate
-			}
-			return true
-		}
-		build := c.Build
-		c.Build = func(tm *Teammate) (agent.Config, error) {
-			ac, err := build(tm)
-			gm.Model = ac.Model
-			ac.Model = gm
-			return ac, err
-		}
-	})
+	st, _ := startGated(t, ht, gm, "late", trustIn, trustGate)
 	<-gm.called
 	mailAnn(t, st, "work")
 	waitSignal(t, gm.called, "model called with work (held)")

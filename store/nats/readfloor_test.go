@@ -123,23 +123,7 @@ func TestReadFloorForgottenOnReconnect(t *testing.T) {
 	s := srv.open(t, natsstore.Options{Namespace: "wipe"})
 	newCrew(t, s)
 	ctx := t.Context()
-	var ids []string
-	for _, text := range []string{"a", "b", "c"} {
-		d, err := s.Mail().Send(ctx, "crew", "bob", mailbox.Message{From: "alice", Text: text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, d[0].ID)
-	}
-	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", ids); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 0 {
-		t.Fatalf("unread Read = %q, %v; want none", texts(got), err)
-	}
-	if natsstore.ReadFloor(s, "crew", "bob") < 3 {
-		t.Fatalf("floor = %d; want at least 3", natsstore.ReadFloor(s, "crew", "bob"))
-	}
+	readAllRead(t, s, 3)
 	srv.stop()
 	if err := os.RemoveAll(srv.dir); err != nil {
 		t.Fatal(err)
@@ -330,19 +314,7 @@ func TestReadAcrossWipe(t *testing.T) {
 	s := srv.open(t, opts)
 	newCrew(t, s)
 	ctx := t.Context()
-	var ids []string
-	for i := range 5 {
-		ids = append(ids, sendBob(t, s, fmt.Sprint("old", i)))
-	}
-	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", ids); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 0 {
-		t.Fatalf("unread Read = %q, %v; want none", texts(got), err)
-	}
-	if natsstore.ReadFloor(s, "crew", "bob") < 5 {
-		t.Fatalf("floor = %d; want at least 5", natsstore.ReadFloor(s, "crew", "bob"))
-	}
+	readAllRead(t, s, 5)
 	var once sync.Once
 	natsstore.ReadHook(s, func(stage string) {
 		if stage != "floor" {
@@ -371,5 +343,25 @@ func TestReadAcrossWipe(t *testing.T) {
 	got, err := s.Mail().Read(ctx, "crew", "bob", true)
 	if err != nil || !slices.Equal(texts(got), []string{"new0", "new1", "new2"}) {
 		t.Fatalf("unread Read across the wipe = %q, %v; want the new server's three messages", texts(got), err)
+	}
+}
+
+// readAllRead sends bob n messages, marks them read and reads none
+// unread, so that s's read floor for bob's inbox is at least n.
+func readAllRead(t *testing.T, s *natsstore.Store, n int) {
+	t.Helper()
+	ctx := t.Context()
+	var ids []string
+	for i := range n {
+		ids = append(ids, sendBob(t, s, fmt.Sprint("old", i)))
+	}
+	if _, err := s.Mail().MarkRead(ctx, "crew", "bob", ids); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Mail().Read(ctx, "crew", "bob", true); err != nil || len(got) != 0 {
+		t.Fatalf("unread Read = %q, %v; want none", texts(got), err)
+	}
+	if f := natsstore.ReadFloor(s, "crew", "bob"); f < uint64(n) {
+		t.Fatalf("floor = %d; want at least %d", f, n)
 	}
 }
