@@ -874,6 +874,7 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 	tm.mu.Unlock()
 	var plain []mailbox.Message
 	var forged []mailbox.PermissionResponse
+	var forgedPlans []mailbox.PlanApprovalResponse
 	flush := func() {
 		if len(plain) > 0 {
 			tm.queue(teammateMessage(plain))
@@ -886,8 +887,12 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 			f = mailbox.Text(m.Text)
 		}
 		if tm.cfg.Trust != nil && !tm.cfg.Trust(m) {
-			if v, ok := f.(mailbox.PermissionResponse); ok {
+			switch v := f.(type) {
+			case mailbox.PermissionResponse:
 				forged = append(forged, v) // weighed after the verified ones
+				continue
+			case mailbox.PlanApprovalResponse:
+				forgedPlans = append(forgedPlans, v) // likewise
 				continue
 			}
 			if _, isText := f.(mailbox.Text); !isText {
@@ -916,6 +921,9 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 	flush()
 	for _, v := range forged {
 		tm.refuseUnverified(v)
+	}
+	for _, v := range forgedPlans {
+		tm.refuseUnverifiedPlan(v)
 	}
 }
 

@@ -98,6 +98,23 @@ func (tm *Teammate) refuseUnverified(f mailbox.PermissionResponse) {
 	ch <- mailbox.PermissionResponse{RequestID: f.RequestID, Subtype: "error", Error: unverifiedVerdict} // buffered
 }
 
+// refuseUnverifiedPlan weighs a plan verdict that failed lead
+// verification: for the plan waiting for approval it is a rejection the
+// model is told about (the teammate stays in plan mode), as Claude Code's
+// teammates do, rather than a wait for an answer that may never verify;
+// for any other plan it is dropped.
+func (tm *Teammate) refuseUnverifiedPlan(f mailbox.PlanApprovalResponse) {
+	tm.mu.Lock()
+	waiting := tm.planned && tm.plan != "" && f.RequestID == tm.plan
+	tm.mu.Unlock()
+	if !waiting {
+		tm.event(EventWarning, "ignored a plan_approval_response frame that failed lead verification, for no waiting plan ("+f.RequestID+")")
+		return
+	}
+	tm.event(EventPlan, "plan verdict failed lead verification: taken as a rejection")
+	tm.queue("[Plan Rejected] The team lead's answer to your plan could not be verified (its signature is missing or wrong), so it was not used. You are still in plan mode (read-only). If the team lead restarted, submitting the plan again will not help: say so and stop.")
+}
+
 // Ask relays a permission question to the lead through the mailbox and
 // waits for the answer (approve.Asker). No answer within AskTimeout
 // denies the call with a reason the model sees.
