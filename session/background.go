@@ -31,6 +31,7 @@ type seat struct {
 	task   task.ID       // "" in the foreground
 	ended  chan struct{} // closed when a backgrounded turn's run has ended
 	inTurn bool          // a model turn of ag runs (Session.turn)
+	halt   bool          // Interrupt came during the run: no further turn starts
 	going  bool          // away, and its run still goes on
 	base   []llm.Message // the conversation before the current turn
 	prompt string        // the current turn's prompt

@@ -229,3 +229,29 @@ func TestClosedSession(t *testing.T) {
 		t.Errorf("Next on a subscription made after Close = %v; want ErrClosed", err)
 	}
 }
+
+// An Interrupt that comes while a run is under way but no turn runs (here
+// before its first turn; likewise between two turns) stops the run: no
+// model call starts, and the run ends interrupted. It used to find no
+// turn to abort, report false, and let the next turn run.
+func TestInterruptBetweenTurns(t *testing.T) {
+	h := newClockHook("(*Session).run")
+	s, sub := newInteractiveAt(t, `{"turns":[{"match":{},"reply":{"text":"ANSWERED"},"repeat":true}]}`, h.now)
+	ctx := context.Background()
+	h.armed.Store(true)
+	s.Submit(ctx, "do it")
+	<-h.hit // the run has begun; its first turn has not
+	if !s.Interrupt() {
+		t.Error("Interrupt of a run between turns = false; want true")
+	}
+	close(h.release)
+	e, _ := next(t, sub, KindTurnEnded)
+	if e.Result == nil || !e.Result.Interrupted || e.Result.Calls != 0 {
+		t.Fatalf("run ended with %+v; want interrupted, with no model call", e.Result)
+	}
+	// The session goes on: the next prompt runs.
+	s.Submit(ctx, "again")
+	if e, _ := next(t, sub, KindTurnEnded); e.Result == nil || e.Result.Interrupted || !strings.Contains(e.Result.Text, "ANSWERED") {
+		t.Fatalf("the next run ended with %+v; want an answer", e.Result)
+	}
+}

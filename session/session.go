@@ -338,6 +338,7 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 		return agent.Result{}, nil
 	}
 	s.running = true
+	st.halt = false // an Interrupt of an earlier run is spent
 	s.mu.Unlock()
 	start := s.cfg.Now()
 	s.publish(Event{Kind: KindTurnStarted, Text: prompt})
@@ -352,7 +353,7 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 	}
 	lead := st.ag
 	for {
-		ok := err == nil && !res.Interrupted && res.StopReason != agent.StopMaxTurns
+		ok := err == nil && !res.Interrupted && res.StopReason != agent.StopMaxTurns && !s.halted(st)
 		if !s.foreground(st) { // backgrounded: its own input only, then its task ends
 			if ok && ctx.Err() == nil && lead.Pending() > 0 {
 				again()
@@ -405,9 +406,18 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 }
 
 // turn runs one model turn of st's agent, recording what Background needs.
+// An Interrupt that came since the run began (between its turns, or
+// before the first) ends it here, before the model is called.
 func (s *Session) turn(ctx context.Context, st *seat, prompt string) (agent.Result, error) {
 	base := st.ag.Messages()
 	s.mu.Lock()
+	if st.halt {
+		// The prompt of a turn interrupted before it began is dropped,
+		// as one interrupted at once would be answered by nothing.
+		st.halt = false
+		s.mu.Unlock()
+		return agent.Result{Interrupted: true}, nil
+	}
 	st.inTurn, st.base, st.prompt = true, base, prompt
 	s.mu.Unlock()
 	res, err := st.ag.Run(ctx, prompt)
@@ -528,11 +538,28 @@ func (s *Session) Submit(ctx context.Context, prompt string) {
 	}()
 }
 
-// Interrupt aborts the lead's current turn; the session stays usable. It
-// reports whether a turn was running.
+// Interrupt aborts the lead's current turn, and the run it belongs to:
+// one that comes between two turns of a run (or before its first) stops
+// the next from starting. The session stays usable. It reports whether
+// the lead was working.
 func (s *Session) Interrupt() bool {
-	lead := s.leadAgent()
-	return lead != nil && lead.Interrupt()
+	s.mu.Lock()
+	lead, st, running := s.lead, s.seat, s.running
+	if running && st != nil {
+		st.halt = true
+	}
+	s.mu.Unlock()
+	hit := lead != nil && lead.Interrupt()
+	return hit || running
+}
+
+// halted reports whether an Interrupt came for st's run, and forgets it.
+func (s *Session) halted(st *seat) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := st.halt
+	st.halt = false
+	return h
 }
 
 // Stop stops a background task by id and returns its final state.
