@@ -395,6 +395,13 @@ func (l *Lead) Spawn(ctx context.Context, r SpawnRequest) (SpawnInfo, error) {
 		}
 	}
 	l.mu.Lock()
+	if l.approved[name] {
+		// Its shutdown is still being handled, which ends by removing
+		// name from the team and releasing its tasks: a new teammate of
+		// that name would lose both.
+		l.mu.Unlock()
+		return SpawnInfo{}, fmt.Errorf("teammate %s approved its shutdown and is still leaving the team: spawn it again once its exit is reported, or pick another name", name)
+	}
 	if m, ok := l.mates[name]; ok && !ended(m.h) {
 		info, h := m.info, m.h
 		l.mu.Unlock()

@@ -481,3 +481,28 @@ func TestUnverifiedPlanVerdict(t *testing.T) {
 		t.Error("a forged plan approval took the teammate out of plan mode")
 	}
 }
+
+// A name whose teammate approved its shutdown is not given to a new
+// teammate until that shutdown is handled: the handler ends by removing
+// the name from the team and releasing its tasks, which would take the
+// new teammate's. Once the exit is reported, the name is free.
+func TestSpawnWaitsForTheNameToBeFree(t *testing.T) {
+	h := newHarness(t, script(`{"match":{},"reply":{"text":"ok"},"repeat":true}`), func(c *LeadConfig) {
+		c.ShutdownTimeout = 300 * time.Millisecond
+	})
+	cfg := h.create("reuse")
+	h.spawn("sam", "stand by")
+	h.waitFor("sam idle", func() bool { return h.hasEvent("sam", EventIdle, "") })
+	// sam approves a shutdown (no request needed for the lead to act on
+	// it); it does not exit, so the handler kills it after the timeout.
+	h.send(cfg.Name, "sam", team.LeadName, mailbox.ShutdownApproved{RequestID: "shutdown-1@sam", From: "sam"})
+	h.waitFor("the approval taken", func() bool { return h.hasEvent("sam", EventShutdown, "approved shutdown") })
+	if _, err := h.lead.Spawn(context.Background(), SpawnRequest{Name: "sam", Prompt: "again"}); err == nil || !strings.Contains(err.Error(), "still leaving") {
+		t.Fatalf("Spawn(sam) while its shutdown is handled = %v; want an error saying sam is still leaving", err)
+	}
+	h.waitFor("sam's exit reported", func() bool { return h.hasEvent("sam", EventExit, "has shut down") })
+	h.spawn("sam", "again")
+	if _, ok := h.member(cfg.Name, "sam"); !ok {
+		t.Error("the new sam is not in the team")
+	}
+}
