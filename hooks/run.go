@@ -126,6 +126,7 @@ type result struct {
 	elapsed        time.Duration
 	exit           int // -1: did not exit
 	stdout, stderr []byte
+	stdoutCut      bool  // stdout was longer than MaxOutput
 	err            error // did not start, timed out, or was canceled
 }
 
@@ -158,13 +159,18 @@ func (r *Runner) runOne(ctx context.Context, h Hook, stdin []byte) result {
 	res := result{start: r.now(), exit: -1}
 	t0 := time.Now()
 	err := cmd.Run()
+	endGroup(cmd)
 	res.elapsed = time.Since(t0)
-	res.stdout, res.stderr = stdout.b.Bytes(), stderr.b.Bytes()
+	res.stdout, res.stderr, res.stdoutCut = stdout.b.Bytes(), stderr.b.Bytes(), stdout.cut
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
 		res.err = context.Cause(ctx)
-	case err == nil:
+	case err == nil,
+		// Exited 0, but a background child it started held the pipes past
+		// WaitDelay: what it wrote is its answer (a deny dropped here
+		// would let the call through).
+		errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 0:
 		res.exit = 0
 	case errors.As(err, &exit) && exit.ExitCode() >= 0:
 		res.exit = exit.ExitCode()
@@ -174,11 +180,19 @@ func (r *Runner) runOne(ctx context.Context, h Hook, stdin []byte) result {
 	return res
 }
 
-// capped is a writer keeping the first MaxOutput bytes.
-type capped struct{ b bytes.Buffer }
+// capped is a writer keeping the first MaxOutput bytes; cut says more
+// came.
+type capped struct {
+	b   bytes.Buffer
+	cut bool
+}
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := MaxOutput - c.b.Len(); room > 0 {
+	room := MaxOutput - c.b.Len()
+	if len(p) > room {
+		c.cut = true
+	}
+	if room > 0 {
 		c.b.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
@@ -227,6 +241,16 @@ func merge(out *Outcome, ev Event, h Hook, res result) Run {
 	case res.exit != 0:
 		warn("exit status %d: %s", res.exit, cut(stderr))
 		return run
+	}
+	if res.stdoutCut {
+		if ev == PreToolUse || ev == PermissionRequest {
+			// Its decision cannot be read whole; it may be a deny.
+			reason := fmt.Sprintf("%s wrote more than %d bytes, so its decision could not be read: the call is blocked", name, MaxOutput)
+			block(out, reason)
+			run.Decision, run.Reason = "block", reason
+			return run
+		}
+		warn("wrote more than %d bytes to stdout; only the first %d were read", MaxOutput, MaxOutput)
 	}
 	o, isJSON, err := ParseOutput(res.stdout)
 	if err != nil {
