@@ -160,10 +160,13 @@ func (m *Manager) undoLocked(ctx context.Context, t Tree) {
 
 // Changes describes what an agent changed in its worktree.
 type Changes struct {
-	Commits   int      // commits on the branch since Base
+	Commits   int      // commits on the branch, or at HEAD, since Base (the more)
 	Dirty     []string // uncommitted entries, as git status --porcelain prints them
 	Untracked []string // files git does not track yet (also in Dirty)
 	Diffstat  string   // git diff --stat of Base against the work tree, untracked files listed after it
+	// Ignored are files the repository ignores (build output, .env):
+	// not changes, and removed with the tree, but named in the Result.
+	Ignored []string
 }
 
 // Empty reports whether nothing changed.
@@ -185,12 +188,29 @@ func (m *Manager) Status(ctx context.Context, t Tree) (Changes, error) {
 			c.Untracked = append(c.Untracked, f)
 		}
 	}
-	n, err := m.run(ctx, t.Path, "rev-list", "--count", t.Base+"..HEAD")
-	if err != nil {
-		return c, fmt.Errorf("status of worktree %s: %w", t.Path, err)
+	// HEAD and the branch both: an agent that committed on its branch and
+	// then checked out another commit (a detached HEAD at Base) left its
+	// commits on the branch alone, which Remove would delete.
+	for _, tip := range []string{"HEAD", "refs/heads/" + t.Branch} {
+		n, err := m.run(ctx, t.Path, "rev-list", "--count", t.Base+".."+tip)
+		if err != nil {
+			if tip != "HEAD" {
+				continue // the branch is gone (the agent deleted it): HEAD tells
+			}
+			return c, fmt.Errorf("status of worktree %s: %w", t.Path, err)
+		}
+		k, err := strconv.Atoi(n)
+		if err != nil {
+			return c, fmt.Errorf("status of worktree %s: rev-list gave %q", t.Path, n)
+		}
+		c.Commits = max(c.Commits, k)
 	}
-	if c.Commits, err = strconv.Atoi(n); err != nil {
-		return c, fmt.Errorf("status of worktree %s: rev-list gave %q", t.Path, n)
+	if out, err := m.run(ctx, t.Path, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory"); err == nil {
+		for _, l := range strings.Split(out, "\n") {
+			if l != "" {
+				c.Ignored = append(c.Ignored, l)
+			}
+		}
 	}
 	if c.Empty() {
 		return c, nil
@@ -222,7 +242,16 @@ type Result struct {
 // changes are kept and their diffstat.
 func (r Result) Report() string {
 	if r.Removed {
-		return fmt.Sprintf("Worktree %s had no changes: removed with its branch %s.", r.Path, r.Branch)
+		s := fmt.Sprintf("Worktree %s had no changes: removed with its branch %s.", r.Path, r.Branch)
+		if n := len(r.Changes.Ignored); n > 0 {
+			shown := r.Changes.Ignored[:min(n, 10)]
+			s += fmt.Sprintf(" It also held %d file(s) or folder(s) the repository ignores, removed with it: %s", n, strings.Join(shown, ", "))
+			if n > len(shown) {
+				s += ", ..."
+			}
+			s += "."
+		}
+		return s
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Changes kept on branch %s in worktree %s", r.Branch, r.Path)
@@ -252,7 +281,7 @@ func (m *Manager) Finish(ctx context.Context, t Tree) (Result, error) {
 	if err := m.Remove(ctx, t); err != nil {
 		return Result{Tree: t}, err
 	}
-	return Result{Tree: t, Removed: true}, nil
+	return Result{Tree: t, Removed: true, Changes: c}, nil
 }
 
 // Remove deletes t's worktree and branch whatever they hold.

@@ -207,3 +207,66 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 		t.Errorf("failed Creates left worktrees:\n%s", out)
 	}
 }
+
+// Commits on the branch keep the tree though HEAD was moved off it (an
+// agent that committed, then checked out Base to look at the old code):
+// Finish used to count Base..HEAD alone and deleted the branch.
+func TestFinishKeepsCommitsOffHead(t *testing.T) {
+	dir := repo(t)
+	m, err := worktree.Open(t.Context(), dir, worktree.Options{Root: filepath.Join(t.TempDir(), "trees")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := m.Create(t.Context(), "t", "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tr.Path, "work.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, tr.Path, "add", ".")
+	git(t, tr.Path, "commit", "-q", "-m", "ann's work")
+	git(t, tr.Path, "checkout", "-q", "--detach", tr.Base)
+	res, err := m.Finish(t.Context(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Removed || res.Changes.Commits != 1 {
+		t.Errorf("Finish = removed %v, %d commit(s); want the tree kept with its 1 commit", res.Removed, res.Changes.Commits)
+	}
+	if out := git(t, dir, "branch", "--list", tr.Branch); out == "" {
+		t.Errorf("branch %s with ann's commit is gone", tr.Branch)
+	}
+}
+
+// Files the repository ignores are no change, but the report of a
+// removed tree names them: nobody learns of their loss otherwise.
+func TestFinishNamesIgnoredFiles(t *testing.T) {
+	dir := repo(t)
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("out/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "ignore out")
+	m, err := worktree.Open(t.Context(), dir, worktree.Options{Root: filepath.Join(t.TempDir(), "trees")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := m.Create(t.Context(), "t", "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(tr.Path, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tr.Path, "out", "report.md"), []byte("findings\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Finish(t.Context(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Removed || !strings.Contains(res.Report(), "ignores") || !strings.Contains(res.Report(), "out/") {
+		t.Errorf("Finish = removed %v, report %q; want it removed and the ignored out/ named", res.Removed, res.Report())
+	}
+}
