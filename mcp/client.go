@@ -161,7 +161,8 @@ type server struct {
 	// mu guards the fields below; it is not held across I/O.
 	mu       sync.Mutex
 	session  *sdk.ClientSession
-	stderr   *tail // the current process's stderr (stdio)
+	stderr   *tail     // the current process's stderr (stdio)
+	cmd      *exec.Cmd // the current process (stdio), whose group Close ends
 	tools    []*sdk.Tool
 	caps     *sdk.ServerCapabilities
 	endLife  context.CancelCauseFunc // ends the current connection's context
@@ -212,6 +213,10 @@ func (s *server) start(ctx context.Context) {
 	s.mu.Unlock()
 }
 
+// MaxListed bounds the tools, and the resources, taken from one server's
+// paged lists.
+const MaxListed = 1000
+
 // httpResumes bounds the reconnections that resume one interrupted
 // streamable HTTP event stream (after 1 s, then 1.5 s, or the server's
 // retry field).
@@ -238,6 +243,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 	defer cancel()
 	var t sdk.Transport
 	var stderr *tail
+	var stdio *exec.Cmd
 	switch cfg.Kind() {
 	case TypeStdio:
 		// The command outlives ctx (the start timeout): the session ends
@@ -247,6 +253,15 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 		cmd.Env = append(append([]string(nil), s.m.opts.Environ...), envList(cfg.Env)...)
 		stderr = &tail{max: stderrTail}
 		cmd.Stderr = stderr
+		// In a group of its own, ended whole with it: a server started
+		// through npx or a shell leaves children (node, a browser) that
+		// would outlive it and hold its stderr, so Wait never returned.
+		setGroup(cmd)
+		cmd.WaitDelay = max(s.m.opts.StopTimeout, time.Second)
+		stdio = cmd
+		s.mu.Lock()
+		s.cmd = cmd
+		s.mu.Unlock()
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.opts.StopTimeout}
 	case TypeHTTP:
 		// A call's event stream that the server closes before the answer
@@ -260,6 +275,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 	client := sdk.NewClient(&sdk.Implementation{Name: "troupe", Version: "1"}, nil)
 	fail := func(err error) (*sdk.ClientSession, *tail, []*sdk.Tool, *sdk.ServerCapabilities, error) {
 		endLife(err)
+		if stdio != nil {
+			endGroup(stdio) // what a server that failed to start left running
+		}
 		if c := context.Cause(life); c != nil && life.Err() != nil && c != err {
 			err = c
 		}
@@ -288,6 +306,10 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 			if err != nil {
 				sess.Close()
 				return fail(fmt.Errorf("list tools: %w", err))
+			}
+			if len(tools) == MaxListed {
+				sess.Close()
+				return fail(fmt.Errorf("list tools: more than %d (a server that pages without end?)", MaxListed))
 			}
 			tools = append(tools, tl)
 		}
@@ -420,7 +442,7 @@ func (s *server) brokenMessage(cause error) string {
 
 func (s *server) close() error {
 	s.mu.Lock()
-	sess, endLife := s.session, s.endLife
+	sess, endLife, cmd := s.session, s.endLife, s.cmd
 	s.session = nil
 	if s.err == nil {
 		s.err = ErrClosed
@@ -430,7 +452,11 @@ func (s *server) close() error {
 		return nil
 	}
 	defer endLife(ErrClosed)
-	if err := sess.Close(); err != nil && !isExitErr(err) {
+	err := sess.Close()
+	if cmd != nil {
+		endGroup(cmd) // the server's children, which its end does not end
+	}
+	if err != nil && !isExitErr(err) {
 		return fmt.Errorf("close MCP server %q: %w", s.cfg.Name, err)
 	}
 	return nil
@@ -440,7 +466,7 @@ func (s *server) close() error {
 // after Close terminated it.
 func isExitErr(err error) bool {
 	var ee *exec.ExitError
-	return errors.As(err, &ee)
+	return errors.As(err, &ee) || errors.Is(err, os.ErrProcessDone) || errors.Is(err, exec.ErrWaitDelay)
 }
 
 // tail keeps the last max bytes written to it.

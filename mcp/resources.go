@@ -67,6 +67,12 @@ func (l *listResources) Run(ctx context.Context, call tool.Call) (tool.Result, e
 				out = append(out, fmt.Sprintf("server %s: %s", s.cfg.Name, res.Content))
 				break
 			}
+			if n == MaxListed {
+				// A server paging without end (or holding millions) would
+				// fill memory and the model's context until the timeout.
+				out = append(out, fmt.Sprintf("server %s: more than %d resources; the list stops here", s.cfg.Name, MaxListed))
+				break
+			}
 			n++
 			line := fmt.Sprintf("server %s: %s", s.cfg.Name, r.URI)
 			if r.Name != "" {

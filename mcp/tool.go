@@ -40,12 +40,20 @@ func (m *Manager) Tools() []tool.Tool {
 	var out []tool.Tool
 	var mine []*Tool
 	resources := false
+	seen := map[string]bool{}
 	for _, s := range m.servers {
 		s.mu.Lock()
 		tools, caps := s.tools, s.caps
 		s.mu.Unlock()
 		for _, t := range tools {
 			mt := newTool(s, t)
+			if seen[mt.spec.Name] {
+				// A server listing one name twice, or two that read alike
+				// once made safe (a.b and a_b): the first is kept, since
+				// two tools of one name would break the agent's registry.
+				continue
+			}
+			seen[mt.spec.Name] = true
 			mine = append(mine, mt)
 			out = append(out, mt)
 		}

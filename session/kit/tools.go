@@ -60,8 +60,15 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		base = append(base, st) // sub-agents get it too
 	}
 	// mcp.go: every agent gets the MCP servers' tools
+	builtins := len(base)
 	base = append(base, o.Context.MCPTools()...)
-	parent, _ := tool.NewRegistry(base...) // the names are unique
+	parent, err := tool.NewRegistry(base...)
+	if err != nil {
+		// Unreachable while MCP names are unique and prefixed (mcp.Manager
+		// keeps one tool per name); an agent without its own tools would
+		// be worse than one without a server's.
+		parent, _ = tool.NewRegistry(base[:builtins]...)
+	}
 	var types []brief.Agent                // agents.go
 	if o.Context != nil {
 		types = o.Context.agents
