@@ -69,7 +69,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		// be worse than one without a server's.
 		parent, _ = tool.NewRegistry(base[:builtins]...)
 	}
-	var types []brief.Agent                // agents.go
+	var types []brief.Agent // agents.go
 	if o.Context != nil {
 		types = o.Context.agents
 	}
