@@ -47,27 +47,42 @@ var ErrBadConfig = errors.New("bad MCP configuration")
 // checked (Check) and the first problem is returned naming the source
 // and the server.
 func Parse(data []byte, source string) ([]Server, error) {
+	out, bad, err := parseEach(data, source)
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, bad[0]
+	}
+	return out, nil
+}
+
+// parseEach is Parse that goes on past a bad server: it returns the good
+// ones and each bad one's error; err is for a file that is not such an
+// object at all.
+func parseEach(data []byte, source string) (out []Server, bad []error, err error) {
 	var doc struct {
 		Servers map[string]json.RawMessage `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%w: %s: not a JSON object with mcpServers: %v", ErrBadConfig, source, err)
+		return nil, nil, fmt.Errorf("%w: %s: not a JSON object with mcpServers: %v", ErrBadConfig, source, err)
 	}
-	var out []Server
 	for _, name := range slices.Sorted(maps.Keys(doc.Servers)) {
 		dec := json.NewDecoder(bytes.NewReader(doc.Servers[name]))
 		dec.DisallowUnknownFields()
 		var s Server
 		if err := dec.Decode(&s); err != nil {
-			return nil, fmt.Errorf("%w: %s: server %q: %v", ErrBadConfig, source, name, err)
+			bad = append(bad, fmt.Errorf("%w: %s: server %q: %v", ErrBadConfig, source, name, err))
+			continue
 		}
 		s.Name, s.Source = name, source
 		if err := s.Check(); err != nil {
-			return nil, err
+			bad = append(bad, err)
+			continue
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out, bad, nil
 }
 
 // Check reports the first problem of s: a bad name, an unknown type, a

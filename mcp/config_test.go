@@ -2,6 +2,9 @@ package mcp_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,4 +104,42 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A server of the project's .mcp.json that troupe cannot read is left out
+// with a warning naming it; the user's own servers, and the project's
+// others, still start. The project file comes with the repository, and
+// one bad entry in it used to stop every server.
+func TestLoadProjectBadEntry(t *testing.T) {
+	d := t.TempDir()
+	set := filepath.Join(d, "settings.json")
+	proj := filepath.Join(d, ".mcp.json")
+	if err := os.WriteFile(set, []byte(`{"enableAllProjectMcpServers":true,"mcpServers":{"mine":{"command":"x"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(proj, []byte(`{"mcpServers":{"theirs":{"command":"y","cwd":"z"},"fine":{"command":"w"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	servers, warnings, err := mcp.Load(mcp.Sources{Settings: []string{set}, Project: proj})
+	if err != nil {
+		t.Fatalf("Load = %v; want the readable servers", err)
+	}
+	var names []string
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"fine", "mine"}) {
+		t.Errorf("servers %v; want fine and mine", names)
+	}
+	if !strings.Contains(strings.Join(warnings, "\n"), `"theirs"`) {
+		t.Errorf("warnings %q; want one naming theirs", warnings)
+	}
+	// The user's own settings stay strict: a bad entry there is an error.
+	if err := os.WriteFile(set, []byte(`{"mcpServers":{"mine":{"command":"x","cwd":"z"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mcp.Load(mcp.Sources{Settings: []string{set}}); err == nil || !strings.Contains(err.Error(), `"mine"`) {
+		t.Errorf("Load of a bad entry in the user's settings = %v; want an error naming it", err)
+	}
 }

@@ -71,9 +71,15 @@ func Load(src Sources) (servers []Server, warnings []string, err error) {
 				return nil, nil, err
 			}
 			if data != nil {
-				l, err := Parse(data, src.Project)
+				// The project's file comes with the repository: a server in
+				// it that troupe cannot read is left out, with a warning,
+				// rather than stopping the user's own servers too.
+				l, bad, err := parseEach(data, src.Project)
 				if err != nil {
-					return nil, nil, err
+					warnings = append(warnings, fmt.Sprintf("%v: no server of it is started", err))
+				}
+				for _, e := range bad {
+					warnings = append(warnings, fmt.Sprintf("%v: not started", e))
 				}
 				var ok []Server
 				for _, s := range l {

@@ -127,9 +127,11 @@ func TestMCPProjectApproval(t *testing.T) {
 	if out, _, _ = runMCP(t, cwd, nil, "-p", "--script", script, "--allowedTools", "mcp__proj", "--strict-mcp-config", "go"); strings.Contains(out, "GOT IT") {
 		t.Error("--strict-mcp-config: the .mcp.json server was used")
 	}
+	// A server of the project's file that cannot be read is left out with
+	// a warning naming the file and the server; the session still runs.
 	os.WriteFile(filepath.Join(cwd, ".mcp.json"), []byte(`{"mcpServers": {"bad name!": {"command": "x"}}}`), 0o600)
-	if _, _, err := runMCP(t, cwd, nil, "-p", "--script", script, "go"); err == nil || !strings.Contains(err.Error(), ".mcp.json") {
-		t.Errorf("malformed .mcp.json: err %v; want an error naming the file", err)
+	if _, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "go"); err != nil || !strings.Contains(stderr, ".mcp.json") || !strings.Contains(stderr, "bad name!") {
+		t.Errorf("malformed .mcp.json: err %v, stderr %q; want the run, and a warning naming the file and the server", err, stderr)
 	}
 }
 
