@@ -236,3 +236,16 @@ func (h *harness) send(teamName, from, to string, f mailbox.Frame) {
 func script(turns ...string) string {
 	return fmt.Sprintf(`{"turns":[%s]}`, strings.Join(turns, ","))
 }
+
+// reported reports whether an idle notification in the lead's digest
+// carries result.
+func (h *harness) reported(result string) bool {
+	h.lead.mu.Lock()
+	defer h.lead.mu.Unlock()
+	for _, d := range h.lead.digest {
+		if d.Result == result {
+			return true
+		}
+	}
+	return false
+}

@@ -213,14 +213,7 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 // Finish used to count Base..HEAD alone and deleted the branch.
 func TestFinishKeepsCommitsOffHead(t *testing.T) {
 	dir := repo(t)
-	m, err := worktree.Open(t.Context(), dir, worktree.Options{Root: filepath.Join(t.TempDir(), "trees")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := m.Create(t.Context(), "t", "ann")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, tr := annTree(t, dir)
 	if err := os.WriteFile(filepath.Join(tr.Path, "work.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -248,14 +241,7 @@ func TestFinishNamesIgnoredFiles(t *testing.T) {
 	}
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-q", "-m", "ignore out")
-	m, err := worktree.Open(t.Context(), dir, worktree.Options{Root: filepath.Join(t.TempDir(), "trees")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := m.Create(t.Context(), "t", "ann")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, tr := annTree(t, dir)
 	if err := os.MkdirAll(filepath.Join(tr.Path, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -269,4 +255,19 @@ func TestFinishNamesIgnoredFiles(t *testing.T) {
 	if !res.Removed || !strings.Contains(res.Report(), "ignores") || !strings.Contains(res.Report(), "out/") {
 		t.Errorf("Finish = removed %v, report %q; want it removed and the ignored out/ named", res.Removed, res.Report())
 	}
+}
+
+// annTree opens a Manager on repository dir, with worktrees in a folder of
+// the test's, and creates team t's tree for ann.
+func annTree(t *testing.T, dir string) (*worktree.Manager, worktree.Tree) {
+	t.Helper()
+	m, err := worktree.Open(t.Context(), dir, worktree.Options{Root: filepath.Join(t.TempDir(), "trees")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := m.Create(t.Context(), "t", "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, tr
 }
