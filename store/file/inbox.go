@@ -40,8 +40,10 @@ type entryInfo struct {
 
 // loadLocked reads the inbox. An inbox that is not a valid JSON array is
 // moved aside to <inbox>.corrupt-<timestamp> and replaced by an empty one;
-// nothing in it is deleted. The caller holds the inbox lock.
-func (m *Mail) loadLocked(teamName, agent, path, spool string) (*inbox, error) {
+// nothing in it is deleted. With trustHint, a file whose identity the
+// spool's validity hint names is taken as valid unchecked (this store
+// wrote it). The caller holds the inbox lock.
+func (m *Mail) loadLocked(teamName, agent, path, spool string, trustHint bool) (*inbox, error) {
 	id, err := atomicfile.Stat(path)
 	if err != nil {
 		return nil, err
@@ -54,8 +56,10 @@ func (m *Mail) loadLocked(teamName, agent, path, spool string) (*inbox, error) {
 		return nil, fmt.Errorf("read inbox %s: %w", path, err)
 	}
 	in := &inbox{data: data, id: id}
-	if hint, err := os.ReadFile(filepath.Join(spool, validHint)); err == nil && string(hint) == identityKey(id) {
-		return in, nil // we wrote this very version, and it was valid
+	if trustHint {
+		if hint, err := os.ReadFile(filepath.Join(spool, validHint)); err == nil && string(hint) == identityKey(id) {
+			return in, nil // we wrote this very version, and it was valid
+		}
 	}
 	if perr := checkArray(data); perr != nil {
 		moved := fmt.Sprintf("%s.corrupt-%s", path, m.s.now().UTC().Format("20060102T150405.000000000Z"))
@@ -344,19 +348,7 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 				return nil, err
 			}
 			if entries, ok = splitInbox(data); !ok {
-				// The spool's hint vouched for this very file: an older
-				// build wrote it, one that let stray white space through
-				// (checkArray). Forget the hint and read it again under
-				// the lock, which moves it aside.
-				if err := os.Remove(filepath.Join(m.spoolDir(stored, agent), validHint)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return nil, fmt.Errorf("read inbox %s: not a JSON array, and its validity hint could not be removed: %w", path, err)
-				}
-				if data, err = m.readLocked(ctx, stored, agent); err != nil {
-					return nil, err
-				}
-				if entries, ok = splitInbox(data); !ok {
-					return nil, fmt.Errorf("read inbox %s: not a JSON array", path)
-				}
+				return nil, fmt.Errorf("read inbox %s: not a JSON array", path)
 			}
 			break
 		}
@@ -394,7 +386,10 @@ func (m *Mail) Read(ctx context.Context, teamName, agent string, unreadOnly bool
 }
 
 // readLocked reads the inbox under its lock, moving a corrupt inbox aside
-// and reporting it as a *mailbox.CorruptError.
+// and reporting it as a *mailbox.CorruptError. It checks the file whatever
+// the spool's validity hint says: it runs only for a file a read could not
+// split, which the hint may vouch for wrongly (an older build let stray
+// white space through checkArray and vouched for what it appended).
 func (m *Mail) readLocked(ctx context.Context, teamName, agent string) ([]byte, error) {
 	path := m.s.inboxPath(teamName, agent)
 	lk, err := m.s.lock(ctx, path)
@@ -402,7 +397,7 @@ func (m *Mail) readLocked(ctx context.Context, teamName, agent string) ([]byte, 
 		return nil, err
 	}
 	defer lk.Release()
-	in, err := m.loadLocked(teamName, agent, path, m.spoolDir(teamName, agent))
+	in, err := m.loadLocked(teamName, agent, path, m.spoolDir(teamName, agent), false)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +451,7 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 }
 
 func (m *Mail) markReadLocked(lk *lockfile.Lock, teamName, agent, path, spool string, ids []string) (int, error) {
-	in, err := m.loadLocked(teamName, agent, path, spool)
+	in, err := m.loadLocked(teamName, agent, path, spool, true)
 	if err != nil {
 		return 0, err
 	}

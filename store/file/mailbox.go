@@ -346,7 +346,7 @@ func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool stri
 		entries = append(entries, own) // sent now: after everything spooled before
 	}
 
-	doc, err := m.loadLocked(teamName, agent, inbox, spool)
+	doc, err := m.loadLocked(teamName, agent, inbox, spool, true)
 	if err != nil {
 		return err
 	}

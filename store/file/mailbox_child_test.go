@@ -145,7 +145,7 @@ func TestMailChild(t *testing.T) {
 		}
 		spool := s.Mail().spoolDir("crew", spec.To)
 		os.MkdirAll(spool, 0o755)
-		doc, err := s.Mail().loadLocked("crew", spec.To, inbox, spool)
+		doc, err := s.Mail().loadLocked("crew", spec.To, inbox, spool, true)
 		if err != nil {
 			fmt.Printf("mb err %v\n", err)
 			os.Exit(1)

@@ -517,7 +517,7 @@ func TestMailStrayWhiteSpaceIsCorrupt(t *testing.T) {
 // A file that the spool's validity hint vouches for but that is not
 // valid (written by a build that let stray white space through) is moved
 // aside by a read, not refused by every read forever.
-func TestMailReadForgetsWrongHint(t *testing.T) {
+func TestMailReadChecksPastHint(t *testing.T) {
 	s := mbOpen(t, Options{}, "lead2", "w")
 	ctx := t.Context()
 	if _, err := s.Mail().Send(ctx, "crew", "w", mailbox.Message{From: "bob", Text: "first"}); err != nil {
