@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/lockfile"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
@@ -356,14 +355,11 @@ func (m *Mail) mergeLocked(lk *lockfile.Lock, teamName, agent, inbox, spool stri
 	if err := doc.append(entries, s.opts.KeepRead); err != nil {
 		return err
 	}
-	if err := m.commitLocked(lk, doc, inbox, spool); err != nil {
-		// Only a failure after the rename counts as written. An inbox
-		// that merely looks different was changed by someone else (a
-		// writer that took the lock over): nothing of ours is in it.
-		if !errors.Is(err, atomicfile.ErrUnsynced) {
-			return err
-		}
-		m.s.log.Warn("inbox written but not synced", "file", inbox, "err", err)
+	// Only a failure after the rename counts as written. An inbox that
+	// merely looks different was changed by someone else (a writer that
+	// took the lock over): nothing of ours is in it.
+	if err := m.s.written(m.commitLocked(lk, doc, inbox, spool), "inbox", "file", inbox); err != nil {
+		return err
 	}
 	committed = true
 	for _, base := range claimed {

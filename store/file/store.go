@@ -360,3 +360,17 @@ func (s *Store) Mail() *Mail { return &Mail{s} }
 
 // Tasks returns the store's task lists.
 func (s *Store) Tasks() *Tasks { return &Tasks{s} }
+
+// written returns err, the error of an atomic write, or nil when the new
+// file is in place and only its folder's sync failed
+// (atomicfile.ErrUnsynced): the write happened, and reporting it failed
+// would make the caller do it again (a second task, a teammate added
+// twice, a message sent twice) or give up on what it did (a claim). That
+// case is logged, naming what (args are the log's key-value pairs).
+func (s *Store) written(err error, what string, args ...any) error {
+	if errors.Is(err, atomicfile.ErrUnsynced) {
+		s.log.Warn(what+" written but its folder not synced", append(args, "err", err)...)
+		return nil
+	}
+	return err
+}

@@ -374,13 +374,7 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 		}
 		return nil
 	}})
-	if errors.Is(err, atomicfile.ErrUnsynced) {
-		// In place, its folder not synced: created (a retry would make
-		// a second task).
-		ts.s.log.Warn("task written but its folder not synced", "list", list, "task", t.ID, "err", err)
-		err = nil
-	}
-	if err != nil {
+	if err := ts.s.written(err, "task", "list", list, "task", t.ID); err != nil {
 		return tasklist.Task{}, 0, fmt.Errorf("create task %s in list %s: %w", t.ID, list, err)
 	}
 	ts.s.sweepTemps(dir)
@@ -511,14 +505,7 @@ func (ts *Tasks) put(ctx context.Context, list string, t tasklist.Task, prev tas
 	if casErr != nil {
 		return 0, casErr
 	}
-	if errors.Is(err, atomicfile.ErrUnsynced) {
-		// In place, its folder not synced: the change was made (a claim
-		// reported failed would leave the task owned by a teammate that
-		// went idle).
-		ts.s.log.Warn("task written but its folder not synced", "list", list, "task", t.ID, "err", err)
-		err = nil
-	}
-	if err != nil {
+	if err := ts.s.written(err, "task", "list", list, "task", t.ID); err != nil {
 		return 0, fmt.Errorf("put task %s in list %s: %w", t.ID, list, err)
 	}
 	return taskRevision(data), nil

@@ -373,13 +373,7 @@ func (ts *Teams) write(ctx context.Context, name string, change func(*teamSnap) 
 		if errors.Is(err, errTeamFileChanged) {
 			continue
 		}
-		if errors.Is(err, atomicfile.ErrUnsynced) {
-			// In place, its folder not synced: the update was made (a spawn
-			// told otherwise would add its teammate again).
-			ts.s.log.Warn("team file written but its folder not synced", "team", name, "err", err)
-			err = nil
-		}
-		if err != nil {
+		if err := ts.s.written(err, "team file", "team", name); err != nil {
 			return fmt.Errorf("update team %s: %w", name, err)
 		}
 		ts.s.sweepTemps(filepath.Dir(path))
