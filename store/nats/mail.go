@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -224,32 +225,27 @@ func (s *Store) dropPruned(ctx context.Context, raw []rawMsg, read map[uint64]bo
 	if len(marks) > 0 {
 		below = marks[0].Seq
 	}
-	out := raw[:0:0]
-	for i, r := range raw {
+	var gone map[uint64]bool
+	for _, r := range raw {
 		if read[r.seq] || r.seq >= below {
-			if out != nil {
-				out = append(out, r)
-			}
 			continue
 		}
 		_, err := s.mail.GetMsg(ctx, r.seq)
-		if err == nil {
-			if out != nil {
-				out = append(out, r)
+		switch {
+		case err == nil:
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			if gone == nil {
+				gone = map[uint64]bool{}
 			}
-			continue
-		}
-		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			gone[r.seq] = true
+		default:
 			return nil, fmt.Errorf("look up stream sequence %d: %w", r.seq, err)
 		}
-		if out == nil {
-			out = append(make([]rawMsg, 0, len(raw)), raw[:i]...)
-		}
 	}
-	if out == nil {
+	if gone == nil {
 		return raw, nil
 	}
-	return out, nil
+	return slices.DeleteFunc(raw, func(r rawMsg) bool { return gone[r.seq] }), nil
 }
 
 // alreadyGone reports whether a DeleteMsg failed because the message is
