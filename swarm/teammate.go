@@ -873,8 +873,7 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 	}
 	tm.mu.Unlock()
 	var plain []mailbox.Message
-	var forged []mailbox.PermissionResponse
-	var forgedPlans []mailbox.PlanApprovalResponse
+	var forged []mailbox.Frame // verdicts that failed verification, weighed after the verified ones
 	flush := func() {
 		if len(plain) > 0 {
 			tm.queue(teammateMessage(plain))
@@ -887,12 +886,9 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 			f = mailbox.Text(m.Text)
 		}
 		if tm.cfg.Trust != nil && !tm.cfg.Trust(m) {
-			switch v := f.(type) {
-			case mailbox.PermissionResponse:
-				forged = append(forged, v) // weighed after the verified ones
-				continue
-			case mailbox.PlanApprovalResponse:
-				forgedPlans = append(forgedPlans, v) // likewise
+			switch f.(type) {
+			case mailbox.PermissionResponse, mailbox.PlanApprovalResponse:
+				forged = append(forged, f)
 				continue
 			}
 			if _, isText := f.(mailbox.Text); !isText {
@@ -919,11 +915,13 @@ func (tm *Teammate) dispatch(ctx context.Context, msgs []mailbox.Message) {
 		}
 	}
 	flush()
-	for _, v := range forged {
-		tm.refuseUnverified(v)
-	}
-	for _, v := range forgedPlans {
-		tm.refuseUnverifiedPlan(v)
+	for _, f := range forged {
+		switch f := f.(type) {
+		case mailbox.PermissionResponse:
+			tm.refuseUnverified(f)
+		case mailbox.PlanApprovalResponse:
+			tm.refuseUnverifiedPlan(f)
+		}
 	}
 }
 

@@ -86,16 +86,8 @@ const unverifiedVerdict = "the team lead's answer to this request could not be v
 // dispatch weighs such verdicts after the verified ones it read with
 // them, so a verified answer that came in the same read wins.
 func (tm *Teammate) refuseUnverified(f mailbox.PermissionResponse) {
-	tm.mu.Lock()
-	ch := tm.asks[f.RequestID]
-	delete(tm.asks, f.RequestID)
-	tm.mu.Unlock()
-	if ch == nil {
-		tm.event(EventWarning, "ignored a permission_response frame that failed lead verification, for no waiting request ("+f.RequestID+")")
-		return
-	}
-	tm.event(EventWarning, "refused the call waiting on request "+f.RequestID+": its verdict failed lead verification")
-	ch <- mailbox.PermissionResponse{RequestID: f.RequestID, Subtype: "error", Error: unverifiedVerdict} // buffered
+	tm.event(EventWarning, "request "+f.RequestID+": its verdict failed lead verification; the call waiting for it, if any, is refused")
+	tm.answer(mailbox.PermissionResponse{RequestID: f.RequestID, Subtype: "error", Error: unverifiedVerdict})
 }
 
 // refuseUnverifiedPlan weighs a plan verdict that failed lead
