@@ -28,7 +28,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	w.WriteHeader(http.StatusOK)
 
 	ctx, cancel := context.WithCancel(ctx)
