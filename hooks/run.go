@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/troupe-dev/troupe/internal/procgroup"
 )
 
 // MaxOutput bounds what is kept of a hook's stdout and of its stderr.
@@ -154,12 +156,14 @@ func (r *Runner) runOne(ctx context.Context, h Hook, stdin []byte) result {
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	setGroup(cmd)
+	// In a group of its own: a timeout, and the hook's end, kill all of it.
+	procgroup.Set(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 	cmd.WaitDelay = time.Second // a grandchild holding the pipes cannot stall us
 	res := result{start: r.now(), exit: -1}
 	t0 := time.Now()
 	err := cmd.Run()
-	endGroup(cmd)
+	_ = procgroup.Kill(cmd) // a background child it left would hold its pipes
 	res.elapsed = time.Since(t0)
 	res.stdout, res.stderr, res.stdoutCut = stdout.b.Bytes(), stderr.b.Bytes(), stdout.cut
 	var exit *exec.ExitError

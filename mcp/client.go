@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/troupe-dev/troupe/internal/procgroup"
 )
 
 // Defaults of Options.
@@ -256,7 +257,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 		// In a group of its own, ended whole with it: a server started
 		// through npx or a shell leaves children (node, a browser) that
 		// would outlive it and hold its stderr, so Wait never returned.
-		setGroup(cmd)
+		procgroup.Set(cmd)
 		cmd.WaitDelay = max(s.m.opts.StopTimeout, time.Second)
 		stdio = cmd
 		s.mu.Lock()
@@ -276,7 +277,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 	fail := func(err error) (*sdk.ClientSession, *tail, []*sdk.Tool, *sdk.ServerCapabilities, error) {
 		endLife(err)
 		if stdio != nil {
-			endGroup(stdio) // what a server that failed to start left running
+			_ = procgroup.Kill(stdio) // what a server that failed to start left running
 		}
 		if c := context.Cause(life); c != nil && life.Err() != nil && c != err {
 			err = c
@@ -454,7 +455,7 @@ func (s *server) close() error {
 	defer endLife(ErrClosed)
 	err := sess.Close()
 	if cmd != nil {
-		endGroup(cmd) // the server's children, which its end does not end
+		_ = procgroup.Kill(cmd) // the server's children, which its end does not end
 	}
 	if err != nil && !isExitErr(err) {
 		return fmt.Errorf("close MCP server %q: %w", s.cfg.Name, err)

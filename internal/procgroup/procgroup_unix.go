@@ -1,0 +1,24 @@
+//go:build unix
+
+// Package procgroup runs a command in a process group of its own, so that
+// what it starts (a background child, a server's helpers) ends with it.
+package procgroup
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// Set makes cmd start in a process group of its own, led by it.
+func Set(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// Kill sends SIGKILL to every process of the group cmd leads (none when
+// cmd has not started). Once cmd has exited it ends what it left running.
+func Kill(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
