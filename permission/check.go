@@ -240,13 +240,13 @@ func (p Policy) matchTool(r Rule, req Request, t target, failClosed bool) bool {
 		if real == "" {
 			real = t.path
 		}
-		if failClosed && (matchPath(pat, t.path) || matchPath(pat, real)) {
+		rp := p.realPattern(pat)
+		if matchPath(rp, real) || failClosed && (matchPath(pat, t.path) || matchPath(pat, real)) {
 			return true
 		}
-		if failClosed && foldPaths && (matchPath(fold(pat), fold(t.path)) || matchPath(fold(p.realPattern(pat)), fold(real))) {
-			return true // a deny or ask rule covers the name in any case
-		}
-		return matchPath(p.realPattern(pat), real)
+		// Where names differ only in case, a deny or ask rule covers every
+		// spelling (allow rules are not folded: folding grants nothing).
+		return failClosed && foldPaths && (matchPath(fold(pat), fold(t.path)) || matchPath(fold(rp), fold(real)))
 	case r.Tool == "WebFetch":
 		d := strings.ToLower(strings.TrimPrefix(r.Specifier, "domain:"))
 		if rest, ok := strings.CutPrefix(d, "*."); ok {
