@@ -19,17 +19,19 @@ import (
 )
 
 // hookTeams calls hook before each team update (numbered from 1 after
-// arm); a non-nil error fails the update. hook may block.
+// arm); a non-nil error fails the update. hook may block. done counts the
+// updates that ended since arm, failed or not.
 type hookTeams struct {
 	team.Store
 	mu   sync.Mutex
 	n    int
+	done int
 	hook func(ctx context.Context, n int) error
 }
 
 func (h *hookTeams) arm(hook func(ctx context.Context, n int) error) {
 	h.mu.Lock()
-	h.n, h.hook = 0, hook
+	h.n, h.done, h.hook = 0, 0, hook
 	h.mu.Unlock()
 }
 
@@ -38,6 +40,11 @@ func (h *hookTeams) Update(ctx context.Context, name string, fn func(*team.Confi
 	h.n++
 	n, hook := h.n, h.hook
 	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.done++
+		h.mu.Unlock()
+	}()
 	if hook != nil {
 		if err := hook(ctx, n); err != nil {
 			return team.Config{}, err
@@ -155,12 +162,11 @@ func TestStaleFlagRetryGivesWay(t *testing.T) {
 	}
 	close(modelOnSecond)
 	// The model is working on "second" (held).
-	waitUntil(t, "the stale retry's write", func() bool {
+	waitUntil(t, "the stale retry's write, ended", func() bool {
 		ht.mu.Lock()
 		defer ht.mu.Unlock()
-		return ht.n >= 4
+		return ht.done >= 4
 	})
-	time.Sleep(50 * time.Millisecond)
 	c, err := st.Teams().Get(t.Context(), "crew")
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +264,7 @@ func (m errModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Eve
 // marked active by any message, for good.
 func TestSpentTeammateStaysIdle(t *testing.T) {
 	_, st, _, idle := startWakeTeammateWith(t, nil, func(c *TeammateConfig) {
-		c.ActiveDelay = 10 * time.Millisecond
+		c.ActiveDelay = -1 // a flip is written before the mail is marked read
 		c.Spent = func(err error) bool { return errors.Is(err, errBoom) }
 		build := c.Build
 		c.Build = func(tm *Teammate) (agent.Config, error) {
@@ -274,7 +280,6 @@ func TestSpentTeammateStaysIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the peer's message read", func() bool { return annUnread(t, st) == 0 })
-	time.Sleep(50 * time.Millisecond) // past ActiveDelay: a flip would have been written
 	c, err := st.Teams().Get(t.Context(), "crew")
 	if err != nil {
 		t.Fatal(err)
