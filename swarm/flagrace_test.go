@@ -189,7 +189,7 @@ func TestMailReadAsTheRunEnds(t *testing.T) {
 	gm := &gateModel{called: make(chan string, 16), release: make(chan struct{}, 16),
 		hold: func(s string) bool { return strings.Contains(s, "work") }}
 	trustIn, trustGate := make(chan struct{}), make(chan struct{})
-	st, _ := startGated(t, ht, gm, "late", trustIn, trustGate)
+	st, idle := startGated(t, ht, gm, "late", trustIn, trustGate)
 	<-gm.called
 	mailAnn(t, st, "work")
 	waitSignal(t, gm.called, "model called with work (held)")
@@ -221,10 +221,8 @@ func TestMailReadAsTheRunEnds(t *testing.T) {
 			t.Fatalf("%s: %q is marked read and ann is idle in the team, but its model does not have it", when, "late")
 		}
 	}
-	for range 20 {
-		visible("while the pump holds late")
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitSignal(t, idle, "the run's end (its idle notification)")
+	visible("while the pump holds late")
 	close(trustGate)
 	for {
 		select {
