@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/proctest"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -78,26 +78,13 @@ func childOfSelfServer(pidFile, mode string) Server {
 		Env: map[string]string{selfServerMode: mode}}
 }
 
-// gone waits up to 5 s for process pid to end (a zombie counts as ended).
+// gone reports whether the process whose id is in pidFile ends within
+// 5 s (killing it when it does not).
 func gone(t *testing.T, pidFile string) bool {
 	t.Helper()
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if syscall.Kill(pid, 0) != nil {
-			return true
-		}
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-			if s := string(st); strings.Contains(s[strings.LastIndexByte(s, ')'):], ") Z") {
-				return true
-			}
-		}
+	pid := proctest.PID(t, pidFile)
+	if proctest.WaitGone(pid, 5*time.Second) {
+		return true
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	return false
