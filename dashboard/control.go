@@ -180,7 +180,9 @@ func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
 	}
 	var rules []string
 	if req.Decision == "always" {
-		rules = []string{swarm.ExactRule(found.ToolName, found.Input)}
+		if r := swarm.ExactRule(found.ToolName, found.Input); r != "" {
+			rules = []string{r} // none names the call exactly: allowed once
+		}
 	}
 	resp, err := swarm.Verdict(*found, req.Decision != "deny", rules, strings.TrimSpace(req.Feedback))
 	if err != nil {

@@ -156,7 +156,8 @@ func TestParseMode(t *testing.T) {
 // Check on it never panics.
 func FuzzParseRule(f *testing.F) {
 	for _, s := range []string{"Bash", "Bash(npm run test:*)", "Bash(git status)", "Read(./src/**)", "Edit(docs/**)",
-		"WebFetch(domain:example.com)", "mcp__server__*", "Read(//etc/**)", "Read(~/x)", `Bash(echo "a b")`, "Bash(a\\ b:*)", "Read(**/[a-)"} {
+		"WebFetch(domain:example.com)", "mcp__server__*", "Read(//etc/**)", "Read(~/x)", `Bash(echo "a b")`, "Bash(a\\ b:*)", "Read(**/[a-)",
+		`Bash(python3 \*)`, `Bash(git log :\*)`, `Bash(git log ':*')`, "Edit(//w/[*].go)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/shell"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -33,6 +34,12 @@ type Question struct {
 	// (Tool is then empty): Allow approves it, Message is the feedback
 	// of a rejection.
 	Plan string
+	// Always is the rule an Always answer saves when it names none: the
+	// rule that covers exactly this call (permission.ExactRule), set by
+	// Ask, so that a dialog can show it before the person chooses. Empty
+	// when no rule can name the call exactly: an Always answer then
+	// allows it once.
+	Always string
 }
 
 // Verdict is a person's answer to a Question.
@@ -70,6 +77,9 @@ type pendingAsk struct {
 // Answer or ctx's end (then the question is withdrawn).
 func (s *Session) Ask(ctx context.Context, q Question) (Verdict, error) {
 	q.ID = mailbox.NewID()
+	if q.Tool != "" && q.Always == "" {
+		q.Always = permission.ExactRule(q.Tool, q.Input, shell.Parse)
+	}
 	p := &pendingAsk{q: q, done: make(chan Verdict, 1)}
 	s.asks.mu.Lock()
 	if s.asks.pending == nil {
@@ -93,13 +103,21 @@ func (s *Session) Ask(ctx context.Context, q Question) (Verdict, error) {
 	}
 }
 
-// Answer answers the waiting question id.
+// Answer answers the waiting question id. An Always verdict that names
+// no rule saves the question's Always rule; with none, the call is
+// allowed once and a notice says why.
 func (s *Session) Answer(id string, v Verdict) error {
 	s.asks.mu.Lock()
 	p, ok := s.asks.pending[id]
 	s.asks.mu.Unlock()
 	if !ok || !s.withdraw(id) {
 		return fmt.Errorf("session: no question %q waits for an answer (answered already, or withdrawn)", id)
+	}
+	if v.Allow && v.Always && v.Rule == "" {
+		if v.Rule = p.q.Always; v.Rule == "" {
+			v.Always = false
+			s.publish(Event{Kind: KindNotice, Text: "allow always: no rule names exactly this call (one simple command of plain words, a file or a host); it was allowed once"})
+		}
 	}
 	p.done <- v
 	s.publish(Event{Kind: KindPermissionAnswer, Question: &p.q, Verdict: &v, Queued: s.queued()})
@@ -149,11 +167,8 @@ func (s *Session) LeadAsker() approve.Asker {
 		if err != nil {
 			return approve.Answer{}, err
 		}
-		if v.Allow && v.Always {
+		if v.Allow && v.Always && v.Rule != "" {
 			rule := v.Rule
-			if rule == "" {
-				rule = swarm.ExactRule(r.Tool, r.Input)
-			}
 			if err := s.AddRule(permission.Allow, rule); err != nil {
 				s.publish(Event{Kind: KindNotice, Text: "allow always: " + err.Error()})
 			}

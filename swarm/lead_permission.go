@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -99,11 +100,10 @@ func (l *Lead) decide(ctx context.Context, a PermissionAsk) (PermissionAnswer, [
 	}
 	var added []string
 	switch {
+	case ans.Allow && ans.Always && cmp.Or(ans.Rule, ExactRule(a.Tool, a.Input)) == "":
+		l.event(a.Worker, EventPermission, what+": allowed once (no rule names exactly this call, so none was added for the team)")
 	case ans.Allow && ans.Always:
-		rule := ans.Rule
-		if rule == "" {
-			rule = ExactRule(a.Tool, a.Input)
-		}
+		rule := cmp.Or(ans.Rule, ExactRule(a.Tool, a.Input))
 		if _, err := permission.ParseRule(rule); err != nil {
 			return PermissionAnswer{}, nil, fmt.Errorf("allow always: %w", err)
 		}

@@ -59,27 +59,12 @@ func addRulesUpdate(rules []permission.Rule, destination string) (json.RawMessag
 	return b, nil
 }
 
-// ExactRule returns the rule that allows exactly this call again: Bash
-// with its command, file tools with their path, other tools whole.
+// ExactRule returns the rule that allows exactly this call again, or ""
+// when no rule can (permission.ExactRule without a shell parser: a Bash
+// command of plain words only). The '*' and ':*' of a model's command
+// never become wildcards.
 func ExactRule(tool string, input json.RawMessage) string {
-	var in map[string]any
-	_ = json.Unmarshal(input, &in)
-	str := func(k string) string { s, _ := in[k].(string); return s }
-	switch tool {
-	case "Bash":
-		if c := str("command"); c != "" {
-			return "Bash(" + c + ")"
-		}
-	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		if p := str("file_path"); len(p) > 0 && p[0] == '/' {
-			return "Edit(/" + p + ")"
-		}
-	case "Read":
-		if p := str("file_path"); len(p) > 0 && p[0] == '/' {
-			return "Read(/" + p + ")"
-		}
-	}
-	return tool
+	return permission.ExactRule(tool, input, nil)
 }
 
 // TeamRules turns a team's allowed paths (teamAllowedPaths) into allow

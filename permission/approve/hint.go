@@ -108,7 +108,7 @@ func suggestRules(p permission.Policy, r AskRequest, cwd string, dirs []string) 
 				if !w.Literal {
 					return nil
 				}
-				words = append(words, ruleWord(w.Value))
+				words = append(words, permission.RuleWord(w.Value))
 			}
 			if len(words) == 0 {
 				continue
@@ -144,12 +144,4 @@ func suggestRules(p permission.Policy, r AskRequest, cwd string, dirs []string) 
 		return []string{r.Tool}
 	}
 	return nil
-}
-
-// ruleWord quotes a word for a Bash rule when it holds blanks or quotes.
-func ruleWord(w string) string {
-	if w != "" && !strings.ContainsAny(w, " \t\n'\"\\*") {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
