@@ -173,7 +173,9 @@ func (m *model) roster() string {
 		if mv.model != "" {
 			model = " (" + mv.model + ")"
 		}
-		fmt.Fprintf(&b, "\n  %s %s%s: %s%s", m.st.dot(mv.state), n, model, mv.state, cur)
+		// Plain: a notice is drawn through the terminal-text sanitizer,
+		// which would show a color's escape as text.
+		fmt.Fprintf(&b, "\n  %s %s%s: %s%s", newStyles(true).dot(mv.state), n, model, mv.state, cur)
 	}
 	return b.String()
 }

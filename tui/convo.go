@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/troupe-dev/troupe/internal/termtext"
 )
 
 // entryKind says what a conversation entry shows.
@@ -192,10 +194,10 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 		if e.queued {
 			prefix = "> (queued) "
 		}
-		wrap(st.userPrefix(prefix), e.text, st.user)
+		wrap(st.userPrefix(prefix), termtext.Clean(e.text), st.user)
 		ls = append(ls, "")
 	case entryAssistant:
-		ls = append(ls, markdown(st, e.text, w)...)
+		ls = append(ls, markdown(st, termtext.Clean(e.text), w)...)
 		ls = append(ls, "")
 	case entryTool:
 		mark, dur := st.dim("⋯"), ""
@@ -210,29 +212,29 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 		} else if !e.start.IsZero() {
 			dur = " " + st.dim(fmtDur(now.Sub(e.start)))
 		}
-		line := mark + " " + ansi.Truncate(e.text, w-4-ansi.StringWidth(dur), "…") + dur
+		line := mark + " " + ansi.Truncate(termtext.Line(e.text), w-4-ansi.StringWidth(dur), "…") + dur
 		ls = append(ls, line)
 		if e.done && e.result != "" && (e.expanded || e.failed) {
-			wrap("  ⎿ ", e.result, st.dim)
+			wrap("  ⎿ ", termtext.Clean(e.result), st.dim)
 		}
 		if e.expanded && len(e.input) > 0 {
-			wrap("  ", string(e.input), st.dim)
+			wrap("  ", termtext.Clean(string(e.input)), st.dim)
 		}
 	case entryMessage:
-		wrap(st.name(e.who, e.color)+": ", e.text, func(s string) string { return s })
+		wrap(st.name(e.who, e.color)+": ", termtext.Clean(e.text), func(s string) string { return s })
 		ls = append(ls, "")
 	case entryQuiet:
-		text := e.text
+		text := termtext.Clean(e.text)
 		if e.who != "" {
-			text = e.who + " " + text
+			text = termtext.Line(e.who) + " " + text
 		}
 		wrap("· ", text, st.dim)
 	case entryNotice:
-		wrap("※ ", e.text, st.warn)
+		wrap("※ ", termtext.Clean(e.text), st.warn)
 	case entryError:
-		text := e.text
+		text := termtext.Clean(e.text)
 		if e.who != "" {
-			text = e.who + ": " + text
+			text = termtext.Line(e.who) + ": " + text
 		}
 		wrap("⚠ ", text, st.bad)
 	}

@@ -74,6 +74,9 @@ type model struct {
 
 	questions []session.Question // permission questions, oldest first
 	feedback  bool               // typing the deny feedback of questions[0]
+	qFor      string             // the question qScroll and qNote are about
+	qScroll   scroll             // its dialog's scroll (dialog.go)
+	qNote     string             // why its last answer key was refused
 
 	lastCtrlC time.Time
 	notice    string // a transient line above the prompt
@@ -187,6 +190,14 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sessions, m.selSess, m.screen = msg, 0, screenResume
 		return m, nil
 	case tea.MouseWheelMsg:
+		if len(m.questions) > 0 { // the wheel scrolls the open dialog
+			if msg.Button == tea.MouseWheelUp {
+				m.qScroll.off = max(0, m.qScroll.off-3)
+			} else if msg.Button == tea.MouseWheelDown {
+				m.qScroll.off += 3
+			}
+			return m, nil
+		}
 		switch msg.Button {
 		case tea.MouseWheelUp:
 			m.convo.scroll(3)
@@ -390,6 +401,21 @@ func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 		m.questions = m.questions[1:] // the answer event confirms it
 		return m.do(func(context.Context) error { return m.drv.Answer(q.ID, v) })
 	}
+	if q.ID != m.qFor {
+		m.bottom() // lay its dialog out first: the keys act on what shows
+	}
+	if m.dialogKey(k) {
+		return nil
+	}
+	// An answer that allows waits until the whole call has been on
+	// screen: the hidden tail of a long command is where a trick hides.
+	seen := func() bool {
+		if n := m.unseen(); n > 0 {
+			m.qNote = fmt.Sprintf("Read it all first: %s below (↓/j, PgDn, End).", plural(n, "more line"))
+			return false
+		}
+		return true
+	}
 	if m.feedback {
 		switch k.String() {
 		case "enter":
@@ -406,6 +432,9 @@ func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 	if q.Plan != "" {
 		switch k.String() {
 		case "1", "y":
+			if !seen() {
+				return nil
+			}
 			return answer(session.Verdict{Allow: true})
 		case "3":
 			m.feedback = true
@@ -417,9 +446,19 @@ func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	switch k.String() {
 	case "1", "y":
+		if !seen() {
+			return nil
+		}
 		return answer(session.Verdict{Allow: true})
 	case "2":
-		return answer(session.Verdict{Allow: true, Always: true, Rule: swarm.ExactRule(q.Tool, q.Input)})
+		if q.Always == "" {
+			m.qNote = "No rule names exactly this call: 1 allows it once."
+			return nil
+		}
+		if !seen() {
+			return nil
+		}
+		return answer(session.Verdict{Allow: true, Always: true, Rule: q.Always})
 	case "3":
 		m.feedback = true
 		m.input.Reset()

@@ -133,6 +133,12 @@ func press(m *model, keys ...string) []tea.Msg {
 			km = tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl}
 		case "pgup":
 			km = tea.KeyPressMsg{Code: tea.KeyPgUp}
+		case "pgdown":
+			km = tea.KeyPressMsg{Code: tea.KeyPgDown}
+		case "end":
+			km = tea.KeyPressMsg{Code: tea.KeyEnd}
+		case "home":
+			km = tea.KeyPressMsg{Code: tea.KeyHome}
 		default:
 			for _, r := range k {
 				_, cmd := m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
@@ -253,7 +259,7 @@ func TestFrames(t *testing.T) {
 		conversation(m)
 		teammates(m)
 		q1 := session.Question{ID: "q1", Agent: "bob", Color: "green", Tool: "Edit", Teammate: true, Reason: "edits need approval in default mode",
-			Input: json.RawMessage(`{"file_path":"/w/auth.go","old_string":"if u == nil {\n\treturn nil\n}","new_string":"if u == nil {\n\treturn ErrNoUser\n}"}`)}
+			Input: json.RawMessage(`{"file_path":"/w/auth.go","old_string":"if u == nil {\n\treturn nil\n}","new_string":"if u == nil {\n\treturn ErrNoUser\n}"}`), Always: "Edit(//w/auth.go)"}
 		q2 := session.Question{ID: "q2", Agent: "team-lead", Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build"}`)}
 		ev(m, session.Event{Kind: session.KindPermission, Question: &q1, Queued: 1})
 		ev(m, session.Event{Kind: session.KindPermission, Question: &q2, Queued: 2})
@@ -351,7 +357,7 @@ func TestKeys(t *testing.T) {
 		t.Errorf("screen %d after opening a teammate, want its view", m.screen)
 	}
 	press(m, "esc")
-	q := session.Question{ID: "q1", Agent: "alice", Tool: "Bash", Input: json.RawMessage(`{"command":"go test ./..."}`), Teammate: true}
+	q := session.Question{ID: "q1", Agent: "alice", Tool: "Bash", Input: json.RawMessage(`{"command":"go test ./..."}`), Teammate: true, Always: "Bash(go test ./...)"}
 	ev(m, session.Event{Kind: session.KindPermission, Question: &q, Queued: 1})
 	press(m, "2")
 	q2 := session.Question{ID: "q2", Agent: "team-lead", Tool: "Bash", Input: json.RawMessage(`{"command":"rm x"}`)}
@@ -517,7 +523,7 @@ func TestTeammateViewTranscript(t *testing.T) {
 		t.Errorf("reads %q; want %q (the second from where the first ended)", reads, want)
 	}
 	frame := m.frame()
-	for _, want := range []string{"› fix the alice bug", "the token check runs after the redirect", "→ Edit", "✗ no match (12ms)"} {
+	for _, want := range []string{"› fix the alice bug", "the token check runs after the redirect", "→ Edit", `✗ \x1b[31mno match\x1b[0m (12ms)`} {
 		if !strings.Contains(ansi.Strip(frame), want) {
 			t.Errorf("the teammate's view lacks %q:\n%s", want, frame)
 		}

@@ -3,6 +3,8 @@ package tui
 import (
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/lipgloss/v2"
+
+	"github.com/troupe-dev/troupe/internal/termtext"
 )
 
 // inputStyles are the prompt's: plain with NO_COLOR, else quiet (no
@@ -64,8 +66,10 @@ var teamColors = map[string]string{
 	"orange": "208", "pink": "218", "cyan": "14",
 }
 
-// name renders a teammate's name in its color.
+// name renders a teammate's name in its color, its control and
+// invisible characters escaped (termtext).
 func (s styles) name(name, color string) string {
+	name = termtext.Line(name)
 	c, ok := teamColors[color]
 	if !ok {
 		return s.bold(name)

