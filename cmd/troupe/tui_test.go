@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,12 @@ type tuiPane struct {
 // the exit status when troupe ends.
 func startTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
 	t.Helper()
+	return startTUISize(t, 100, 30, dir, env, args...)
+}
+
+// startTUISize is startTUI in a pane of w columns and h lines.
+func startTUISize(t *testing.T, w, h int, dir string, env []string, args ...string) *tuiPane {
+	t.Helper()
 	needTmux(t)
 	p := &tuiPane{t: t, sock: tmuxSocket(t), dir: dir}
 	var cmd strings.Builder
@@ -39,7 +46,7 @@ func startTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
 		fmt.Fprintf(&cmd, " %q", a)
 	}
 	cmd.WriteString(" 2>troupe.err; echo EXITED $?; sleep 60")
-	p.tmux("new-session", "-d", "-x", "100", "-y", "30", cmd.String())
+	p.tmux("new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), cmd.String())
 	p.wait("Ask the lead", 20*time.Second)
 	return p
 }
@@ -177,6 +184,59 @@ func TestTUILead(t *testing.T) {
 	if pids := processesWith("sleep", "37"); len(pids) > 0 {
 		t.Errorf("the background shell outlived the session: pids %v", pids)
 	}
+}
+
+// A 60-line command in the permission dialog at 80x24: the answers stay
+// on screen, a marker says how much is below, 1 is refused until the
+// command's last line has been shown, End scrolls to it, and then 1 runs
+// the command whole.
+func TestTUILongCommand(t *testing.T) {
+	dir := t.TempDir()
+	var cmd strings.Builder
+	for i := 1; i < 60; i++ {
+		fmt.Fprintf(&cmd, "echo step %02d >> log.txt\n", i)
+	}
+	cmd.WriteString("touch tail-ran && echo TAIL-RAN")
+	in, _ := json.Marshal(map[string]string{"command": cmd.String()})
+	script := `{"turns":[
+ {"match":{"user":"run it"},"reply":{"tool_calls":[{"name":"Bash","input":` + string(in) + `}]}},
+ {"match":{"tool_result":"Bash","user":"TAIL-RAN"},"reply":{"text":"RAN-THE-WHOLE-SCRIPT"}}
+]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	writeFile(t, scriptFile, script)
+	p := startTUISize(t, 80, 24, dir, []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir}, "--provider", "scripted", "--script", scriptFile)
+
+	p.submit("run it")
+	s := p.wait("team-lead asks: Bash", 10*time.Second)
+	for _, want := range []string{"1 once · 2 always · 3 deny, say why · Esc deny", "more lines below", "$ echo step 01 >> log.txt"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the dialog lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "touch tail-ran") {
+		t.Fatalf("the last line shows at once in a 24-line pane: the test means nothing\n%s", s)
+	}
+	p.keys("1")
+	s = p.wait("Read it all first", 5*time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "tail-ran")); err == nil {
+		t.Fatal("1 ran the command before its tail was on screen")
+	}
+	p.keys("PgDn")
+	p.wait("more lines above", 5*time.Second)
+	p.keys("End")
+	s = p.wait("touch tail-ran && echo TAIL-RAN", 5*time.Second)
+	if !strings.Contains(s, "1 once · 2 always") || !strings.Contains(s, "end of") {
+		t.Errorf("at the end, the answers or the end marker are off screen:\n%s", s)
+	}
+	if lines := strings.Split(strings.TrimRight(s, "\n"), "\n"); len(lines) > 24 {
+		t.Errorf("the screen has %d lines in a 24-line pane", len(lines))
+	}
+	p.keys("1")
+	p.wait("RAN-THE-WHOLE-SCRIPT", 10*time.Second)
+	if b, err := os.ReadFile(filepath.Join(dir, "log.txt")); err != nil || strings.Count(string(b), "step") != 59 {
+		t.Errorf("log.txt after the run: %q, %v; want 59 steps", b, err)
+	}
+	p.quit()
 }
 
 // A team: a teammate's question answered with 2 (allow always) is not
