@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/permission/shell"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -107,4 +108,66 @@ func readRules(t *testing.T, path, key string) []string {
 		t.Fatal(err)
 	}
 	return doc.Permissions[key]
+}
+
+// "Allow always" on a call the model wrote with '*' or ':*' saves a rule
+// that covers exactly that call, named in the question before the answer;
+// a glob, which no rule can name exactly, is allowed once and saves none.
+func TestAlwaysRuleNarrow(t *testing.T) {
+	dir := t.TempDir()
+	local := filepath.Join(dir, "settings.local.json")
+	reg := task.New(task.Config{Dir: t.TempDir()})
+	defer reg.Close(context.Background())
+	s, err := New(Config{Registry: reg, RuleSource: local, SaveRule: func(b permission.Behavior, rule string, add bool) error {
+		return settings.AddRule(context.Background(), local, b, rule)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetApprover(swarm.NewApprover(&approve.Approver{Mode: permission.ModeDefault}))
+	sub := s.Subscribe(false)
+	defer sub.Close()
+	tests := []struct{ command, always string }{
+		{"python3 '*'", "Bash(python3 '*')"},
+		{`git log ":*"`, "Bash(git log ':*')"},
+		{"python3 *", ""},
+		{"git log :*", ""},
+	}
+	var kept []string
+	for _, tt := range tests {
+		in, _ := json.Marshal(map[string]string{"command": tt.command})
+		done := make(chan approve.Answer, 1)
+		go func() {
+			ans, _ := s.LeadAsker().Ask(context.Background(), approve.AskRequest{Tool: "Bash", Input: in})
+			done <- ans
+		}()
+		q, _ := next(t, sub, KindPermission)
+		if q.Question.Always != tt.always {
+			t.Errorf("%s: the question's always rule is %q; want %q", tt.command, q.Question.Always, tt.always)
+		}
+		if err := s.Answer(q.Question.ID, Verdict{Allow: true, Always: true}); err != nil {
+			t.Fatal(err)
+		}
+		if ans := <-done; !ans.Allow {
+			t.Errorf("%s: allow always did not allow the call", tt.command)
+		}
+		if tt.always != "" {
+			kept = append(kept, tt.always)
+		}
+	}
+	if _, err := os.Stat(local); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRules(t, local, "allow"); strings.Join(got, " ") != strings.Join(kept, " ") {
+		t.Errorf("allow always kept %q; want %q", got, kept)
+	}
+	allow, _, _ := s.Rules()
+	p := permission.Policy{Allow: allow, Shell: shell.Parse}
+	for _, c := range []string{"python3 evil.py", "git log --output=/tmp/x -p"} {
+		in, _ := json.Marshal(map[string]string{"command": c})
+		if d := p.Check(permission.Request{Tool: "Bash", Input: in, Cwd: dir}); d.Behavior == permission.Allow {
+			t.Errorf("the kept rules %v allow %q", allow, c)
+		}
+	}
 }
