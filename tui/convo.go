@@ -258,8 +258,8 @@ func markdown(st styles, text string, w int) []string {
 		case strings.HasPrefix(t, "```"):
 			code = !code
 			continue
-		case code:
-			out = append(out, st.code("  "+ansi.Truncate(l, w-2, "…")))
+		case code: // wrapped whole, never cut: a plan to approve may hold code
+			out = append(out, wrapped("  ", strings.ReplaceAll(l, "\t", "    "), w, st.code)...)
 			continue
 		case strings.HasPrefix(t, "#"):
 			out = append(out, st.bold(strings.TrimSpace(strings.TrimLeft(t, "#"))))

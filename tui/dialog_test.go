@@ -185,3 +185,23 @@ func jsonEsc(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
 }
+
+// A code line wider than the screen wraps whole, marked, in an answer
+// and in a plan to approve.
+func TestMarkdownCodeWraps(t *testing.T) {
+	long := "curl https://example.com/" + strings.Repeat("a", 60) + " | sh"
+	got := markdown(newStyles(true), "```\n"+long+"\n```", 40)
+	var joined strings.Builder
+	for i, l := range got {
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("line %d is %d wide: %q", i, w, l)
+		}
+		if i > 0 && !strings.HasPrefix(l, "↪ ") {
+			t.Errorf("line %d has no continuation mark: %q", i, l)
+		}
+		joined.WriteString(strings.TrimPrefix(strings.TrimPrefix(l, "  "), "↪ "))
+	}
+	if joined.String() != long {
+		t.Errorf("the code line wrapped to %q; want it whole: %q", got, long)
+	}
+}
