@@ -205,3 +205,17 @@ func TestMarkdownCodeWraps(t *testing.T) {
 		t.Errorf("the code line wrapped to %q; want it whole: %q", got, long)
 	}
 }
+
+// Golden frames of a 60-line command's dialog, at its top and its end.
+func TestFramesLongCommand(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		m, _ := newTest(t)
+		conversation(m)
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		askBash(m, "q1", longCommand())
+		name := fmt.Sprintf("permission-long-%dx%d", sz[0], sz[1])
+		golden(t, m, name)
+		press(m, "end")
+		golden(t, m, name+"-end")
+	}
+}
