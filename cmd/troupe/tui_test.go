@@ -239,6 +239,40 @@ func TestTUILongCommand(t *testing.T) {
 	p.quit()
 }
 
+// Model text that would hide part of a command from the person (SGR 8,
+// concealed) or reorder it (U+202E) shows as escapes in the real
+// terminal, and "always" on a command with a '*' names no wildcard.
+func TestTUIHostileCommand(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := json.Marshal(map[string]string{"command": "echo safe \x1b[8m; touch evil\x1b[0m # \u202egnp.exe"})
+	star, _ := json.Marshal(map[string]string{"command": "python3 '*'"})
+	script := `{"turns":[
+ {"match":{"user":"hide it"},"reply":{"tool_calls":[{"name":"Bash","input":` + string(in) + `}]}},
+ {"match":{"user":"star"},"reply":{"tool_calls":[{"name":"Bash","input":` + string(star) + `}]}},
+ {"match":{"tool_result":"Bash"},"reply":{"text":"DONE-HERE"},"repeat":true}
+]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	writeFile(t, scriptFile, script)
+	p := startTUISize(t, 80, 24, dir, []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir}, "--provider", "scripted", "--script", scriptFile)
+	p.submit("hide it")
+	s := p.wait("team-lead asks: Bash", 10*time.Second)
+	if want := `$ echo safe \x1b[8m; touch evil\x1b[0m # \u202egnp.exe`; !strings.Contains(s, want) {
+		t.Errorf("the dialog does not show %q:\n%s", want, s)
+	}
+	if !strings.Contains(s, "2 always is not offered") {
+		t.Errorf("a two-command line offers an always rule:\n%s", s)
+	}
+	p.keys("Escape")
+	p.wait("DONE-HERE", 10*time.Second)
+	p.submit("star")
+	s = p.wait("2 always adds the rule Bash(python3 '*')", 10*time.Second)
+	p.keys("Escape")
+	p.quit()
+	if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
+		t.Error("the denied command ran")
+	}
+}
+
 // A team: a teammate's question answered with 2 (allow always) is not
 // asked again of another teammate; Shift+Down and Enter open a teammate's
 // view, where a typed line reaches it; Ctrl+C twice shuts the team down.
