@@ -165,8 +165,12 @@ func (m *model) questionDialog(h int) ([]string, int) {
 		} else {
 			body = append(body, m.st.dim("2 always is not offered: no rule names exactly this call"))
 		}
-		keys = []string{fmt.Sprintf("%s once · %s always · %s deny, say why · %s deny",
-			m.st.accent("1"), m.st.accent("2"), m.st.accent("3"), m.st.accent("Esc"))}
+		always := m.st.accent("2") + " always · "
+		if q.Always == "" {
+			always = ""
+		}
+		keys = []string{fmt.Sprintf("%s once · %s%s deny, say why · %s deny",
+			m.st.accent("1"), always, m.st.accent("3"), m.st.accent("Esc"))}
 	}
 	if m.qNote != "" {
 		keys = append([]string{m.st.warn(m.qNote)}, keys...)
