@@ -72,7 +72,8 @@ type PermissionAsk struct {
 type PermissionAnswer struct {
 	Allow bool
 	// Always adds Rule (ExactRule of the call when empty) for the whole
-	// team, persisted through LeadConfig.PersistRule.
+	// team, persisted through LeadConfig.PersistRule. With no Rule and
+	// no exact rule, the call is allowed once.
 	Always bool
 	Rule   string
 	// Message is the feedback the worker's model sees on a denial.
