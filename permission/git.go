@@ -93,6 +93,8 @@ func splitGit(args []string, env pathEnv) gitCall {
 			if !ok || !inside(d, env.cwd, env.dirs) {
 				g.why = "git -C " + args[i] + " runs outside the working directories"
 				d = "/"
+			} else if !env.inRepo(d) && g.why == "" {
+				g.why = "git -C " + args[i] + " works in another git repository than the working directory's, whose configuration can run programs"
 			}
 			g.dir = d
 		case a == "-c" && i+1 < len(args):
