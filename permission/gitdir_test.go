@@ -140,3 +140,55 @@ func TestGitDirProtected(t *testing.T) {
 		}
 	}
 }
+
+// A worktree of the project at /home/u/proj, at /home/u/wt/bob: the
+// project's rules, anchored at the project, hold in the worktree's copy.
+func TestFollow(t *testing.T) {
+	const wt = "/home/u/wt/bob"
+	base := permission.Policy{Home: home, Shell: shell.Parse}
+	for _, list := range []struct {
+		into  *[]permission.Rule
+		rules []string
+	}{
+		{&base.Deny, []string{"Read(./secret.txt)", "Read(//home/u/proj/abs.txt)", "Read(~/proj/home.txt)", "Read(*.pem)", "Edit(/locked/**)"}},
+		{&base.Ask, []string{"Read(./ask.txt)"}},
+		{&base.Allow, []string{"Edit(./src/**)", "Read(//etc/hosts)"}},
+	} {
+		for _, s := range list.rules {
+			r := permission.MustParseRule(s)
+			r.Base = cwd
+			*list.into = append(*list.into, r)
+		}
+	}
+	p := base.Follow(cwd, wt)
+	read := func(f string) permission.Request {
+		in, _ := json.Marshal(map[string]string{"file_path": f})
+		return permission.Request{Tool: "Read", Input: in, Cwd: wt, Mode: permission.ModeAcceptEdits}
+	}
+	for f, want := range map[string]permission.Behavior{
+		wt + "/secret.txt": permission.Deny, wt + "/abs.txt": permission.Deny, wt + "/home.txt": permission.Deny,
+		wt + "/x/key.pem": permission.Deny, wt + "/ask.txt": permission.Ask, wt + "/other.txt": permission.Allow,
+		cwd + "/secret.txt": permission.Deny, "/etc/hosts": permission.Allow,
+	} {
+		if d := p.Check(read(f)); d.Behavior != want {
+			t.Errorf("Read %s in the worktree = %s (%s); want %s", f, d.Behavior, d.Reason, want)
+		}
+	}
+	for f, want := range map[string]permission.Behavior{wt + "/locked/a": permission.Deny, wt + "/src/a.go": permission.Allow} {
+		if d := p.Check(write("Edit", f, permission.ModeDefault)); d.Behavior != want {
+			t.Errorf("Edit %s in the worktree = %s (%s); want %s", f, d.Behavior, d.Reason, want)
+		}
+	}
+	for _, cmd := range []string{"cat secret.txt", "grep x secret.txt", "cat ./sub/../secret.txt", "head abs.txt"} {
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		if d := p.Check(permission.Request{Tool: "Bash", Input: in, Cwd: wt}); d.Behavior != permission.Deny {
+			t.Errorf("Bash %q in the worktree = %s (%s); want deny", cmd, d.Behavior, d.Reason)
+		}
+	}
+	if !p.DeniesRead(wt+"/secret.txt", wt) {
+		t.Error("DeniesRead(worktree's secret.txt) = false; want true (Grep and Glob withhold it)")
+	}
+	if base.DeniesRead(wt+"/secret.txt", wt) {
+		t.Error("the policy before Follow denies the worktree's secret.txt: the test shows nothing")
+	}
+}
