@@ -25,6 +25,10 @@
 // permission/shell) so that this package keeps to the standard library;
 // without a parser every Bash call asks.
 //
+// git -C DIR is read-only only when DIR is in the working directory's
+// own repository (Policy.Stat tells): another repository's configuration
+// can run programs.
+//
 // Paths are judged where they really point when Policy.Realpath is set:
 // allow rules and the working-directory check see the real path (a link
 // inside the working directory that leads outside is outside), deny and
@@ -36,8 +40,9 @@
 // .troupe or .claude folder, .mcp.json, .gitconfig, .gitmodules,
 // .gitattributes, shell start-up files (.bashrc, .bash_profile,
 // .bash_login, .bash_logout, .profile, .zshrc, .zprofile, .zshenv,
-// .zlogin, .zlogout) wherever they sit, .config/fish and .config/git, and
-// Policy.Protected. This covers Write and Edit, redirections, and the
+// .zlogin, .zlogout) wherever they sit, .config/fish and .config/git, a
+// git directory (a file named HEAD, anything in a folder holding one, a
+// config beside objects/ and refs/), and Policy.Protected. This covers Write and Edit, redirections, and the
 // file arguments of commands that visibly write (tee, cp, mv, sed -i,
 // git config, ...), as written and through links.
 //
