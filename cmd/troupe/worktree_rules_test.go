@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/cli/agentflags"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/session/kit"
 )
 
 // secretProject makes a repository whose secret.txt the main checkout's
@@ -88,5 +93,34 @@ func TestTeamWorktreeRules(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "DENIED-ALL") {
 		t.Errorf("the teammate's turns did not run as scripted:\n%s", out.String())
+	}
+}
+
+// A pane teammate started in its worktree takes the deny rules of the
+// main checkout's settings (its .claude/settings.local.json is not in the
+// worktree), anchored in the worktree.
+func TestPaneWorktreeRules(t *testing.T) {
+	root, proj := secretProject(t)
+	tree := filepath.Join(root, "proj-worktrees", "wt", "ann")
+	gitIn(t, proj, "worktree", "add", "-q", "-b", "troupe/wt/ann", tree)
+	a := newApp(Main{Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }})
+	p := agentflags.Permissions{PromptTimeout: agentflags.DefaultPromptTimeout}
+	ap, closeAudit, err := p.Approver(a.App, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAudit()
+	if err := a.mainCheckoutRules(ap, tree); err != nil {
+		t.Fatal(err)
+	}
+	kit.FollowWorktree(ap)
+	for _, req := range []struct{ tool, input string }{
+		{"Read", `{"file_path":"` + filepath.Join(tree, "secret.txt") + `"}`},
+		{"Bash", `{"command":"cat secret.txt"}`},
+	} {
+		d := ap.Policy.Check(permission.Request{Tool: req.tool, Input: json.RawMessage(req.input), Cwd: tree, Mode: permission.ModeAcceptEdits})
+		if d.Behavior != permission.Deny {
+			t.Errorf("%s %s in the pane teammate's worktree = %s (%s); want deny", req.tool, req.input, d.Behavior, d.Reason)
+		}
 	}
 }
