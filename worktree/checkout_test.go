@@ -53,3 +53,34 @@ func TestCreateRunsNoHook(t *testing.T) {
 		t.Error("git worktree add ran the repository's post-checkout hook")
 	}
 }
+
+// FuzzCheckout feeds Checkout any .git file and commondir: it never
+// panics, and what it reports is absolute, the tree being the folder of
+// the .git file.
+func FuzzCheckout(f *testing.F) {
+	f.Add("gitdir: /src/app/.git/worktrees/bob\n", "../..\n")
+	f.Add("gitdir: ../app/.git/worktrees/bob", "/src/app/.git")
+	f.Add("gitdir: ../.git/modules/sub\n", "")
+	f.Add("", "")
+	f.Add("gitdir:", "..")
+	f.Fuzz(func(t *testing.T, dotgit, commondir string) {
+		root := t.TempDir()
+		gd := filepath.Join(root, "app", ".git", "worktrees", "bob")
+		if err := os.MkdirAll(gd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		tree := filepath.Join(root, "tree")
+		os.MkdirAll(tree, 0o755)
+		if err := os.WriteFile(filepath.Join(tree, ".git"), []byte(dotgit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(gd, "commondir"), []byte(commondir), 0o644)
+		main, got, ok := worktree.Checkout(tree)
+		if !ok {
+			return
+		}
+		if !filepath.IsAbs(main) || got != tree {
+			t.Errorf("Checkout = %q, %q; want an absolute main and the tree %q", main, got, tree)
+		}
+	})
+}
