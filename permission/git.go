@@ -100,6 +100,10 @@ func splitGit(args []string, env pathEnv) gitCall {
 		case a == "-c" && i+1 < len(args):
 			i++
 			g.why = "git -c sets configuration, which can run programs"
+		case strings.HasPrefix(a, "--git-dir") || strings.HasPrefix(a, "--work-tree") || a == "--bare":
+			if g.why == "" {
+				g.why = "git " + a + " points git at a repository of its choosing, whose configuration can run programs"
+			}
 		case strings.HasPrefix(a, "-"):
 			if g.why == "" {
 				g.why = "git global option " + a + " is not known to be read-only"
