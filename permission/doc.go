@@ -1,7 +1,8 @@
 // Package permission decides whether an agent's tool call may run: allow,
 // deny, or ask a person. It holds the permission modes, the rule syntax of
 // Claude Code settings (Tool, Tool(specifier)) and Policy.Check, a pure
-// function of the policy and the request: no I/O, no clock, no goroutines.
+// function of the policy and the request: no I/O (but what the injected
+// Policy.Realpath and Policy.Stat look up), no clock, no goroutines.
 //
 // Rules sit in three lists with precedence deny > ask > allow. Path
 // specifiers (Read, Edit rules) are gitignore-style globs; Bash specifiers
