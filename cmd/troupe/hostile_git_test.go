@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-dev/troupe/internal/gitenv/gitenvtest"
+	"github.com/troupe-dev/troupe/internal/gittest"
 )
 
 // gitProject makes a cloned project: a repository with one commit that
@@ -16,7 +16,7 @@ import (
 func gitProject(t *testing.T) (dir, marker string) {
 	t.Helper()
 	dir = t.TempDir()
-	marker = gitenvtest.EvilRepo(t, dir, "evil")
+	marker = gittest.EvilRepo(t, dir, "evil")
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	for _, args := range [][]string{{"init", "-q"}, {"add", "a.txt"}, {"-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-q", "-m", "one"}} {
 		c := exec.Command("git", args...)
@@ -66,7 +66,7 @@ func TestHostileShippedGitDir(t *testing.T) {
 			if err != nil {
 				t.Fatalf("troupe -p: %v\n%s", err, out)
 			}
-			if gitenvtest.Ran(marker) {
+			if gittest.Ran(marker) {
 				t.Fatalf("the shipped fsmonitor program ran:\n%s", out)
 			}
 			for _, id := range []string{"toolu_git", "toolu_gitdir", "toolu_head", "toolu_config", "toolu_redirect"} {

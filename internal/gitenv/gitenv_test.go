@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/internal/gitenv"
-	"github.com/troupe-dev/troupe/internal/gitenv/gitenvtest"
+	"github.com/troupe-dev/troupe/internal/gittest"
 )
 
 func TestWithAppends(t *testing.T) {
@@ -45,17 +45,17 @@ func git(t *testing.T, dir string, env []string, args ...string) string {
 // settings neither git -C folder nor --git-dir folder runs it.
 func TestEnvStopsShippedFsmonitor(t *testing.T) {
 	proj := t.TempDir()
-	marker := gitenvtest.EvilRepo(t, proj, "evil")
+	marker := gittest.EvilRepo(t, proj, "evil")
 	base := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
 	git(t, proj, base, "-C", "evil", "status")
-	if !gitenvtest.Ran(marker) {
+	if !gittest.Ran(marker) {
 		t.Fatalf("the attack does not work with this git (no marker after plain git -C evil status), so this test proves nothing")
 	}
 	os.Remove(marker)
 	env := gitenv.Env(base)
 	for _, args := range [][]string{{"-C", "evil", "status"}, {"--git-dir=evil", "status"}, {"--git-dir=evil", "--work-tree=.", "status"}} {
 		out := git(t, proj, env, args...)
-		if gitenvtest.Ran(marker) {
+		if gittest.Ran(marker) {
 			t.Fatalf("git %s ran the shipped fsmonitor program with Env's settings:\n%s", strings.Join(args, " "), out)
 		}
 	}

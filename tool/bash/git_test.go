@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/internal/gitenv"
-	"github.com/troupe-dev/troupe/internal/gitenv/gitenvtest"
+	"github.com/troupe-dev/troupe/internal/gittest"
 )
 
 // A project ships a git directory as plain files whose config names an
@@ -16,18 +16,18 @@ import (
 // --git-dir, from a script), the command runs but the program does not.
 func TestShippedGitDirRunsNothing(t *testing.T) {
 	dir := t.TempDir()
-	marker := gitenvtest.EvilRepo(t, dir, "evil")
+	marker := gittest.EvilRepo(t, dir, "evil")
 	plain := exec.Command("git", "-C", "evil", "status")
 	plain.Dir = dir
 	plain.Run()
-	if !gitenvtest.Ran(marker) {
+	if !gittest.Ran(marker) {
 		t.Fatal("plain git -C evil status did not run the fsmonitor program: this git does not show the attack")
 	}
 	os.Remove(marker)
 	tl := newTool(t, Config{Dir: dir})
 	for _, c := range []string{"git -C evil status", "git --git-dir=evil --work-tree=. status", "sh -c 'cd evil && git status'"} {
 		res := mustRun(t, tl, cmd(c))
-		if gitenvtest.Ran(marker) {
+		if gittest.Ran(marker) {
 			t.Fatalf("%s ran the shipped fsmonitor program:\n%s", c, res.Content)
 		}
 	}

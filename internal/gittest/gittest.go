@@ -1,6 +1,6 @@
-// Package gitenvtest makes, for tests, the git directory a hostile
+// Package gittest makes, for tests, the git directory a hostile
 // repository ships as plain files.
-package gitenvtest
+package gittest
 
 import (
 	"os"
