@@ -39,7 +39,7 @@ func (p Policy) checkBash(req Request) Decision {
 	if r := firstBash(p.Deny, cands); r != nil {
 		return decide(Deny, r, "denied by rule %s", r)
 	}
-	env := pathEnv{cwd: req.Cwd, home: p.Home, dirs: req.Dirs}
+	env := pathEnv{cwd: req.Cwd, home: p.Home, dirs: req.Dirs, sameRepo: p.sameRepo(req.Cwd)}
 	reads, writes := touched(s, env)
 	writes = append(writes, written(s, env)...)
 	if r, f := p.pathRule(p.Deny, req, reads, writes); r != nil {
@@ -200,7 +200,7 @@ func (p Policy) judge(c Command, s Script, req Request, env pathEnv, changesDir 
 	if hazard != "" {
 		return decide(Ask, nil, "%s", hazard)
 	}
-	r, unsafe := allowRule(p.Allow, words)
+	r, unsafe := allowRule(p.Allow, words, env)
 	if r != nil || ro {
 		// The rule or the read-only judgement covers the command, not
 		// the files its redirections write.
@@ -380,7 +380,7 @@ func matchBash(r Rule, words []string, lit []bool) bool {
 // allowRule returns the first allow rule for the literal words. A prefix
 // rule does not cover extra words that make the command write or run
 // programs (git status --output=FILE); unsafe names the first such word.
-func allowRule(rules []Rule, words []string) (r *Rule, unsafe string) {
+func allowRule(rules []Rule, words []string, env pathEnv) (r *Rule, unsafe string) {
 	lit := make([]bool, len(words))
 	for i := range lit {
 		lit[i] = true
@@ -389,7 +389,7 @@ func allowRule(rules []Rule, words []string) (r *Rule, unsafe string) {
 		if !matchBash(rules[i], words, lit) {
 			continue
 		}
-		if bad := extraUnsafe(rules[i], words); bad != "" {
+		if bad := extraUnsafe(rules[i], words, env); bad != "" {
 			if unsafe == "" {
 				unsafe = bad
 			}
@@ -400,7 +400,7 @@ func allowRule(rules []Rule, words []string) (r *Rule, unsafe string) {
 	return nil, unsafe
 }
 
-func extraUnsafe(r Rule, words []string) string {
+func extraUnsafe(r Rule, words []string, env pathEnv) string {
 	n := 0
 	if r.Specifier != "" {
 		pw, _, _ := bashPattern(r.Specifier)
@@ -411,17 +411,8 @@ func extraUnsafe(r Rule, words []string) string {
 	}
 	name := cleanBase(words[0])
 	if name == "git" {
-		// git -c and --config-env, before the subcommand, set
-		// configuration for this one command, which can name a program
-		// to run (core.fsmonitor, core.pager, core.sshCommand, diff
-		// drivers): a rule such as Bash(git:*) does not cover them.
-		for i, w := range words[1:] {
-			if !strings.HasPrefix(w, "-") {
-				break
-			}
-			if i+1 >= n && (w == "-c" || strings.HasPrefix(w, "-c") && !strings.HasPrefix(w, "--") || strings.HasPrefix(w, "--config-env")) {
-				return w
-			}
+		if bad := gitGlobalUnsafe(words, n, env); bad != "" {
+			return bad
 		}
 	}
 	for _, w := range words[max(n, 1):] {
@@ -605,6 +596,44 @@ func (p Policy) linkDotDot(v string, env pathEnv) bool {
 		}
 	}
 	return false
+}
+
+// gitGlobalUnsafe returns the first of git's global options (before the
+// subcommand) in words, beyond the first n that a rule names, that a
+// prefix rule such as Bash(git:*) does not cover, or "": -c and
+// --config-env set configuration for this one command, which can name a
+// program to run (core.fsmonitor, core.pager, core.sshCommand, alias.x=!,
+// diff drivers); -C pointing at another repository than the working
+// directory's brings that repository's configuration, which can too.
+func gitGlobalUnsafe(words []string, n int, env pathEnv) string {
+	dir := env.cwd
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "-") {
+			return "" // the subcommand
+		}
+		named := i < n
+		switch {
+		case w == "-c" || strings.HasPrefix(w, "-c") && !strings.HasPrefix(w, "--") || strings.HasPrefix(w, "--config-env"):
+			if !named {
+				return w
+			}
+		case w == "-C" && i+1 < len(words):
+			i++
+			d, ok := resolve(words[i], dir, env.home)
+			if !ok {
+				return w + " " + words[i]
+			}
+			dir = d
+			if i >= n && !env.inRepo(dir) {
+				return w + " " + words[i]
+			}
+		}
+		if gitValueOptions[w] && w != "-C" && i+1 < len(words) {
+			i++
+		}
+	}
+	return ""
 }
 
 // gitValueOptions are git's global options that take the next word as

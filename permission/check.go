@@ -47,6 +47,14 @@ type Policy struct {
 	// see the real path, deny and ask rules both the path as written and
 	// the real one. Nil compares paths lexically.
 	Realpath func(abs string) string
+	// Stat reports whether the absolute, slash-separated path abs exists
+	// and whether it is a folder, following links (os.Stat). Check uses it
+	// to tell git repositories apart: git -C DIR is read-only only when DIR
+	// is in the working directory's repository, and a folder holding a
+	// HEAD is a git directory whose files are protected. Nil knows no
+	// file: git -C DIR then asks for any DIR but the working directory,
+	// and only files named HEAD are protected that way.
+	Stat func(abs string) (exists, dir bool)
 	// Protected are further absolute paths (files or folders) whose
 	// writes always ask, like the built-in protected paths (see the
 	// package documentation): troupe's settings folder when it is not
@@ -56,7 +64,8 @@ type Policy struct {
 
 // Check decides on req. Deny rules win over ask rules, ask rules over
 // allow rules; then the mode decides, and what is left asks (denies in
-// dontAsk mode). Check does no I/O.
+// dontAsk mode). Check does no I/O but through
+// Policy.Realpath and Policy.Stat.
 func (p Policy) Check(req Request) Decision {
 	if req.Mode == "" {
 		req.Mode = ModeDefault

@@ -1,7 +1,8 @@
 // Package permission decides whether an agent's tool call may run: allow,
 // deny, or ask a person. It holds the permission modes, the rule syntax of
 // Claude Code settings (Tool, Tool(specifier)) and Policy.Check, a pure
-// function of the policy and the request: no I/O, no clock, no goroutines.
+// function of the policy and the request: no I/O (but what the injected
+// Policy.Realpath and Policy.Stat look up), no clock, no goroutines.
 //
 // Rules sit in three lists with precedence deny > ask > allow. Path
 // specifiers (Read, Edit rules) are gitignore-style globs; Bash specifiers
@@ -25,6 +26,10 @@
 // permission/shell) so that this package keeps to the standard library;
 // without a parser every Bash call asks.
 //
+// git -C DIR is read-only only when DIR is in the working directory's
+// own repository (Policy.Stat tells): another repository's configuration
+// can run programs.
+//
 // Paths are judged where they really point when Policy.Realpath is set:
 // allow rules and the working-directory check see the real path (a link
 // inside the working directory that leads outside is outside), deny and
@@ -36,8 +41,9 @@
 // .troupe or .claude folder, .mcp.json, .gitconfig, .gitmodules,
 // .gitattributes, shell start-up files (.bashrc, .bash_profile,
 // .bash_login, .bash_logout, .profile, .zshrc, .zprofile, .zshenv,
-// .zlogin, .zlogout) wherever they sit, .config/fish and .config/git, and
-// Policy.Protected. This covers Write and Edit, redirections, and the
+// .zlogin, .zlogout) wherever they sit, .config/fish and .config/git, a
+// git directory (a file named HEAD, anything in a folder holding one, a
+// config beside objects/ and refs/), and Policy.Protected. This covers Write and Edit, redirections, and the
 // file arguments of commands that visibly write (tee, cp, mv, sed -i,
 // git config, ...), as written and through links.
 //

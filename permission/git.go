@@ -93,11 +93,17 @@ func splitGit(args []string, env pathEnv) gitCall {
 			if !ok || !inside(d, env.cwd, env.dirs) {
 				g.why = "git -C " + args[i] + " runs outside the working directories"
 				d = "/"
+			} else if !env.inRepo(d) && g.why == "" {
+				g.why = "git -C " + args[i] + " works in another git repository than the working directory's, whose configuration can run programs"
 			}
 			g.dir = d
 		case a == "-c" && i+1 < len(args):
 			i++
 			g.why = "git -c sets configuration, which can run programs"
+		case strings.HasPrefix(a, "--git-dir") || strings.HasPrefix(a, "--work-tree") || a == "--bare":
+			if g.why == "" {
+				g.why = "git " + a + " points git at a repository of its choosing, whose configuration can run programs"
+			}
 		case strings.HasPrefix(a, "-"):
 			if g.why == "" {
 				g.why = "git global option " + a + " is not known to be read-only"

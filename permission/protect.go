@@ -57,6 +57,9 @@ func (p Policy) protected(abs string) string {
 	if n := len(segs); n > 0 && contains(protectedNames, segs[n-1]) {
 		return abs + " configures git, a shell or MCP servers"
 	}
+	if why := p.gitDirWrite(abs); why != "" {
+		return why
+	}
 	for _, q := range p.Protected {
 		q = strings.TrimSuffix(toSlash(q), "/")
 		if q != "" && within(fold(abs), fold(q)) {

@@ -85,7 +85,7 @@ func unsafeOption(name, arg string) bool {
 	switch name {
 	case "git":
 		for _, p := range []string{"--output", "--exec", "--upload-pack", "--receive-pack", "--config-env", "--ext-diff",
-			"--textconv", "--git-dir", "--work-tree", "--open-files-in-pager", "--show-signature"} {
+			"--textconv", "--git-dir", "--work-tree", "--open-files-in-pager", "--show-signature", "--bare", "--exec-path="} {
 			if strings.HasPrefix(arg, p) {
 				return true
 			}
@@ -305,6 +305,19 @@ points:
 type pathEnv struct {
 	cwd, home string
 	dirs      []string
+	// sameRepo reports whether git run in an absolute folder works in
+	// the working directory's repository (Policy.sameRepo); nil knows
+	// only the working directory itself.
+	sameRepo func(dir string) bool
+}
+
+// inRepo reports whether git run in the absolute folder dir works in the
+// working directory's repository.
+func (e pathEnv) inRepo(dir string) bool {
+	if e.sameRepo == nil {
+		return path.Clean(dir) == path.Clean(toSlash(e.cwd))
+	}
+	return e.sameRepo(dir)
 }
 
 // cleanBase returns the base name of a command path (/bin/rm -> rm).

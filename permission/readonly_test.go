@@ -88,7 +88,7 @@ func TestReadOnlyGit(t *testing.T) {
 		{"git rev-parse --show-toplevel", A}, {"git rev-parse --resolve-git-dir /etc", Q}, {"git ls-files -X /etc/x", Q},
 		{"git describe --tags", A}, {"git cat-file -p HEAD:a", Q}, {"git config -l", Q}, {"git push", Q},
 	}
-	p := permission.Policy{Home: home, Shell: shell.Parse}
+	p := permission.Policy{Home: home, Shell: shell.Parse, Stat: project}
 	for _, tt := range tests {
 		if d := p.Check(bash(tt.cmd, permission.ModeDefault)); d.Behavior != tt.want {
 			t.Errorf("Check(%q) = %s (%s); want %s", tt.cmd, d.Behavior, d.Reason, tt.want)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/troupe-dev/troupe/internal/gitenv"
 )
 
 // ShellSpec is a command to run in the background.
@@ -88,7 +90,7 @@ func (r *Registry) StartShell(spec ShellSpec) (State, error) {
 	}
 	growPipe(pr)
 	cmd := exec.Command(r.cfg.Shell, "-c", spec.Command)
-	cmd.Dir, cmd.Env = spec.Dir, spec.Env
+	cmd.Dir, cmd.Env = spec.Dir, gitenv.Env(spec.Env) // no repository's fsmonitor or hooks run
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	err = cmd.Start()

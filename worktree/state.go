@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/troupe-dev/troupe/internal/gitenv"
 )
 
 // State is what an agent is told of the repository it works in.
@@ -24,6 +26,7 @@ func ReadState(ctx context.Context, dir string) (State, error) {
 	defer cancel()
 	c := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "--no-optional-locks",
 		"-C", dir, "status", "--short", "--branch", "--untracked-files=normal")
+	c.Env = gitenv.Env(nil) // no hooks, no bare repository found by looking
 	var out, errOut bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errOut
 	if err := c.Run(); err != nil {

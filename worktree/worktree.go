@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/troupe-dev/troupe/internal/gitenv"
 )
 
 // Errors callers branch on.
@@ -319,8 +321,10 @@ func (e *gitError) Unwrap() error { return e.err }
 func (m *Manager) run(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, m.git, args...)
 	cmd.Dir = dir
-	// A worktree's git must not pick up the caller's GIT_DIR or index.
-	cmd.Env = append(cleanEnv(), "LC_ALL=C")
+	// A worktree's git must not pick up the caller's GIT_DIR or index,
+	// nor run what the repository's configuration names (fsmonitor,
+	// hooks: internal/gitenv).
+	cmd.Env = gitenv.Env(append(cleanEnv(), "LC_ALL=C"))
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {

@@ -87,7 +87,7 @@ func (p Permissions) Approver(a *cli.App, cwd string) (*approve.Approver, func()
 		mode = permission.ModeDefault
 	}
 	pol := s.Policy()
-	pol.Home, pol.Shell, pol.Realpath = userHome, shell.Parse, realpath.Resolve
+	pol.Home, pol.Shell, pol.Realpath, pol.Stat = userHome, shell.Parse, realpath.Resolve, realpath.Stat
 	pol.Protected = []string{home} // troupe's settings, teams, mailboxes and task lists: a run never rewrites them
 	for _, l := range []struct {
 		flag  string

@@ -139,7 +139,7 @@ func (a *app) permissionsCheck(o checkOptions) error {
 		extra = append(extra, abs)
 	}
 	p := s.Policy()
-	p.Home, p.Shell, p.Realpath = userHome, shell.Parse, realpath.Resolve
+	p.Home, p.Shell, p.Realpath, p.Stat = userHome, shell.Parse, realpath.Resolve, realpath.Stat
 	d := p.Check(permission.Request{Tool: tool, Input: raw, Cwd: cwd, Dirs: extra, Mode: m})
 	res := CheckResult{Decision: d.Behavior, Reason: d.Reason, Mode: m, Settings: s.Loaded}
 	if res.Settings == nil {

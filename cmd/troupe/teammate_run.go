@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,9 +18,11 @@ import (
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/worktree"
 )
 
 // runTeammate runs this process as a teammate (started with --agent-id,
@@ -49,6 +52,9 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		return err
 	}
 	defer closeAudit()
+	if err := a.mainCheckoutRules(approver, cwd); err != nil {
+		return err
+	}
 	model, err := h.model.Open(a.Getenv)
 	if err != nil {
 		return fmt.Errorf("teammate %s: %w", tf.AgentID, err)
@@ -200,4 +206,29 @@ func (a *app) teammateLog(teamName, name string) (out io.Writer, logLine func(sw
 		fmt.Fprintf(out, "%s %-10s %s\n", e.Time.Format("15:04:05.000"), termtext.Line(e.Agent), termtext.Clean(e.Text))
 	}
 	return out, logLine, closeLog, nil
+}
+
+// mainCheckoutRules adds to the approver of a pane teammate working in a
+// linked worktree (its own, made by the lead) the deny and ask rules of
+// the project settings of the repository's main checkout, where the lead
+// runs: the worktree holds only the committed copy of those files, not
+// the main checkout's .claude/settings.local.json. kit.Teammate then
+// anchors them in the worktree too (kit.FollowWorktree). Allow rules are
+// not taken: they would widen what the worktree's own settings allow.
+func (a *app) mainCheckoutRules(approver *approve.Approver, cwd string) error {
+	main, _, ok := worktree.Checkout(cwd)
+	if !ok {
+		return nil
+	}
+	userHome, err := a.HomeDir()
+	if err != nil {
+		userHome = ""
+	}
+	s, err := settings.Load(settings.Files("", main), userHome)
+	if err != nil {
+		return fmt.Errorf("permission settings of the main checkout %s: %w", main, err)
+	}
+	approver.Policy.Deny = append(slices.Clone(approver.Policy.Deny), s.Deny...)
+	approver.Policy.Ask = append(slices.Clone(approver.Policy.Ask), s.Ask...)
+	return nil
 }

@@ -48,3 +48,13 @@ func resolve(p string, links int) string {
 	}
 	return filepath.Join(resolve(dir, links), filepath.Base(p))
 }
+
+// Stat reports whether abs exists and whether it is a folder, following
+// links: permission.Policy.Stat, which tells git repositories apart.
+func Stat(abs string) (exists, dir bool) {
+	fi, err := os.Stat(filepath.FromSlash(abs))
+	if err != nil {
+		return false, false
+	}
+	return true, fi.IsDir()
+}

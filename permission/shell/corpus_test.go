@@ -14,11 +14,31 @@ import (
 )
 
 // corpusPolicy is the policy the corpora are judged by: two allow rules
-// besides the built-in read-only list.
+// besides the built-in read-only list, in the project of corpusStat.
 var corpusPolicy = permission.Policy{
 	Allow: []permission.Rule{permission.MustParseRule("Bash(git status:*)"), permission.MustParseRule("Bash(npm test)")},
 	Home:  "/home/u",
 	Shell: shell.Parse,
+	Stat:  corpusStat,
+}
+
+// corpusStat is the project the corpora run in, as if cloned: its own
+// repository (.git), plain folders (sub, src), a vendored repository
+// (sub/vendored/.git), and evil, a git directory shipped as plain files
+// (HEAD, config, objects/, refs/), and half, one without its HEAD yet.
+func corpusStat(abs string) (exists, dir bool) {
+	files := map[string]bool{".git": true, "sub": true, "src": true, "sub/vendored": true, "sub/vendored/.git": true,
+		"evil": true, "evil/HEAD": false, "evil/config": false, "evil/objects": true, "evil/refs": true,
+		"half": true, "half/objects": true, "half/refs": true}
+	if abs == corpusCwd || strings.HasPrefix(corpusCwd, abs+"/") || abs == "/" {
+		return true, true
+	}
+	rel, ok := strings.CutPrefix(abs, corpusCwd+"/")
+	if !ok {
+		return false, false
+	}
+	dir, ok = files[rel]
+	return ok, dir
 }
 
 const corpusCwd = "/work/proj"

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/troupe-dev/troupe/internal/gitenv"
 )
 
 // files are the demo's scripted model and its small Go project.
@@ -89,7 +91,7 @@ func GitInit(ctx context.Context, dir string) error {
 	for _, args := range [][]string{{"init", "-q"}, {"add", "."},
 		{"-c", "user.name=troupe demo", "-c", "user.email=demo@troupe.invalid", "commit", "-q", "-m", "calc: Add"}} {
 		c := exec.CommandContext(ctx, "git", args...)
-		c.Dir = dir
+		c.Dir, c.Env = dir, gitenv.Env(nil) // the user's global hooks do not run for the demo
 		if out, err := c.CombinedOutput(); err != nil {
 			return fmt.Errorf("git %s: %v: %s", args[0], err, bytes.TrimSpace(out))
 		}

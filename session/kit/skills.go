@@ -138,7 +138,7 @@ func (ac *Context) NarrowBySkills(cfg agent.Config) (agent.Config, error) {
 	if !ok || !isSkill || !anyAllowedTools(st.Skills()) {
 		return cfg, nil
 	}
-	sc := &skillScope{policy: permission.Policy{Shell: shell.Parse, Realpath: realpath.Resolve, Home: ac.userHome}, cwd: ac.cwd}
+	sc := &skillScope{policy: permission.Policy{Shell: shell.Parse, Realpath: realpath.Resolve, Stat: realpath.Stat, Home: ac.userHome}, cwd: ac.cwd}
 	var ts []tool.Tool
 	for _, name := range cfg.Tools.Names() {
 		t, _ := cfg.Tools.Get(name)

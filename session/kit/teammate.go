@@ -88,6 +88,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	base := *p.Base
 	base.Agent = p.Member.Name
 	base.Cwd = cmp.Or(p.Member.Cwd, base.Cwd) // its own worktree, if it has one
+	FollowWorktree(&base)                     // the project's rules hold there too
 	base.Asker = p.Asker
 	base.Hint = nil
 	if p.Member.Mode != "" {

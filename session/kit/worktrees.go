@@ -102,15 +102,28 @@ func toolsIn(dir string, tools *tool.Registry, ap agent.Approver, reg *task.Regi
 }
 
 // approverIn returns ap for an agent whose working folder is dir: the
-// same rules and mode, with paths judged against dir. An approver of
-// another kind is kept as it is.
+// same rules and mode, with paths judged against dir, and the rules
+// anchored in the main checkout holding in dir's worktree too
+// (FollowWorktree). An approver of another kind is kept as it is.
 func approverIn(ap agent.Approver, dir string) agent.Approver {
 	if a, ok := ap.(*approve.Approver); ok && a != nil {
 		c := *a
 		c.Cwd = dir
+		FollowWorktree(&c)
 		return &c
 	}
 	return ap
+}
+
+// FollowWorktree makes the path rules of a that are anchored in a
+// repository's main checkout hold at the same place in the linked
+// worktree a.Cwd is in, if it is in one (an agent's own worktree): a
+// project's Read(./secret.txt) deny rule then keeps the worktree's
+// secret.txt too (permission.Policy.Follow).
+func FollowWorktree(a *approve.Approver) {
+	if main, tree, ok := worktree.Checkout(a.Cwd); ok {
+		a.Policy = a.Policy.Follow(main, tree)
+	}
 }
 
 // WorktreeNote tells an agent in its own worktree where it works.

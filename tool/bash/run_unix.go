@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/gitenv"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -25,7 +26,7 @@ const drainWait = 500 * time.Millisecond
 func (t *Tool) run(ctx context.Context, command string, timeout time.Duration) (tool.Result, error) {
 	cmd := exec.Command(t.cfg.Shell, "-c", command)
 	cmd.Dir = t.cfg.Dir
-	cmd.Env = t.cfg.Env
+	cmd.Env = gitenv.Env(t.cfg.Env) // no repository's fsmonitor or hooks run
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r, w, err := os.Pipe()
 	if err != nil {
