@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,6 +245,11 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.bg = bg
 	lr.defer_(bg.close)
+	if home, err := a.Home(); err == nil { // old sessions' task outputs go
+		if _, warn := sweepTaskOutputs(settings.Files(home, cwd), "", filepath.Dir(bg.dir), a.Now()); warn != "" {
+			a.WarnOnce(warn)
+		}
+	}
 	lr.defer_(a.teamMetrics(lr)) // telemetry_jobs.go: task durations and queue depths
 	if interactive {
 		a.askThePerson(h, lr, approver)
