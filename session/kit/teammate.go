@@ -105,8 +105,9 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	if p.Rules != nil {
 		p.Rules(func(r []string) { _ = appr.AddAllowRules(r) })
 	}
-	p.Model = teammateModel(p.Model, p.Context, p.Member.Name, p.Member.AgentType) // charged to it, under its maxBudgetUsd
-	p.Stores.Mail = p.Telemetry.Mail(p.Stores.Mail, true)                          // its runs join the trace of the message that woke it
+	p.Model = teammateModel(p.Model, p.Context, p.Member.Name, p.Member.AgentType)  // charged to it, under its maxBudgetUsd
+	p.Stores.Mail = p.Telemetry.Mail(p.Stores.Mail, true)                           // its runs join the trace of the message that woke it
+	p.Stores.Mail = swarm.RetryFull(p.Stores.Mail, p.Member.Name, p.Now, p.OnEvent) // a full disk delays its idle notices and reports, never drops them
 	p.OnEvent = countClaims(p.Telemetry, p.OnEvent)
 	self := teamtool.Self{Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType}
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
