@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/proctest"
 )
 
@@ -90,5 +93,51 @@ func TestHeadlessInterruptStopsTeammateBackgroundTask(t *testing.T) {
 	}
 	if s := errOut.String(); !strings.Contains(s, `stopped its background task b`) || !strings.Contains(s, `("watch forever") as it ended`) {
 		t.Errorf("the timeline does not say which background task was stopped:\n%s", s)
+	}
+}
+
+// With the disk full as a teammate sends its idle notification, the
+// notification is not dropped: the failure is on the timeline while it
+// lasts, and once there is room the report reaches the lead, which acts
+// on it.
+func TestHeadlessIdleNotificationSurvivesFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "README"), "x\n")
+	var refused atomic.Int32
+	fault := func(path string) error {
+		if strings.HasPrefix(path, home) && strings.HasSuffix(path, filepath.Join("inboxes", "team-lead.json")) && refused.Add(1) <= 3 {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	if !atomicfile.WriteFault.CompareAndSwap(nil, &fault) {
+		t.Fatal("another test holds atomicfile.WriteFault")
+	}
+	defer atomicfile.WriteFault.Store(nil)
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"full"}},
+   {"name":"Agent","input":{"description":"reporter","name":"bo","prompt":"report"}}]}},
+ {"match":{"system":"teammate bo"},"reply":{"text":"REPORT-THROUGH-A-FULL-DISK"},"repeat":true},
+ {"match":{"system":"You are troupe,","user":"REPORT-THROUGH-A-FULL-DISK"},"reply":{"text":"LEAD-SAW-REPORT"}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"waiting"},"repeat":true}
+]}`)
+	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+		"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "--output-format", "json", "go")
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, out)
+	}
+	if res["result"] != "LEAD-SAW-REPORT" {
+		t.Errorf("the lead's last answer = %v; want LEAD-SAW-REPORT (bo's report, delivered once there was room)\n%s", res["result"], errOut)
+	}
+	if !strings.Contains(errOut, "disk full: the idle_notification to team-lead is not delivered yet") ||
+		!strings.Contains(errOut, "disk has room again: the idle_notification to team-lead delivered after 4 tries") {
+		t.Errorf("the timeline does not show the full disk and its end:\n%s", errOut)
 	}
 }
