@@ -356,3 +356,42 @@ func TestSweepOutputs(t *testing.T) {
 		t.Errorf("SweepOutputs(no per-user folder) = %v, %v; want nothing", removed, err)
 	}
 }
+
+// FuzzReadOutputTail: whatever the output, the tail is its end, within
+// the limit, and holds no more lines than asked; with room for them, it
+// holds them all.
+func FuzzReadOutputTail(f *testing.F) {
+	f.Add([]byte("a\nb\nc\n"), 2, int64(100))
+	f.Add([]byte("no newline at all"), 1, int64(4))
+	f.Add([]byte("\n\n\n"), 5, int64(2))
+	f.Add([]byte("x\x00y\nz"), 1, int64(3))
+	f.Add([]byte(""), 0, int64(0))
+	path := filepath.Join(f.TempDir(), "o")
+	f.Fuzz(func(t *testing.T, data []byte, lines int, limit int64) {
+		lines, limit = lines%64, limit%256
+		if lines < 0 || limit < 0 {
+			return
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rd, err := ReadOutputTail(path, lines, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasSuffix(data, rd.Data) || rd.Size != int64(len(data)) || int64(len(rd.Data)) > limit {
+			t.Fatalf("tail %q of %q (lines %d, limit %d): not its end within the limit", rd.Data, data, lines, limit)
+		}
+		if len(rd.Data) > 0 && rd.End() != rd.Size {
+			t.Fatalf("tail ends at %d of %d", rd.End(), rd.Size)
+		}
+		got := bytes.Count(bytes.TrimSuffix(rd.Data, []byte("\n")), []byte("\n")) + 1
+		if len(rd.Data) > 0 && got > lines {
+			t.Fatalf("tail %q has %d lines; asked %d", rd.Data, got, lines)
+		}
+		all := bytes.Count(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) + 1
+		if int64(len(data)) <= limit && lines > 0 && len(data) > 0 && got != min(lines, all) {
+			t.Fatalf("tail %q of %q has %d lines; want %d", rd.Data, data, got, min(lines, all))
+		}
+	})
+}
