@@ -148,6 +148,23 @@ func (b *background) close() {
 	kit.PruneOutputDir(b.dir)
 }
 
+// reportUnfinished says on w which of the lead's background tasks still
+// run as the run ends (it was interrupted, or a budget stopped it): close
+// stops them, and nobody else would say so. A run that ends normally has
+// waited for them all (session.Run).
+func (b *background) reportUnfinished(w io.Writer) {
+	for _, s := range b.reg.List() {
+		if !s.Status.Active() || s.Type == task.InProcessTeammate { // teammates: their team reports them
+			continue
+		}
+		what := s.Description
+		if sh, ok := s.Detail.(*task.Shell); ok && what == "" {
+			what = sh.Command
+		}
+		b.out.Notice(w, fmt.Sprintf("troupe: stopping background task %s (%s %q): the run ended before it did", s.ID, s.Type, termtext.Line(what)))
+	}
+}
+
 // endTeam ends the lead's team with the run: its teammates are stopped
 // and, unless keep, the team is removed (swarm.Lead.EndSession). It runs
 // even when the run was interrupted, on a context of its own.

@@ -156,6 +156,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	runErr = lr.budgetEnd(h, runErr) // budget_team.go: teammates asked to shut down leave first
 	lr.bg.endTeam(h.teams.keep)
 	lr.bg.flush() // every event is printed before the result
+	lr.bg.reportUnfinished(a.Stderr)
 	// budget.go: a limit reached exits 6
 	return agentflags.Exit(a.Stderr, lr.out.Finish(res, runErr))
 }

@@ -141,3 +141,36 @@ func TestHeadlessIdleNotificationSurvivesFullDisk(t *testing.T) {
 		t.Errorf("the timeline does not show the full disk and its end:\n%s", errOut)
 	}
 }
+
+// Interrupted while its own background task runs, a headless lead stops
+// it and says so on stderr.
+func TestHeadlessInterruptReportsLeadBackgroundTask(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "README"), "x\n")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"Bash","input":{
+   "command":"echo $$ > watch.pid; while [ ! -e never ]; do sleep 0.05; done","description":"watch forever","run_in_background":true}}]}},
+ {"reply":{"text":"waiting"},"repeat":true}
+]}`)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	errOut := newSyncBuffer()
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		m := &Main{Stdout: &out, Stderr: errOut, Getenv: func(string) string { return "" }, NewID: func() string { return "session-1" }}
+		done <- m.Run(ctx, []string{"--home", home, "-p", "--cwd", cwd,
+			"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "go"})
+	}()
+	pid := proctest.PID(t, filepath.Join(cwd, "watch.pid"))
+	cancel()
+	<-done
+	if !proctest.WaitGone(pid, 5*time.Second) {
+		t.Errorf("the background command (pid %d) outlived the run", pid)
+	}
+	if s := errOut.String(); !strings.Contains(s, `troupe: stopping background task b`) || !strings.Contains(s, `(local_bash "watch forever"): the run ended before it did`) {
+		t.Errorf("stderr does not say which background task was stopped:\n%s", s)
+	}
+}
