@@ -123,7 +123,9 @@ func (r *Registry) Poll(ctx context.Context) (Report, error) {
 		delete(r.runs, id)
 		delete(r.kills, id)
 		delete(r.stopping, id)
-		r.evicted[id] = s
+		gone := s
+		gone.Detail = nil // an agent's messages need not outlive it
+		r.evicted[id] = gone
 		if r.ownsOutput(s) {
 			files = append(files, s.OutputFile)
 		}

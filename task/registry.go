@@ -271,9 +271,9 @@ func (r *Registry) Get(id ID) (State, bool) {
 	return s, ok
 }
 
-// Evicted returns the last state of task id if it was evicted (it ended,
-// its notification went out, the grace period passed, and its output file
-// was removed).
+// Evicted returns the last state of task id, without its Detail, if it
+// was evicted (it ended, its notification went out, the grace period
+// passed, and its output file was removed).
 func (r *Registry) Evicted(id ID) (State, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
