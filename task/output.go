@@ -324,8 +324,21 @@ func (r Read) End() int64 { return r.Offset + int64(len(r.Data)) }
 func ReadOutputAt(path string, offset, limit int64) (Read, error) {
 	return readOutput(path, func(f *os.File, size int64) (Read, error) {
 		start := dataStart(f, size)
-		return readAt(f, size, start, max(offset, start), limit)
+		rd, err := readAt(f, size, start, max(offset, start), limit)
+		return settle(f, rd), err
 	})
+}
+
+// settle drops from rd what the cap gave back while it was read (the
+// writer punches as it goes): zeros, not output.
+func settle(f *os.File, rd Read) Read {
+	start := dataStart(f, rd.Size)
+	if start <= rd.Offset {
+		return rd
+	}
+	skip := min(start-rd.Offset, int64(len(rd.Data)))
+	rd.Data, rd.Offset, rd.Start = rd.Data[skip:], rd.Offset+skip, start
+	return rd
 }
 
 // ReadOutputTail returns the last lines lines of the output file at path
@@ -337,6 +350,7 @@ func ReadOutputTail(path string, lines int, limit int64) (Read, error) {
 		start := dataStart(f, size)
 		from := max(start, size-limit)
 		rd, err := readAt(f, size, start, from, size-from)
+		rd = settle(f, rd)
 		if err != nil || lines <= 0 {
 			rd.Offset, rd.Data = size, nil
 			return rd, err
@@ -356,7 +370,7 @@ func ReadOutputTail(path string, lines int, limit int64) (Read, error) {
 		case cut >= 0: // the lines start after that newline
 			rd.Offset += int64(cut + 1)
 			rd.Data = d[cut+1:]
-		case from > start:
+		case rd.Offset > rd.Start || from > start:
 			// Fewer lines than asked in max bytes, and more before: begin
 			// at the first line start within them, if any.
 			if j := bytes.IndexByte(body, '\n'); j >= 0 && j+1 < len(d) {
