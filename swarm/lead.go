@@ -176,6 +176,7 @@ type Lead struct {
 	team      string
 	mates     map[string]*mate
 	digest    []mailbox.IdleNotification
+	dead      map[string]bool   // teammates that died, until one of the name is spawned again
 	plans     map[string]string // plan request id -> digest
 	approved  map[string]bool   // teammates whose shutdown approval the pump took, until handled
 	rules     []string          // team-wide allow-always rules
@@ -428,6 +429,7 @@ func (l *Lead) Spawn(ctx context.Context, r SpawnRequest) (SpawnInfo, error) {
 		res.turns = &turns{owed: map[string]int{}, last: l.cfg.Now()}
 	}
 	l.mates[name] = res
+	delete(l.dead, name) // a new teammate of the name: its idle notices are its own
 	l.mu.Unlock()
 	info, err := l.spawn(ctx, teamName, name, r, res)
 	l.mu.Lock()

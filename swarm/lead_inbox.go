@@ -129,6 +129,16 @@ func messageText(m mailbox.Message, f mailbox.Frame) string {
 // idle records an idle notification for the digest.
 func (l *Lead) idle(m mailbox.Message, f mailbox.IdleNotification) {
 	l.mu.Lock()
+	if l.dead[f.From] {
+		// Sent before it died, read after: its death notice went out, and
+		// a dead teammate is not idle. Only what it reported is passed on.
+		l.mu.Unlock()
+		if report := lastReport(f); report != "" {
+			l.deliver(fmt.Sprintf("<system-reminder>\nTeammate %s, which died, had sent this before it died.%s\n</system-reminder>", f.From, report))
+		}
+		l.event(m.From, EventWarning, m.From+"'s idle notice came after its death: not reported as idle")
+		return
+	}
 	// One entry per teammate: the latest replaces an earlier one, but a
 	// result or completed task in the earlier one is kept.
 	kept := false

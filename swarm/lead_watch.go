@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,10 +89,49 @@ func (l *Lead) supervise(teamName string, m *mate) {
 		l.cfg.Log.Warn("mark a dead teammate", "agent", m.info.Name, "err", err)
 	}
 	released := l.release(ctx, teamName, m.info.Name)
+	// Its idle notice, if one waits in the digest, is stale: a dead
+	// teammate is not idle. What it reported in it is not lost: it goes
+	// with the death notice.
+	report := l.bury(m.info.Name)
 	l.event(m.info.Name, EventDead, fmt.Sprintf("%s died (%s)%s", m.info.Name, why, releasedNote(released)))
-	l.deliver(fmt.Sprintf("<system-reminder>\nTeammate %s died unexpectedly (%s); it is marked dead in the team file.%s You can spawn a replacement with the Agent tool.\n</system-reminder>",
-		m.info.Name, why, releasedNote(released)))
+	l.deliver(fmt.Sprintf("<system-reminder>\nTeammate %s died unexpectedly (%s); it is marked dead in the team file.%s You can spawn a replacement with the Agent tool.%s\n</system-reminder>",
+		m.info.Name, why, releasedNote(released), report))
 	l.bump()
+}
+
+// bury marks teammate name dead, so that an idle notice of its that comes
+// later is not reported as idle (Lead.idle), and takes its entry out of
+// the idle digest. It returns what that entry reported (a result, a
+// completed task) for the death notice, "" when nothing.
+func (l *Lead) bury(name string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead == nil {
+		l.dead = map[string]bool{}
+	}
+	l.dead[name] = true
+	var report string
+	l.digest = slices.DeleteFunc(l.digest, func(n mailbox.IdleNotification) bool {
+		if n.From != name {
+			return false
+		}
+		report = lastReport(n)
+		return true
+	})
+	return report
+}
+
+// lastReport renders what a dead teammate's last idle notification
+// reported, for its death notice ("" when nothing).
+func lastReport(n mailbox.IdleNotification) string {
+	var b strings.Builder
+	if n.CompletedTaskID != "" {
+		fmt.Fprintf(&b, " Before it died it completed task #%s (%s).", n.CompletedTaskID, n.CompletedStatus)
+	}
+	if n.Result != "" {
+		fmt.Fprintf(&b, "\nIts last report, sent before it died:\n%s", n.Result)
+	}
+	return b.String()
 }
 
 // StatusKey is the member key troupe records a teammate's state under

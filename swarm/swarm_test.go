@@ -243,6 +243,46 @@ func TestDeadTeammateDetected(t *testing.T) {
 	}
 }
 
+// A teammate that dies after its idle notice is not reported idle with
+// its death: the notice leaves the digest, and what it reported goes with
+// the death notice. An idle notice of a dead teammate read after its
+// death is not reported as idle either.
+func TestDeadTeammateNoStaleIdle(t *testing.T) {
+	h := newHarness(t, script(`{"match":{},"reply":{"text":"ok"},"repeat":true}`), nil)
+	die := make(chan struct{})
+	h.run = func(ctx context.Context, tm *Teammate) error {
+		<-die
+		return errors.New("segfault in the model runtime")
+	}
+	cfg := h.create("stale")
+	h.spawn("hank", "work")
+	h.spawn("iris", "work")
+	h.send(cfg.Name, "hank", team.LeadName, mailbox.IdleNotification{From: "hank", IdleReason: mailbox.IdleAvailable, Result: "REPORT-HANK-42"})
+	h.waitFor("hank's idle notice", func() bool { return h.reported("REPORT-HANK-42") })
+	close(die) // both die; hank's notice was read before, iris's comes after
+	h.waitFor("both deaths told", func() bool {
+		in := h.inputs()
+		return strings.Contains(in, "hank died") && strings.Contains(in, "iris died")
+	})
+	h.send(cfg.Name, "iris", team.LeadName, mailbox.IdleNotification{From: "iris", IdleReason: mailbox.IdleAvailable, Result: "REPORT-IRIS-7"})
+	h.waitFor("iris's late notice", func() bool { return h.hasEvent("iris", EventWarning, "came after its death") })
+	if d := h.lead.TakeDigest(); d != "" {
+		t.Errorf("digest after the deaths = %q; want none (dead teammates are not idle)", d)
+	}
+	in := h.inputs()
+	if !strings.Contains(in, "Its last report, sent before it died:\nREPORT-HANK-42") || !strings.Contains(in, "REPORT-IRIS-7") {
+		t.Errorf("the lead's inputs lost a report:\n%s", in)
+	}
+	// A new teammate of a dead one's name is reported idle as usual.
+	h.run = nil
+	h.spawn("hank", "work again")
+	h.waitFor("the new hank's idle notice", func() bool {
+		h.lead.mu.Lock()
+		defer h.lead.mu.Unlock()
+		return len(h.lead.digest) == 1 && h.lead.digest[0].From == "hank"
+	})
+}
+
 // R13: a spawn storm. Many concurrent spawns of a few stable names give
 // one teammate per name; the fan-out cap refuses the rest with a reason.
 func TestSpawnStormIdempotentAndCapped(t *testing.T) {

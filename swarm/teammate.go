@@ -74,6 +74,15 @@ type TeammateConfig struct {
 	// is written or the idle notification of its run is sent, so that
 	// the work is visible all along (unread, or the teammate active).
 	ActiveDelay time.Duration
+	// Background, when set, reports whether background work of the
+	// teammate's (a shell started with run_in_background, a background
+	// agent) still runs or has ended without its notification handed to
+	// the teammate yet (Notify). While it does, a teammate whose turn
+	// ended sends its idle notification but stays active in the team
+	// file: its work goes on, so a lead waiting for its team to be quiet
+	// waits for it, and the notification, which wakes the teammate, leads
+	// to its report.
+	Background func() bool
 	// BeforeIdle, when set, is asked before the teammate goes idle after
 	// a run that ended normally (the TeammateIdle hook): keep makes it
 	// run again at once with feedback as its prompt. At most
@@ -408,12 +417,17 @@ func (tm *Teammate) stopping() bool {
 }
 
 // goIdle marks the teammate idle in the team file, unless work came in
-// since its run ended (the pump marks it active before queueing mail).
+// since its run ended (the pump marks it active before queueing mail) or
+// its background work goes on (TeammateConfig.Background).
 func (tm *Teammate) goIdle(ctx context.Context) {
 	tm.actMu.Lock()
 	defer tm.actMu.Unlock()
+	// Its background work first: a task that ended has its notification
+	// queued (Notify) before it stops counting, so one of the two looks
+	// sees it.
+	busy := tm.cfg.Background != nil && tm.cfg.Background()
 	tm.mu.Lock()
-	busy := len(tm.inputs) > 0 || tm.ag.Pending() > 0
+	busy = busy || len(tm.inputs) > 0 || tm.ag.Pending() > 0
 	tm.mu.Unlock()
 	if !busy {
 		tm.setActiveLocked(ctx, false)

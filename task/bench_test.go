@@ -104,3 +104,41 @@ func BenchmarkPoll(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOutputTail reads the last 20 lines of a 200 MB output file, as
+// TaskOutput's tail does, against reaching its end in 64 KiB reads from
+// the start (TaskOutput's paging: about 3,200 calls).
+func BenchmarkOutputTail(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "big.output")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	filler(b, f, benchBytes)
+	numbered(b, f, 0, 20)
+	f.Close()
+	b.Run("tail", func(b *testing.B) {
+		for b.Loop() {
+			rd, err := ReadOutputTail(path, 20, 64<<10)
+			if err != nil || rd.End() != rd.Size {
+				b.Fatal(rd.Offset, err)
+			}
+		}
+	})
+	b.Run("paging", func(b *testing.B) {
+		for b.Loop() {
+			calls := 0
+			for off := int64(0); ; calls++ {
+				rd, err := ReadOutputAt(path, off, 64<<10)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rd.Data) == 0 {
+					break
+				}
+				off = rd.End()
+			}
+			b.ReportMetric(float64(calls), "calls/op")
+		}
+	})
+}

@@ -50,6 +50,9 @@ type Shell struct {
 	Interrupted bool   // stopped on purpose
 	Stalled     bool   // the stall watchdog told the model
 	Error       string // why it could not start
+	// Tail is the end of its output once it exited (NotificationTail),
+	// for its notification.
+	Tail string
 }
 
 // TaskType implements Detail.

@@ -19,6 +19,7 @@ type Notification struct {
 	OutputFile string
 	Status     string // completed, failed, killed; "" for a running task
 	Summary    string
+	OutputTail string // the end of a shell's output
 	Note       string
 	Result     string
 	Usage      *Usage
@@ -27,7 +28,8 @@ type Notification struct {
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // XML renders n in PROTOCOL.md section 11 order: task-id, tool-use-id,
-// task-type, output-file, status, summary, then note, result and usage.
+// task-type, output-file, status, summary, then output-tail, note, result
+// and usage.
 // Text is XML-escaped (&, < and >; quotes stay as they are).
 func (n Notification) XML() string {
 	var b strings.Builder
@@ -46,6 +48,7 @@ func (n Notification) XML() string {
 	el("output-file", n.OutputFile)
 	el("status", n.Status)
 	el("summary", n.Summary)
+	el("output-tail", n.OutputTail)
 	el("note", n.Note)
 	el("result", n.Result)
 	if u := n.Usage; u != nil {
@@ -109,6 +112,8 @@ func NotificationFor(s State) Notification {
 		Status: string(s.Status), Summary: Summary(s),
 	}
 	switch d := s.Detail.(type) {
+	case *Shell:
+		n.OutputTail = d.Tail
 	case *Agent:
 		n.Result = d.Result
 		u := d.Usage
@@ -128,4 +133,30 @@ func NotificationFor(s State) Notification {
 		n.Usage = &u
 	}
 	return n
+}
+
+// The bounds of a notification's output tail.
+const (
+	TailLines = 20
+	TailBytes = 4 << 10
+)
+
+// NotificationTail returns the end of the output file at path for a
+// notification: its last TailLines lines within TailBytes, NUL bytes
+// dropped and invalid UTF-8 replaced, so that the model sees how a command
+// ended without reading its output. "" when there is none (or no file).
+func NotificationTail(path string) string {
+	rd, err := ReadOutputTail(path, TailLines, TailBytes)
+	if err != nil || len(rd.Data) == 0 {
+		return ""
+	}
+	t := strings.ToValidUTF8(strings.ReplaceAll(string(rd.Data), "\x00", ""), "\uFFFD")
+	t = strings.TrimRight(t, "\n")
+	if strings.TrimSpace(t) == "" {
+		return ""
+	}
+	if rd.Offset > rd.Start {
+		t = "…\n" + t // there was more before
+	}
+	return t
 }

@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"os"
 	"time"
 )
 
@@ -11,11 +12,14 @@ type Report struct {
 	Evicted []ID    // tasks removed
 }
 
-// Chunk is output of one task, read from Offset.
+// Chunk is output of one task, read from Offset (past what the output's
+// cap dropped, when it dropped what had not been reported yet).
 type Chunk struct {
 	ID     ID
 	Offset int64
 	Data   []byte
+
+	asked int64 // the task's OutputOffset when read
 }
 
 // pollPlan is what a poll step should do, decided from a snapshot.
@@ -55,8 +59,12 @@ func Evictable(s State, now time.Time) bool {
 }
 
 // Poll runs one poll step: it reads, for each task, the output added since
-// its OutputOffset (up to Config.MaxPollRead), advances the offsets, and
-// evicts the tasks Evictable at the clock's time. Offsets and evictions are
+// its OutputOffset (up to Config.MaxPollRead; from where the output's cap
+// left it, when the cap dropped some first), advances the offsets, and
+// evicts the tasks Evictable at the clock's time, removing their output
+// files (the seed's evictTaskOutput: a task is evicted only once its
+// notification went out and Config.Grace passed; Registry.Evicted still
+// tells what it was). Offsets and evictions are
 // applied on the registry's fresh state: an offset moves only if nobody
 // moved it meanwhile, and a task is evicted only if it is still evictable,
 // so a concurrent change is never overwritten. It emits EventOutput and
@@ -76,25 +84,31 @@ func (r *Registry) Poll(ctx context.Context) (Report, error) {
 		if err := context.Cause(ctx); err != nil {
 			return rep, err
 		}
-		data, err := ReadOutput(q.file, q.offset, r.cfg.MaxPollRead)
-		if err != nil || len(data) == 0 {
+		rd, err := ReadOutputAt(q.file, q.offset, r.cfg.MaxPollRead)
+		if err != nil || len(rd.Data) == 0 {
 			continue // a missing or unreadable file has nothing new
 		}
-		rep.Output = append(rep.Output, Chunk{ID: q.id, Offset: q.offset, Data: data})
+		rep.Output = append(rep.Output, Chunk{ID: q.id, Offset: rd.Offset, Data: rd.Data, asked: q.offset})
 	}
 
 	if r.testHookPollRead != nil {
 		r.testHookPollRead()
 	}
+	var files []string // the evicted tasks' output, removed after the lock
+	defer func() {
+		for _, f := range files {
+			os.Remove(f) // gone already: nothing to give back
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	kept := rep.Output[:0]
 	for _, c := range rep.Output {
 		s, ok := r.tasks[c.ID]
-		if !ok || s.OutputOffset != c.Offset {
+		if !ok || s.OutputOffset != c.asked {
 			continue // reported by someone else meanwhile
 		}
-		s.OutputOffset += int64(len(c.Data))
+		s.OutputOffset = c.Offset + int64(len(c.Data))
 		r.tasks[c.ID] = s
 		kept = append(kept, c)
 		r.emitLocked(Event{Kind: EventOutput, State: s, Output: c.Data, Offset: c.Offset})
@@ -109,6 +123,12 @@ func (r *Registry) Poll(ctx context.Context) (Report, error) {
 		delete(r.runs, id)
 		delete(r.kills, id)
 		delete(r.stopping, id)
+		gone := s
+		gone.Detail = nil // an agent's messages need not outlive it
+		r.evicted[id] = gone
+		if r.ownsOutput(s) {
+			files = append(files, s.OutputFile)
+		}
 		rep.Evicted = append(rep.Evicted, id)
 		r.emitLocked(Event{Kind: EventEvicted, State: s})
 	}

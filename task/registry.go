@@ -11,7 +11,7 @@ import (
 
 // Defaults for Config.
 const (
-	DefaultMaxOutput     int64 = 5 << 30 // 5 GiB
+	DefaultMaxOutput     int64 = 256 << 20 // 256 MiB, the end kept (Output)
 	DefaultGrace               = 30 * time.Second
 	DefaultPollInterval        = time.Second
 	DefaultStallInterval       = 5 * time.Second
@@ -27,9 +27,11 @@ type Config struct {
 	// Dir is the folder of output files (see OutputDir); required to start
 	// shells.
 	Dir string
-	// MaxOutput caps each output file (default 5 GiB).
+	// MaxOutput caps each output file (default 256 MiB); past it the
+	// file keeps its end (see Output).
 	MaxOutput int64
-	// Grace is how long a terminal, notified task stays before eviction.
+	// Grace is how long a terminal, notified task stays before eviction,
+	// which removes its output file (default 30 s, on Clock).
 	Grace time.Duration
 	// PollInterval is the period of the poll loop; negative disables the
 	// loop (Poll can still be called directly).
@@ -65,7 +67,10 @@ type Registry struct {
 	// that is stopped and run again (a resumed agent) keeps its id, and the
 	// stopped run's goroutine must not finish the new run.
 	runs map[ID]chan struct{}
-	subs []*Subscription
+	// evicted holds the last state of each evicted task, so that a look
+	// for it can say it ended and its output was given back.
+	evicted map[ID]State
+	subs    []*Subscription
 
 	testHookPollRead func() // tests: runs between Poll's reads and its apply
 }
@@ -100,6 +105,7 @@ func New(cfg Config) *Registry {
 	r := &Registry{
 		cfg: cfg, clock: cfg.Clock, ctx: ctx, stop: stop,
 		tasks: map[ID]State{}, kills: map[ID]KillFunc{}, stopping: map[ID]bool{}, runs: map[ID]chan struct{}{},
+		evicted: map[ID]State{},
 	}
 	if cfg.PollInterval > 0 {
 		r.goFunc(r.pollLoop)
@@ -246,6 +252,7 @@ func (r *Registry) Register(s State, kill KillFunc) (State, error) {
 		kind = EventUpdated
 	}
 	r.tasks[s.ID] = s
+	delete(r.evicted, s.ID) // registered again: a task once more
 	if kill != nil {
 		r.kills[s.ID] = kill
 	}
@@ -262,6 +269,22 @@ func (r *Registry) Get(id ID) (State, bool) {
 	defer r.mu.Unlock()
 	s, ok := r.tasks[id]
 	return s, ok
+}
+
+// Evicted returns the last state of task id, without its Detail, if it
+// was evicted (it ended, its notification went out, the grace period
+// passed, and its output file was removed).
+func (r *Registry) Evicted(id ID) (State, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.evicted[id]
+	return s, ok
+}
+
+// ownsOutput reports whether s's output file is one the registry made (in
+// Config.Dir, named after s), and so one eviction removes.
+func (r *Registry) ownsOutput(s State) bool {
+	return r.cfg.Dir != "" && s.OutputFile != "" && s.OutputFile == OutputPath(r.cfg.Dir, s.ID)
 }
 
 // List returns every task, oldest first.

@@ -153,6 +153,7 @@ func (r *Registry) waitShell(id ID, cmd *exec.Cmd, pgid int, pr *os.File, out *O
 	pr.Close()
 	out.Close()
 	code := exitCode(werr)
+	tail := NotificationTail(out.Path())
 	to := Completed
 	if code != 0 {
 		to = Failed
@@ -160,7 +161,7 @@ func (r *Registry) waitShell(id ID, cmd *exec.Cmd, pgid int, pr *os.File, out *O
 	// A stop under way turns the end into Killed (Registry.finish).
 	record := func(s State) State {
 		if sh, ok := s.Detail.(*Shell); ok && !sh.Exited {
-			s.Detail = sh.With(func(c *Shell) { c.Exited, c.ExitCode = true, code })
+			s.Detail = sh.With(func(c *Shell) { c.Exited, c.ExitCode, c.Tail = true, code, tail })
 		}
 		return s
 	}

@@ -3,8 +3,10 @@ package task
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,10 +93,15 @@ func TestShellExitCodes(t *testing.T) {
 	}
 }
 
+// TestShellOutputCap: a shell writing 4 MB through a 256 KiB cap runs to
+// its end, its file keeps the end (the last line, which says how it
+// ended), and its notification shows that end, NUL bytes dropped.
 func TestShellOutputCap(t *testing.T) {
-	r := shellRegistry(t, Config{MaxOutput: 1000})
+	dir := t.TempDir()
+	canPunch(t, dir)
+	r := shellRegistry(t, Config{Dir: dir, MaxOutput: 256 << 10})
 	sub := r.Subscribe()
-	s, err := r.StartShell(ShellSpec{Command: "head -c 100000 /dev/zero; echo done-marker >&2; exit 0"})
+	s, err := r.StartShell(ShellSpec{Command: "head -c 4000000 /dev/zero; echo; echo done-marker >&2; exit 0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,12 +109,15 @@ func TestShellOutputCap(t *testing.T) {
 	if e.State.Status != Completed {
 		t.Errorf("status %s; want completed (the cap does not kill)", e.State.Status)
 	}
-	b, _ := os.ReadFile(s.OutputFile)
-	if want := int64(1000 + len(TruncatedMarker(1000))); int64(len(b)) != want {
-		t.Errorf("file size %d; want %d", len(b), want)
+	if a := allocated(t, s.OutputFile); a > 256<<10+2*punchAlign {
+		t.Errorf("the output holds %d bytes of disk; want about the 256 KiB cap", a)
 	}
-	if !strings.HasSuffix(string(b), TruncatedMarker(1000)) {
-		t.Errorf("file does not end with the marker")
+	tail, err := ReadOutputTail(s.OutputFile, 1, 100)
+	if err != nil || string(tail.Data) != "done-marker\n" || tail.Size != 4000000+1+12 {
+		t.Errorf("tail = %q of %d, %v; want the last line of every byte", tail.Data, tail.Size, err)
+	}
+	if !strings.Contains(e.Notification, "<output-tail>…\ndone-marker</output-tail>") || strings.ContainsRune(e.Notification, 0) {
+		t.Errorf("notification = %q; want the output's end, without NULs", e.Notification)
 	}
 }
 
@@ -287,5 +297,44 @@ func TestNoGoroutineLeakAfterClose(t *testing.T) {
 	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 	if _, err := r.StartShell(ShellSpec{Command: "true"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("StartShell after Close = %v; want ErrClosed", err)
+	}
+}
+
+// TestEvictionRemovesOutput: a finished shell's output file stays through
+// the grace period after its notification, on the registry's clock, and
+// goes with the task once it passed; the registry still tells what the
+// task was.
+func TestEvictionRemovesOutput(t *testing.T) {
+	clock := newFakeClock()
+	r := shellRegistry(t, Config{Clock: clock, Grace: 30 * time.Second})
+	sub := r.Subscribe()
+	s, err := r.StartShell(ShellSpec{Command: "seq 1 100", Description: "count"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := nextEvent(t, sub, EventTerminated)
+	if !strings.Contains(e.Notification, "<output-tail>…\n81\n82\n") || !strings.Contains(e.Notification, "\n100</output-tail>") {
+		t.Errorf("notification = %q; want the last 20 lines", e.Notification)
+	}
+	clock.Advance(29 * time.Second)
+	if rep, _ := r.Poll(t.Context()); len(rep.Evicted) != 0 {
+		t.Fatalf("evicted %v before the grace period passed", rep.Evicted)
+	}
+	if _, err := os.Stat(s.OutputFile); err != nil {
+		t.Fatalf("output file within the grace period: %v", err)
+	}
+	clock.Advance(time.Second)
+	rep, err := r.Poll(t.Context())
+	if err != nil || !slices.Equal(rep.Evicted, []ID{s.ID}) {
+		t.Fatalf("Poll = %v, %v; want %s evicted", rep.Evicted, err, s.ID)
+	}
+	if _, err := os.Stat(s.OutputFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("output file after eviction: %v; want it removed", err)
+	}
+	if _, ok := r.Get(s.ID); ok {
+		t.Error("Get after eviction found the task")
+	}
+	if got, ok := r.Evicted(s.ID); !ok || got.Status != Completed || got.Description != "count" {
+		t.Errorf("Evicted = %+v, %v; want the completed task", got, ok)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -68,6 +69,36 @@ func newBackground(cwd, sessionID string, out *streamjson.Writer, now func() tim
 	return b, nil
 }
 
+// DefaultTaskOutputRetentionDays is the default of the
+// taskOutputRetentionDays setting.
+const DefaultTaskOutputRetentionDays = 7
+
+// sweepTaskOutputs removes, from temp's per-user output folder ("": the
+// system's), the task output folders of sessions in which nothing was
+// written for taskOutputRetentionDays (a setting of files, default 7),
+// never keep (the running session's). It returns the folders removed and
+// a warning for the user ("" when none): a bad setting (named, with its
+// file; the default is used) or a failed removal.
+func sweepTaskOutputs(files []settings.File, temp, keep string, now time.Time) ([]string, string) {
+	var warn string
+	days, file, err := settings.Key[float64](files, "taskOutputRetentionDays")
+	switch {
+	case err != nil:
+		warn = err.Error() + fmt.Sprintf("; keeping task outputs %d days", DefaultTaskOutputRetentionDays)
+		days = DefaultTaskOutputRetentionDays
+	case file == "":
+		days = DefaultTaskOutputRetentionDays
+	case days <= 0:
+		warn = fmt.Sprintf("%s: taskOutputRetentionDays %v: want a positive number of days; keeping task outputs %d days", file, days, DefaultTaskOutputRetentionDays)
+		days = DefaultTaskOutputRetentionDays
+	}
+	removed, err := task.SweepOutputs(temp, now.Add(-time.Duration(days*float64(24*time.Hour))), keep)
+	if err != nil {
+		warn = strings.TrimPrefix(warn+"; "+err.Error(), "; ")
+	}
+	return removed, warn
+}
+
 // print writes the session's events as they come: stream-json lines, the
 // team's timeline; it ends when the subscription is closed and drained.
 func (b *background) print() {
@@ -115,6 +146,23 @@ func (b *background) close() {
 	defer cancel()
 	b.reg.Close(ctx)
 	kit.PruneOutputDir(b.dir)
+}
+
+// reportUnfinished says on w which of the lead's background tasks still
+// run as the run ends (it was interrupted, or a budget stopped it): close
+// stops them, and nobody else would say so. A run that ends normally has
+// waited for them all (session.Run).
+func (b *background) reportUnfinished(w io.Writer) {
+	for _, s := range b.reg.List() {
+		if !s.Status.Active() || s.Type == task.InProcessTeammate { // teammates: their team reports them
+			continue
+		}
+		what := s.Description
+		if sh, ok := s.Detail.(*task.Shell); ok && what == "" {
+			what = sh.Command
+		}
+		b.out.Notice(w, fmt.Sprintf("troupe: stopping background task %s (%s %q): the run ended before it did", s.ID, s.Type, termtext.Line(what)))
+	}
 }
 
 // endTeam ends the lead's team with the run: its teammates are stopped

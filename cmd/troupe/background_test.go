@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/task"
 )
 
 // A headless run whose lead starts a background shell and a background
@@ -57,5 +61,51 @@ func TestHeadlessBackgroundShellAndAgent(t *testing.T) {
 	last := lines[len(lines)-1]
 	if last["type"] != "result" || last["subtype"] != "success" || last["result"] != "Noted a finished task." {
 		t.Errorf("last line = %v; want the result after the notifications", last)
+	}
+}
+
+// The taskOutputRetentionDays setting decides which sessions' task
+// outputs go at start; a bad value is named and the default used.
+func TestSweepTaskOutputsSetting(t *testing.T) {
+	now := time.Now()
+	for _, tt := range []struct {
+		name, setting string
+		age           time.Duration // of the old session's folder
+		gone          bool
+		warn          string
+	}{
+		{"default keeps a 6-day-old session", "", 6 * 24 * time.Hour, false, ""},
+		{"default sweeps an 8-day-old one", "", 8 * 24 * time.Hour, true, ""},
+		{"a setting of 1 day sweeps a 2-day-old one", `{"taskOutputRetentionDays": 1}`, 48 * time.Hour, true, ""},
+		{"zero is refused", `{"taskOutputRetentionDays": 0}`, 8 * 24 * time.Hour, true, "taskOutputRetentionDays 0: want a positive number of days; keeping task outputs 7 days"},
+		{"a string is refused", `{"taskOutputRetentionDays": "week"}`, time.Hour, false, "taskOutputRetentionDays: json: cannot unmarshal string"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			temp, cwd := t.TempDir(), t.TempDir()
+			if tt.setting != "" {
+				os.MkdirAll(filepath.Join(cwd, ".troupe"), 0o755)
+				os.WriteFile(filepath.Join(cwd, ".troupe", "settings.json"), []byte(tt.setting), 0o644)
+			}
+			old, err := task.OutputDir(temp, "proj", "old-session")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(old, "b1.output")
+			os.WriteFile(out, []byte("x"), 0o600)
+			for _, p := range []string{out, old, filepath.Dir(old)} {
+				os.Chtimes(p, now.Add(-tt.age), now.Add(-tt.age))
+			}
+			cur, _ := task.OutputDir(temp, "proj", "this-session")
+			removed, warn := sweepTaskOutputs(settings.Files(t.TempDir(), cwd), temp, filepath.Dir(cur), now)
+			if _, err := os.Stat(old); (err != nil) != tt.gone || len(removed) != map[bool]int{true: 1}[tt.gone] {
+				t.Errorf("old session's folder: %v, removed %q; want gone: %v", err, removed, tt.gone)
+			}
+			if _, err := os.Stat(cur); err != nil {
+				t.Errorf("this session's folder: %v; want it kept", err)
+			}
+			if !strings.Contains(warn, tt.warn) || (tt.warn == "") != (warn == "") {
+				t.Errorf("warning %q; want %q", warn, tt.warn)
+			}
+		})
 	}
 }

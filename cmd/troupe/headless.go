@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,6 +156,7 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	runErr = lr.budgetEnd(h, runErr) // budget_team.go: teammates asked to shut down leave first
 	lr.bg.endTeam(h.teams.keep)
 	lr.bg.flush() // every event is printed before the result
+	lr.bg.reportUnfinished(a.Stderr)
 	// budget.go: a limit reached exits 6
 	return agentflags.Exit(a.Stderr, lr.out.Finish(res, runErr))
 }
@@ -244,6 +246,11 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.bg = bg
 	lr.defer_(bg.close)
+	if home, err := a.Home(); err == nil { // old sessions' task outputs go
+		if _, warn := sweepTaskOutputs(settings.Files(home, cwd), "", filepath.Dir(bg.dir), a.Now()); warn != "" {
+			a.WarnOnce(warn)
+		}
+	}
 	lr.defer_(a.teamMetrics(lr)) // telemetry_jobs.go: task durations and queue depths
 	if interactive {
 		a.askThePerson(h, lr, approver)

@@ -66,6 +66,11 @@ var ErrUnsynced = errors.New("atomicfile: written but the folder not synced")
 // already in place (it may then not survive a power loss): that error
 // matches ErrUnsynced.
 func WriteFile(path string, data []byte, perm os.FileMode, opts Options) error {
+	if f := WriteFault.Load(); f != nil {
+		if err := (*f)(path); err != nil {
+			return fmt.Errorf("atomicfile: write %s: %w", path, err)
+		}
+	}
 	f, tmp, err := createTemp(path, perm)
 	if err != nil {
 		return fmt.Errorf("atomicfile: write %s: %w", path, err)
@@ -138,6 +143,12 @@ func createTemp(path string, perm os.FileMode) (*os.File, string, error) {
 	}
 	return nil, "", errors.New("could not create a unique temp file")
 }
+
+// WriteFault, when it holds a function (tests), is asked before each
+// write; an error it returns fails the write before anything is created,
+// as a full disk (syscall.ENOSPC) would: a way to check what callers do
+// when they cannot write.
+var WriteFault atomic.Pointer[func(path string) error]
 
 // DirSyncFault, when it holds a function (tests), is asked before each
 // folder sync after a rename; an error it returns is that sync's: a way

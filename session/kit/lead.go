@@ -111,6 +111,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 		return nil, err
 	}
 	var mail mailbox.Store = swarm.SigningMail{Store: c.Stores.Mail, Teams: c.Stores.Teams, Signer: signer, Now: now}
+	mail = swarm.RetryFull(mail, team.LeadName, now, c.OnEvent) // a full disk delays the lead's messages, never drops them
 	if c.WrapMail != nil {
 		mail = c.WrapMail(mail)
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -79,6 +81,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		return nil, nil, err
 	}
 	reg := task.New(task.Config{Dir: dir})
+	bg := &mateBackground{reg: reg, name: p.Member.Name, now: p.Now, on: p.OnEvent, done: map[task.ID]bool{}}
 	cleanup := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -106,8 +109,9 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	if p.Rules != nil {
 		p.Rules(func(r []string) { _ = appr.AddAllowRules(r) })
 	}
-	p.Model = teammateModel(p.Model, p.Context, p.Member.Name, p.Member.AgentType) // charged to it, under its maxBudgetUsd
-	p.Stores.Mail = p.Telemetry.Mail(p.Stores.Mail, true)                          // its runs join the trace of the message that woke it
+	p.Model = teammateModel(p.Model, p.Context, p.Member.Name, p.Member.AgentType)  // charged to it, under its maxBudgetUsd
+	p.Stores.Mail = p.Telemetry.Mail(p.Stores.Mail, true)                           // its runs join the trace of the message that woke it
+	p.Stores.Mail = swarm.RetryFull(p.Stores.Mail, p.Member.Name, p.Now, p.OnEvent) // a full disk delays its idle notices and reports, never drops them
 	p.OnEvent = countClaims(p.Telemetry, p.OnEvent)
 	self := teamtool.Self{Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType}
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
@@ -117,6 +121,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		SetMode:       func(m string) { _ = appr.SetMode(m) },
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		BeforeIdle:    p.Context.hooks.TeammateIdle(p.Team, p.Member.Name),
+		Background:    bg.running,
 		Final:         budgetFinal, // its own spent budget ends it
 		Spent:         budgetSpent, // the session's: the lead asks it to shut down
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
@@ -154,8 +159,69 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		if e.Notification != "" {
 			tm.Notify(session.SystemNotification(e.Notification))
 		}
+		if e.Kind == task.EventTerminated {
+			bg.handed(e.State.ID)
+		}
 	})
-	return tm, func() { stop(); cleanup() }, nil
+	return tm, func() { stop(); bg.report(); cleanup() }, nil
+}
+
+// mateBackground is what a teammate's background tasks are to its team:
+// work that keeps it active until each has ended and its notification was
+// handed to it (swarm.TeammateConfig.Background), and, when the teammate
+// ends first, tasks stopped with it and reported on the timeline.
+type mateBackground struct {
+	reg  *task.Registry
+	name string
+	now  func() time.Time
+	on   func(swarm.Event)
+
+	mu   sync.Mutex
+	done map[task.ID]bool // ended, and the teammate was handed the news
+}
+
+// handed records that task id's end reached the teammate.
+func (b *mateBackground) handed(id task.ID) {
+	b.mu.Lock()
+	b.done[id] = true
+	b.mu.Unlock()
+}
+
+// running reports whether a task still runs, or ended without its news
+// handed to the teammate yet.
+func (b *mateBackground) running() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.reg.List() {
+		if s.Status.Active() || !b.done[s.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// report puts on the timeline the tasks still running as the teammate
+// ends: they are stopped with it (its registry's Close), and whoever
+// watches the team is told which.
+func (b *mateBackground) report() {
+	if b.on == nil {
+		return
+	}
+	now := time.Now
+	if b.now != nil {
+		now = b.now
+	}
+	for _, s := range b.reg.List() {
+		if !s.Status.Active() {
+			continue
+		}
+		what := s.Description
+		if sh, ok := s.Detail.(*task.Shell); ok && what == "" {
+			what = sh.Command
+		}
+		b.on(swarm.Event{Time: now(), Agent: b.name, Kind: swarm.EventWarning,
+			Text: fmt.Sprintf("stopped its background task %s (%q) as it ended", s.ID, what)})
+	}
 }
 
 // ToolTimeline turns a teammate's tool calls into timeline events.

@@ -9,10 +9,13 @@
 package tasktool
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +65,7 @@ type Config struct {
 	// (default 30 s); MaxTimeout caps any wait (default 10 min).
 	DefaultTimeout, MaxTimeout time.Duration
 	// MaxRead bounds the output one call returns (default 64 KiB); the
-	// rest is returned by the next calls.
+	// rest is returned by the next calls, or read with tail or offset.
 	MaxRead int64
 	// Resolve, when set, maps a task_id that is no task id (a named
 	// agent's name, say) to a task; see tool/agenttool.Tool.Lookup.
@@ -110,12 +113,17 @@ func NewOutput(cfg Config) *Output {
 	return &Output{cfg: cfg, offsets: map[taskreg.ID]int64{}}
 }
 
+//go:embed taskoutput.md
+var outputDescription string
+
 const outputSchema = `{
   "type": "object",
   "properties": {
     "task_id": {"type": "string", "description": "The id of the background task (a Bash run_in_background shell or a background Agent)"},
     "block": {"type": "boolean", "description": "Wait for the task to finish before returning (default true)"},
-    "timeout": {"type": "number", "description": "With block: how long to wait at most, in milliseconds (default %d, max %d)"}
+    "timeout": {"type": "number", "description": "With block: how long to wait at most, in milliseconds (default %d, max %d)"},
+    "tail": {"type": "integer", "minimum": 1, "description": "Return the last N lines of the output (at most its last %d bytes) instead of what is new"},
+    "offset": {"type": "integer", "minimum": 0, "description": "Return the output from this byte offset of the whole output (0: its start), at most %d bytes"}
   },
   "required": ["task_id"],
   "additionalProperties": false
@@ -124,12 +132,9 @@ const outputSchema = `{
 // Spec implements tool.Tool.
 func (o *Output) Spec() llm.ToolSpec {
 	return llm.ToolSpec{
-		Name: "TaskOutput",
-		Description: "Returns the output a background task (a Bash command started with run_in_background, or a background Agent) produced since the last TaskOutput call for it, with its status and, once it ended, its exit code or result.\n" +
-			"- block: true (the default) waits until the task finishes or timeout ms pass; block: false returns at once.\n" +
-			"- Output is returned incrementally: each call returns only what is new since the previous call for the task.\n" +
-			"- You are notified when a background task finishes; you do not need to poll it.",
-		InputSchema: json.RawMessage(fmt.Sprintf(outputSchema, o.cfg.DefaultTimeout.Milliseconds(), o.cfg.MaxTimeout.Milliseconds())),
+		Name:        "TaskOutput",
+		Description: strings.TrimSpace(outputDescription),
+		InputSchema: json.RawMessage(fmt.Sprintf(outputSchema, o.cfg.DefaultTimeout.Milliseconds(), o.cfg.MaxTimeout.Milliseconds(), o.cfg.MaxRead, o.cfg.MaxRead)),
 	}
 }
 
@@ -141,6 +146,14 @@ type outputInput struct {
 	TaskID  string   `json:"task_id"`
 	Block   *bool    `json:"block"`
 	Timeout *float64 `json:"timeout"`
+	Tail    *int64   `json:"tail"`
+	Offset  *int64   `json:"offset"`
+}
+
+// readMode is which part of the output a call returns.
+type readMode struct {
+	tail   int   // > 0: the last tail lines
+	offset int64 // >= 0: from this byte; -1: what is new
 }
 
 // Run implements tool.Tool. It returns a Go error only when ctx ends.
@@ -165,6 +178,19 @@ func (o *Output) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			timeout = time.Duration(ms * float64(time.Millisecond))
 		}
 	}
+	mode := readMode{offset: -1}
+	switch {
+	case in.Tail != nil && in.Offset != nil:
+		return tool.Errorf("TaskOutput: give tail or offset, not both (tail: the last lines; offset: from a byte on)"), nil
+	case in.Tail != nil && *in.Tail <= 0:
+		return tool.Errorf("TaskOutput: tail must be a positive number of lines, got %d", *in.Tail), nil
+	case in.Tail != nil:
+		mode.tail = int(min(*in.Tail, 1<<20))
+	case in.Offset != nil && *in.Offset < 0:
+		return tool.Errorf("TaskOutput: offset must be a byte offset of 0 or more, got %d", *in.Offset), nil
+	case in.Offset != nil:
+		mode.offset = *in.Offset
+	}
 	block := in.Block == nil || *in.Block
 	reg := o.cfg.Registry
 	if reg == nil {
@@ -182,7 +208,11 @@ func (o *Output) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		o.mu.Lock()
 		delete(o.offsets, id) // evicted: forget it
 		o.mu.Unlock()
-		return tool.Errorf("TaskOutput: task_id %q: no such task (it may have finished and been cleaned up); known tasks: %s", id, known(reg)), nil
+		if ev, gone := reg.Evicted(id); gone {
+			return tool.Errorf("TaskOutput: task %s (%s, %q) ended %s and was removed %s after its notification, with its output file; its notification showed the end of its output. Known tasks: %s",
+				id, ev.Status, ev.Description, ev.End.UTC().Format(time.RFC3339), grace(ev), known(reg)), nil
+		}
+		return tool.Errorf("TaskOutput: task_id %q: no such task; known tasks: %s", id, known(reg)), nil
 	}
 	timedOut := false
 	if block && !s.Status.Terminal() {
@@ -192,7 +222,15 @@ func (o *Output) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			return tool.Result{}, err
 		}
 	}
-	return o.report(s, block && timedOut), nil
+	return o.report(s, block && timedOut, mode), nil
+}
+
+// grace says how long after its notification an evicted task went.
+func grace(s taskreg.State) string {
+	if d := s.EvictAfter.Sub(s.End); d > 0 {
+		return "about " + d.Round(time.Second).String()
+	}
+	return "some time"
 }
 
 // waitEnd waits, woken by the registry's events, until task id is
@@ -242,8 +280,8 @@ func writeAgentOutcome(b *strings.Builder, s taskreg.State, errText string, u ta
 	}
 }
 
-// report reads the new output of s and renders the result.
-func (o *Output) report(s taskreg.State, timedOut bool) tool.Result {
+// report reads the output of s that mode asks for and renders the result.
+func (o *Output) report(s taskreg.State, timedOut bool, mode readMode) tool.Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n", s.ID, s.Type, s.Status)
 	if timedOut {
@@ -269,43 +307,79 @@ func (o *Output) report(s taskreg.State, timedOut bool) tool.Result {
 		writeAgentOutcome(&b, s, d.Error, d.Usage, d.Result)
 	}
 	if s.OutputFile != "" {
-		data, more, err := o.read(s)
+		rd, asked, err := o.read(s, mode)
 		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			b.WriteString("<output_error>its output file is gone (removed from the temporary folder)</output_error>\n")
 		case err != nil:
 			fmt.Fprintf(&b, "<output_error>%v</output_error>\n", err)
-		case len(data) == 0:
-			b.WriteString("<output>(no new output)</output>")
 		default:
-			b.WriteString("<output>\n")
-			b.Write(data)
-			if data[len(data)-1] != '\n' {
-				b.WriteByte('\n')
-			}
-			b.WriteString("</output>")
-			if more {
-				b.WriteString("\n[more output follows: call TaskOutput again]")
-			}
+			writeOutput(&b, rd, asked, mode, o.cfg.MaxRead)
 		}
 	}
 	return tool.Result{Content: strings.TrimRight(b.String(), "\n")}
 }
 
-// read returns the output of s added since the last call, advancing the
-// offset, and whether more is left.
-func (o *Output) read(s taskreg.State) ([]byte, bool, error) {
+// writeOutput renders rd, read for mode from offset asked (-1 for a tail).
+func writeOutput(b *strings.Builder, rd taskreg.Read, asked int64, mode readMode, maxRead int64) {
+	if asked >= 0 && asked < rd.Start {
+		fmt.Fprintf(b, "[bytes %d-%d were dropped: a task's output keeps only its last part; what follows starts at byte %d]\n", asked, rd.Start, rd.Start)
+	}
+	if len(rd.Data) == 0 {
+		if mode.offset > rd.Size {
+			fmt.Fprintf(b, "<output>(nothing at offset %d: the output has %d bytes)</output>", mode.offset, rd.Size)
+		} else {
+			b.WriteString("<output>(no new output)</output>")
+		}
+		return
+	}
+	b.WriteString("<output>\n")
+	b.Write(rd.Data)
+	if rd.Data[len(rd.Data)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString("</output>")
+	earlier := rd.Offset > rd.Start
+	if rd.End() == rd.Size && mode.offset < 0 && (mode.tail == 0 || !earlier) {
+		return // all of it, or all that is new
+	}
+	fmt.Fprintf(b, "\n[shown: bytes %d-%d of %d", rd.Offset, rd.End(), rd.Size)
+	if mode.tail > 0 && earlier && bytes.Count(bytes.TrimSuffix(rd.Data, []byte("\n")), []byte("\n"))+1 < mode.tail {
+		fmt.Fprintf(b, "; the last %d lines are longer than %d bytes: only their end is shown", mode.tail, maxRead)
+	}
+	switch {
+	case rd.End() < rd.Size:
+		b.WriteString("; more output follows: call TaskOutput again for the next part, or use tail for the end]")
+	case earlier:
+		b.WriteString("; use offset to read an earlier part]")
+	default:
+		b.WriteString("]")
+	}
+}
+
+// read returns the part of s's output that mode asks for, and the offset
+// it asked from (-1 for a tail). Every read moves the task's offset to
+// where it ended, so that the next plain call returns what follows.
+func (o *Output) read(s taskreg.State, mode readMode) (taskreg.Read, int64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock() // one reader per tool at a time: offsets stay exact
-	off := o.offsets[s.ID]
-	data, err := taskreg.ReadOutput(s.OutputFile, off, o.cfg.MaxRead+1)
+	var rd taskreg.Read
+	var err error
+	asked := int64(-1)
+	if mode.tail > 0 {
+		rd, err = taskreg.ReadOutputTail(s.OutputFile, mode.tail, o.cfg.MaxRead)
+	} else {
+		asked = o.offsets[s.ID]
+		if mode.offset >= 0 {
+			asked = mode.offset
+		}
+		rd, err = taskreg.ReadOutputAt(s.OutputFile, asked, o.cfg.MaxRead)
+	}
 	if err != nil {
-		return nil, false, err
+		return rd, asked, err
 	}
-	more := int64(len(data)) > o.cfg.MaxRead
-	if more {
-		data = data[:o.cfg.MaxRead]
-	}
-	o.offsets[s.ID] = off + int64(len(data))
-	return data, more, nil
+	o.offsets[s.ID] = rd.End()
+	return rd, asked, nil
 }
 
 // known lists the ids of the registry's tasks for an error message.

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -213,6 +216,10 @@ func TestInvalidInputs(t *testing.T) {
 		{out, `{"task_id": "b1", "timeout": -1}`, "timeout must be"},
 		{out, `{"task_id": "b1", "block": "yes"}`, `field "block" must be bool`},
 		{out, `{"task_id": "b1", "wait": true}`, `unknown field "wait"`},
+		{out, `{"task_id": "b1", "tail": 5, "offset": 0}`, "give tail or offset, not both"},
+		{out, `{"task_id": "b1", "tail": 0}`, "tail must be a positive number of lines, got 0"},
+		{out, `{"task_id": "b1", "offset": -3}`, "offset must be a byte offset of 0 or more, got -3"},
+		{out, `{"task_id": "b1", "tail": "end"}`, `field "tail"`},
 		{stop, `{}`, "task_id is required"},
 		{stop, `{"task_id": "bnosuch00"}`, `task_id "bnosuch00": no such task`},
 		{stop, `{"task_id": "b1", "shell_id": "b2"}`, "differ"},
@@ -287,5 +294,111 @@ func TestAgentTasks(t *testing.T) {
 	}
 	if s, _ := reg.Get(slow.ID); s.Status != taskreg.Killed {
 		t.Errorf("stopped agent status = %s; want killed", s.Status)
+	}
+}
+
+// waitEnded waits for task id's end.
+func waitEnded(t *testing.T, reg *taskreg.Registry, id taskreg.ID) taskreg.State {
+	t.Helper()
+	var s taskreg.State
+	waitFor(t, "the task's end", func() bool {
+		s, _ = reg.Get(id)
+		return s.Status.Terminal() && s.Notified
+	})
+	return s
+}
+
+// TestTaskOutputTailOfLargeOutput: the end of a 19 MB output is one call
+// away with tail; offset reads any part; a plain call says how much is
+// left and how to get the end.
+func TestTaskOutputTailOfLargeOutput(t *testing.T) {
+	reg := registry(t)
+	dir := t.TempDir()
+	id := startBash(t, reg, dir, `seq 1 2500000`)
+	s := waitEnded(t, reg, id)
+	fi, err := os.Stat(s.OutputFile)
+	if err != nil || fi.Size() < 18<<20 {
+		t.Fatalf("output %v, %v; want about 19 MB", fi, err)
+	}
+	size := fi.Size()
+	out := tasktool.NewOutput(tasktool.Config{Registry: reg})
+
+	tail := run(t, out, `{"task_id": "`+string(id)+`", "tail": 3}`)
+	if tail.IsError || !strings.Contains(tail.Content, "<output>\n2499998\n2499999\n2500000\n</output>") {
+		t.Errorf("tail 3 = %q; want the last 3 lines in one call", tail.Content)
+	}
+	if want := fmt.Sprintf("[shown: bytes %d-%d of %d; use offset to read an earlier part]", size-24, size, size); !strings.Contains(tail.Content, want) {
+		t.Errorf("tail 3 = %q; want %q", tail.Content, want)
+	}
+	after := run(t, out, `{"task_id": "`+string(id)+`", "block": false}`)
+	if !strings.Contains(after.Content, "(no new output)") {
+		t.Errorf("plain call after the tail = %q; want nothing new (the tail read to the end)", after.Content)
+	}
+
+	first := run(t, out, `{"task_id": "`+string(id)+`", "offset": 0}`)
+	if !strings.HasPrefix(strings.SplitN(first.Content, "<output>\n", 2)[1], "1\n2\n3\n") ||
+		!strings.Contains(first.Content, fmt.Sprintf("[shown: bytes 0-%d of %d; more output follows", tasktool.DefaultMaxRead, size)) {
+		t.Errorf("offset 0 = %.200q...; want the start and how much follows", first.Content)
+	}
+	next := run(t, out, `{"task_id": "`+string(id)+`", "block": false}`)
+	if !strings.Contains(next.Content, fmt.Sprintf("[shown: bytes %d-%d of %d", tasktool.DefaultMaxRead, 2*tasktool.DefaultMaxRead, size)) {
+		t.Errorf("plain call after offset 0 = %.100q ... %q; want the next 64 KiB", next.Content, next.Content[max(0, len(next.Content)-200):])
+	}
+	end := run(t, out, fmt.Sprintf(`{"task_id": "%s", "offset": %d}`, id, size-8))
+	if !strings.Contains(end.Content, "<output>\n2500000\n</output>") {
+		t.Errorf("offset size-8 = %q; want the last line", end.Content)
+	}
+	past := run(t, out, fmt.Sprintf(`{"task_id": "%s", "offset": %d}`, id, size+5))
+	if !strings.Contains(past.Content, fmt.Sprintf("nothing at offset %d: the output has %d bytes", size+5, size)) {
+		t.Errorf("offset past the end = %q", past.Content)
+	}
+}
+
+// manualClock is a task.Clock that moves only when told; its tickers
+// never fire (the tests poll by hand).
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *manualClock) NewTicker(time.Duration) taskreg.Ticker { return stoppedTicker{} }
+
+type stoppedTicker struct{}
+
+func (stoppedTicker) C() <-chan time.Time { return nil }
+func (stoppedTicker) Stop()               {}
+
+// TestTaskOutputOfEvictedTask: once a finished task was evicted (its
+// notification went out and the grace period passed), TaskOutput says it
+// ended and its output was removed, not that it never existed.
+func TestTaskOutputOfEvictedTask(t *testing.T) {
+	clock := &manualClock{now: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
+	reg := taskreg.New(taskreg.Config{Dir: t.TempDir(), PollInterval: -1, Clock: clock})
+	t.Cleanup(func() { reg.Close(context.Background()) })
+	id := startBash(t, reg, t.TempDir(), `echo hi`)
+	s := waitEnded(t, reg, id)
+	clock.Advance(taskreg.DefaultGrace)
+	if rep, err := reg.Poll(t.Context()); err != nil || len(rep.Evicted) != 1 {
+		t.Fatalf("Poll = %+v, %v; want the task evicted", rep, err)
+	}
+	if _, err := os.Stat(s.OutputFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("output file: %v; want it removed", err)
+	}
+	res := run(t, tasktool.NewOutput(tasktool.Config{Registry: reg}), `{"task_id": "`+string(id)+`"}`)
+	want := fmt.Sprintf(`TaskOutput: task %s (completed, "test cmd") ended 2026-03-04T05:06:07Z and was removed about 30s after its notification, with its output file`, id)
+	if !res.IsError || !strings.Contains(res.Content, want) {
+		t.Errorf("TaskOutput = %+v; want an error containing %q", res, want)
 	}
 }
