@@ -56,14 +56,23 @@ func NewHooks(home, cwd, session string, log *audit.Log, warn io.Writer, now fun
 	for _, w := range c.Warnings {
 		hs.warn(w)
 	}
+	for _, f := range settings.Files(home, cwd) {
+		if raw, _, _ := settings.Key[json.RawMessage]([]settings.File{f}, "hooks"); f.Untrusted && len(raw) > 0 && string(raw) != "null" {
+			hs.warn(fmt.Sprintf("%s: hooks not run: the folder is not trusted (troupe trust %s)", f.Path, cwd))
+		}
+	}
 	return hs, nil
 }
 
-// SettingsPaths returns the paths of the settings files troupe merges.
+// SettingsPaths returns the paths of the settings files whose hooks run:
+// those of a folder the user has not trusted are left out
+// (settings.File.Untrusted).
 func SettingsPaths(home, cwd string) []string {
 	var out []string
 	for _, f := range settings.Files(home, cwd) {
-		out = append(out, f.Path)
+		if !f.Untrusted {
+			out = append(out, f.Path)
+		}
 	}
 	return out
 }
