@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/tui"
+)
+
+// trustStore returns the trust store of the troupe home.
+func (a *app) trustStore() (*settings.TrustStore, error) {
+	home, err := a.Home()
+	if err != nil {
+		return nil, err
+	}
+	s := settings.Trust(home)
+	if u, err := a.HomeDir(); err == nil {
+		s.UserHome = u
+	}
+	return s, nil
+}
+
+// projectReview lists what the folder's own files would make troupe do
+// (settings.Inspect), with its agent definitions' permission modes;
+// runs is the part the trust store fingerprints.
+func projectReview(cwd string) (runs, lines []string) {
+	p := settings.Inspect(cwd)
+	lines = append(lines, p.Runs...)
+	lines = append(lines, p.Widens...)
+	agents, _ := brief.LoadAgents(brief.AgentDirs(cwd, "", ""))
+	for _, ag := range agents {
+		if ag.Source == brief.SourceProject && ag.PermissionMode != "" && ag.PermissionMode != "default" && ag.PermissionMode != "plan" {
+			lines = append(lines, fmt.Sprintf("agent %s: permissionMode %s (%s)", ag.Name, ag.PermissionMode, ag.Path))
+		}
+	}
+	return p.Runs, lines
+}
+
+// trustGate runs before a lead (troupe -p, the interactive lead) reads
+// anything of cwd: a trusted folder passes; --trust trusts it; otherwise
+// the interactive lead asks the person and -p refuses, saying how to
+// trust it. A trusted folder whose hooks or MCP servers changed since is
+// asked about (refused) again, naming the change.
+func (a *app) trustGate(ctx context.Context, h *headless, cwd string, interactive bool) error {
+	store, err := a.trustStore()
+	if err != nil {
+		return err
+	}
+	runs, lines := projectReview(cwd)
+	st, err := store.Check(cwd, runs)
+	if err != nil {
+		return err
+	}
+	if st.Trusted && !st.Changed() {
+		return nil
+	}
+	record := func(how string) error {
+		if err := store.Trust(ctx, cwd, runs); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stderr, "troupe: trusted %s (%s); revoke with: troupe trust --revoke %s\n", st.Dir, how, shellQuote(st.Dir))
+		return nil
+	}
+	if h.trust {
+		return record("--trust")
+	}
+	var change []string
+	for _, l := range st.Added {
+		change = append(change, "+ "+l)
+	}
+	for _, l := range st.Removed {
+		change = append(change, "- "+l)
+	}
+	if interactive {
+		q := tui.TrustQuestion{Dir: st.Dir, Changed: st.Changed(), Lines: lines, Input: a.Stdin, Output: a.Stdout}
+		if st.Changed() {
+			q.Lines = change
+		}
+		yes, err := tui.AskTrust(ctx, q)
+		if err != nil {
+			return err
+		}
+		if !yes {
+			return fmt.Errorf("%s is not trusted; nothing of it was run (trust it with: troupe trust %s)", st.Dir, shellQuote(st.Dir))
+		}
+		return record("answered in the trust question")
+	}
+	var b strings.Builder
+	if st.Changed() {
+		fmt.Fprintf(&b, "%s changed since it was trusted; its files now run:\n", st.Dir)
+		for _, l := range change {
+			b.WriteString("  " + l + "\n")
+		}
+		fmt.Fprintf(&b, "Nothing was run. Approve the change with: troupe trust %s (or run again with --trust)", shellQuote(st.Dir))
+		return errors.New(b.String())
+	}
+	fmt.Fprintf(&b, "%s is not trusted: its own settings, .mcp.json and agent definitions are not read until you trust it", st.Dir)
+	if len(lines) > 0 {
+		b.WriteString("; they would:\n")
+		for _, l := range lines {
+			b.WriteString("  " + l + "\n")
+		}
+	} else {
+		b.WriteString(".\n")
+	}
+	fmt.Fprintf(&b, "Nothing was run. Trust it with: troupe trust %s; or run with --trust; or list it under %q in %s", shellQuote(st.Dir), settings.TrustKey, store.UserSettings)
+	return errors.New(b.String())
+}
+
+// shellQuote quotes a path for a command line when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}();&|<>~#") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
