@@ -6,39 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/cli/trustcmd"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tui"
 )
-
-// trustStore returns the trust store of the troupe home.
-func (a *app) trustStore() (*settings.TrustStore, error) {
-	home, err := a.Home()
-	if err != nil {
-		return nil, err
-	}
-	s := settings.Trust(home)
-	if u, err := a.HomeDir(); err == nil {
-		s.UserHome = u
-	}
-	return s, nil
-}
-
-// projectReview lists what the folder's own files would make troupe do
-// (settings.Inspect), with its agent definitions' permission modes;
-// runs is the part the trust store fingerprints.
-func projectReview(cwd string) (runs, lines []string) {
-	p := settings.Inspect(cwd)
-	lines = append(lines, p.Runs...)
-	lines = append(lines, p.Widens...)
-	agents, _ := brief.LoadAgents(brief.AgentDirs(cwd, "", ""))
-	for _, ag := range agents {
-		if ag.Source == brief.SourceProject && ag.PermissionMode != "" && ag.PermissionMode != "default" && ag.PermissionMode != "plan" {
-			lines = append(lines, fmt.Sprintf("agent %s: permissionMode %s (%s)", ag.Name, ag.PermissionMode, ag.Path))
-		}
-	}
-	return p.Runs, lines
-}
 
 // trustGate runs before a lead (troupe -p, the interactive lead) reads
 // anything of cwd: a trusted folder passes; --trust trusts it; otherwise
@@ -46,11 +17,11 @@ func projectReview(cwd string) (runs, lines []string) {
 // trust it. A trusted folder whose hooks or MCP servers changed since is
 // asked about (refused) again, naming the change.
 func (a *app) trustGate(ctx context.Context, h *headless, cwd string, interactive bool) error {
-	store, err := a.trustStore()
+	store, err := trustcmd.Store(a.App)
 	if err != nil {
 		return err
 	}
-	runs, lines := projectReview(cwd)
+	runs, lines := trustcmd.Review(cwd)
 	st, err := store.Check(cwd, runs)
 	if err != nil {
 		return err
