@@ -37,7 +37,7 @@ func hookRun(t *testing.T, dir, script string, args ...string) (stdout, stderr s
 		NewID:   func() string { return "session-1" },
 		Version: "v0.0.0-test",
 	}
-	args = append([]string{"-p", "--script", sp, "--output-format", "stream-json"}, args...)
+	args = append([]string{"-p", "--trust", "--script", sp, "--output-format", "stream-json"}, args...)
 	err = m.Run(t.Context(), args)
 	return out.String(), errOut.String(), err
 }

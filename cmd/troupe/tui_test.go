@@ -27,6 +27,20 @@ type tuiPane struct {
 // the exit status when troupe ends.
 func startTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
 	t.Helper()
+	for _, kv := range env {
+		if home, ok := strings.CutPrefix(kv, "TROUPE_HOME="); ok {
+			trustTemp(t, home) // the test's own project (main_test.go)
+		}
+	}
+	p := launchTUI(t, dir, env, args...)
+	p.wait("Ask the lead", 20*time.Second)
+	return p
+}
+
+// launchTUI starts troupe ARGS in a pane as startTUI does, without
+// trusting anything or waiting for the lead.
+func launchTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
+	t.Helper()
 	needTmux(t)
 	p := &tuiPane{t: t, sock: tmuxSocket(t), dir: dir}
 	var cmd strings.Builder
@@ -40,7 +54,6 @@ func startTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
 	}
 	cmd.WriteString(" 2>troupe.err; echo EXITED $?; sleep 60")
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", cmd.String())
-	p.wait("Ask the lead", 20*time.Second)
 	return p
 }
 
