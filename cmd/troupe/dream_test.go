@@ -125,6 +125,7 @@ func TestSlashDream(t *testing.T) {
 	}
 	a := newApp(*m)
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	reg := task.New(task.Config{Dir: t.TempDir(), PollInterval: -1})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -28,10 +28,11 @@ func headlessRun(t *testing.T, cwd string, env map[string]string, stdin string, 
 	t.Helper()
 	var out, errOut bytes.Buffer
 	fixed := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	home := t.TempDir() // one for the run: the trust --trust records is read back from it
 	m := &Main{
 		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut,
 		Getenv:  func(k string) string { return env[k] },
-		HomeDir: func() (string, error) { return t.TempDir(), nil },
+		HomeDir: func() (string, error) { return home, nil },
 		Getwd:   func() (string, error) { return cwd, nil },
 		Now:     func() time.Time { return fixed },
 		NewID:   func() string { return "session-1" },

@@ -348,6 +348,7 @@ func TestMCPReport(t *testing.T) {
 	home := t.TempDir()
 	a := newApp(Main{Getenv: func(string) string { return "" }, Stderr: io.Discard, HomeDir: func() (string, error) { return home, nil }})
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	if r := a.mcpReport(); !strings.Contains(r, "No MCP servers") {
 		t.Errorf("report without servers = %q", r)
 	}

@@ -223,6 +223,7 @@ func homeAndWork(t *testing.T, dir string) (home, work string) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	trustTemp(t, home) // main_test.go
 	return home, work
 }
 
@@ -297,6 +298,7 @@ func TestPermissionBubblingEndToEnd(t *testing.T) {
 	events := make(chan swarm.Event, 256)
 	a := newApp(Main{Stderr: os.Stderr})
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeDefault}
 	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-perm", Approver: base, Answer: answer,
 		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},

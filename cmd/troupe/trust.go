@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/troupe-dev/troupe/cli/trustcmd"
@@ -88,4 +89,20 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// warnUntrusted says on w when cwd is not trusted: a worker or a pane
+// teammate, which no trust question precedes, then runs without the
+// folder's hooks, MCP servers and wider permissions (the loaders leave
+// them out).
+func (a *app) warnUntrusted(cwd string, w io.Writer) {
+	store, err := trustcmd.Store(a.App)
+	if err != nil {
+		return
+	}
+	if st, err := store.Check(cwd, nil); err != nil {
+		fmt.Fprintf(w, "troupe: warning: %v\n", err)
+	} else if !st.Trusted {
+		fmt.Fprintf(w, "troupe: warning: %s is not trusted: its hooks, MCP servers, agent modes and wider permissions are left out (trust it with: troupe trust %s)\n", st.Dir, shellQuote(st.Dir))
+	}
 }
