@@ -33,7 +33,7 @@ func Store(a *cli.App) (*settings.TrustStore, error) {
 	}
 	s := settings.Trust(home)
 	if u, err := a.HomeDir(); err == nil {
-		s.UserHome = u
+		s.SetUserHome(u)
 	}
 	return s, nil
 }

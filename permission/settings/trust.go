@@ -68,6 +68,12 @@ type TrustStore struct {
 	// UserHome expands ~/ in trustedDirectories; empty leaves ~ unexpanded
 	// (such an entry is then an error).
 	UserHome string
+	// ClaudeConfig is Claude Code's ~/.claude.json: a folder whose
+	// "projects" entry has "hasTrustDialogAccepted": true (the same
+	// person answered Claude Code's trust dialog for it, or for a parent)
+	// is trusted too; empty for none. A file troupe cannot read is
+	// Claude Code's own business and trusts nothing.
+	ClaudeConfig string
 	// Now stamps trust; nil means time.Now.
 	Now func() time.Time
 }
@@ -75,7 +81,17 @@ type TrustStore struct {
 // Trust returns the trust store of the troupe home.
 func Trust(home string) *TrustStore {
 	user, _ := os.UserHomeDir()
-	return &TrustStore{Path: filepath.Join(home, TrustFileName), UserSettings: filepath.Join(home, "settings.json"), UserHome: user}
+	s := &TrustStore{Path: filepath.Join(home, TrustFileName), UserSettings: filepath.Join(home, "settings.json")}
+	s.SetUserHome(user)
+	return s
+}
+
+// SetUserHome sets UserHome and, from it, ClaudeConfig.
+func (s *TrustStore) SetUserHome(user string) {
+	s.UserHome, s.ClaudeConfig = user, ""
+	if user != "" {
+		s.ClaudeConfig = filepath.Join(user, ".claude.json")
+	}
 }
 
 // Canonical returns dir absolute, clean and with its links resolved: the
@@ -200,7 +216,40 @@ func (s *TrustStore) Check(dir string, runs []string) (TrustStatus, error) {
 			return st, nil
 		}
 	}
+	for _, d := range s.claudeTrusted() {
+		if covers(d, st.Dir) {
+			st.Trusted, st.Via = true, s.ClaudeConfig
+			return st, nil
+		}
+	}
 	return st, nil
+}
+
+// claudeTrusted returns the folders Claude Code's configuration marks
+// trusted.
+func (s *TrustStore) claudeTrusted() []string {
+	if s.ClaudeConfig == "" {
+		return nil
+	}
+	data, err := os.ReadFile(s.ClaudeConfig)
+	if err != nil {
+		return nil
+	}
+	var cfg struct {
+		Projects map[string]struct {
+			Accepted bool `json:"hasTrustDialogAccepted"`
+		} `json:"projects"`
+	}
+	if json.Unmarshal(data, &cfg) != nil {
+		return nil
+	}
+	var out []string
+	for dir, p := range cfg.Projects {
+		if p.Accepted && filepath.IsAbs(dir) {
+			out = append(out, Canonical(dir))
+		}
+	}
+	return out
 }
 
 // settingDirs returns the user settings' trustedDirectories, canonical.

@@ -165,6 +165,25 @@ func TestTrustUserSetting(t *testing.T) {
 	}
 }
 
+// A folder the person trusted in Claude Code (~/.claude.json) is trusted,
+// with its subfolders; a folder it lists without the flag is not.
+func TestTrustClaudeCode(t *testing.T) {
+	home, user, proj, other := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	s := settings.Trust(home)
+	s.SetUserHome(user)
+	write(t, filepath.Join(user, ".claude.json"), fmt.Sprintf(`{"projects":{%q:{"hasTrustDialogAccepted":true},%q:{"hasTrustDialogAccepted":false}}}`, proj, other))
+	if st, err := s.Check(filepath.Join(proj, "sub"), nil); err != nil || !st.Trusted || st.Via != s.ClaudeConfig {
+		t.Errorf("Check(under a folder Claude Code trusts) = %+v, %v; want trusted via %s", st, err, s.ClaudeConfig)
+	}
+	if s.Trusted(other) {
+		t.Error("a folder Claude Code lists untrusted is trusted")
+	}
+	write(t, filepath.Join(user, ".claude.json"), `{not json`)
+	if st, err := s.Check(proj, nil); err != nil || st.Trusted {
+		t.Errorf("Check with a malformed ~/.claude.json = %+v, %v; want untrusted, no error", st, err)
+	}
+}
+
 // An untrusted folder's settings may narrow permissions but not widen
 // them; trusted, the same files widen.
 func TestLoadUntrusted(t *testing.T) {
