@@ -278,4 +278,27 @@ func TestTUITrustQuestion(t *testing.T) {
 	p = launchTUI(t, repo, env, "--provider", "scripted", "--script", script)
 	p.wait("Ask the lead", 20*time.Second)
 	p.quit()
+
+	// The folder's hook changes (a pull): the question comes back once,
+	// naming the change, before the new hook runs.
+	changed := filepath.Join(marks, "changed-hook")
+	writeJSON(t, filepath.Join(repo, ".troupe", "settings.json"), map[string]any{
+		"hooks": map[string]any{"SessionStart": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "touch " + changed}}}}}})
+	p = launchTUI(t, repo, env, "--provider", "scripted", "--script", script)
+	s = p.wait("Do you trust the changes in this folder?", 20*time.Second)
+	flat := strings.ReplaceAll(s, "\n", "")
+	for _, want := range []string{"+ hook SessionStart: touch " + changed, "- hook UserPromptSubmit"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the changed-folder question lacks %q:\n%s", want, s)
+		}
+	}
+	if _, err := os.Stat(changed); err == nil {
+		t.Fatal("the changed hook ran before it was approved")
+	}
+	p.keys("Enter")
+	p.wait("Ask the lead", 20*time.Second)
+	p.quit()
+	if _, err := os.Stat(changed); err != nil {
+		t.Errorf("the approved hook did not run: %v", err)
+	}
 }
