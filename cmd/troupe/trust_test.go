@@ -132,7 +132,8 @@ func TestTrustHostileHeadless(t *testing.T) {
 }
 
 // troupe mcp list and get in a hostile folder start no server of it:
-// they list them as not started, the folder not trusted.
+// they list them as not started, the folder not trusted; troupe hooks
+// list shows none of its hooks, with a warning.
 func TestTrustHostileMCPList(t *testing.T) {
 	repo, marks := hostileRepo(t)
 	h := untrustedHarness(t)
@@ -146,6 +147,10 @@ func TestTrustHostileMCPList(t *testing.T) {
 		if !strings.Contains(out.String(), "not started: folder not trusted") {
 			t.Errorf("troupe %s does not say the server was not started:\n%s", strings.Join(args, " "), out.String())
 		}
+	}
+	r := h.exec("", "hooks", "list", "--cwd", repo)
+	if r.err != nil || strings.Contains(r.stdout, "touch") || !strings.Contains(r.stderr, "hooks not run: the folder is not trusted") {
+		t.Errorf("troupe hooks list in the untrusted folder = %v\nstdout %s\nstderr %s\nwant no hook, a warning", r.err, r.stdout, r.stderr)
 	}
 	if m := markers(t, marks); len(m) != 0 {
 		t.Fatalf("troupe mcp list started %v", m)
