@@ -140,6 +140,7 @@ func TestMCPCommands(t *testing.T) {
 	cwd := t.TempDir()
 	exe, _ := os.Executable()
 	home := t.TempDir()
+	trustTemp(t, filepath.Join(home, ".troupe")) // main_test.go: the local server starts in a trusted folder
 	run := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
