@@ -19,8 +19,8 @@ type Sources struct {
 	// disabledMcpjsonServers.
 	Settings []string
 	// Project is the project's .mcp.json; its servers run only once
-	// approved in a settings file, since a cloned repository must not
-	// start programs by itself.
+	// approved in a local or the user's settings file, since a cloned
+	// repository must not start programs by itself.
 	Project string
 	// Flags are the --mcp-config values: a file name or a JSON object.
 	Flags []string
@@ -135,7 +135,7 @@ func load(src Sources) (servers, held []Server, warnings []string, err error) {
 					case approve.all || slices.Contains(approve.enabled, s.Name):
 						ok = append(ok, s)
 					default:
-						warnings = append(warnings, fmt.Sprintf("MCP server %q of %s is not started: approve it with \"enabledMcpjsonServers\": [%q] (or \"enableAllProjectMcpServers\": true) in a settings file", s.Name, src.Project, s.Name))
+						warnings = append(warnings, fmt.Sprintf("MCP server %q of %s is not started: approve it with \"enabledMcpjsonServers\": [%q] (or \"enableAllProjectMcpServers\": true) in .claude/settings.local.json, .troupe/settings.local.json or the user's settings", s.Name, src.Project, s.Name))
 					}
 				}
 				// The project file sits below the settings: a user's own
