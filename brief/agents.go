@@ -79,6 +79,10 @@ func BuiltinAgents() []Agent {
 // AgentDir is a folder of agent definitions and the source it stands for.
 type AgentDir struct {
 	Path, Source string
+	// Untrusted marks a project folder the user has not trusted: its
+	// definitions load without their permissionMode (they inherit the
+	// caller's).
+	Untrusted bool
 }
 
 // AgentDirs are the folders agent definitions are looked for in, in
@@ -132,6 +136,9 @@ func LoadAgents(dirs []AgentDir) ([]Agent, error) {
 			}
 			seen[a.Name] = true
 			a.Source = dir.Source
+			if dir.Untrusted {
+				a.PermissionMode = ""
+			}
 			out = append(out, a)
 		}
 	}

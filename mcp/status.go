@@ -47,16 +47,21 @@ func Report(sts []Status) string {
 // starts them with opts and returns their states and Load's warnings; it
 // stops them before returning.
 func Check(ctx context.Context, src Sources, opts Options, name string) ([]Status, []string, error) {
-	servers, warnings, err := Load(src)
+	servers, held, warnings, err := load(src)
 	if err != nil {
 		return nil, nil, err
 	}
 	if name != "" {
 		servers = slices.DeleteFunc(servers, func(s Server) bool { return s.Name != name })
+		held = slices.DeleteFunc(held, func(s Server) bool { return s.Name != name })
 	}
 	m := Start(ctx, servers, opts)
 	defer m.Close()
-	return m.Status(), warnings, nil
+	sts := m.Status()
+	for _, s := range held { // listed, never started
+		sts = append(sts, Status{Name: s.Name, Kind: s.Kind(), Target: (&server{cfg: s}).target(), State: StateUntrusted})
+	}
+	return sts, warnings, nil
 }
 
 // EnvOptions returns the Options of stdio servers started in dir, with

@@ -13,11 +13,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/brief"
+	"github.com/troupe-dev/troupe/session/kit"
 )
 
 func (a *app) loadAgentTypes(cwd string) ([]brief.Agent, error) {
 	userHome, troupeHome := a.UserHomes()
-	return brief.LoadAgents(brief.AgentDirs(cwd, userHome, troupeHome))
+	return brief.LoadAgents(kit.TrustAgentDirs(brief.AgentDirs(cwd, userHome, troupeHome), cwd, troupeHome))
 }
 
 // agentsCommand is `troupe agents`: the agent types of a folder with

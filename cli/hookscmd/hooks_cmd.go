@@ -64,7 +64,7 @@ skipped (an unknown event, a hook type other than command) is a warning.`,
 			if err != nil {
 				return err
 			}
-			for _, w := range c.Warnings {
+			for _, w := range append(c.Warnings, kit.UntrustedHooks(home, cwd)...) {
 				fmt.Fprintf(a.Stderr, "troupe: warning: %s\n", termtext.Line(w))
 			}
 			lines := []Line{}

@@ -11,7 +11,9 @@ import (
 
 // Sources returns where the MCP servers of an agent in cwd are
 // configured: the --mcp-config values (configs; only them when strict),
-// the project's .mcp.json and the settings files.
+// the project's .mcp.json and the settings files. The project's files
+// start nothing when the user has not trusted cwd (settings.Trust), and
+// its committed settings files never approve its .mcp.json servers.
 func Sources(a *cli.App, cwd string, configs []string, strict bool) (mcp.Sources, error) {
 	src := mcp.Sources{Flags: configs, Strict: strict, Project: filepath.Join(cwd, ".mcp.json")}
 	home, err := a.Home()
@@ -24,6 +26,13 @@ func Sources(a *cli.App, cwd string, configs []string, strict bool) (mcp.Sources
 	}
 	for _, f := range settings.Files(home, cwd) {
 		src.Settings = append(src.Settings, f.Path)
+		if f.Scope == settings.ScopeClaude || f.Scope == settings.ScopeProject { // committed: approves nothing
+			src.NoApprovals = append(src.NoApprovals, f.Path)
+		}
+		if f.Untrusted {
+			src.Untrusted = append(src.Untrusted, f.Path)
+			src.ProjectUntrusted = true
+		}
 	}
 	return src, nil
 }

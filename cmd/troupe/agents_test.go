@@ -74,7 +74,7 @@ func TestAgentTypeHeadless(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return t.TempDir(), nil }}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--allowedTools", "Agent,Write", "--cwd", dir,
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--trust", "--allowedTools", "Agent,Write", "--cwd", dir,
 		"--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
@@ -116,7 +116,7 @@ func TestTeammateFromDefinition(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return t.TempDir(), nil }}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--agent-teams", "--teammate-mode", "in-process",
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process",
 		"--allowedTools", "Agent,Write", "--cwd", dir, "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
@@ -157,7 +157,7 @@ func TestAgentDefinitionModel(t *testing.T) {
 	m := &Main{Stdout: &out, Stderr: &out, HomeDir: func() (string, error) { return t.TempDir(), nil }, Getenv: func(k string) string {
 		return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.URL}[k]
 	}}
-	if err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--allowedTools", "Agent", "--cwd", dir, "--model", "claude-sonnet-4-6", "go"}); err != nil {
+	if err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--trust", "--allowedTools", "Agent", "--cwd", dir, "--model", "claude-sonnet-4-6", "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
 	mu.Lock()

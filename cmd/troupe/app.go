@@ -20,6 +20,7 @@ import (
 	"github.com/troupe-dev/troupe/cli/taskcmd"
 	"github.com/troupe-dev/troupe/cli/teamcmd"
 	"github.com/troupe-dev/troupe/cli/transcriptcmd"
+	"github.com/troupe-dev/troupe/cli/trustcmd"
 	"github.com/troupe-dev/troupe/cli/usagecmd"
 
 	"github.com/troupe-dev/troupe/session/kit"
@@ -153,6 +154,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		mcpcmd.New(a.App),
 		dashboardcmd.New(a.App),
 		usagecmd.New(a.App),
+		trustcmd.New(a.App),
 	)
 	return root
 }

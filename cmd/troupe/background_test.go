@@ -27,7 +27,7 @@ func TestHeadlessBackgroundShellAndAgent(t *testing.T) {
 	    {"id": "toolu_ag", "name": "Agent", "input": {"description": "find the answer", "prompt": "find the answer", "run_in_background": true}}]}},
 	  {"match": {"user": "task-notification"}, "reply": {"text": "Noted a finished task."}, "repeat": true},
 	  {"match": {"tool_result": "Agent"}, "reply": {"text": "Both are running."}}]}`), 0o644)
-	out, err := headlessRun(t, dir, nil, "", "-p", "--script", script, "--permission-mode", "bypassPermissions",
+	out, err := headlessRun(t, dir, nil, "", "-p", "--trust", "--script", script, "--permission-mode", "bypassPermissions",
 		"--output-format", "stream-json", "start the work")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)

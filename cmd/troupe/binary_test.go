@@ -65,7 +65,7 @@ func TestBinary(t *testing.T) {
 		{"failure", []string{"team", "show", "nope"}, 1, "", `troupe: NAME: unknown team "nope"`},
 		{"usage", []string{"task", "get", "--team", "alpha", "x"}, 2, "", "Run 'troupe task get --help' for usage."},
 		{"unknown command", []string{"nope"}, 2, "", `unknown command "nope"`},
-		{"budget", []string{"-p", "--provider", "scripted", "--script", filepath.Join("..", "..", "docs", "examples", "hello.json"), "--max-tokens", "1", "hi"},
+		{"budget", []string{"-p", "--trust", "--provider", "scripted", "--script", filepath.Join("..", "..", "docs", "examples", "hello.json"), "--max-tokens", "1", "hi"},
 			agentflags.ExitBudget, "", "--max-tokens allows 1 tokens"}, // budget.go
 	}
 	for _, tt := range tests {

@@ -50,7 +50,7 @@ func TestMaxTokensStopsTheRun(t *testing.T) {
 	writeFile(t, script, `{"model":"claude-sonnet-4-5","turns":[
  {"match":{"turn":0},"reply":{"tool_calls":[{"name":"Read","input":{"file_path":"notes.txt"}}],"usage":{"input_tokens":100,"output_tokens":20}}},
  {"reply":{"text":"NEVER"},"repeat":true}]}`)
-	out, errOut, err := runIn(t, home, "-p", "--cwd", cwd, "--provider", "scripted", "--script", script,
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script,
 		"--output-format", "stream-json", "--max-tokens", "100", "read the notes")
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {
@@ -119,7 +119,7 @@ func TestTeammateMaxBudgetUsd(t *testing.T) {
  {"match":{"system":"You are troupe,","user":"budget exceeded"},"reply":{"text":"LEAD-HEARD"}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"waiting"},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--provider", "scripted", "--script", script, "--output-format", "json", "--keep-team", "go")
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
@@ -199,7 +199,7 @@ func TestMaxBudgetUSDOnAnthropic(t *testing.T) {
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string {
 		return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.URL}[k]
 	}}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--cwd", cwd, "--model", "claude-sonnet-4-5",
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--trust", "--cwd", cwd, "--model", "claude-sonnet-4-5",
 		"--output-format", "json", "--max-budget-usd", "1", "read the notes again and again"})
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {
@@ -234,7 +234,7 @@ func TestBudgetBadInput(t *testing.T) {
 		{[]string{"--max-budget-usd", "lots"}, `"lots" is not an amount`},
 		{[]string{"--max-budget-usd", "NaN"}, `"NaN" is not an amount`},
 	} {
-		_, _, err := runIn(t, filepath.Join(dir, "home"), append(append([]string{"-p", "--cwd", cwd, "--provider", "scripted", "--script", "/nonexistent"}, tt.args...), "hi")...)
+		_, _, err := runIn(t, filepath.Join(dir, "home"), append(append([]string{"-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", "/nonexistent"}, tt.args...), "hi")...)
 		var ue *UsageError
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.As(err, &ue) {
 			t.Errorf("%v: %v; want a usage error containing %q", tt.args, err, tt.want)
@@ -243,7 +243,7 @@ func TestBudgetBadInput(t *testing.T) {
 	writeIn(t, filepath.Join(cwd, ".troupe", "settings.json"), `{"modelPrices":{"m":{"input":-3}}}`)
 	script := filepath.Join(dir, "s.json")
 	writeFile(t, script, `{"turns":[{"reply":{"text":"x"}}]}`)
-	_, _, err := runIn(t, filepath.Join(dir, "home"), "-p", "--cwd", cwd, "--provider", "scripted", "--script", script, "hi")
+	_, _, err := runIn(t, filepath.Join(dir, "home"), "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script, "hi")
 	if err == nil || !strings.Contains(err.Error(), "settings.json: modelPrices: price of m: -3") {
 		t.Errorf("a negative price: %v; want an error naming the file and the model", err)
 	}
@@ -272,7 +272,7 @@ func TestPaneSpendingCountsTowardTheSessionCap(t *testing.T) {
  {"match":{"system":"You are troupe,","turn":1},"reply":{"text":"LEAD WAITS","usage":{"input_tokens":10,"output_tokens":5}}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD-PAST-THE-CAP"},"repeat":true}
 ]}`)
-	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
 		"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "json", "--max-tokens", "1000", "go")
 	c.Env = troupeEnv(t, sock)
 	var stdout, stderr bytes.Buffer
@@ -334,7 +334,7 @@ func TestSessionCapAsksTeammatesToShutDown(t *testing.T) {
    "usage":{"input_tokens":1,"output_tokens":1}}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD WAITS","usage":{"input_tokens":1,"output_tokens":1}},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--provider", "scripted", "--script", script, "--output-format", "json", "--max-tokens", "1000", "go")
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {

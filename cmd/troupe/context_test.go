@@ -46,7 +46,7 @@ func TestWhatTheAgentIsTold(t *testing.T) {
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] },
 		HomeDir: func() (string, error) { return home, nil }}
-	if err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(root, "troupehome"), "--cwd", cwd, "read pkg/a.go"}); err != nil {
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--home", filepath.Join(root, "troupehome"), "--cwd", cwd, "read pkg/a.go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
 	reqs := srv.Requests()
@@ -89,7 +89,7 @@ func TestWhatTheAgentIsTold(t *testing.T) {
 	// --no-project-instructions leaves them out.
 	srv2 := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(llmtest.AnthropicText("ok")))
 	env["ANTHROPIC_BASE_URL"] = srv2.URL
-	if err := m.Run(t.Context(), []string{"-p", "--no-project-instructions", "--home", filepath.Join(root, "troupehome"), "--cwd", cwd, "hi"}); err != nil {
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--no-project-instructions", "--home", filepath.Join(root, "troupehome"), "--cwd", cwd, "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	if sys := srv2.Requests()[0].System[0].Text; strings.Contains(sys, "PROJECT-RULE") || strings.Contains(sys, "USER-RULE") {
@@ -122,7 +122,7 @@ func TestSkillsAndCommands(t *testing.T) {
 	var out, errOut bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] },
 		HomeDir: func() (string, error) { return filepath.Join(root, "home"), nil }}
-	if err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(root, "th"), "--cwd", cwd, "/fix:issue 42 urgent"}); err != nil {
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--home", filepath.Join(root, "th"), "--cwd", cwd, "/fix:issue 42 urgent"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
 	if !strings.Contains(errOut.String(), filepath.Join(cwd, ".claude", "skills", "broken", "SKILL.md")+":1: the front matter has no closing --- line") {
@@ -142,7 +142,7 @@ func TestSkillsAndCommands(t *testing.T) {
 	if !strings.Contains(string(reqs[1].Body), "RELEASE-STEPS: tag, then push.") {
 		t.Errorf("the Skill call did not return the body")
 	}
-	err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(root, "th"), "--cwd", cwd, "/nosuch x"})
+	err := m.Run(t.Context(), []string{"-p", "--trust", "--home", filepath.Join(root, "th"), "--cwd", cwd, "/nosuch x"})
 	if err == nil || !strings.Contains(err.Error(), "/nosuch: no such command; the commands here are /fix:issue") {
 		t.Errorf("an unknown command: %v", err)
 	}
@@ -179,7 +179,7 @@ func TestTeammateIsToldTheSame(t *testing.T) {
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] },
 		HomeDir: func() (string, error) { return filepath.Join(root, "home"), nil }}
-	if err := m.Run(t.Context(), []string{"-p", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(root, "th"), "--cwd", cwd, "go"}); err != nil {
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(root, "th"), "--cwd", cwd, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
 	mu.Lock()

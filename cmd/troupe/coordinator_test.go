@@ -37,7 +37,7 @@ type runSummary struct {
 // fails.
 func runCoordinator(t *testing.T, dir string, env map[string]string, script string, args ...string) (runSummary, string) {
 	t.Helper()
-	args = append([]string{"-p", "--script", script, "--output-format", "stream-json"}, args...)
+	args = append([]string{"-p", "--trust", "--script", script, "--output-format", "stream-json"}, args...)
 	out, err := headlessRun(t, dir, env, "", args...)
 	if err != nil {
 		t.Fatalf("troupe %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/demo"
 )
 
@@ -76,6 +77,11 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 	}
 	stats, approver := &demo.Stats{}, &demo.Approver{}
 	a.HomeFlag = home
+	// The demo's project is its own, written just now: trusted in the
+	// demo's home, where its pane teammates look too (trust.go).
+	if err := settings.Trust(home).Trust(ctx, project, settings.Inspect(project).Runs); err != nil {
+		return err
+	}
 	mate := &mate.Flags{TeammateMode: mode}
 	h := &headless{print: true, outputFormat: "text", model: agentflags.Model{Provider: "scripted", Script: script}, maxTurns: 50, cwd: project,
 		perm:  agentflags.Permissions{Mode: "acceptEdits", PromptTimeout: time.Minute},

@@ -31,7 +31,7 @@ func TestDreamEndToEnd(t *testing.T) {
 	}
 	first := filepath.Join(root, "first.json")
 	writeFile(t, first, `{"turns":[{"reply":{"text":"We decided: THE-FACT."}}]}`)
-	if out, err := run("-p", "--cwd", proj, "--provider", "scripted", "--script", first, "remember THE-FACT"); err != nil {
+	if out, err := run("-p", "--trust", "--cwd", proj, "--provider", "scripted", "--script", first, "remember THE-FACT"); err != nil {
 		t.Fatalf("first session: %v\n%s", err, out)
 	}
 	dreamScript := filepath.Join(root, "dream.json")
@@ -55,7 +55,7 @@ func TestDreamEndToEnd(t *testing.T) {
  {"match":{"system":"MEMORY-SAYS-THE-FACT"},"reply":{"text":"REMEMBERED"}},
  {"match":{},"reply":{"text":"FORGOT"}}
 ]}`)
-	if out, err := run("-p", "--cwd", proj, "--provider", "scripted", "--script", next, "what did we decide?"); err != nil || !strings.Contains(out, "REMEMBERED") {
+	if out, err := run("-p", "--trust", "--cwd", proj, "--provider", "scripted", "--script", next, "what did we decide?"); err != nil || !strings.Contains(out, "REMEMBERED") {
 		t.Errorf("next session: %v\n%s", err, out)
 	}
 	// Only the last session is new, and it is of this project.
@@ -85,7 +85,7 @@ func TestAutoDream(t *testing.T) {
 	run := func() string {
 		var out bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
-		if err := m.Run(t.Context(), []string{"--home", home, "-p", "--cwd", proj, "--provider", "scripted", "--script", script, "hi"}); err != nil {
+		if err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "--cwd", proj, "--provider", "scripted", "--script", script, "hi"}); err != nil {
 			t.Fatalf("troupe -p: %v\n%s", err, out.String())
 		}
 		return out.String()
@@ -120,11 +120,12 @@ func TestSlashDream(t *testing.T) {
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Run(t.Context(), []string{"--home", home, "-p", "--cwd", proj, "--provider", "scripted", "--script", script, "hi"}); err != nil {
+	if err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "--cwd", proj, "--provider", "scripted", "--script", script, "hi"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
 	a := newApp(*m)
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	reg := task.New(task.Config{Dir: t.TempDir(), PollInterval: -1})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -25,7 +25,7 @@ func TestForkPrefixAnthropic(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL, "SHELL": "/bin/bash"}
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] }, HomeDir: func() (string, error) { return root, nil }}
-	if err := m.Run(t.Context(), []string{"-p", "--fork-subagents", "--allowedTools", "Agent", "--home", filepath.Join(root, "home"), "--cwd", root, "go"}); err != nil {
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--fork-subagents", "--allowedTools", "Agent", "--home", filepath.Join(root, "home"), "--cwd", root, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
 	reqs := srv.Requests()
@@ -84,7 +84,7 @@ func TestForkOffInCoordinator(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return dir, nil }}
-	if err := m.Run(t.Context(), []string{"-p", "--coordinator", "--fork-subagents", "--home", filepath.Join(dir, "home"), "--cwd", dir,
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--coordinator", "--fork-subagents", "--home", filepath.Join(dir, "home"), "--cwd", dir,
 		"--provider", "scripted", "--script", script, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
@@ -105,7 +105,7 @@ func TestForkFromSettings(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] }, HomeDir: func() (string, error) { return root, nil }}
-	if err := m.Run(t.Context(), []string{"-p", "--allowedTools", "Agent", "--home", filepath.Join(root, "home"), "--cwd", root, "go"}); err != nil {
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--allowedTools", "Agent", "--home", filepath.Join(root, "home"), "--cwd", root, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
 	reqs := srv.Requests()

@@ -45,6 +45,7 @@ type headless struct {
 	system       string
 	transcript   string
 	noInstr      bool // --no-project-instructions
+	trust        bool // --trust: trust the working folder (trust.go)
 
 	perm agentflags.Permissions // the permission flags
 
@@ -70,6 +71,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.StringVar(&h.cwd, "cwd", "", "working `DIR` for the agent's tools (default: the current folder)")
 	f.StringVar(&h.system, "system-prompt", "", "replace the default system prompt (project instructions and the environment still follow it)")
 	f.BoolVar(&h.noInstr, "no-project-instructions", false, "do not give agents the CLAUDE.md and AGENTS.md files of the working folder, the folders above it and the user's home")
+	f.BoolVar(&h.trust, "trust", false, "trust the working folder, as troupe trust DIR does (recorded), and run; without it troupe -p refuses a folder not trusted yet, and the interactive lead asks")
 	f.StringVar(&h.transcript, "transcript", "", "append the run's events as JSON lines to `FILE`")
 	h.perm.Add(f, "with -p: ", true)
 	a.addTeamFlags(root, &h.teams)
@@ -134,6 +136,9 @@ func (a *app) runRoot(cmd *cobra.Command, args []string, h *headless) error {
 func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error {
 	cwd, err := a.WorkDir(h.cwd)
 	if err != nil {
+		return err
+	}
+	if err := a.trustGate(ctx, h, cwd, false); err != nil { // trust.go: before anything of the folder is read
 		return err
 	}
 	if prompt, err = a.expandCommand(h, cwd, prompt); err != nil { // context.go: "/name args"

@@ -74,7 +74,7 @@ func TestHeadlessProtectedPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := headlessRun(t, dir, nil, "", "-p", "--script", script, "--output-format", "stream-json",
+	out, err := headlessRun(t, dir, nil, "", "-p", "--trust", "--script", script, "--output-format", "stream-json",
 		"--permission-mode", "acceptEdits", "--disallowedTools", "Read(./.env)", "go")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)

@@ -112,7 +112,7 @@ func TestHeadlessPermissionsRmBuild(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, script := permProject(t, tt.settings)
-			args := append([]string{"-p", "--script", script, "--output-format", "stream-json"}, tt.args...)
+			args := append([]string{"-p", "--trust", "--script", script, "--output-format", "stream-json"}, tt.args...)
 			start := time.Now()
 			out, err := headlessRun(t, dir, nil, "", append(args, "clean the build")...)
 			if err != nil {
@@ -167,7 +167,7 @@ func TestHeadlessPermissionAudit(t *testing.T) {
 	  {"match": {"turn": 1}, "reply": {"text": "Cleaning.", "tool_calls": [{"id": "toolu_rm", "name": "Bash", "input": {"command": "rm -rf build"}}]}},
 	  {"match": {"tool_result": "Bash"}, "reply": {"text": "Finished."}}]}`), 0o644)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	out, err := headlessRun(t, dir, nil, "", "-p", "--script", script, "--audit", log, "go")
+	out, err := headlessRun(t, dir, nil, "", "-p", "--trust", "--script", script, "--audit", log, "go")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
@@ -218,7 +218,7 @@ func TestHeadlessPermissionErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, script := permProject(t, tt.settings)
-			args := append([]string{"-p", "--script", script, "--output-format", "stream-json"}, tt.args...)
+			args := append([]string{"-p", "--trust", "--script", script, "--output-format", "stream-json"}, tt.args...)
 			out, err := headlessRun(t, dir, nil, "", append(args, "clean")...)
 			if err == nil {
 				t.Fatalf("troupe -p succeeded; want an error\n%s", out)
@@ -254,14 +254,14 @@ func TestHeadlessAddDirAllowsReads(t *testing.T) {
 		map[string]any{"match": map[string]any{"tool_result": "Read"}, "reply": map[string]any{"text": "Done."}, "repeat": true},
 	}})
 	os.WriteFile(script, b, 0o644)
-	out, err := headlessRun(t, dir, nil, "", "-p", "--script", script, "--output-format", "stream-json", "read it")
+	out, err := headlessRun(t, dir, nil, "", "-p", "--trust", "--script", script, "--output-format", "stream-json", "read it")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := toolResult(t, out, "toolu_r"); !strings.Contains(res, "outside the working directories") || !strings.Contains(res, "--add-dir "+other) {
 		t.Errorf("read outside without --add-dir: tool result %q; want a denial suggesting --add-dir", res)
 	}
-	out, err = headlessRun(t, dir, nil, "", "-p", "--script", script, "--output-format", "stream-json", "--add-dir", other, "read it")
+	out, err = headlessRun(t, dir, nil, "", "-p", "--trust", "--script", script, "--output-format", "stream-json", "--add-dir", other, "read it")
 	if err != nil {
 		t.Fatal(err)
 	}

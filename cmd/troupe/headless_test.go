@@ -28,10 +28,11 @@ func headlessRun(t *testing.T, cwd string, env map[string]string, stdin string, 
 	t.Helper()
 	var out, errOut bytes.Buffer
 	fixed := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	home := t.TempDir() // one for the run: the trust --trust records is read back from it
 	m := &Main{
 		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut,
 		Getenv:  func(k string) string { return env[k] },
-		HomeDir: func() (string, error) { return t.TempDir(), nil },
+		HomeDir: func() (string, error) { return home, nil },
 		Getwd:   func() (string, error) { return cwd, nil },
 		Now:     func() time.Time { return fixed },
 		NewID:   func() string { return "session-1" },
@@ -63,7 +64,7 @@ func TestHeadlessScriptedGolden(t *testing.T) {
 	  {"match": {"turn": 0}, "reply": {"text": "Reading the notes.", "tool_calls": [{"id": "toolu_1", "name": "Read", "input": {"file_path": "notes.txt"}}],
 	   "usage": {"input_tokens": 100, "output_tokens": 20}}},
 	  {"match": {"tool_result": "Read", "user": "beta"}, "reply": {"text": "The notes say alpha and beta.", "usage": {"input_tokens": 150, "output_tokens": 12, "cache_read_input_tokens": 90}}}]}`), 0o644)
-	out, err := headlessRun(t, dir, nil, "", "-p", "--provider", "scripted", "--script", script, "--output-format", "stream-json", "summarize", "notes.txt")
+	out, err := headlessRun(t, dir, nil, "", "-p", "--trust", "--provider", "scripted", "--script", script, "--output-format", "stream-json", "summarize", "notes.txt")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
@@ -80,11 +81,11 @@ func TestHeadlessScriptedGolden(t *testing.T) {
 		t.Errorf("stream-json output mismatch (-want +got):\n%s", diff)
 	}
 	// The text and json formats carry the same result.
-	text, err := headlessRun(t, dir, nil, "", "-p", "--script", script, "summarize notes.txt")
+	text, err := headlessRun(t, dir, nil, "", "-p", "--trust", "--script", script, "summarize notes.txt")
 	if err != nil || text != "The notes say alpha and beta.\n" {
 		t.Errorf("text output = %q, %v", text, err)
 	}
-	js, err := headlessRun(t, dir, nil, "summarize notes.txt", "-p", "--script", script, "--output-format", "json")
+	js, err := headlessRun(t, dir, nil, "summarize notes.txt", "-p", "--trust", "--script", script, "--output-format", "json")
 	var res map[string]any
 	if err != nil || json.Unmarshal([]byte(js), &res) != nil || res["result"] != "The notes say alpha and beta." || res["num_turns"] != 2.0 {
 		t.Errorf("json output (prompt on stdin) = %s, %v", js, err)
@@ -99,7 +100,7 @@ func TestHeadlessAnthropicToolRoundTrip(t *testing.T) {
 		llmtest.AnthropicText("Wrote ", "hello.txt."),
 	))
 	env := map[string]string{"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": srv.URL}
-	out, err := headlessRun(t, dir, env, "", "-p", "--permission-mode", "acceptEdits", "--output-format", "stream-json", "create hello.txt")
+	out, err := headlessRun(t, dir, env, "", "-p", "--trust", "--permission-mode", "acceptEdits", "--output-format", "stream-json", "create hello.txt")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
@@ -141,7 +142,7 @@ func TestHeadlessOpenAIBash(t *testing.T) {
 		llmtest.OpenAIText("The command printed from-bash and exited 3."),
 	))
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL}
-	out, err := headlessRun(t, dir, env, "", "-p", "--allowedTools", "Bash(exit:*)", "--model", "local-model", "--output-format", "json", "run it")
+	out, err := headlessRun(t, dir, env, "", "-p", "--trust", "--allowedTools", "Bash(exit:*)", "--model", "local-model", "--output-format", "json", "run it")
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
@@ -173,14 +174,14 @@ func TestHeadlessErrors(t *testing.T) {
 		want  string
 		usage bool
 	}{
-		{"no model", nil, []string{"-p", "hi"}, "set ANTHROPIC_API_KEY", false},
-		{"unknown provider", nil, []string{"-p", "--provider", "gemini", "hi"}, `--provider "gemini"`, true},
-		{"bad format", nil, []string{"-p", "--output-format", "xml", "hi"}, `--output-format "xml"`, true},
-		{"malformed script", nil, []string{"-p", "--script", bad, "hi"}, "line 3", false},
-		{"missing script", nil, []string{"-p", "--provider", "scripted", "hi"}, "needs --script", true},
-		{"no prompt", nil, []string{"-p", "--script", bad}, "no prompt", true},
-		{"openai without model", map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, []string{"-p", "hi"}, "--model", false},
-		{"bad cwd", nil, []string{"-p", "--script", bad, "--cwd", filepath.Join(dir, "nope"), "hi"}, "not a folder", true},
+		{"no model", nil, []string{"-p", "--trust", "hi"}, "set ANTHROPIC_API_KEY", false},
+		{"unknown provider", nil, []string{"-p", "--trust", "--provider", "gemini", "hi"}, `--provider "gemini"`, true},
+		{"bad format", nil, []string{"-p", "--trust", "--output-format", "xml", "hi"}, `--output-format "xml"`, true},
+		{"malformed script", nil, []string{"-p", "--trust", "--script", bad, "hi"}, "line 3", false},
+		{"missing script", nil, []string{"-p", "--trust", "--provider", "scripted", "hi"}, "needs --script", true},
+		{"no prompt", nil, []string{"-p", "--trust", "--script", bad}, "no prompt", true},
+		{"openai without model", map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, []string{"-p", "--trust", "hi"}, "--model", false},
+		{"bad cwd", nil, []string{"-p", "--trust", "--script", bad, "--cwd", filepath.Join(dir, "nope"), "hi"}, "not a folder", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,7 +204,7 @@ func TestHeadlessErrors(t *testing.T) {
 func TestHeadlessPromptTooLong(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "s.json")
 	os.WriteFile(script, []byte(`{"turns": [{"reply": {"text": "x"}}]}`), 0o644)
-	_, err := headlessRun(t, t.TempDir(), nil, strings.Repeat("a", 1<<20+1), "-p", "--script", script)
+	_, err := headlessRun(t, t.TempDir(), nil, strings.Repeat("a", 1<<20+1), "-p", "--trust", "--script", script)
 	var ue *UsageError
 	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("troupe -p with an oversized stdin prompt = %v; want a usage error saying it is too long", err)
@@ -224,7 +225,7 @@ func TestHeadlessLeavesNoEmptyOutputDir(t *testing.T) {
 			tmp, work := t.TempDir(), t.TempDir()
 			script := filepath.Join(work, "script.json")
 			writeFile(t, script, `{"turns":[{"match":{"turn":0},"reply":`+tt.reply+`},{"match":{},"reply":{"text":"done"},"repeat":true}]}`)
-			c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--home", filepath.Join(work, "home"), "--cwd", work,
+			c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--home", filepath.Join(work, "home"), "--cwd", work,
 				"--provider", "scripted", "--script", script, "--permission-mode", "bypassPermissions", "go")
 			c.Env = append(os.Environ(), asTroupeEnv+"=1", "TMPDIR="+tmp)
 			if out, err := c.CombinedOutput(); err != nil {
@@ -257,7 +258,7 @@ func TestHeadlessModelErrorsWorded(t *testing.T) {
 		var out, errOut bytes.Buffer
 		env := map[string]string{"ANTHROPIC_API_KEY": "bad-key", "ANTHROPIC_BASE_URL": srv.URL}
 		m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }}
-		err = m.Run(t.Context(), []string{"-p", "--cwd", t.TempDir(), "hi"})
+		err = m.Run(t.Context(), []string{"-p", "--trust", "--cwd", t.TempDir(), "hi"})
 		return out.String(), errOut.String(), err
 	}
 	t.Run("bad key", func(t *testing.T) {

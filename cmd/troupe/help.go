@@ -9,7 +9,7 @@ import (
 // flagGroups are the sections of the root command's help, in order; a
 // flag in none of them is listed under "Other flags".
 var flagGroups = []cli.FlagGroup{
-	{Title: "Running one agent (-p)", Flags: []string{"print", "output-format", "provider", "model", "script", "max-turns", "cwd", "add-dir", "system-prompt", "transcript"}},
+	{Title: "Running one agent (-p)", Flags: []string{"print", "output-format", "provider", "model", "script", "max-turns", "cwd", "trust", "add-dir", "system-prompt", "transcript"}},
 	{Title: "Sessions", Flags: []string{"resume", "continue"}},
 	{Title: "Budgets", Flags: []string{"max-budget-usd", "max-tokens"}}, // budget.go
 	{Title: "Permissions", Flags: []string{"permission-mode", "allowedTools", "disallowedTools", "dangerously-skip-permissions", "permission-prompt-command", "permission-prompt-timeout", "audit"}},

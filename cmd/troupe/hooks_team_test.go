@@ -80,6 +80,7 @@ func TestHooksTeamGates(t *testing.T) {
 	var hookWarnings bytes.Buffer
 	a := newApp(Main{Stderr: os.Stderr})
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	if _, err := a.openHooks(cwd, "s-hooks", nil, &hookWarnings); err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func hookRun(t *testing.T, dir, script string, args ...string) (stdout, stderr s
 		NewID:   func() string { return "session-1" },
 		Version: "v0.0.0-test",
 	}
-	args = append([]string{"-p", "--script", sp, "--output-format", "stream-json"}, args...)
+	args = append([]string{"-p", "--trust", "--script", sp, "--output-format", "stream-json"}, args...)
 	err = m.Run(t.Context(), args)
 	return out.String(), errOut.String(), err
 }
@@ -284,6 +284,7 @@ func TestHooksListCommand(t *testing.T) {
  "Future":[]}}`, nil)
 	var out, errOut bytes.Buffer
 	home := t.TempDir()
+	trustTemp(t, home) // main_test.go
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" },
 		HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return dir, nil }}
 	if err := m.Run(t.Context(), []string{"--home", home, "hooks", "list"}); err != nil {
@@ -406,6 +407,7 @@ func TestHooksReview(t *testing.T) {
 	home := t.TempDir()
 	a := newApp(Main{Stderr: &bytes.Buffer{}})
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	var warns bytes.Buffer
 	hs, err := a.openHooks(dir, "s", nil, &warns)
 	if err != nil {

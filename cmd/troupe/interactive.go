@@ -46,6 +46,9 @@ func (a *app) runInteractivePrompt(ctx context.Context, h *headless, prompt stri
 	if err != nil {
 		return err
 	}
+	if err := a.trustGate(ctx, h, cwd, true); err != nil { // trust.go: the trust question comes first
+		return err
+	}
 	for {
 		next, err := a.interactiveSession(ctx, h, cwd, prompt)
 		if err != nil || next == "" {

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/permission/settings"
 
 	"github.com/troupe-dev/troupe/store/mem"
 )
@@ -39,6 +41,30 @@ type harness struct {
 	home      string
 	openStore func(home string) (Stores, error)
 	env       map[string]string
+	// untrusted leaves the temporary folder untrusted (trust_test.go);
+	// otherwise the first command trusts it (trustTemp).
+	untrusted bool
+	trustOnce sync.Once
+}
+
+// trustTemp trusts the temporary folder, where the tests make their
+// projects, in home's trust store, as a person would with troupe trust:
+// the tests run in folders they wrote themselves. The trust tests
+// (trust_test.go) use homes without it.
+func trustTemp(t testing.TB, home string) {
+	t.Helper()
+	if err := settings.Trust(home).Trust(context.Background(), os.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// trust trusts the temporary folder in the harness's home, once.
+func (h *harness) trust() {
+	h.trustOnce.Do(func() {
+		if !h.untrusted {
+			trustTemp(h.t, h.home)
+		}
+	})
 }
 
 // forEachStore runs f once per backend, each with a fresh --home.
@@ -73,6 +99,7 @@ func (h *harness) exec(stdin string, args ...string) result {
 	h.t.Helper()
 	var out, errOut bytes.Buffer
 	m := h.main(strings.NewReader(stdin), &out, &errOut)
+	h.trust()
 	err := m.Run(h.t.Context(), append([]string{"--home", h.home}, args...))
 	return result{out.String(), errOut.String(), err}
 }
@@ -171,6 +198,7 @@ func (h *harness) runAsync(out io.Writer, args ...string) (stop func() error) {
 	var errOut bytes.Buffer
 	done := make(chan error, 1)
 	m := h.main(strings.NewReader(""), out, &errOut)
+	h.trust()
 	go func() { done <- m.Run(ctx, append([]string{"--home", h.home}, args...)) }()
 	return func() error {
 		cancel()

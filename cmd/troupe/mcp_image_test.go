@@ -39,7 +39,7 @@ func TestMCPImageReachesModel(t *testing.T) {
 			t.Fatalf("troupe %q: %v\nstdout: %s\nstderr: %s", args, err, out.String(), errOut.String())
 		}
 	}
-	troupe("-p", "--mcp-config", stdioConfig(t, "local", "ok"), "--allowedTools", "mcp__local", "look")
+	troupe("-p", "--trust", "--mcp-config", stdioConfig(t, "local", "ok"), "--allowedTools", "mcp__local", "look")
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests; want 2", len(reqs))
@@ -72,7 +72,7 @@ func TestMCPImageReachesModel(t *testing.T) {
 	}
 
 	// A resumed conversation still shows the picture to the model.
-	troupe("-p", "--resume", "session-1", "and now?")
+	troupe("-p", "--trust", "--resume", "session-1", "and now?")
 	if imgs := srv.LastRequest().Images(); len(imgs) != 1 || imgs[0].Source.Data != b64 {
 		t.Errorf("resumed request carries %d images; want the picture", len(imgs))
 	}
@@ -89,7 +89,7 @@ func TestMCPNPMImage(t *testing.T) {
 	))
 	cfg := `{"mcpServers": {"everything": {"command": "` + everything + `", "args": ["stdio"]}}}`
 	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
-	out, stderr, err := runMCP(t, t.TempDir(), env, "-p", "--mcp-config", cfg, "--allowedTools", "mcp__everything", "look")
+	out, stderr, err := runMCP(t, t.TempDir(), env, "-p", "--trust", "--mcp-config", cfg, "--allowedTools", "mcp__everything", "look")
 	if err != nil || !strings.Contains(out, "tiny") {
 		t.Fatalf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 	}

@@ -39,6 +39,7 @@ func TestMCPMemberWithInProcessTeammate(t *testing.T) {
 	}
 	a := newApp(Main{Stderr: os.Stderr})
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeBypass}
 	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-mcp", Approver: base,
 		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},

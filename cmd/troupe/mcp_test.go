@@ -86,7 +86,7 @@ func TestMCPLead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"-p", "--provider", "scripted", "--script", mcpScript(t, tt.tool, tt.input, tt.want),
+			args := append([]string{"-p", "--trust", "--provider", "scripted", "--script", mcpScript(t, tt.tool, tt.input, tt.want),
 				"--mcp-config", stdioConfig(t, "local", "ok"), "--mcp-config", httpCfg,
 				"--mcp-config", stdioConfig(t, "broken", "fail")}, tt.extra...)
 			out, stderr, err := runMCP(t, cwd, env, append(args, "go")...)
@@ -114,23 +114,23 @@ func TestMCPProjectApproval(t *testing.T) {
 		"command": exe, "env": map[string]string{mcptest.Env: "ok", "GORACE": "atexit_sleep_ms=0"}}}})
 	os.WriteFile(filepath.Join(cwd, ".mcp.json"), cfg, 0o600)
 	script := mcpScript(t, "mcp__proj__echo", `{"text":"p"}`, "echo: p")
-	out, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "--allowedTools", "mcp__proj", "go")
+	out, stderr, err := runMCP(t, cwd, nil, "-p", "--trust", "--script", script, "--allowedTools", "mcp__proj", "go")
 	if err != nil || strings.Contains(out, "GOT IT") || !strings.Contains(stderr, "enabledMcpjsonServers") {
 		t.Errorf("unapproved: err %v, out %q, stderr %q; want no tool and a warning naming enabledMcpjsonServers", err, out, stderr)
 	}
 	os.MkdirAll(filepath.Join(cwd, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(cwd, ".claude", "settings.local.json"), []byte(`{"enabledMcpjsonServers": ["proj"]}`), 0o600)
-	out, stderr, err = runMCP(t, cwd, nil, "-p", "--script", script, "--allowedTools", "mcp__proj", "go")
+	out, stderr, err = runMCP(t, cwd, nil, "-p", "--trust", "--script", script, "--allowedTools", "mcp__proj", "go")
 	if err != nil || !strings.Contains(out, "GOT IT") {
 		t.Errorf("approved: err %v, out %q, stderr %q; want the tool called", err, out, stderr)
 	}
-	if out, _, _ = runMCP(t, cwd, nil, "-p", "--script", script, "--allowedTools", "mcp__proj", "--strict-mcp-config", "go"); strings.Contains(out, "GOT IT") {
+	if out, _, _ = runMCP(t, cwd, nil, "-p", "--trust", "--script", script, "--allowedTools", "mcp__proj", "--strict-mcp-config", "go"); strings.Contains(out, "GOT IT") {
 		t.Error("--strict-mcp-config: the .mcp.json server was used")
 	}
 	// A server of the project's file that cannot be read is left out with
 	// a warning naming the file and the server; the session still runs.
 	os.WriteFile(filepath.Join(cwd, ".mcp.json"), []byte(`{"mcpServers": {"bad name!": {"command": "x"}}}`), 0o600)
-	if _, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "go"); err != nil || !strings.Contains(stderr, ".mcp.json") || !strings.Contains(stderr, "bad name!") {
+	if _, stderr, err := runMCP(t, cwd, nil, "-p", "--trust", "--script", script, "go"); err != nil || !strings.Contains(stderr, ".mcp.json") || !strings.Contains(stderr, "bad name!") {
 		t.Errorf("malformed .mcp.json: err %v, stderr %q; want the run, and a warning naming the file and the server", err, stderr)
 	}
 }
@@ -140,6 +140,7 @@ func TestMCPCommands(t *testing.T) {
 	cwd := t.TempDir()
 	exe, _ := os.Executable()
 	home := t.TempDir()
+	trustTemp(t, filepath.Join(home, ".troupe")) // main_test.go: the local server starts in a trusted folder
 	run := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
@@ -274,7 +275,7 @@ func TestMCPSubAgent(t *testing.T) {
 	  {"match": {"user": "call echo please"}, "reply": {"tool_calls": [{"id": "s1", "name": "mcp__local__echo", "input": {"text": "from sub"}}]}},
 	  {"match": {"turn": 0}, "reply": {"tool_calls": [{"id": "l1", "name": "Agent", "input": {"description": "echo", "prompt": "call echo please", "subagent_type": "general-purpose"}}]}},
 	  {"match": {}, "reply": {"text": "MISSING"}, "repeat": true}]}`), 0o600)
-	out, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "--mcp-config", stdioConfig(t, "local", "ok"),
+	out, stderr, err := runMCP(t, cwd, nil, "-p", "--trust", "--script", script, "--mcp-config", stdioConfig(t, "local", "ok"),
 		"--allowedTools", "mcp__local Agent", "go")
 	if err != nil || !strings.Contains(out, "GOT IT") {
 		t.Errorf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
@@ -348,6 +349,7 @@ func TestMCPReport(t *testing.T) {
 	home := t.TempDir()
 	a := newApp(Main{Getenv: func(string) string { return "" }, Stderr: io.Discard, HomeDir: func() (string, error) { return home, nil }})
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	if r := a.mcpReport(); !strings.Contains(r, "No MCP servers") {
 		t.Errorf("report without servers = %q", r)
 	}
@@ -378,7 +380,7 @@ func TestMCPNPMServers(t *testing.T) {
 		"fs":         map[string]any{"command": filesystem, "args": []string{cwd}}}})
 	t.Run("scripted", func(t *testing.T) {
 		script := mcpScript(t, "mcp__fs__read_text_file", `{"path":`+jsonString(filepath.Join(cwd, "notes.txt"))+`}`, "alpha beta")
-		out, stderr, err := runMCP(t, cwd, nil, "-p", "--script", script, "--mcp-config", string(cfg), "--allowedTools", "mcp__fs", "go")
+		out, stderr, err := runMCP(t, cwd, nil, "-p", "--trust", "--script", script, "--mcp-config", string(cfg), "--allowedTools", "mcp__fs", "go")
 		if err != nil || !strings.Contains(out, "GOT IT") {
 			t.Errorf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 		}
@@ -389,7 +391,7 @@ func TestMCPNPMServers(t *testing.T) {
 			llmtest.AnthropicText("done"),
 		))
 		env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
-		out, stderr, err := runMCP(t, cwd, env, "-p", "--mcp-config", string(cfg), "--allowedTools", "mcp__everything__echo", "go")
+		out, stderr, err := runMCP(t, cwd, env, "-p", "--trust", "--mcp-config", string(cfg), "--allowedTools", "mcp__everything__echo", "go")
 		if err != nil || !strings.Contains(out, "done") {
 			t.Fatalf("troupe -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 		}
@@ -491,7 +493,7 @@ func TestMCPCoordinator(t *testing.T) {
 	writeFile(t, script, `{"turns": [
 	  {"match": {"system": "MCP servers: local (their tools are available to workers)"}, "reply": {"text": "GOT IT"}},
 	  {"match": {}, "reply": {"text": "MISSING"}, "repeat": true}]}`)
-	out, stderr, err := runMCP(t, t.TempDir(), nil, "-p", "--coordinator", "--script", script, "--mcp-config", stdioConfig(t, "local", "ok"), "go")
+	out, stderr, err := runMCP(t, t.TempDir(), nil, "-p", "--trust", "--coordinator", "--script", script, "--mcp-config", stdioConfig(t, "local", "ok"), "go")
 	if err != nil || !strings.Contains(out, "GOT IT") {
 		t.Errorf("troupe -p --coordinator: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 	}

@@ -31,7 +31,7 @@ func TestReadImageOpenAI(t *testing.T) {
 		if textOnly {
 			env["TROUPE_OPENAI_TEXT_ONLY"] = "1"
 		}
-		if out, err := headlessRun(t, dir, env, "", "-p", "--model", "local-model", "look at shot.png"); err != nil || !strings.Contains(out, "a grey picture") {
+		if out, err := headlessRun(t, dir, env, "", "-p", "--trust", "--model", "local-model", "look at shot.png"); err != nil || !strings.Contains(out, "a grey picture") {
 			t.Fatalf("troupe -p (text only %v): %v\n%s", textOnly, err, out)
 		}
 		msgs := srv.Request(1).Messages

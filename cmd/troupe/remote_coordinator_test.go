@@ -29,7 +29,7 @@ func TestCoordinatorRemoteWorkers(t *testing.T) {
 
 	lcwd := t.TempDir()
 	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
-	r := lead.exec("", "-p", "--coordinator", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+	r := lead.exec("", "-p", "--trust", "--coordinator", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
  {"match": {"system": "Remote workers: a worker can run on another machine", "user": "benchmark"}, "reply": {"tool_calls": [
    {"name": "Agent", "input": {"description": "gpu benchmark", "prompt": "measure on the gpu", "labels": ["gpu"]}},
    {"name": "Agent", "input": {"description": "local notes", "prompt": "summarise the local notes"}}]}},

@@ -37,7 +37,7 @@ func TestRemoteAgentLabels(t *testing.T) {
 	env := remoteEnv(url)
 	env[EnvRemoteLabels] = "linux"
 	lead := &harness{t: t, home: t.TempDir(), env: env}
-	r := lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+	r := lead.exec("", "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
  {"match": {"user": "delegate"}, "reply": {"tool_calls": [
    {"name": "Agent", "input": {"description": "gpu note", "prompt": "write the remote note", "labels": ["gpu"]}},
    {"name": "Agent", "input": {"description": "bad", "prompt": "p", "isolation": "remote", "labels": ["big box"]}},

@@ -36,7 +36,7 @@ func TestResumeRemoteJobs(t *testing.T) {
 
 	cwd := t.TempDir()
 	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
-	r := lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+	r := lead.exec("", "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
  {"match": {"user": "delegate"}, "reply": {"tool_calls": [
    {"name": "Agent", "input": {"description": "first note", "prompt": "write the first note", "labels": ["gpu"]}},
    {"name": "Agent", "input": {"description": "second note", "prompt": "write the second note", "isolation": "remote"}}]}},
@@ -81,7 +81,7 @@ func TestResumeRemoteJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r = lead.exec("", "-p", "--continue", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+	r = lead.exec("", "-p", "--trust", "--continue", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
  {"match": {"user": "<result>WORKER-DONE second"}, "reply": {"text": "LEAD-SAW-REATTACHED"}},
  {"match": {"user": "This session was resumed"}, "reply": {"text": "LEAD-SAW-NOTE"}}
 ]}`), "--allowedTools", "Agent", "--cwd", cwd, "what became of the notes?")
@@ -141,7 +141,7 @@ func TestResumeAfterLeadKilled(t *testing.T) {
 	wout.waitFor(t, "the worker's start", func(s string) bool { return strings.Contains(s, "worker w1 on") })
 
 	home, cwd := t.TempDir(), t.TempDir()
-	cmd := exec.CommandContext(t.Context(), bin, "--home", home, "-p", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+	cmd := exec.CommandContext(t.Context(), bin, "--home", home, "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
  {"match": {"user": "delegate"}, "reply": {"tool_calls": [{"name": "Agent", "input": {"description": "long note", "prompt": "write the long note", "isolation": "remote"}}]}},
  {"match": {"tool_result": "Agent"}, "reply": {"text": "Submitted."}}
 ]}`), "--allowedTools", "Agent", "--cwd", cwd, "delegate the long note")
@@ -181,7 +181,7 @@ func TestResumeAfterLeadKilled(t *testing.T) {
 	lead := &harness{t: t, home: home, env: remoteEnv(url)}
 	done := make(chan result, 1)
 	go func() {
-		done <- lead.exec("", "-p", "--continue", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+		done <- lead.exec("", "-p", "--trust", "--continue", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
  {"match": {"user": "<result>WORKER-DONE long"}, "reply": {"text": "LEAD-SAW-REATTACHED"}},
  {"match": {"user": "This session was resumed"}, "reply": {"text": "Waiting for the re-attached agent."}}
 ]}`), "--allowedTools", "Agent", "--cwd", cwd, "--output-format", "stream-json", "how is the long note going?")

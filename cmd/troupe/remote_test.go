@@ -66,7 +66,7 @@ func TestRemoteAgents(t *testing.T) {
 
 	lcwd := t.TempDir()
 	lead := &harness{t: t, home: t.TempDir(), env: traced(remoteEnv(url))}
-	r := lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", lcwd, "--output-format", "stream-json", "delegate the note")
+	r := lead.exec("", "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", lcwd, "--output-format", "stream-json", "delegate the note")
 	if r.err != nil {
 		t.Fatalf("lead: %v\n%s\n%s\nworker:\n%s", r.err, r.stdout, r.stderr, wout.String())
 	}
@@ -114,7 +114,7 @@ func TestRemoteAgents(t *testing.T) {
 
 	// Without workers the remote call fails at once with the reason.
 	lead2 := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
-	r = lead2.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
+	r = lead2.exec("", "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, `{"turns": [
  {"match": {"user": "delegate"}, "reply": {"tool_calls": [{"name": "Agent", "input": {"description": "remote note", "prompt": "p", "isolation": "remote"}}]}},
  {"match": {"user": "no worker is registered"}, "reply": {"text": "LEAD-SAW-NO-WORKER"}}
 ]}`), "--allowedTools", "Agent", "--cwd", lcwd, "delegate")
@@ -158,7 +158,7 @@ func TestRemoteWorkerKilled(t *testing.T) {
 			lead := &harness{t: t, home: t.TempDir(), env: env}
 			done := make(chan result, 1)
 			go func() {
-				done <- lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
+				done <- lead.exec("", "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
 			}()
 			wout.waitFor(t, "the job's start on the worker", func(s string) bool { return strings.Contains(s, "started") })
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -232,7 +232,7 @@ func TestInterruptedLeadStopsRemoteAgent(t *testing.T) {
 
 	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
 	lout := newSyncBuffer()
-	stopLead := lead.runAsync(lout, "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
+	stopLead := lead.runAsync(lout, "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent", "--cwd", t.TempDir(), "delegate the note")
 	wout.waitFor(t, "the job's start on the worker", func(s string) bool { return strings.Contains(s, "started") })
 	stopLead() // as Ctrl-C does
 	wout.waitFor(t, "the worker's report of the stop", func(s string) bool { return strings.Contains(s, "stopped by the lead") })

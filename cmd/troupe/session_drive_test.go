@@ -45,6 +45,7 @@ func TestSessionDrivenTeam(t *testing.T) {
 	a := newApp(Main{Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" },
 		HomeDir: func() (string, error) { return dir, nil }})
 	a.HomeFlag = filepath.Join(dir, "home")
+	trustTemp(t, a.HomeFlag) // main_test.go
 	h := &headless{outputFormat: "text", model: agentflags.Model{Provider: "scripted", Script: scriptFile}, maxTurns: 50, cwd: dir, perm: agentflags.Permissions{PromptTimeout: time.Minute},
 		teams: teamFlags{enabled: true, mate: &mate.Flags{TeammateMode: "in-process"}, shut: 10 * time.Second}}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -62,7 +62,7 @@ func TestResumeCoordinatorSession(t *testing.T) {
 	coordinatorScratchpad(t, dir)
 	m := coordinator.Marker
 	first := writeScript(t, `{"turns": [{"match": {"system": "`+m+`", "turn": 0, "user": "FIRST"}, "reply": {"text": "FIRST-ANSWER"}}]}`)
-	out, stderr, err := sessionRun(t, home, dir, "session-1", nil, "-p", "--coordinator", "--script", first, "--output-format", "stream-json", "FIRST prompt")
+	out, stderr, err := sessionRun(t, home, dir, "session-1", nil, "-p", "--trust", "--coordinator", "--script", first, "--output-format", "stream-json", "FIRST prompt")
 	if err != nil {
 		t.Fatalf("first run: %v\n%s%s", err, out, stderr)
 	}
@@ -75,7 +75,7 @@ func TestResumeCoordinatorSession(t *testing.T) {
 	}
 	// Turn 1 holds only when the first exchange is in the request.
 	second := writeScript(t, `{"turns": [{"match": {"system": "`+m+`", "turn": 1, "user": "SECOND"}, "reply": {"text": "SECOND-ANSWER"}}]}`)
-	out, stderr, err = sessionRun(t, home, dir, "unused", nil, "-p", "--resume", "session-1", "--script", second, "--output-format", "stream-json", "SECOND prompt")
+	out, stderr, err = sessionRun(t, home, dir, "unused", nil, "-p", "--trust", "--resume", "session-1", "--script", second, "--output-format", "stream-json", "SECOND prompt")
 	if err != nil {
 		t.Fatalf("resumed run: %v\n%s%s", err, out, stderr)
 	}
@@ -108,7 +108,7 @@ func TestResumeCoordinatorSession(t *testing.T) {
 	}
 	// The flag that matches says nothing.
 	third := writeScript(t, `{"turns": [{"match": {"system": "`+m+`", "turn": 2}, "reply": {"text": "THIRD-ANSWER"}}]}`)
-	if _, stderr, err = sessionRun(t, home, dir, "unused", nil, "-p", "--coordinator", "--continue", "--script", third, "THIRD"); err != nil || strings.Contains(stderr, "recorded") {
+	if _, stderr, err = sessionRun(t, home, dir, "unused", nil, "-p", "--trust", "--coordinator", "--continue", "--script", third, "THIRD"); err != nil || strings.Contains(stderr, "recorded") {
 		t.Errorf("--continue --coordinator: %v, stderr %q; want a quiet resume", err, stderr)
 	}
 }
@@ -119,12 +119,12 @@ func TestResumeLeavesCoordinatorMode(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	coordinatorScratchpad(t, dir)
 	first := writeScript(t, `{"turns": [{"match": {"turn": 0}, "reply": {"text": "PLAIN-ANSWER"}}]}`)
-	if out, stderr, err := sessionRun(t, home, dir, "plain-1", nil, "-p", "--script", first, "hello"); err != nil {
+	if out, stderr, err := sessionRun(t, home, dir, "plain-1", nil, "-p", "--trust", "--script", first, "hello"); err != nil {
 		t.Fatalf("first run: %v\n%s%s", err, out, stderr)
 	}
 	second := writeScript(t, `{"turns": [{"match": {"system": "You are troupe", "turn": 1}, "reply": {"text": "PLAIN-AGAIN"}}]}`)
 	env := map[string]string{coordinator.EnvMode: "1"}
-	out, stderr, err := sessionRun(t, home, dir, "unused", env, "-p", "--coordinator", "--resume", "plain-1", "--script", second, "--output-format", "stream-json", "again")
+	out, stderr, err := sessionRun(t, home, dir, "unused", env, "-p", "--trust", "--coordinator", "--resume", "plain-1", "--script", second, "--output-format", "stream-json", "again")
 	if err != nil {
 		t.Fatalf("resumed run: %v\n%s%s", err, out, stderr)
 	}
@@ -143,7 +143,7 @@ func TestResumeLeavesCoordinatorMode(t *testing.T) {
 func TestResumeErrors(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	script := writeScript(t, `{"turns": [{"reply": {"text": "ok"}, "repeat": true}]}`)
-	if _, _, err := sessionRun(t, home, dir, "known-1", nil, "-p", "--script", script, "hi"); err != nil {
+	if _, _, err := sessionRun(t, home, dir, "known-1", nil, "-p", "--trust", "--script", script, "hi"); err != nil {
 		t.Fatal(err)
 	}
 	sessDir := filepath.Join(home, "sessions")
@@ -168,7 +168,7 @@ func TestResumeErrors(t *testing.T) {
 		if tt.setup != nil {
 			tt.setup()
 		}
-		_, _, err := sessionRun(t, home, dir, "x", nil, append(append([]string{"-p", "--script", script}, tt.args...), "next")...)
+		_, _, err := sessionRun(t, home, dir, "x", nil, append(append([]string{"-p", "--trust", "--script", script}, tt.args...), "next")...)
 		if err == nil {
 			t.Errorf("%s: no error", tt.name)
 			continue
@@ -198,7 +198,7 @@ func TestResumeUnfinishedTurn(t *testing.T) {
 	}
 	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"+`{"type":"mess`), 0o600)
 	script := writeScript(t, `{"turns": [{"match": {"turn": 1, "user": "THREE"}, "reply": {"text": "THREE-ANSWER"}}]}`)
-	out, stderr, err := sessionRun(t, home, dir, "x", nil, "-p", "--continue", "--script", script, "THREE")
+	out, stderr, err := sessionRun(t, home, dir, "x", nil, "-p", "--trust", "--continue", "--script", script, "THREE")
 	if err != nil {
 		t.Fatalf("resume: %v\n%s%s", err, out, stderr)
 	}

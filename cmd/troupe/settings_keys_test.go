@@ -23,7 +23,7 @@ func TestCoordinatorModeFromSettings(t *testing.T) {
 	run := func() (string, error) {
 		var out, errOut bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
-		err := m.Run(t.Context(), []string{"-p", "--home", filepath.Join(dir, "home"), "--cwd", cwd, "--provider", "scripted",
+		err := m.Run(t.Context(), []string{"-p", "--trust", "--home", filepath.Join(dir, "home"), "--cwd", cwd, "--provider", "scripted",
 			"--script", script, "--output-format", "stream-json", "hi"})
 		return out.String(), err
 	}

@@ -173,7 +173,7 @@ func TestPaneTeammateKilled(t *testing.T) {
  {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true},
  {"match":{"system":"teammate sleeper"},"reply":{"text":"done","delay_ms":120000},"repeat":true}
 ]}`)
-	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
 		"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
 	c.Env = troupeEnv(t, sock)
 	var stdout, stderr bytes.Buffer
@@ -223,6 +223,7 @@ func homeAndWork(t *testing.T, dir string) (home, work string) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	trustTemp(t, home) // main_test.go
 	return home, work
 }
 
@@ -297,6 +298,7 @@ func TestPermissionBubblingEndToEnd(t *testing.T) {
 	events := make(chan swarm.Event, 256)
 	a := newApp(Main{Stderr: os.Stderr})
 	a.HomeFlag = home
+	trustTemp(t, a.HomeFlag) // main_test.go
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeDefault}
 	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-perm", Approver: base, Answer: answer,
 		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base}, Deliver: func(string) {},
@@ -408,7 +410,7 @@ func TestLeadPromptCommandAllowsAlways(t *testing.T) {
 	prompt := fmt.Sprintf(`cat > %s; echo '{"behavior":"allow","always":true,"rule":"Bash(touch:*)"}'`, reqFile)
 	var out, errOut bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
-	err := m.Run(t.Context(), []string{"-p", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
+	err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
 		"--cwd", cwd, "--provider", "scripted", "--script", script, "--permission-prompt-command", prompt, "go"})
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
@@ -429,10 +431,10 @@ func TestLeadPromptCommandAllowsAlways(t *testing.T) {
 
 func TestTeamFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"-p", "--agent-teams", "--permission-answer-timeout", "0s", "hi"},
-		{"-p", "--agent-teams", "--permission-answer-timeout", "-1m", "hi"},
-		{"-p", "--agent-teams", "--idle-digest", "sometimes", "hi"},
-		{"-p", "--teammate-mode", "tmux", "hi"},
+		{"-p", "--trust", "--agent-teams", "--permission-answer-timeout", "0s", "hi"},
+		{"-p", "--trust", "--agent-teams", "--permission-answer-timeout", "-1m", "hi"},
+		{"-p", "--trust", "--agent-teams", "--idle-digest", "sometimes", "hi"},
+		{"-p", "--trust", "--teammate-mode", "tmux", "hi"},
 		{"--agent-id", "bob@t", "--agent-name", "bob", "--team-name", "t", "--permission-answer-timeout", "0s"},
 	} {
 		var out bytes.Buffer

@@ -78,6 +78,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		return err
 	}
 	defer closeLog()
+	a.warnUntrusted(cwd, errOut) // trust.go: its lead trusted the folder, or the folder's files are left out
 	var tm *swarm.Teammate
 	closeAll, err := a.paneServices(ctx, cwd, cmp.Or(tf.ParentSessionID, tf.AgentID), approver, errOut)
 	defer closeAll()

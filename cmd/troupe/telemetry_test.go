@@ -33,7 +33,7 @@ func TestHeadlessTelemetry(t *testing.T) {
 	  {"match": {"turn": 0}, "reply": {"tool_calls": [{"name": "Read", "input": {"file_path": "notes.txt"}}], "usage": {"input_tokens": 100, "output_tokens": 20}}},
 	  {"match": {"tool_result": "Read"}, "reply": {"text": "alpha", "usage": {"input_tokens": 150, "output_tokens": 12}}}]}`), 0o644)
 	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}
-	if out, err := headlessRun(t, dir, env, "", "-p", "--provider", "scripted", "--script", script, "read the notes"); err != nil {
+	if out, err := headlessRun(t, dir, env, "", "-p", "--trust", "--provider", "scripted", "--script", script, "read the notes"); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
 	mu.Lock()

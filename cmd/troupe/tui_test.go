@@ -34,6 +34,26 @@ func startTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
 // startTUISize is startTUI in a pane of w columns and h lines.
 func startTUISize(t *testing.T, w, h int, dir string, env []string, args ...string) *tuiPane {
 	t.Helper()
+	for _, kv := range env {
+		if home, ok := strings.CutPrefix(kv, "TROUPE_HOME="); ok {
+			trustTemp(t, home) // the test's own project (main_test.go)
+		}
+	}
+	p := launchTUISize(t, w, h, dir, env, args...)
+	p.wait("Ask the lead", 20*time.Second)
+	return p
+}
+
+// launchTUI starts troupe ARGS in a 100x30 pane as startTUI does, without
+// trusting anything or waiting for the lead.
+func launchTUI(t *testing.T, dir string, env []string, args ...string) *tuiPane {
+	t.Helper()
+	return launchTUISize(t, 100, 30, dir, env, args...)
+}
+
+// launchTUISize is launchTUI in a pane of w columns and h lines.
+func launchTUISize(t *testing.T, w, h int, dir string, env []string, args ...string) *tuiPane {
+	t.Helper()
 	needTmux(t)
 	p := &tuiPane{t: t, sock: tmuxSocket(t), dir: dir}
 	var cmd strings.Builder
@@ -47,7 +67,6 @@ func startTUISize(t *testing.T, w, h int, dir string, env []string, args ...stri
 	}
 	cmd.WriteString(" 2>troupe.err; echo EXITED $?; sleep 60")
 	p.tmux("new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), cmd.String())
-	p.wait("Ask the lead", 20*time.Second)
 	return p
 }
 

@@ -84,6 +84,7 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return err
 	}
+	a.warnUntrusted(cwd, a.Stderr) // trust.go
 	approver, closeAudit, err := f.h.perm.Approver(a.App, cwd)
 	if err != nil {
 		return err

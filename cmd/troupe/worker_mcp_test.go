@@ -50,7 +50,7 @@ func TestRemoteWorkerMCP(t *testing.T) {
 	}
 
 	lead := &harness{t: t, home: t.TempDir(), env: remoteEnv(url)}
-	r := lead.exec("", "-p", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent",
+	r := lead.exec("", "-p", "--trust", "--provider", "scripted", "--script", remoteScript(t, leadScript), "--allowedTools", "Agent",
 		"--cwd", t.TempDir(), "--strict-mcp-config", "delegate the note")
 	if r.err != nil || !strings.Contains(r.stdout, "LEAD-SAW-DONE") {
 		t.Fatalf("lead: %v\n%s\n%s\nworker:\n%s", r.err, r.stdout, r.stderr, wout.String())

@@ -57,7 +57,7 @@ func TestSubAgentWorktrees(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--allowedTools", "Agent,Write,Read", "--cwd", proj,
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--trust", "--allowedTools", "Agent,Write,Read", "--cwd", proj,
 		"--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
@@ -96,7 +96,7 @@ func TestSubAgentWorktreeNotRepo(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
-	if err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--allowedTools", "Agent", "--cwd", proj,
+	if err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--trust", "--allowedTools", "Agent", "--cwd", proj,
 		"--provider", "scripted", "--script", script, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
@@ -140,7 +140,7 @@ func TestTeamWorktrees(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--agent-teams", "--teammate-mode", "in-process", "--worktrees",
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--worktrees",
 		"--allowedTools", "Agent,Write,Read", "--cwd", proj, "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
@@ -190,7 +190,7 @@ func TestCoordinatorWorkerWorktree(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
-	if err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--coordinator", "--allowedTools", "Write", "--cwd", proj,
+	if err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--trust", "--coordinator", "--allowedTools", "Write", "--cwd", proj,
 		"--provider", "scripted", "--script", script, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}

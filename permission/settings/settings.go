@@ -53,23 +53,41 @@ type File struct {
 	// additionalDirectories resolve against; empty means the working
 	// directory of each request.
 	Base string
+	// Untrusted marks a file of a folder the user has not trusted (see
+	// Trust): it may narrow permissions (ask and deny rules, plan mode)
+	// but not widen them, start programs (hooks, MCP servers) or approve
+	// the project's servers.
+	Untrusted bool
+}
+
+// Project reports whether the file is one of the project folder's own
+// (committed or local), not the user's or the command line's.
+func (f File) Project() bool {
+	switch f.Scope {
+	case ScopeClaude, ScopeProject, ScopeClaudeLocal, ScopeLocal:
+		return true
+	}
+	return false
 }
 
 // Files returns the standard settings files for a troupe home and a
 // project directory, lowest precedence first: user, Claude Code project,
 // troupe project, Claude Code local, troupe local. Later files override
-// defaultMode; rules of all files apply together.
+// defaultMode; rules of all files apply together. The project's files
+// are Untrusted unless the trust store of troupeHome trusts cwd
+// (without a troupe home there is no store, and they are trusted).
 func Files(troupeHome, cwd string) []File {
 	var out []File
 	if troupeHome != "" {
 		out = append(out, File{Path: filepath.Join(troupeHome, "settings.json"), Scope: ScopeUser})
 	}
 	if cwd != "" {
+		untrusted := troupeHome != "" && !Trust(troupeHome).Trusted(cwd)
 		out = append(out,
-			File{Path: filepath.Join(cwd, ".claude", "settings.json"), Scope: ScopeClaude, Base: cwd},
-			File{Path: filepath.Join(cwd, ".troupe", "settings.json"), Scope: ScopeProject, Base: cwd},
-			File{Path: filepath.Join(cwd, ".claude", "settings.local.json"), Scope: ScopeClaudeLocal, Base: cwd},
-			File{Path: filepath.Join(cwd, ".troupe", "settings.local.json"), Scope: ScopeLocal, Base: cwd},
+			File{Path: filepath.Join(cwd, ".claude", "settings.json"), Scope: ScopeClaude, Base: cwd, Untrusted: untrusted},
+			File{Path: filepath.Join(cwd, ".troupe", "settings.json"), Scope: ScopeProject, Base: cwd, Untrusted: untrusted},
+			File{Path: filepath.Join(cwd, ".claude", "settings.local.json"), Scope: ScopeClaudeLocal, Base: cwd, Untrusted: untrusted},
+			File{Path: filepath.Join(cwd, ".troupe", "settings.local.json"), Scope: ScopeLocal, Base: cwd, Untrusted: untrusted},
 		)
 	}
 	return out
@@ -172,6 +190,10 @@ func (s *Settings) merge(f File, data []byte, home string) error {
 		rules []string
 		into  *[]permission.Rule
 	}{{"allow", p.Allow, &s.Allow}, {"ask", p.Ask, &s.Ask}, {"deny", p.Deny, &s.Deny}}
+	if f.Untrusted && len(p.Allow) > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: permissions.allow ignored: the folder is not trusted (troupe trust)", f.Path))
+		lists = lists[1:]
+	}
 	for _, l := range lists {
 		for i, text := range l.rules {
 			r, err := permission.ParseRule(text)
@@ -182,7 +204,9 @@ func (s *Settings) merge(f File, data []byte, home string) error {
 			*l.into = append(*l.into, r)
 		}
 	}
-	if p.DefaultMode != nil && *p.DefaultMode == claudeAutoMode {
+	if p.DefaultMode != nil && *p.DefaultMode == claudeAutoMode && f.Untrusted {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: permissions.defaultMode %q ignored: the folder is not trusted (troupe trust)", f.Path, claudeAutoMode))
+	} else if p.DefaultMode != nil && *p.DefaultMode == claudeAutoMode {
 		// Claude Code's classifier-judged mode has no troupe equivalent;
 		// acceptEdits is the nearest that allows no more than it does.
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: permissions.defaultMode %q is Claude Code's auto mode, which troupe does not have; using %q", f.Path, claudeAutoMode, permission.ModeAcceptEdits))
@@ -192,7 +216,15 @@ func (s *Settings) merge(f File, data []byte, home string) error {
 		if err != nil {
 			return &FileError{Path: f.Path, Key: "permissions.defaultMode", Err: err}
 		}
-		s.DefaultMode, s.ModeSource = m, f.Path
+		if f.Untrusted && m != permission.ModeDefault && m != permission.ModePlan {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: permissions.defaultMode %q ignored: the folder is not trusted (troupe trust)", f.Path, m))
+		} else {
+			s.DefaultMode, s.ModeSource = m, f.Path
+		}
+	}
+	if f.Untrusted && len(p.AdditionalDirectories) > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: permissions.additionalDirectories ignored: the folder is not trusted (troupe trust)", f.Path))
+		return nil
 	}
 	for i, d := range p.AdditionalDirectories {
 		abs, err := resolveDir(d, f.Base, home)

@@ -25,6 +25,14 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
+// trust records dir as trusted in home's trust store.
+func trust(t *testing.T, home, dir string) {
+	t.Helper()
+	if err := settings.Trust(home).Trust(t.Context(), dir, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func ruleStrings(rs []permission.Rule) []string {
 	var out []string
 	for _, r := range rs {
@@ -41,6 +49,7 @@ func TestLoadMergeOrder(t *testing.T) {
 	write(t, filepath.Join(cwd, ".troupe", "settings.json"), `{"permissions":{"allow":["Bash(npm test)"],"ask":["Bash(git push:*)"],"additionalDirectories":["../shared"]}}`)
 	write(t, filepath.Join(cwd, ".claude", "settings.local.json"), "  \n")
 	write(t, filepath.Join(cwd, ".troupe", "settings.local.json"), `{"permissions":{"allow":["Edit(docs/**)"],"defaultMode":"dontAsk"}}`)
+	trust(t, home, cwd)
 	s, err := settings.Load(settings.Files(home, cwd), "/u")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/memory"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tool/skilltool"
 	"github.com/troupe-dev/troupe/worktree"
 
@@ -119,9 +120,24 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 }
 
 // AgentTypes loads the agent definitions of the project at cwd and of
-// the user (the project's win), without the built-ins.
+// the user (the project's win), without the built-ins. The project's
+// lose their permissionMode when the user has not trusted cwd.
 func (r Run) AgentTypes(cwd string) ([]brief.Agent, error) {
-	return brief.LoadAgents(brief.AgentDirs(cwd, r.UserHome, r.TroupeHome))
+	return brief.LoadAgents(TrustAgentDirs(brief.AgentDirs(cwd, r.UserHome, r.TroupeHome), cwd, r.TroupeHome))
+}
+
+// TrustAgentDirs marks the project's folders of dirs Untrusted when the
+// trust store of troupeHome does not trust cwd.
+func TrustAgentDirs(dirs []brief.AgentDir, cwd, troupeHome string) []brief.AgentDir {
+	if troupeHome == "" || settings.Trust(troupeHome).Trusted(cwd) {
+		return dirs
+	}
+	for i := range dirs {
+		if dirs[i].Source == brief.SourceProject {
+			dirs[i].Untrusted = true
+		}
+	}
+	return dirs
 }
 
 // Instructions returns the project instructions loaded for the agent,

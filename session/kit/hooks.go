@@ -56,14 +56,33 @@ func NewHooks(home, cwd, session string, log *audit.Log, warn io.Writer, now fun
 	for _, w := range c.Warnings {
 		hs.warn(w)
 	}
+	for _, w := range UntrustedHooks(home, cwd) {
+		hs.warn(w)
+	}
 	return hs, nil
 }
 
-// SettingsPaths returns the paths of the settings files troupe merges.
+// UntrustedHooks returns a warning for each settings file of cwd that
+// holds hooks left out because the user has not trusted the folder.
+func UntrustedHooks(home, cwd string) []string {
+	var out []string
+	for _, f := range settings.Files(home, cwd) {
+		if raw, _, _ := settings.Key[json.RawMessage]([]settings.File{f}, "hooks"); f.Untrusted && len(raw) > 0 && string(raw) != "null" {
+			out = append(out, fmt.Sprintf("%s: hooks not run: the folder is not trusted (troupe trust %s)", f.Path, cwd))
+		}
+	}
+	return out
+}
+
+// SettingsPaths returns the paths of the settings files whose hooks run:
+// those of a folder the user has not trusted are left out
+// (settings.File.Untrusted).
 func SettingsPaths(home, cwd string) []string {
 	var out []string
 	for _, f := range settings.Files(home, cwd) {
-		out = append(out, f.Path)
+		if !f.Untrusted {
+			out = append(out, f.Path)
+		}
 	}
 	return out
 }
