@@ -301,17 +301,34 @@ func call(t *testing.T, tools []tool.Tool, name, input string) tool.Result {
 	return tool.Result{}
 }
 
-// TestMCPPaneArgv: a pane teammate gets the lead's --mcp-config (files
-// made absolute), --strict-mcp-config and the MCP timeouts.
+// TestMCPPaneArgv: a pane teammate gets the lead's --mcp-config files
+// (made absolute) and --strict-mcp-config on its command line, its inline
+// JSON configurations (which may hold tokens) in $TROUPE_MCP_CONFIGS, not
+// on the command line, and the MCP timeouts; a teammate reads the
+// variable after its flags.
 func TestMCPPaneArgv(t *testing.T) {
 	a := newApp(Main{Getenv: func(k string) string { return map[string]string{"MCP_TIMEOUT": "5000"}[k] }})
-	a.mcp.configs, a.mcp.strict = []string{"servers.json", `{"mcpServers": {}}`}, true
+	inline := `{"mcpServers": {"s": {"type": "http", "url": "http://x/", "headers": {"Authorization": "Bearer tok-123"}}}}`
+	a.mcp.configs, a.mcp.strict = []string{"servers.json", inline}, true
 	env := map[string]string{}
 	argv := a.withMCP([]string{"troupe"}, env)
 	abs, _ := filepath.Abs("servers.json")
-	want := []string{"troupe", "--mcp-config", abs, "--mcp-config", `{"mcpServers": {}}`, "--strict-mcp-config"}
-	if strings.Join(argv, "\x00") != strings.Join(want, "\x00") || env["MCP_TIMEOUT"] != "5000" || len(env) != 1 {
-		t.Errorf("withMCP = %q, env %v; want %q and MCP_TIMEOUT", argv, env, want)
+	want := []string{"troupe", "--mcp-config", abs, "--strict-mcp-config"}
+	if strings.Join(argv, "\x00") != strings.Join(want, "\x00") || env["MCP_TIMEOUT"] != "5000" || len(env) != 2 {
+		t.Errorf("withMCP = %q, env %v; want %q, MCP_TIMEOUT and %s", argv, env, want, EnvMCPConfigs)
+	}
+	if strings.Contains(strings.Join(argv, " "), "tok-123") {
+		t.Errorf("the inline configuration's token is on the command line: %q", argv)
+	}
+	b := newApp(Main{Getenv: func(k string) string { return env[k] }})
+	b.mcp.configs = []string{abs}
+	got, err := b.mcpConfigs()
+	if err != nil || len(got) != 2 || got[0] != abs || got[1] != inline {
+		t.Errorf("the teammate's configurations = %q, %v; want the file and the inline one", got, err)
+	}
+	bad := newApp(Main{Getenv: func(k string) string { return map[string]string{EnvMCPConfigs: "{"}[k] }})
+	if _, err := bad.mcpConfigs(); err == nil || !strings.Contains(err.Error(), EnvMCPConfigs) {
+		t.Errorf("a malformed $%s = %v; want an error naming it", EnvMCPConfigs, err)
 	}
 }
 

@@ -32,7 +32,9 @@ func TestServeWarnsOnLoopbackWithoutToken(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		m := h.main(strings.NewReader(""), out, out)
-		go func() { done <- m.Run(ctx, []string{"--home", h.home, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}) }()
+		go func() {
+			done <- m.Run(ctx, []string{"--home", h.home, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()})
+		}()
 		text := out.waitFor(t, "the server's URL", func(s string) bool { return strings.Contains(s, "Use it with") })
 		cancel()
 		if err := <-done; err != nil {
