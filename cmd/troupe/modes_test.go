@@ -2,10 +2,13 @@ package main
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/troupe-dev/troupe/cli"
 )
 
 // A fresh home is owner-only: a team run (the team file, inboxes, the
@@ -65,5 +68,36 @@ func TestFreshHomeIsOwnerOnly(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("the run made no %s; the home holds:\n%s", want, all)
 		}
+	}
+}
+
+// A home shared with Claude Code keeps the modes of what exists: troupe
+// never changes an existing folder's mode, and what it adds is
+// owner-only.
+func TestSharedHomeKeepsExistingModes(t *testing.T) {
+	home := filepath.Join(t.TempDir(), ".claude")
+	teams := filepath.Join(home, "teams")
+	if err := os.MkdirAll(teams, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{home, teams} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &harness{t: t, home: home, openStore: cli.OpenFileStore, env: map[string]string{}}
+	h.ok("team", "create", "mixed")
+	for d, want := range map[string]fs.FileMode{home: 0o755, teams: 0o755, filepath.Join(teams, "mixed"): 0o700} {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s is %v; want %v", d, fi.Mode().Perm(), want)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(teams, "mixed", "config.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the new team file: %v, %v; want 0600", fi, err)
 	}
 }
