@@ -50,7 +50,7 @@ func (a Approver) Approve(_ context.Context, r agent.Request) (agent.Verdict, er
 		if within(a.MemoryDir, p) || a.reviewing(p) {
 			return agent.Verdict{Allow: true}, nil
 		}
-		return agent.Verdict{Reason: "a dream reads only the memory folder and the transcripts of this project's sessions under review"}, nil
+		return agent.Verdict{Reason: "a dream reads only the memory folder and the transcripts of this project's sessions under review (" + strings.Join(a.folders(), ", ") + "), not the other projects' in " + a.SessionsDir}, nil
 	case "Write", "Edit":
 		if within(a.MemoryDir, p) {
 			return agent.Verdict{Allow: true}, nil
@@ -58,6 +58,15 @@ func (a Approver) Approve(_ context.Context, r agent.Request) (agent.Verdict, er
 		return agent.Verdict{Reason: "a dream writes only in the memory folder " + a.MemoryDir}, nil
 	}
 	return agent.Verdict{Reason: "a dream has only the file tools"}, nil
+}
+
+// folders are the transcripts' folders of the sessions under review.
+func (a Approver) folders() []string {
+	out := []string{}
+	for _, id := range a.Sessions {
+		out = append(out, filepath.Join(a.SessionsDir, id))
+	}
+	return out
 }
 
 // reviewing reports whether p is the record or in the transcripts' folder
