@@ -6,6 +6,7 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,21 +56,59 @@ func validEnvName(k string) bool {
 	return true
 }
 
+// EnvFile returns the text of a pane's environment file: one line
+//
+//	export K='v'
+//
+// per variable, keys sorted, every value single-quoted (ShellQuote); an
+// empty value is written as an empty quoted word, so that it masks a value
+// the pane would otherwise inherit. The pane's shell reads it with "."
+// (PaneCommand): the values (API keys, tokens, OTLP headers) then reach
+// the teammate's environment without ever being on a command line, where
+// any local user could read them in /proc/<pid>/cmdline, or in a shell's
+// history for a line typed into an iTerm2 session. It refuses a bad
+// variable name and any control character.
+func EnvFile(env map[string]string) ([]byte, error) {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if !validEnvName(k) {
+			return nil, fmt.Errorf("environment variable name %q: want letters, digits and _, not starting with a digit", k)
+		}
+		q, err := ShellQuote(env[k])
+		if err != nil {
+			return nil, fmt.Errorf("environment variable %s: %w", k, err)
+		}
+		b.WriteString("export " + k + "=" + q + "\n")
+	}
+	return []byte(b.String()), nil
+}
+
 // PaneCommand builds the shell command line a pane runs:
 //
-//	cd '<cwd>' && exec env K='v' ... '<argv0>' '<arg>' ...
+//	. '<envFile>' && rm -f '<envFile>' && cd '<cwd>' && exec '<argv0>' '<arg>' ...
 //
-// Every word is single-quoted (ShellQuote); an empty value is written as an
-// empty quoted word, so that it masks a value the pane would otherwise
-// inherit. Keys are sorted, so the line is deterministic. exec makes the
-// teammate the pane's own process: the pane's pid is the teammate's, its
-// exit status is the pane's, and its exit ends the pane (or the shell of
-// an iTerm2 session).
-// With an empty cwd there is no cd. It refuses a relative cwd, an empty
-// argv, an argv[0] that env would read as an option or an assignment, a bad
-// variable name, and any control character.
-func PaneCommand(cwd string, env map[string]string, argv []string) (string, error) {
+// envFile is a file written from EnvFile (by the backend, owner-only): the
+// shell reads the teammate's variables from it and removes it before the
+// teammate starts, so that no value is on any process's command line.
+// Every word is single-quoted (ShellQuote). exec makes the teammate the
+// pane's own process: the pane's pid is the teammate's, its exit status is
+// the pane's, and its exit ends the pane (or the shell of an iTerm2
+// session). With an empty envFile there is no file to read, and with an
+// empty cwd there is no cd. It refuses a relative cwd or envFile, an
+// empty argv, an argv[0] that exec could read as an option, and any
+// control character.
+func PaneCommand(cwd, envFile string, argv []string) (string, error) {
 	var b strings.Builder
+	if envFile != "" {
+		if !filepath.IsAbs(envFile) {
+			return "", fmt.Errorf("environment file %q is not absolute", envFile)
+		}
+		q, err := ShellQuote(envFile)
+		if err != nil {
+			return "", fmt.Errorf("environment file: %w", err)
+		}
+		b.WriteString(". " + q + " && rm -f " + q + " && ")
+	}
 	if cwd != "" {
 		if !filepath.IsAbs(cwd) {
 			return "", fmt.Errorf("working folder %q is not absolute", cwd)
@@ -80,30 +119,12 @@ func PaneCommand(cwd string, env map[string]string, argv []string) (string, erro
 		}
 		b.WriteString("cd " + q + " && ")
 	}
-	b.WriteString("exec env")
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !validEnvName(k) {
-			return "", fmt.Errorf("environment variable name %q: want letters, digits and _, not starting with a digit", k)
-		}
-		q, err := ShellQuote(env[k])
-		if err != nil {
-			return "", fmt.Errorf("environment variable %s: %w", k, err)
-		}
-		b.WriteString(" " + k + "=" + q)
-	}
+	b.WriteString("exec")
 	if len(argv) == 0 || argv[0] == "" {
 		return "", errors.New("no command: argv is empty")
 	}
 	if strings.HasPrefix(argv[0], "-") {
-		return "", fmt.Errorf("command %q starts with '-': env would read it as an option", argv[0])
-	}
-	if strings.Contains(argv[0], "=") {
-		return "", fmt.Errorf("command %q contains '=': env would read it as a variable", argv[0])
+		return "", fmt.Errorf("command %q starts with '-': exec would read it as an option", argv[0])
 	}
 	for i, a := range argv {
 		q, err := ShellQuote(a)

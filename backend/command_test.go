@@ -1,7 +1,9 @@
 package backend
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -67,40 +69,66 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-func TestPaneCommand(t *testing.T) {
-	got, err := PaneCommand("/work/it's here", map[string]string{"B": "2", "A": "", "C": "x y"}, []string{"/usr/bin/troupe", "--agent-id", "a@t", "it's"})
+func TestEnvFile(t *testing.T) {
+	got, err := EnvFile(map[string]string{"B": "2", "A": "", "C": "x y'z"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `cd '/work/it'\''s here' && exec env A='' B='2' C='x y' '/usr/bin/troupe' '--agent-id' 'a@t' 'it'\''s'`
+	want := "export A=''\nexport B='2'\nexport C='x y'\\''z'\n"
+	if string(got) != want {
+		t.Errorf("EnvFile =\n%s\nwant\n%s", got, want)
+	}
+	if got, err := EnvFile(nil); err != nil || len(got) != 0 {
+		t.Errorf("EnvFile(nil) = %q, %v; want empty", got, err)
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"1A": "x"}, `name "1A"`},
+		{map[string]string{"": "x"}, `name ""`},
+		{map[string]string{"A-B": "x"}, `name "A-B"`},
+		{map[string]string{"A": "x\ry"}, "environment variable A"},
+		{map[string]string{"A": "x\ny"}, "environment variable A"},
+	} {
+		if got, err := EnvFile(tt.env); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("EnvFile(%q) = %q, %v; want an error containing %q", tt.env, got, err, tt.want)
+		}
+	}
+}
+
+func TestPaneCommand(t *testing.T) {
+	got, err := PaneCommand("/work/it's here", "/tmp/d/env-1", []string{"/usr/bin/troupe", "--agent-id", "a@t", "it's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `. '/tmp/d/env-1' && rm -f '/tmp/d/env-1' && cd '/work/it'\''s here' && exec '/usr/bin/troupe' '--agent-id' 'a@t' 'it'\''s'`
 	if got != want {
 		t.Errorf("PaneCommand =\n%s\nwant\n%s", got, want)
 	}
-	got, err = PaneCommand("", nil, []string{"troupe"})
-	if want := "exec env 'troupe'"; err != nil || got != want {
-		t.Errorf("PaneCommand without cwd and env = %q, %v; want %q", got, err, want)
+	got, err = PaneCommand("", "", []string{"troupe"})
+	if want := "exec 'troupe'"; err != nil || got != want {
+		t.Errorf("PaneCommand without cwd and env file = %q, %v; want %q", got, err, want)
 	}
 	bad := []struct {
-		name string
-		cwd  string
-		env  map[string]string
-		argv []string
-		want string
+		name    string
+		cwd     string
+		envFile string
+		argv    []string
+		want    string
 	}{
-		{"relative cwd", "x", nil, []string{"a"}, "not absolute"},
-		{"newline in cwd", "/a\nb", nil, []string{"a"}, "working folder"},
-		{"empty argv", "/", nil, nil, "argv is empty"},
-		{"empty argv0", "/", nil, []string{""}, "argv is empty"},
-		{"dash argv0", "/", nil, []string{"-u"}, "env would read it as an option"},
-		{"assignment argv0", "/", nil, []string{"A=b"}, "env would read it as a variable"},
-		{"bad name", "/", map[string]string{"1A": "x"}, []string{"a"}, `name "1A"`},
-		{"empty name", "/", map[string]string{"": "x"}, []string{"a"}, `name ""`},
-		{"control in value", "/", map[string]string{"A": "x\ry"}, []string{"a"}, "environment variable A"},
-		{"control in arg", "/", nil, []string{"a", "b", "\x07"}, "argument 2"},
+		{"relative cwd", "x", "", []string{"a"}, "not absolute"},
+		{"newline in cwd", "/a\nb", "", []string{"a"}, "working folder"},
+		{"relative env file", "/", "env", []string{"a"}, `environment file "env" is not absolute`},
+		{"newline in env file", "/", "/a\nb", []string{"a"}, "environment file"},
+		{"empty argv", "/", "", nil, "argv is empty"},
+		{"empty argv0", "/", "", []string{""}, "argv is empty"},
+		{"dash argv0", "/", "", []string{"-u"}, "exec would read it as an option"},
+		{"control in arg", "/", "", []string{"a", "b", "\x07"}, "argument 2"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := PaneCommand(tt.cwd, tt.env, tt.argv)
+			got, err := PaneCommand(tt.cwd, tt.envFile, tt.argv)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("PaneCommand = %q, %v; want an error containing %q", got, err, tt.want)
 			}
@@ -108,17 +136,30 @@ func TestPaneCommand(t *testing.T) {
 	}
 }
 
-// The command line means the same to a real /bin/sh as to the parser.
+// The command line and the environment file mean the same to a real
+// /bin/sh as to the parser; the file is gone once the program runs, and
+// no value is on the command line.
 func TestPaneCommandInRealShell(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"it's", "$HOME", "a b", "", "*", "\\", "ünï"}
-	line, err := PaneCommand(dir, map[string]string{"T_V": "$x 'q'", "T_EMPTY": ""},
-		append([]string{"/bin/sh", "-c", `pwd; printf '[%s]\n' "$@"; echo "$T_V"; echo "${T_EMPTY-unset}|"`, "sh"}, args...))
+	envFile := filepath.Join(t.TempDir(), "env it's")
+	text, err := EnvFile(map[string]string{"T_V": "$x 'q'", "T_EMPTY": "", "T_SECRET": "sk-not-on-argv"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(envFile, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"it's", "$HOME", "a b", "", "*", "\\", "ünï"}
+	line, err := PaneCommand(dir, envFile,
+		append([]string{"/bin/sh", "-c", `pwd; printf '[%s]\n' "$@"; echo "$T_V"; echo "${T_EMPTY-unset}|"; echo "$T_SECRET"; test -e "$ENVF" && echo still there; true`, "sh"}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(line, "sk-not-on-argv") {
+		t.Fatalf("command line %s holds a value", line)
+	}
 	cmd := exec.Command("/bin/sh", "-c", line)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "T_EMPTY=ambient"}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "T_EMPTY=ambient", "ENVF=" + envFile}
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("sh -c %q: %v", line, err)
@@ -128,7 +169,7 @@ func TestPaneCommandInRealShell(t *testing.T) {
 	for _, a := range args {
 		want.WriteString("[" + a + "]\n")
 	}
-	want.WriteString("$x 'q'\n|\n")
+	want.WriteString("$x 'q'\n|\nsk-not-on-argv\n")
 	if string(out) != want.String() {
 		t.Errorf("shell printed\n%s\nwant\n%s", out, want.String())
 	}
@@ -157,29 +198,32 @@ func FuzzShellQuote(f *testing.F) {
 }
 
 func FuzzPaneCommand(f *testing.F) {
-	f.Add("/tmp/x", "K", "v", "/bin/troupe", "--agent-id", "a@t")
-	f.Add("/tmp/it's", "EMPTY", "", "prog", "$HOME", "`id`")
-	f.Add("", "A_1", "a b", "troupe", "", "'")
-	f.Add("/", "1BAD", "x", "-opt", "a;", "\n")
-	f.Fuzz(func(t *testing.T, cwd, k, v, argv0, a1, a2 string) {
+	f.Add("/tmp/x", "/tmp/e/env-1", "/bin/troupe", "--agent-id", "a@t")
+	f.Add("/tmp/it's", "/tmp/it's env", "prog", "$HOME", "`id`")
+	f.Add("", "", "troupe", "", "'")
+	f.Add("/", "rel", "-opt", "a;", "\n")
+	f.Fuzz(func(t *testing.T, cwd, envFile, argv0, a1, a2 string) {
 		argv := []string{argv0, a1, a2}
-		line, err := PaneCommand(cwd, map[string]string{k: v}, argv)
+		line, err := PaneCommand(cwd, envFile, argv)
 		bad := (cwd != "" && (!strings.HasPrefix(cwd, "/") || ctrlOrInvalid(cwd))) ||
-			!validEnvName(k) || ctrlOrInvalid(v) ||
-			argv0 == "" || strings.HasPrefix(argv0, "-") || strings.Contains(argv0, "=") ||
+			(envFile != "" && (!strings.HasPrefix(envFile, "/") || ctrlOrInvalid(envFile))) ||
+			argv0 == "" || strings.HasPrefix(argv0, "-") ||
 			slices.ContainsFunc(argv, ctrlOrInvalid)
 		if bad {
 			if err == nil {
-				t.Fatalf("PaneCommand(%q, %q=%q, %q) = %q, nil; want an error", cwd, k, v, argv, line)
+				t.Fatalf("PaneCommand(%q, %q, %q) = %q, nil; want an error", cwd, envFile, argv, line)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("PaneCommand(%q, %q=%q, %q) = %v", cwd, k, v, argv, err)
+			t.Fatalf("PaneCommand(%q, %q, %q) = %v", cwd, envFile, argv, err)
 		}
-		want := [][]string{{"exec", "env", k + "=" + v, argv0, a1, a2}}
+		want := [][]string{{"exec", argv0, a1, a2}}
 		if cwd != "" {
 			want = append([][]string{{"cd", cwd}}, want...)
+		}
+		if envFile != "" {
+			want = append([][]string{{".", envFile}, {"rm", "-f", envFile}}, want...)
 		}
 		if got := words(t, line); !reflect.DeepEqual(got, want) {
 			t.Fatalf("PaneCommand = %s parses to %q; want %q", line, got, want)

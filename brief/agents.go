@@ -126,6 +126,10 @@ func LoadAgents(dirs []AgentDir) ([]Agent, error) {
 				continue
 			}
 			path := filepath.Join(dir.Path, e.Name())
+			if err := linkedInside(path, dir.Path); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			a, err := readAgent(path)
 			if err != nil {
 				errs = append(errs, err)

@@ -170,6 +170,12 @@ func (l *Loader) add(in *Instructions, file, scope, by string, depth int) {
 		}
 		return
 	}
+	// Before the seen check: a link refused here must not hide the file
+	// from a path that may read it.
+	if by == "" && !l.mayLoad(file, real, scope) {
+		in.Sources = append(in.Sources, Source{Path: file, Scope: scope, Note: LinksOutside(real)})
+		return
+	}
 	l.mu.Lock()
 	if l.seen[real] {
 		l.mu.Unlock()
@@ -184,6 +190,7 @@ func (l *Loader) add(in *Instructions, file, scope, by string, depth int) {
 		in.Sources = append(in.Sources, Source{Path: file, Scope: ScopeImport, ImportedBy: by, Note: "not imported: outside the folders the agent may read"})
 		return
 	}
+
 	content, size, cut, err := l.read(real)
 	if err != nil {
 		in.Sources = append(in.Sources, Source{Path: file, Scope: scope, ImportedBy: by, Note: fmt.Sprintf("not read: %v", err)})
@@ -261,6 +268,45 @@ func stripCodeSpans(line string) string {
 		}
 	}
 	return b.String()
+}
+
+// LinksOutside is the note of an instruction file (CLAUDE.md, AGENTS.md, a
+// rule or a skill) left unread because it is a link to real, outside the
+// folders the agent may read: a cloned repository's CLAUDE.md linking to
+// ~/.ssh/id_rsa must not put the key into the prompt.
+func LinksOutside(real string) string {
+	return "not read: it links to " + real + ", outside the folders the agent may read"
+}
+
+// mayLoad reports whether a project or nested instruction file, whose real
+// path is real, may be read: when the agent may read real, or when the
+// file is no link out of its folder and that folder is one the agent's
+// instructions come from: the working folder or one above it (whose files
+// are read whoever may read them, as Claude Code does), their .claude
+// folder when it lies inside them, or a folder inside the working folder.
+// The user's own files are theirs to link anywhere.
+func (l *Loader) mayLoad(file, real, scope string) bool {
+	if scope == ScopeUser || l.readable(real) {
+		return true
+	}
+	folder := filepath.Dir(file)
+	dir, err := filepath.EvalSymlinks(folder)
+	if err != nil || filepath.Dir(real) != dir {
+		return false // the file links out of its folder
+	}
+	within := func(d, root string) bool {
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+		return d == root || strings.HasPrefix(d, root+string(filepath.Separator))
+	}
+	if scope == ScopeProject {
+		if folder == l.opts.Cwd || strings.HasPrefix(l.opts.Cwd, folder+string(filepath.Separator)) {
+			return true // on the way from the working folder up
+		}
+		return within(dir, filepath.Dir(folder)) // <folder>/.claude
+	}
+	return within(dir, l.opts.Cwd)
 }
 
 // readable reports whether an import target may be read.

@@ -80,6 +80,14 @@ func LoadSkills(dirs []string) ([]Skill, error) {
 				continue
 			}
 			path := filepath.Join(dir, e.Name(), "SKILL.md")
+			err := linkedInside(path, dir)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			doc, err := readDefinition(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -109,6 +117,28 @@ func LoadSkills(dirs []string) ([]Skill, error) {
 	}
 	slices.SortFunc(out, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
 	return out, errors.Join(errs...)
+}
+
+// linkedInside refuses a skill or command file (path, found in the
+// definition folder dir) that is, or lies in, a link to somewhere outside
+// the folder the definitions belong to: the project (for
+// <project>/.claude/skills), the user's home (for ~/.claude/skills), the
+// folder holding troupe's home (for <home>/skills). A cloned repository's
+// .claude/skills/x/SKILL.md linking to ~/.ssh/id_rsa must not reach the
+// prompt. It returns an fs.ErrNotExist error for a missing file.
+func linkedInside(path, dir string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	root := filepath.Dir(filepath.Dir(dir))
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
+		return fmt.Errorf("%s: not read: it links to %s, outside %s", path, real, root)
+	}
+	return nil
 }
 
 // readDefinition reads and parses a skill or command file; a parse error
@@ -195,6 +225,10 @@ func LoadCommands(dirs []string) (map[string]Command, error) {
 				return nil
 			}
 			if _, ok := out[name]; ok {
+				return nil
+			}
+			if err := linkedInside(path, dir); err != nil {
+				errs = append(errs, err)
 				return nil
 			}
 			doc, err := readDefinition(path)

@@ -84,6 +84,17 @@ func Start(reg *task.Registry, cfg Config) (task.ID, error) {
 		return "", err
 	}
 	slices.Sort(sessions)
+	// The approver lets the agent read these sessions only, not the other
+	// projects' beside them.
+	switch a := cfg.Approver.(type) {
+	case Approver:
+		a.Sessions = sessions
+		cfg.Approver = a
+	case *Approver:
+		c := *a
+		c.Sessions = sessions
+		cfg.Approver = c
+	}
 	detail := &task.DreamDetail{Phase: PhaseStarting, SessionsReviewing: len(sessions), PriorMtime: held.Prior}
 	st := task.State{ID: task.NewID(task.Dream), Type: task.Dream, Description: "dreaming: consolidating memory", Detail: detail}
 	var touchedMu sync.Mutex

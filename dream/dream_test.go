@@ -164,7 +164,7 @@ func TestDreamFailureRollsBack(t *testing.T) {
 }
 
 func TestApprover(t *testing.T) {
-	a := dream.Approver{MemoryDir: "/h/projects/p/memory", SessionsDir: "/h/sessions"}
+	a := dream.Approver{MemoryDir: "/h/projects/p/memory", SessionsDir: "/h/sessions", Sessions: []string{"s1"}}
 	tests := []struct {
 		tool, input string
 		want        bool
@@ -172,7 +172,16 @@ func TestApprover(t *testing.T) {
 		{"Read", `{"file_path": "/h/sessions/s1/lead.jsonl"}`, true},
 		{"Read", `{"file_path": "MEMORY.md"}`, true},
 		{"Read", `{"file_path": "/etc/passwd"}`, false},
-		{"Grep", `{"pattern": "x", "path": "/h/sessions"}`, true},
+		{"Read", `{"file_path": "/h/sessions/s1.jsonl"}`, true},
+		{"Read", `{"file_path": "/h/sessions/s2/lead.jsonl"}`, false},
+		{"Read", `{"file_path": "/h/sessions/s2.jsonl"}`, false},
+		{"Read", `{"file_path": "/h/sessions/s1/../s2/lead.jsonl"}`, false},
+		{"Grep", `{"pattern": "x", "path": "/h/sessions/s1"}`, true},
+		{"Grep", `{"pattern": "x", "path": "/h/sessions"}`, false},
+		{"Glob", `{"pattern": "*", "path": "/h/sessions"}`, false},
+		{"Glob", `{"pattern": "/h/sessions/*/lead.jsonl"}`, false},
+		{"Glob", `{"pattern": "../../../sessions/*/lead.jsonl"}`, false},
+		{"Glob", `{"pattern": "**/*.jsonl", "path": "/h/sessions/s1"}`, true},
 		{"Glob", `{"pattern": "*.md"}`, true},
 		{"Write", `{"file_path": "/h/projects/p/memory/a.md"}`, true},
 		{"Write", `{"file_path": "/h/sessions/s1/lead.jsonl"}`, false},

@@ -56,7 +56,7 @@ func RemoveServer(ctx context.Context, path, name string) error {
 }
 
 func editServers(ctx context.Context, path string, edit func(map[string]json.RawMessage) error) error {
-	return fileedit.Edit(ctx, path, 0o644, func(data []byte) ([]byte, error) {
+	return fileedit.Edit(ctx, path, 0o600, func(data []byte) ([]byte, error) {
 		doc := map[string]json.RawMessage{}
 		if len(bytes.TrimSpace(data)) > 0 {
 			if err := json.Unmarshal(data, &doc); err != nil {

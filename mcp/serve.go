@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -63,21 +65,27 @@ func (e *Exposed) Handler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.srv }, nil)
 }
 
+// MinTokenLen is the shortest bearer token ServeHTTP accepts.
+const MinTokenLen = 16
+
 // ServeHTTP serves e as streamable HTTP on ln until ctx ends, then shuts
-// the server down gracefully (bounded by 5 s). With token set, a request
-// without "Authorization: Bearer <token>" is refused with 401.
+// the server down gracefully (bounded by 5 s). Every request needs
+// "Authorization: Bearer <token>" (compared in constant time), else 401:
+// without it any local user or process could act as the member. A token
+// shorter than MinTokenLen is refused.
 func (e *Exposed) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
-	h := e.Handler()
-	if token != "" {
-		next := h
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") != "Bearer "+token {
-				http.Error(w, "troupe mcp serve: missing or wrong bearer token", http.StatusUnauthorized)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
+	if len(token) < MinTokenLen {
+		return fmt.Errorf("mcp serve: bearer token of %d characters: use at least %d", len(token), MinTokenLen)
 	}
+	want := []byte("Bearer " + token)
+	next := e.Handler()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			http.Error(w, "troupe mcp serve: missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	defer func() { <-done }()

@@ -63,10 +63,10 @@ type Held struct {
 // While another session holds it (and its hold is not stale) it fails
 // with ErrBusy.
 func (l Lock) Acquire() (*Held, error) {
-	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("dream lock: %w", err)
 	}
-	if err := os.Mkdir(l.heldPath(), 0o755); err != nil {
+	if err := os.Mkdir(l.heldPath(), 0o700); err != nil {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("dream lock: %w", err)
 		}
@@ -82,7 +82,7 @@ func (l Lock) Acquire() (*Held, error) {
 		// that also saw it stale may race here, which the rename settles:
 		// only one rename of a fresh directory over it wins.
 		tmp := l.heldPath() + "." + strconv.Itoa(os.Getpid())
-		if err := os.Mkdir(tmp, 0o755); err != nil {
+		if err := os.Mkdir(tmp, 0o700); err != nil {
 			return nil, ErrBusy
 		}
 		if err := os.Remove(l.heldPath()); err != nil {
@@ -100,7 +100,7 @@ func (l Lock) Acquire() (*Held, error) {
 		return nil, err
 	}
 	now := l.now()
-	err = os.WriteFile(l.path(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	err = os.WriteFile(l.path(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 	if err == nil {
 		err = os.Chtimes(l.path(), now, now)
 	}

@@ -9,7 +9,10 @@
 //	                                      "it2 session split -v" without it)
 //	it2 session split -s <last teammate>  later teammates, stacked under the last one
 //	it2 session send -s <id> <Ctrl-U>     clear whatever the new session's shell line holds
-//	it2 session run -s <id> '<command>'   the command line of backend.PaneCommand
+//	it2 session run -s <id> '<command>'   the command line of backend.PaneCommand; the
+//	                                      teammate's variables are in a 0600 file it
+//	                                      reads and removes (package paneenv), not on
+//	                                      the line the shell shows and keeps in history
 //	it2 session list                      liveness, and before pruning a dead split target
 //	it2 session close -f -s <id>          Kill and Close, only sessions troupe created
 //
@@ -50,6 +53,7 @@ import (
 	"unicode"
 
 	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/internal/paneenv"
 )
 
 var _ backend.Backend = (*Backend)(nil)
@@ -94,6 +98,7 @@ type Backend struct {
 	split chan struct{}
 
 	sessions backend.Panes[Handle] // by session id
+	envs     paneenv.Dir           // the teammates' environment files
 }
 
 // New returns an iTerm2 backend. It fails with backend.ErrUnavailable
@@ -224,8 +229,10 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	fail := func(err error) (backend.Handle, error) {
 		return nil, fmt.Errorf("spawn iTerm2 teammate %s: %w", s.AgentID, err)
 	}
-	command, err := backend.PaneCommand(s.Cwd, s.Env, s.Argv)
-	if err != nil {
+	if _, err := backend.PaneCommand(s.Cwd, "", s.Argv); err != nil {
+		return fail(err)
+	}
+	if _, err := backend.EnvFile(s.Env); err != nil {
 		return fail(err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -235,7 +242,17 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	if err := b.sessions.Reserve(s.AgentID, h); err != nil {
 		return fail(err)
 	}
-	id, err := b.newSession(ctx)
+	// The variables go through a file the session's shell reads and
+	// removes: a line typed into a shell is on its command line and in
+	// its history.
+	envFile, err := b.envs.Write(s.Env)
+	var command, id string
+	if err == nil {
+		command, err = backend.PaneCommand(s.Cwd, envFile, s.Argv)
+	}
+	if err == nil {
+		id, err = b.newSession(ctx)
+	}
 	if err == nil {
 		h.session = id
 		if _, err = b.run(ctx, "session", "send", "-s", id, ctrlU); err == nil {
@@ -244,6 +261,9 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 		if err != nil {
 			b.closeSession(context.WithoutCancel(ctx), id)
 		}
+	}
+	if err != nil {
+		b.envs.Remove(envFile)
 	}
 	// After Close, Close has closed or will close the session.
 	if err := b.sessions.Launched(s.AgentID, id, h, err); err != nil {
@@ -356,6 +376,9 @@ func (b *Backend) Close(ctx context.Context) error {
 	}
 	b.cancel(backend.ErrClosed)
 	b.wg.Wait()
+	if err := b.envs.Close(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close iTerm2 backend: %w", err)
 	}

@@ -208,12 +208,12 @@ func TestExactCommands(t *testing.T) {
 		t.Errorf("session %s still exists after Kill", h2.PaneID())
 	}
 
-	cmd1, _ := backend.PaneCommand(tm1.Spec.Cwd, tm1.Spec.Env, tm1.Spec.Argv)
-	cmd2, _ := backend.PaneCommand(tm2.Spec.Cwd, tm2.Spec.Env, tm2.Spec.Argv)
-	if !strings.Contains(cmd1, `'\''s'`) || !strings.Contains(cmd1, "TROUPE_BACKENDTEST_MASKED=''") {
+	s1, s2 := h1.PaneID(), h2.PaneID()
+	cmd1 := paneCommand(t, f.calls(t), s1, tm1.Spec)
+	cmd2 := paneCommand(t, f.calls(t), s2, tm2.Spec)
+	if !strings.Contains(cmd1, `'\''s'`) {
 		t.Fatalf("command line %s lacks the quoting this test checks", cmd1)
 	}
-	s1, s2 := h1.PaneID(), h2.PaneID()
 	want := [][]string{
 		{"session", "split", "-v", "-s", "LEADER-1"},
 		{"session", "send", "-s", s1, "\x15"},
@@ -357,5 +357,88 @@ func TestNew(t *testing.T) {
 	_, err = iterm2.New(iterm2.Config{It2Path: f.path, Getenv: func(string) string { return "w0t0p0:bad id" }})
 	if err == nil || !strings.Contains(err.Error(), `"bad id"`) {
 		t.Errorf("New with a bad $ITERM_SESSION_ID = %v; want an error naming it", err)
+	}
+}
+
+// paneCommand returns the command line Spawn should have run in session
+// id for spec: backend.PaneCommand with the environment file the logged
+// line names (a fresh random path).
+func paneCommand(t *testing.T, calls [][]string, id string, spec backend.Spec) string {
+	t.Helper()
+	for _, c := range calls {
+		if len(c) == 5 && c[0] == "session" && c[1] == "run" && c[3] == id {
+			rest, ok := strings.CutPrefix(c[4], ". '")
+			file, _, ok2 := strings.Cut(rest, "'")
+			if !ok || !ok2 {
+				t.Fatalf("command line %q does not start by reading an environment file", c[4])
+			}
+			line, err := backend.PaneCommand(spec.Cwd, file, spec.Argv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return line
+		}
+	}
+	t.Fatalf("no session run for %s in %q", id, calls)
+	return ""
+}
+
+// A teammate's variables reach it through a file: they are on no it2
+// command line (which the shell would show and keep in its history),
+// and the file is gone once the teammate runs.
+func TestSecretsReachTheTeammateOffTheLine(t *testing.T) {
+	f := newFake(t)
+	b := f.backend(t, time.Hour)
+	const secret = "sk-ant-fake-0123456789abcdef"
+	out := filepath.Join(t.TempDir(), "seen")
+	spec := backend.Spec{AgentID: "s@team", Name: "s", Cwd: t.TempDir(),
+		Argv: []string{"/bin/sh", "-c", `echo "$ANTHROPIC_API_KEY|$OTEL_EXPORTER_OTLP_HEADERS" > "$1.tmp" && mv "$1.tmp" "$1" && exec sleep 1000`, "sh", out},
+		Env:  map[string]string{"ANTHROPIC_API_KEY": secret, "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer " + secret}}
+	h, err := b.Spawn(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("Spawn = %v", err)
+	}
+	got := waitFile(t, h, out)
+	if want := secret + "|authorization=Bearer " + secret + "\n"; got != want {
+		t.Errorf("teammate saw %q; want %q", got, want)
+	}
+	log, err := os.ReadFile(filepath.Join(f.state, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), secret) {
+		t.Errorf("it2 was given the secret on its command line:\n%s", log)
+	}
+	line := paneCommand(t, f.calls(t), h.PaneID(), spec)
+	file := strings.SplitN(line, "'", 3)[1]
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("environment file %s still there after the teammate started: %v", file, err)
+	}
+	dir := filepath.Dir(file)
+	if err := b.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("folder of environment files %s still there after Close: %v", dir, err)
+	}
+}
+
+// waitFile waits for path to exist and returns its content, failing t
+// when h ends first or after backendtest.Deadline.
+func waitFile(t *testing.T, h backend.Handle, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(backendtest.Deadline)
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			return string(b)
+		}
+		select {
+		case <-h.Done():
+			t.Fatalf("teammate ended: %v", h.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the teammate did not write %s", path)
+		}
 	}
 }

@@ -50,13 +50,18 @@
 // The pane command is one shell line (backend.PaneCommand), every word
 // single-quoted, run by /bin/sh whatever the user's default-shell is:
 //
-//	cd '<cwd>' && exec env K='v' ... '<argv0>' '<arg>' ...
+//	. '<env file>' && rm -f '<env file>' && cd '<cwd>' && exec '<argv0>' '<arg>' ...
 //
-// A variable with an empty value is written as an empty quoted word, to
-// mask a value the pane would inherit from the tmux server. exec makes the
-// teammate the pane's process, so Handle.PID is the teammate's pid and the
-// pane dies with it. A control character in any part is refused (tmux and
-// the terminal would act on it).
+// The teammate's variables (API keys, tokens, OTLP headers) are in the env
+// file, written by the backend 0600 in a 0700 folder of its own (package
+// paneenv) and removed by the shell before the teammate starts: no value
+// is on tmux's command line, the shell's, or tmux's pane_start_command,
+// which any local user could read. A variable with an empty value is
+// written as an empty quoted word, to mask a value the pane would inherit
+// from the tmux server. exec makes the teammate the pane's process, so
+// Handle.PID is the teammate's pid and the pane dies with it. A control
+// character in any part is refused (tmux and the terminal would act on
+// it). Close removes the folder of env files.
 //
 // Liveness: one supervisor goroutine per backend lists the server's panes
 // every Config.PollInterval (500 ms) while there are teammates. A pane

@@ -24,8 +24,10 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	fail := func(err error) (backend.Handle, error) {
 		return nil, fmt.Errorf("spawn tmux teammate %s: %w", s.AgentID, err)
 	}
-	command, err := backend.PaneCommand(s.Cwd, s.Env, s.Argv)
-	if err != nil {
+	if _, err := backend.PaneCommand(s.Cwd, "", s.Argv); err != nil {
+		return fail(err)
+	}
+	if _, err := backend.EnvFile(s.Env); err != nil {
 		return fail(err)
 	}
 	colour, err := tmuxColour(s.Color)
@@ -48,7 +50,17 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 		return fail(err)
 	}
 
-	pane, err := b.newPane(ctx)
+	// The variables go through a file the pane's shell reads and
+	// removes, never on tmux's or the shell's command line.
+	envFile, err := b.envs.Write(s.Env)
+	var command string
+	if err == nil {
+		command, err = backend.PaneCommand(s.Cwd, envFile, s.Argv)
+	}
+	var pane string
+	if err == nil {
+		pane, err = b.newPane(ctx)
+	}
 	if err == nil {
 		h.pane = pane
 		var out string
@@ -62,6 +74,9 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 		if err != nil {
 			b.killPane(context.WithoutCancel(ctx), pane)
 		}
+	}
+	if err != nil {
+		b.envs.Remove(envFile)
 	}
 	// After Close, Close has killed or will kill the pane.
 	if err := b.panes.Launched(s.AgentID, pane, h, err); err != nil {

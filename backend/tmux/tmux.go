@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/internal/paneenv"
 )
 
 var _ backend.Backend = (*Backend)(nil)
@@ -74,6 +75,7 @@ type Backend struct {
 	layout chan struct{}
 
 	panes backend.Panes[Handle] // by pane id
+	envs  paneenv.Dir           // the teammates' environment files
 
 	mu            sync.Mutex
 	startedServer bool   // troupe started the dedicated server; guarded by mu
@@ -282,6 +284,9 @@ func (b *Backend) Close(ctx context.Context) error {
 	}
 	b.cancel(backend.ErrClosed)
 	b.wg.Wait()
+	if err := b.envs.Close(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close tmux backend: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/backend/backendtest"
 	"github.com/troupe-dev/troupe/backend/tmux"
+	"github.com/troupe-dev/troupe/internal/proctest"
 )
 
 // testPoll keeps the suite quick; the default is exercised by TestDefaultPoll.
@@ -566,4 +567,111 @@ func BenchmarkDeathNotice(b *testing.B) {
 		total += time.Since(start)
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/notice")
+}
+
+// A teammate's keys, tokens and OTLP headers reach it, and are on no
+// command line while it starts and runs: not tmux's (every tmux the
+// backend runs goes through a wrapper that logs its argv), not the pane's
+// shell's (tmux's pane_start_command), not any process's in /proc, which
+// every local user can read. The file that carried them is gone once the
+// teammate runs, and its folder after Close.
+func TestSecretsAreOnNoCommandLine(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc here")
+	}
+	s := newServer(t)
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "tmux-argv")
+	wrapper := filepath.Join(dir, "tmux")
+	script := "#!/bin/sh\nprintf '%s\\037' \"$@\" >> '" + log + "'\necho >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := tmux.New(tmux.Config{Socket: s.socket, TmuxPath: wrapper, Getenv: func(string) string { return "" }, PollInterval: testPoll})
+	if err != nil {
+		t.Fatalf("New = %v", err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+
+	var r [8]byte
+	rand.Read(r[:])
+	key := "sk-ant-fake-" + hex.EncodeToString(r[:])
+	secrets := map[string]string{
+		"ANTHROPIC_API_KEY":          key,
+		"OPENAI_API_KEY":             "sk-openai-" + key,
+		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer otlp-" + key,
+		"TROUPE_NATS_TOKEN":          "nats-" + key,
+	}
+	out := filepath.Join(t.TempDir(), "seen")
+	spec := backend.Spec{AgentID: "secret@team", Name: "secret", Cwd: t.TempDir(),
+		Argv: []string{"/bin/sh", "-c", `env > "$1.tmp" && mv "$1.tmp" "$1" && exec sleep 1000`, "sh", out},
+		Env:  secrets}
+
+	// Watch /proc while the teammate starts, for the short-lived ones.
+	done := make(chan struct{})
+	seen := make(chan []string, 1)
+	go func() {
+		var all []string
+		for {
+			all = append(all, proctest.CmdlinesHolding(key)...)
+			select {
+			case <-done:
+				seen <- all
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	h, err := b.Spawn(t.Context(), spec)
+	if err != nil {
+		close(done)
+		t.Fatalf("Spawn = %v", err)
+	}
+	var env []byte
+	for deadline := time.Now().Add(backendtest.Deadline); ; {
+		if env, err = os.ReadFile(out); err == nil {
+			break
+		}
+		select {
+		case <-h.Done():
+			t.Fatalf("teammate ended: %v", h.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the teammate did not write its environment")
+		}
+	}
+	close(done)
+	if got := append(<-seen, proctest.CmdlinesHolding(key)...); len(got) > 0 {
+		t.Errorf("secrets on command lines:\n%s", strings.Join(got, "\n"))
+	}
+	for k, v := range secrets {
+		if !strings.Contains("\n"+string(env), "\n"+k+"="+v+"\n") {
+			t.Errorf("the teammate's environment lacks %s=%s:\n%s", k, v, env)
+		}
+	}
+	argv, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(argv), key) {
+		t.Errorf("tmux was given a secret on its command line:\n%s", argv)
+	}
+	start := s.must("list-panes", "-a", "-F", "#{pane_start_command}")
+	if strings.Contains(start, key) {
+		t.Errorf("a pane's start command holds a secret: %s", start)
+	}
+	if strings.Contains(string(argv), "respawn-pane") && !strings.Contains(string(argv), ". '") {
+		t.Errorf("the pane command reads no environment file:\n%s", argv)
+	}
+	files, _ := filepath.Glob(filepath.Join(os.TempDir(), "troupe-pane-env-*", "*"))
+	for _, f := range files {
+		if strings.Contains(string(argv), f) {
+			t.Errorf("environment file %s still there after the teammate started", f)
+		}
+	}
 }

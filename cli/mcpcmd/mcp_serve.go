@@ -2,6 +2,7 @@ package mcpcmd
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +13,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/troupe-dev/troupe/mcp"
 	"github.com/troupe-dev/troupe/session/kit"
 )
 
-// checkServeAddr refuses --http beyond loopback without --token.
+// EnvMCPToken is the bearer token of troupe mcp serve --http, when
+// --token is not given (a flag's value is on the command line, which
+// every local user can read).
+const EnvMCPToken = "TROUPE_MCP_TOKEN"
+
+// checkServeAddr refuses a token shorter than mcp.MinTokenLen, and --http
+// beyond loopback without a token given on purpose.
 func checkServeAddr(httpAddr, token, name string) error {
-	if httpAddr == "" || token != "" {
+	if httpAddr == "" {
+		return nil
+	}
+	if token != "" && len(token) < mcp.MinTokenLen {
+		return cli.Usagef("mcp serve --http: a bearer token of %d characters is too easy to guess: use at least %d (--token or $%s; on loopback give none, and one is made)", len(token), mcp.MinTokenLen, EnvMCPToken)
+	}
+	if token != "" {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(httpAddr)
@@ -25,7 +39,7 @@ func checkServeAddr(httpAddr, token, name string) error {
 		return cli.Usagef("--http %q: %v", httpAddr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return cli.Usagef("--http %s is not a loopback address: set --token so that only holders of it can act as %s", httpAddr, name)
+		return cli.Usagef("--http %s is not a loopback address: set $%s (or --token) so that only holders of it can act as %s", httpAddr, EnvMCPToken, name)
 	}
 	return nil
 }
@@ -43,8 +57,15 @@ func (a *app) mcpServeCommand() *cobra.Command {
 			if teamName == "" || name == "" {
 				return cli.Usagef("mcp serve needs --team and --agent")
 			}
+			if token == "" {
+				token = a.Getenv(EnvMCPToken)
+			}
 			if err := checkServeAddr(httpAddr, token, name); err != nil {
 				return err
+			}
+			made := httpAddr != "" && token == ""
+			if made { // on loopback: beyond it a token is given on purpose
+				token = rand.Text() // 26 characters, 130 bits
 			}
 			ctx := cmd.Context()
 			s, cfg, err := a.OpenTeam(ctx, teamName)
@@ -76,6 +97,9 @@ func (a *app) mcpServeCommand() *cobra.Command {
 					return fmt.Errorf("--http: %w", err)
 				}
 				fmt.Fprintf(a.Stdout, "troupe mcp serve: streamable HTTP on http://%s/\n", ln.Addr()) // stdout is free without stdio
+				if made {
+					fmt.Fprintf(a.Stdout, "troupe mcp serve: every request needs the header Authorization: Bearer %s\n", token)
+				}
 				return srv.ServeHTTP(ctx, ln, token)
 			}
 			in, out := io.NopCloser(a.Stdin), nopWriteCloser{a.Stdout}
@@ -89,8 +113,8 @@ func (a *app) mcpServeCommand() *cobra.Command {
 	f.StringVar(&teamName, "team", "", "the `TEAM` to join")
 	f.StringVar(&name, "agent", "", "the member `NAME` to join as")
 	f.StringVar(&color, "color", "", "display `COLOR` (default: the next of the palette)")
-	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` instead of stdio (loopback unless --token is set)")
-	f.StringVar(&token, "token", "", "with --http: require Authorization: Bearer `TOKEN`")
+	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` instead of stdio (loopback unless a token is given)")
+	f.StringVar(&token, "token", "", "with --http: require Authorization: Bearer `TOKEN`, at least 16 characters (default $"+EnvMCPToken+", which other users cannot read in the process list; else one made at random and printed)")
 	return c
 }
 

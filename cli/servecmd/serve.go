@@ -41,9 +41,12 @@ whose members run on several machines or processes that share no folder.
 It prints the URL to give to the other commands' --store (or $TROUPE_STORE)
 and runs until interrupted (SIGINT, SIGTERM), then shuts down cleanly.
 
-The default address is loopback only. To let other machines in, listen on
-an address they can reach (--addr 0.0.0.0:4222) and set --token (or
-$TROUPE_NATS_TOKEN), which clients pass with --nats-token. See docs/nats.md.
+The default address is loopback only, and without a token it warns loudly:
+every local user could then reach your teams. To let other machines in,
+listen on an address they can reach (--addr 0.0.0.0:4222) and set
+$TROUPE_NATS_TOKEN (or --token, which other users can read in the process
+list), which clients pass with --nats-token or $TROUPE_NATS_TOKEN; beyond
+loopback (--addr or --cluster) a token is required. See docs/nats.md.
 
 Every acknowledged write is flushed to disk before the acknowledgement, as
 the file store does; --sync 2m (the NATS default) is faster, and a crash of
@@ -89,6 +92,32 @@ cluster that keeps working when one of them goes; see docs/nats.md.`,
 	return cmd
 }
 
+// checkAuth refuses to listen beyond loopback (for clients, or for the
+// routes of a cluster) without a token: anyone who reached it could read
+// and write every team.
+func checkAuth(c natsserver.Config) error {
+	if c.Token != "" {
+		return nil
+	}
+	for _, l := range []struct{ flag, addr string }{{"--addr", c.Addr}, {"--cluster", c.Cluster.Addr}} {
+		if l.addr == "" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(l.addr)
+		if err != nil {
+			continue // natsserver.Start names the flag
+		}
+		if !natsserver.IsLoopback(host) {
+			where := host
+			if where == "" {
+				where = "every interface"
+			}
+			return cli.Usagef("%s %s listens on %s, beyond this machine, without a token: anyone who can reach it could read and write your teams; set $TROUPE_NATS_TOKEN (or --token) and give it to the clients, or listen on 127.0.0.1", l.flag, l.addr, where)
+		}
+	}
+	return nil
+}
+
 // serve runs the server until ctx ends.
 func (a *app) serve(ctx context.Context, c natsserver.Config) error {
 	abs, err := filepath.Abs(c.Data)
@@ -96,6 +125,12 @@ func (a *app) serve(ctx context.Context, c natsserver.Config) error {
 		return fmt.Errorf("--data %q: %w", c.Data, err)
 	}
 	c.Data = abs
+	if err := checkAuth(c); err != nil {
+		return err
+	}
+	if c.Token == "" {
+		fmt.Fprintf(a.Stderr, "WARNING: troupe serve runs WITHOUT A TOKEN: every user and process on this machine can read and write your teams (their messages, tasks and permission answers) through %s. Set $TROUPE_NATS_TOKEN (clients: --nats-token or $TROUPE_NATS_TOKEN).\n", c.Addr)
+	}
 	s, err := natsserver.Start(c)
 	if ce, ok := errors.AsType[*natsserver.ConfigError](err); ok {
 		return &cli.UsageError{Err: ce.Err}
@@ -103,9 +138,6 @@ func (a *app) serve(ctx context.Context, c natsserver.Config) error {
 		return err
 	}
 	defer s.Stop()
-	if host, _, _ := net.SplitHostPort(c.Addr); c.Token == "" && !natsserver.IsLoopback(host) {
-		fmt.Fprintf(a.Stderr, "warning: listening on %s without --token: anyone who can reach it can read and write your teams\n", c.Addr)
-	}
 	if a.JSON {
 		if err := json.NewEncoder(a.Stdout).Encode(map[string]any{"url": s.URL, "data": c.Data, "token": c.Token != ""}); err != nil {
 			return err

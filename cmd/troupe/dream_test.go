@@ -14,7 +14,9 @@ import (
 )
 
 // A session of a project, then troupe dream: the dream reads the
-// session's transcript and writes the memory folder; the next session's
+// session's transcript (the session's own folder: a Grep over the whole
+// sessions folder, every project's, is refused) and writes the memory
+// folder; the next session's
 // lead has that memory in its system prompt. A second dream with no new
 // session has nothing to do.
 func TestDreamEndToEnd(t *testing.T) {
@@ -37,6 +39,7 @@ func TestDreamEndToEnd(t *testing.T) {
 	dreamScript := filepath.Join(root, "dream.json")
 	writeFile(t, dreamScript, `{"turns":[
  {"match":{"turn":0},"reply":{"tool_calls":[{"name":"Grep","input":{"pattern":"THE-FACT","path":"`+filepath.Join(home, "sessions")+`"}}]}},
+ {"match":{"user":"Permission to use Grep was denied"},"reply":{"tool_calls":[{"name":"Grep","input":{"pattern":"THE-FACT","path":"{{capture:- (/\\S+)}}"}}]}},
  {"match":{"tool_result":"Grep","user":"lead"},"reply":{"tool_calls":[
    {"name":"Write","input":{"file_path":"MEMORY.md","content":"- [decisions](decisions.md)\n"}},
    {"name":"Write","input":{"file_path":"decisions.md","content":"MEMORY-SAYS-THE-FACT\n"}},

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/troupe-dev/troupe/cli"
 	"github.com/troupe-dev/troupe/cli/mcpcmd"
 
 	"github.com/spf13/cobra"
@@ -40,7 +43,11 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	if a.mcp.mgr != nil {
 		return nothing, nil
 	}
-	src, err := mcpcmd.Sources(a.App, cwd, a.mcp.configs, a.mcp.strict)
+	configs, err := a.mcpConfigs()
+	if err != nil {
+		return nothing, err
+	}
+	src, err := mcpcmd.Sources(a.App, cwd, configs, a.mcp.strict)
 	if err != nil {
 		return nothing, err
 	}
@@ -68,18 +75,52 @@ func (a *app) startMCP(ctx context.Context, cwd string) (func(), error) {
 	return func() { m.Close() }, nil
 }
 
+// EnvMCPConfigs carries a lead's inline JSON --mcp-config values to its
+// pane teammates, as a JSON array of them: an inline configuration may
+// hold a server's headers or environment (tokens), which must not go on
+// the teammate's command line, where every local user can read them. The
+// pane's environment comes from an owner-only file (package paneenv).
+const EnvMCPConfigs = "TROUPE_MCP_CONFIGS"
+
+// mcpConfigs returns the --mcp-config values, then those of
+// $TROUPE_MCP_CONFIGS.
+func (a *app) mcpConfigs() ([]string, error) {
+	v := a.Getenv(EnvMCPConfigs)
+	if v == "" {
+		return a.mcp.configs, nil
+	}
+	var more []string
+	if err := json.Unmarshal([]byte(v), &more); err != nil {
+		return nil, cli.Usagef("$%s: want a JSON array of --mcp-config values: %v", EnvMCPConfigs, err)
+	}
+	return append(slices.Clone(a.mcp.configs), more...), nil
+}
+
 // withMCP gives a pane teammate the lead's MCP configuration: its
-// --mcp-config values (files made absolute), --strict-mcp-config, and
-// MCP_TIMEOUT and MCP_TOOL_TIMEOUT in env. The teammate starts its own
-// servers from them and from the shared files.
+// --mcp-config files (made absolute) on the command line, its inline
+// JSON ones in $TROUPE_MCP_CONFIGS, --strict-mcp-config, and MCP_TIMEOUT
+// and MCP_TOOL_TIMEOUT in env. The teammate starts its own servers from
+// them and from the shared files.
 func (a *app) withMCP(argv []string, env map[string]string) []string {
-	for _, c := range a.mcp.configs {
-		if !strings.HasPrefix(strings.TrimSpace(c), "{") {
-			if abs, err := filepath.Abs(c); err == nil {
-				c = abs
-			}
+	var inline []string
+	configs, err := a.mcpConfigs()
+	if err != nil {
+		configs = a.mcp.configs // the lead's own run reports it
+	}
+	for _, c := range configs {
+		if strings.HasPrefix(strings.TrimSpace(c), "{") {
+			inline = append(inline, c)
+			continue
+		}
+		if abs, err := filepath.Abs(c); err == nil {
+			c = abs
 		}
 		argv = append(argv, "--mcp-config", c)
+	}
+	env[EnvMCPConfigs] = "" // masks an ambient value
+	if len(inline) > 0 {
+		b, _ := json.Marshal(inline)
+		env[EnvMCPConfigs] = string(b)
 	}
 	if a.mcp.strict {
 		argv = append(argv, "--strict-mcp-config")

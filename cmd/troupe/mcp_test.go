@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/cli/mcpcmd"
 
 	"github.com/troupe-dev/troupe/llm/llmtest"
 	"github.com/troupe-dev/troupe/mcp"
@@ -297,50 +302,118 @@ func call(t *testing.T, tools []tool.Tool, name, input string) tool.Result {
 	return tool.Result{}
 }
 
-// TestMCPPaneArgv: a pane teammate gets the lead's --mcp-config (files
-// made absolute), --strict-mcp-config and the MCP timeouts.
+// TestMCPPaneArgv: a pane teammate gets the lead's --mcp-config files
+// (made absolute) and --strict-mcp-config on its command line, its inline
+// JSON configurations (which may hold tokens) in $TROUPE_MCP_CONFIGS, not
+// on the command line, and the MCP timeouts; a teammate reads the
+// variable after its flags.
 func TestMCPPaneArgv(t *testing.T) {
 	a := newApp(Main{Getenv: func(k string) string { return map[string]string{"MCP_TIMEOUT": "5000"}[k] }})
-	a.mcp.configs, a.mcp.strict = []string{"servers.json", `{"mcpServers": {}}`}, true
+	inline := `{"mcpServers": {"s": {"type": "http", "url": "http://x/", "headers": {"Authorization": "Bearer tok-123"}}}}`
+	a.mcp.configs, a.mcp.strict = []string{"servers.json", inline}, true
 	env := map[string]string{}
 	argv := a.withMCP([]string{"troupe"}, env)
 	abs, _ := filepath.Abs("servers.json")
-	want := []string{"troupe", "--mcp-config", abs, "--mcp-config", `{"mcpServers": {}}`, "--strict-mcp-config"}
-	if strings.Join(argv, "\x00") != strings.Join(want, "\x00") || env["MCP_TIMEOUT"] != "5000" || len(env) != 1 {
-		t.Errorf("withMCP = %q, env %v; want %q and MCP_TIMEOUT", argv, env, want)
+	want := []string{"troupe", "--mcp-config", abs, "--strict-mcp-config"}
+	if strings.Join(argv, "\x00") != strings.Join(want, "\x00") || env["MCP_TIMEOUT"] != "5000" || len(env) != 2 {
+		t.Errorf("withMCP = %q, env %v; want %q, MCP_TIMEOUT and %s", argv, env, want, EnvMCPConfigs)
+	}
+	if strings.Contains(strings.Join(argv, " "), "tok-123") {
+		t.Errorf("the inline configuration's token is on the command line: %q", argv)
+	}
+	b := newApp(Main{Getenv: func(k string) string { return env[k] }})
+	b.mcp.configs = []string{abs}
+	got, err := b.mcpConfigs()
+	if err != nil || len(got) != 2 || got[0] != abs || got[1] != inline {
+		t.Errorf("the teammate's configurations = %q, %v; want the file and the inline one", got, err)
+	}
+	bad := newApp(Main{Getenv: func(k string) string { return map[string]string{EnvMCPConfigs: "{"}[k] }})
+	if _, err := bad.mcpConfigs(); err == nil || !strings.Contains(err.Error(), EnvMCPConfigs) {
+		t.Errorf("a malformed $%s = %v; want an error naming it", EnvMCPConfigs, err)
 	}
 }
 
-// TestMCPServeHTTP: --http off loopback needs --token, and with one a
+// TestMCPServeHTTP: --http off loopback needs a token, a short one is
+// refused, and with one (from $TROUPE_MCP_TOKEN, off the command line) a
 // request without it is refused while a client with it joins.
 func TestMCPServeHTTP(t *testing.T) {
 	h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore, env: map[string]string{}}
 	h.ok("team", "create", "crew")
-	if r := h.exec("", "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "0.0.0.0:0"); r.err == nil || !strings.Contains(r.err.Error(), "--token") {
-		t.Errorf("--http 0.0.0.0:0 without --token: %v; want a usage error naming --token", r.err)
+	if r := h.exec("", "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "0.0.0.0:0"); r.err == nil || !strings.Contains(r.err.Error(), "TROUPE_MCP_TOKEN") {
+		t.Errorf("--http 0.0.0.0:0 without a token: %v; want a usage error naming $TROUPE_MCP_TOKEN", r.err)
 	}
+	for _, args := range [][]string{{"--token", "x"}, {"--token", "fifteen-chars15"}} {
+		r := h.exec("", append([]string{"mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "127.0.0.1:0"}, args...)...)
+		if r.err == nil || !strings.Contains(r.err.Error(), "at least 16") {
+			t.Errorf("mcp serve %q: %v; want a usage error asking for 16 characters", args, r.err)
+		}
+	}
+	const token = "s3cret-s3cret-s3cret"
+	h.env[mcpcmd.EnvMCPToken] = token
 	out := newSyncBuffer()
-	stop := h.runAsync(out, "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "127.0.0.1:0", "--token", "s3cret")
+	stop := h.runAsync(out, "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "127.0.0.1:0")
 	defer stop()
 	text := out.waitFor(t, "the server's URL", func(s string) bool { return strings.Contains(s, "streamable HTTP on") })
 	_, url, _ := strings.Cut(text, "streamable HTTP on ")
 	url = strings.TrimSpace(strings.SplitN(url, "\n", 2)[0])
+	if strings.Contains(text, "Bearer") {
+		t.Errorf("mcp serve printed a token although one was given:\n%s", text)
+	}
 	servers := []mcp.Server{
-		{Name: "bad", Type: mcp.TypeHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer wrong"}},
-		{Name: "good", Type: mcp.TypeHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+		{Name: "bad", Type: mcp.TypeHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer " + token[:len(token)-1]}},
+		{Name: "none", Type: mcp.TypeHTTP, URL: url},
+		{Name: "good", Type: mcp.TypeHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer " + token}},
 	}
 	m := mcp.Start(t.Context(), servers, mcp.Options{StartTimeout: 10 * time.Second})
 	defer m.Close()
 	st := m.Status()
-	if st[0].State != mcp.StateFailed || !strings.Contains(st[0].Err.Error(), "Unauthorized") {
-		t.Errorf("wrong token: %+v; want refused", st[0])
+	for _, s := range st[:2] {
+		if s.State != mcp.StateFailed || !strings.Contains(s.Err.Error(), "Unauthorized") {
+			t.Errorf("%s: %+v; want refused", s.Name, s)
+		}
 	}
-	if st[1].State != mcp.StateConnected {
-		t.Fatalf("right token: %v", st[1].Err)
+	if st[2].State != mcp.StateConnected {
+		t.Fatalf("right token: %v", st[2].Err)
 	}
 	if res := call(t, m.Tools(), "mcp__good__TeamMembers", `{}`); !strings.Contains(res.Content, "gem (gem@crew, mcp") {
 		t.Errorf("TeamMembers = %+v", res)
 	}
+}
+
+// Without a token, mcp serve --http on loopback makes one (128 bits or
+// more) and prints it; a request needs it.
+func TestMCPServeHTTPMakesAToken(t *testing.T) {
+	h := &harness{t: t, home: t.TempDir(), openStore: cli.OpenFileStore, env: map[string]string{}}
+	h.ok("team", "create", "crew")
+	out := newSyncBuffer()
+	stop := h.runAsync(out, "mcp", "serve", "--team", "crew", "--agent", "gem", "--http", "127.0.0.1:0")
+	defer stop()
+	url, token := servedURLAndToken(t, out)
+	if len(token) < 22 { // rand.Text: 26 base32 characters, 130 bits
+		t.Fatalf("made token %q; want at least 128 bits", token)
+	}
+	m := mcp.Start(t.Context(), []mcp.Server{
+		{Name: "none", Type: mcp.TypeHTTP, URL: url},
+		{Name: "good", Type: mcp.TypeHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer " + token}},
+	}, mcp.Options{StartTimeout: 10 * time.Second})
+	defer m.Close()
+	st := m.Status()
+	if st[0].State != mcp.StateFailed || !strings.Contains(st[0].Err.Error(), "Unauthorized") {
+		t.Errorf("no token: %+v; want refused", st[0])
+	}
+	if st[1].State != mcp.StateConnected {
+		t.Errorf("the printed token: %v", st[1].Err)
+	}
+}
+
+// servedURLAndToken waits for mcp serve --http's URL and made token.
+func servedURLAndToken(t *testing.T, out *syncBuffer) (url, token string) {
+	t.Helper()
+	text := out.waitFor(t, "the server's URL and token", func(s string) bool { return strings.Contains(s, "Authorization: Bearer ") })
+	_, url, _ = strings.Cut(text, "streamable HTTP on ")
+	url = strings.TrimSpace(strings.SplitN(url, "\n", 2)[0])
+	_, token, _ = strings.Cut(text, "Authorization: Bearer ")
+	return url, strings.TrimSpace(strings.SplitN(token, "\n", 2)[0])
 }
 
 // TestMCPReport: /mcp lists each server's state and tools, and the
@@ -438,9 +511,19 @@ func TestMCPConformance(t *testing.T) {
 	out := newSyncBuffer()
 	stop := h.runAsync(out, "mcp", "serve", "--team", "conf", "--agent", "tester", "--http", "127.0.0.1:0")
 	defer stop()
-	text := out.waitFor(t, "the server's URL", func(s string) bool { return strings.Contains(s, "streamable HTTP on") })
-	_, url, _ := strings.Cut(text, "streamable HTTP on ")
-	url = strings.TrimSpace(strings.SplitN(url, "\n", 2)[0])
+	served, token := servedURLAndToken(t, out)
+	// The suite sends no Authorization header: a proxy adds the token.
+	target, err := neturl.Parse(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	direct := proxy.Director
+	proxy.Director = func(r *http.Request) { direct(r); r.Header.Set("Authorization", "Bearer "+token) }
+	proxy.FlushInterval = -1 // event streams
+	ps := httptest.NewServer(proxy)
+	defer ps.Close()
+	url := ps.URL + "/"
 	for _, sc := range mcpConformancePass {
 		c := exec.CommandContext(t.Context(), bin, "server", "--url", url, "--scenario", sc)
 		c.Dir = t.TempDir() // it writes results/ where it runs

@@ -23,7 +23,7 @@ import (
 // result from change leaves the file untouched; an error from change is
 // returned as it is, the file untouched.
 func Edit(ctx context.Context, path string, newMode fs.FileMode, change func(data []byte) ([]byte, error)) (err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("edit %s: %w", path, err)
 	}
 	lock, err := lockfile.Acquire(ctx, path+".lock", lockfile.Options{})

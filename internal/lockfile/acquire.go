@@ -107,7 +107,7 @@ func TryAcquire(dir string, opts Options) (*Lock, error) {
 // known, the holder's ident.
 func attempt(dir string, o Options) (*Lock, ident, error) {
 	for range 3 {
-		err := os.Mkdir(dir, 0o777)
+		err := os.Mkdir(dir, 0o700)
 		if err == nil {
 			l, err := newLock(dir, o)
 			return l, ident{}, err

@@ -116,6 +116,11 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 	}
 	ac.loader = brief.NewLoader(opts)
 	ac.instr = ac.loader.Start()
+	for _, s := range ac.instr.Sources {
+		if s.Content == "" && strings.HasPrefix(s.Note, "not read: it links to") {
+			warn(s.Path + ": " + s.Note)
+		}
+	}
 	return ac
 }
 

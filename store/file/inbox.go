@@ -430,7 +430,7 @@ func (m *Mail) MarkRead(ctx context.Context, teamName, agent string, ids []strin
 	if err := m.s.checkNoLinks(spool); err != nil {
 		return 0, fmt.Errorf("mark read in inbox of %s: %w", agent, err)
 	}
-	if err := os.MkdirAll(spool, 0o755); err != nil {
+	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return 0, fmt.Errorf("spool: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
@@ -490,7 +490,7 @@ func (m *Mail) Watch(ctx context.Context, teamName, agent string) (<-chan struct
 // thousand idle teammates hold two watches each): the directory watcher
 // kicks it directly, and ctx's end or Close closes it.
 func (s *Store) watchDir(ctx context.Context, dir string, match func(string) bool) (<-chan struct{}, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	w := kick.New()

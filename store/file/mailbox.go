@@ -193,7 +193,7 @@ func (m *Mail) deliver(ctx context.Context, teamName, agent string, msg mailbox.
 // false when the lock is taken, or was lost before the commit (nothing of
 // entry landed): the caller then spools it.
 func (m *Mail) direct(teamName, agent, inbox, spool string, entry []byte) (done bool, err error) {
-	if err := os.MkdirAll(spool, 0o755); err != nil {
+	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return false, fmt.Errorf("not sent: spool folder: %w", err)
 	}
 	lk, err := lockfile.TryAcquire(inbox+".lock", m.s.lockOptions())
@@ -375,7 +375,7 @@ func ensureInbox(inbox string) error {
 		return nil
 	}
 	dir := filepath.Dir(inbox)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create inbox folder: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(inbox)+".tmp.")
@@ -402,7 +402,7 @@ func ensureInbox(inbox string) error {
 // after reading a complete JSON object (no prefix of one is one).
 func writeSpool(dir, path string, data []byte) error {
 	for try := 0; ; try++ {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("spool message: %w", err)
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

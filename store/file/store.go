@@ -118,7 +118,7 @@ func Open(root string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open file store %s: %w", root, err)
 	}
 	for _, d := range []string{abs, filepath.Join(abs, "teams"), filepath.Join(abs, "tasks")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("open file store %s: %w", root, err)
 		}
 	}

@@ -365,7 +365,7 @@ func (ts *Tasks) Create(ctx context.Context, list string, t tasklist.Task) (task
 		return tasklist.Task{}, 0, fmt.Errorf("create task in list %s: %w", list, err)
 	}
 	path := taskPath(dir, t.ID)
-	err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{BeforeCommit: func() error {
+	err = atomicfile.WriteFile(path, data, 0o600, atomicfile.Options{BeforeCommit: func() error {
 		if err := lk.Verify(); err != nil {
 			return err
 		}
@@ -438,7 +438,7 @@ func (ts *Tasks) raiseHighWater(ctx context.Context, dir string, n uint64) error
 	if err != nil || cur >= n {
 		return err
 	}
-	return atomicfile.WriteFile(path, []byte(strconv.FormatUint(n, 10)), 0o644, atomicfile.Options{BeforeCommit: lk.Verify})
+	return atomicfile.WriteFile(path, []byte(strconv.FormatUint(n, 10)), 0o600, atomicfile.Options{BeforeCommit: lk.Verify})
 }
 
 var _ tasklist.TryPutter = (*Tasks)(nil)
@@ -485,7 +485,7 @@ func (ts *Tasks) put(ctx context.Context, list string, t tasklist.Task, prev tas
 	}
 	var casErr error // a revision check that failed just before the commit
 	released := false
-	err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Options{
+	err = atomicfile.WriteFile(path, data, 0o600, atomicfile.Options{
 		BeforeCommit: func() error {
 			if err := lk.Verify(); err != nil {
 				return err
@@ -612,7 +612,7 @@ func (ts *Tasks) Lock(ctx context.Context, list string) (unlock func(), err erro
 		return nil, err
 	}
 	dir := ts.s.listDir(list)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lock task list %s: %w", list, err)
 	}
 	lk, err := ts.s.lock(ctx, filepath.Join(dir, structureLockTarget))
@@ -626,11 +626,11 @@ func (ts *Tasks) Lock(ctx context.Context, list string) (unlock func(), err erro
 // lockList creates the list folder and its empty .lock file if needed, and
 // takes the list lock.
 func (ts *Tasks) lockList(ctx context.Context, dir string) (*lockfile.Lock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	target := filepath.Join(dir, listLockTarget)
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

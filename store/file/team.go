@@ -144,10 +144,10 @@ func (ts *Teams) Create(ctx context.Context, c team.Config) error {
 	// A concurrent Delete may rename the folder away between our mkdir and
 	// the link; start over then.
 	for range 3 {
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("create team %s: %w", c.Name, err)
 		}
-		err := os.Mkdir(filepath.Join(dir, "inboxes"), 0o755)
+		err := os.Mkdir(filepath.Join(dir, "inboxes"), 0o700)
 		if err == nil || errors.Is(err, fs.ErrExist) {
 			err = createExclusive(path, data)
 		}
@@ -172,7 +172,7 @@ func createExclusive(path string, data []byte) error {
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	tmp := path + ".tmp." + hex.EncodeToString(rnd[:])
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func createExclusive(path string, data []byte) error {
 	var le *os.LinkError
 	if err != nil && errors.As(err, &le) && !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrNotExist) {
 		// No hard links here (some FUSE or FAT mounts): exclusive create.
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return err
 		}
@@ -360,7 +360,7 @@ func (ts *Teams) write(ctx context.Context, name string, change func(*teamSnap) 
 		ts.s.teamCache.put(path, next)
 		buf := ts.s.teamCache.takeBuf(path)
 		*buf = next.appendTo(*buf)
-		err = atomicfile.WriteFile(path, *buf, 0o644, atomicfile.Options{BeforeCommit: func() error {
+		err = atomicfile.WriteFile(path, *buf, 0o600, atomicfile.Options{BeforeCommit: func() error {
 			if err := lk.Verify(); err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ type Span struct {
 	SpanID   string // hex
 	ParentID string // hex, "" for a root
 	Attrs    map[string]string
+	Header   http.Header // of the request that brought it (OTEL_EXPORTER_OTLP_HEADERS)
 }
 
 // Point is one received data point: of a sum or a gauge (Int or
@@ -79,7 +80,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		for _, ss := range rs.ScopeSpans {
 			for _, s := range ss.Spans {
 				sp := Span{Name: s.Name, TraceID: hex.EncodeToString(s.TraceId), SpanID: hex.EncodeToString(s.SpanId),
-					ParentID: hex.EncodeToString(s.ParentSpanId), Attrs: map[string]string{}}
+					ParentID: hex.EncodeToString(s.ParentSpanId), Attrs: map[string]string{}, Header: req.Header.Clone()}
 				for _, kv := range s.Attributes {
 					if v := kv.Value.GetStringValue(); v != "" {
 						sp.Attrs[kv.Key] = v
