@@ -177,3 +177,4 @@ func FuzzParseRule(f *testing.F) {
 		}
 	})
 }
+
