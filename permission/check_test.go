@@ -177,4 +177,3 @@ func FuzzParseRule(f *testing.F) {
 		}
 	})
 }
-
