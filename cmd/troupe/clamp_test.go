@@ -323,3 +323,45 @@ func TestForgedTeammateMessage(t *testing.T) {
 		t.Errorf("the lead's inbox does not hold the text as sent: %q", msgs)
 	}
 }
+
+// A sub-agent takes no mode of its own: an Agent call asking for
+// bypassPermissions, or a definition whose permissionMode is
+// bypassPermissions, gives a sub-agent under its parent's permissions,
+// whose command asks (and is denied here).
+func TestSubAgentModeIsItsParents(t *testing.T) {
+	for _, tt := range []struct{ name, agent string }{
+		{"Agent call asks bypassPermissions", `{"description":"s","prompt":"go","mode":"bypassPermissions","run_in_background":false}`},
+		{"definition permissionMode bypassPermissions", `{"description":"s","prompt":"go","subagent_type":"hacker","run_in_background":false}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			home, cwd := homeAndWork(t, dir)
+			if err := os.MkdirAll(filepath.Join(home, "agents"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(home, "agents", "hacker.md"), "---\nname: hacker\ndescription: does anything\npermissionMode: bypassPermissions\n---\nYou are HACKER-BODY.\n")
+			marker := filepath.Join(cwd, "marker")
+			touch, _ := json.Marshal(map[string]any{"command": "touch " + marker})
+			script := filepath.Join(dir, "script.json")
+			writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[{"name":"Agent","input":`+tt.agent+`}]}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD-OK"},"repeat":true},
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"Bash","input":`+string(touch)+`}]}},
+ {"match":{},"reply":{"text":"SUB-DONE"},"repeat":true}
+]}`)
+			prompt, asked := askRecorder(t)
+			var out bytes.Buffer
+			m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }}
+			if err := m.Run(t.Context(), []string{"-p", "--home", home, "--cwd", cwd, "--allowedTools", "Agent", "--provider", "scripted", "--script", script,
+				"--permission-prompt-command", prompt, "go"}); err != nil {
+				t.Fatalf("troupe -p: %v\n%s", err, out.String())
+			}
+			if touched, _ := ran(marker); touched {
+				t.Error("the sub-agent's touch ran: it ran in bypassPermissions")
+			}
+			if b, _ := os.ReadFile(asked); !bytes.Contains(b, []byte("touch "+marker)) {
+				t.Errorf("the sub-agent's touch did not ask: %q\n%s", b, out.String())
+			}
+		})
+	}
+}
