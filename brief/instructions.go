@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/troupe-dev/troupe/internal/inert"
 )
 
 // Limits of project instructions.
@@ -402,7 +404,7 @@ func (in *Instructions) Render() string {
 		default:
 			fmt.Fprintf(&b, "Contents of %s:\n", s.Path)
 		}
-		b.WriteString(strings.TrimRight(s.Content, "\n"))
+		b.WriteString(inert.Tags(strings.TrimRight(s.Content, "\n"))) // a file cannot close the block
 		b.WriteString("\n")
 		if s.Cut {
 			fmt.Fprintf(&b, "[cut: the file has %d bytes; only the first %d are shown, to keep instructions within their size limits]\n", s.Size, len(s.Content))

@@ -103,6 +103,15 @@ func (s *Session) SetApprover(a *swarm.Approver) {
 	s.approver = a
 }
 
+// Mode returns the lead's current permission mode; "" until an approver
+// is handed over (SetApprover).
+func (s *Session) Mode() permission.Mode {
+	if a := s.leadApprover(); a != nil {
+		return a.Mode()
+	}
+	return ""
+}
+
 // SetMode changes the lead's permission mode from its next tool call on
 // (a KindMode event says so); teammates keep theirs.
 func (s *Session) SetMode(mode string) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/troupe-dev/troupe/internal/inert"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -17,7 +18,8 @@ const MaxResultLen = 4000
 
 // teammateMessage formats inbox messages the way a model sees them
 // (PROTOCOL.md section 7): one <teammate-message> block each, joined by a
-// blank line.
+// blank line. A body's own protocol tags are made inert (inert.Tags): a
+// teammate cannot end its block and forge one from another member.
 func teammateMessage(msgs []mailbox.Message) string {
 	var b strings.Builder
 	for i, m := range msgs {
@@ -39,7 +41,7 @@ func teammateMessage(msgs []mailbox.Message) string {
 			b.WriteString(` verified="false"`)
 		}
 		b.WriteString(">\n")
-		b.WriteString(m.Text)
+		b.WriteString(inert.Tags(m.Text)) // its words cannot close the block or open another
 		b.WriteString("\n</teammate-message>")
 	}
 	return b.String()
@@ -56,7 +58,7 @@ func forLead(msgs []mailbox.Message) string {
 func shutdownPrompt(m mailbox.Message, req mailbox.ShutdownRequest) string {
 	reason := ""
 	if req.Reason != "" {
-		reason = " Reason: " + req.Reason
+		reason = " Reason: " + inert.Tags(req.Reason)
 	}
 	return teammateMessage([]mailbox.Message{m}) + fmt.Sprintf(`
 

@@ -124,7 +124,7 @@ func (h *harness) launch(ctx context.Context, l *Lead, m team.Member, r SpawnReq
 		tc := TeammateConfig{Team: l.Team(), Name: m.Name, Color: m.Color, PaneID: m.TmuxPaneID, Backend: be,
 			Teams: h.store.Teams(), Mail: h.store.Mail(), Tasks: h.store.Tasks(), Prompt: r.Prompt, PlanMode: r.PlanModeRequired,
 			OnEvent: h.onEvent, AskTimeout: 5 * time.Second,
-			SetMode:       func(mode string) { _ = appr.SetMode(mode) },
+			SetMode:       func(mode string) string { _ = appr.SetMode(mode); return string(appr.Mode()) },
 			AddAllowRules: func(rules []string) { _ = appr.AddAllowRules(rules) },
 			Build: func(tm *Teammate) (agent.Config, error) {
 				var ts []tool.Tool

@@ -31,7 +31,9 @@ const (
 // SpawnRequest asks for a teammate.
 type SpawnRequest struct {
 	Name, Description, Prompt, Model, AgentType string
-	// Mode is the permission mode asked for; "" inherits the lead's.
+	// Mode is the permission mode asked for; "" inherits the lead's. It
+	// is narrowed to the lead's own (permission.ChildMode): a teammate
+	// never runs in a wider mode than its lead.
 	Mode string
 	// PlanModeRequired starts the teammate in plan mode: it works
 	// read-only until the lead approves its plan.
@@ -108,9 +110,13 @@ type LeadConfig struct {
 	Session string // the lead's session id (leadSessionId)
 	Cwd     string // the lead's working folder
 	Model   string // the lead's model, stored on its member
-	// Mode is the lead's permission mode, inherited by teammates (never
-	// bypassPermissions for one that must plan first).
-	Mode string
+	// Mode is the lead's permission mode at the start; ModeNow, when set,
+	// gives its current one (it changes: a person switches modes, plan
+	// mode ends). Teammates inherit it and are never given a wider one
+	// (permission.ChildMode); it is recorded on the lead's member in the
+	// team file, where a pane teammate reads it as its own bound.
+	Mode    string
+	ModeNow func() permission.Mode
 
 	// Backend starts teammates; Fallback, when set, is used when Backend
 	// fails to start one (auto mode: pane backend, then in-process).
@@ -174,6 +180,7 @@ type Lead struct {
 
 	mu        sync.Mutex
 	team      string
+	recorded  permission.Mode // the lead's mode last written on its member of team
 	mates     map[string]*mate
 	digest    []mailbox.IdleNotification
 	dead      map[string]bool   // teammates that died, until one of the name is spawned again
@@ -247,6 +254,39 @@ func NewLead(cfg LeadConfig) (*Lead, error) {
 	return l, nil
 }
 
+// Mode returns the lead's current permission mode (LeadConfig.ModeNow,
+// else LeadConfig.Mode; an unknown one reads as default).
+func (l *Lead) Mode() permission.Mode {
+	if l.cfg.ModeNow != nil {
+		if m := l.cfg.ModeNow(); m != "" {
+			return permission.ChildMode(m, "")
+		}
+	}
+	return permission.ChildMode(permission.Mode(l.cfg.Mode), "")
+}
+
+// recordMode writes the lead's mode m on its member of teamName unless it
+// was the last one written there: a pane teammate takes it as the widest
+// mode it may run in.
+func (l *Lead) recordMode(ctx context.Context, teamName string, m permission.Mode) error {
+	l.mu.Lock()
+	done := l.recorded == m
+	l.mu.Unlock()
+	if done {
+		return nil
+	}
+	if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, team.LeadName, func(lm *team.Member) error {
+		lm.Mode = string(m)
+		return nil
+	}); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.recorded = m
+	l.mu.Unlock()
+	return nil
+}
+
 // Team returns the name of the team the lead leads, or "".
 func (l *Lead) Team() string {
 	l.mu.Lock()
@@ -281,8 +321,9 @@ func (l *Lead) CreateTeam(ctx context.Context, name, description, agentType stri
 	}
 	l.team = "\x00creating"
 	l.mu.Unlock()
+	leadMode := l.Mode()
 	cfg, err := team.Create(ctx, l.cfg.Teams, team.CreateOptions{Name: name, Description: description,
-		SessionID: l.cfg.Session, LeadType: agentType, LeadModel: l.cfg.Model, Cwd: l.cfg.Cwd, Now: l.cfg.Now(), Pick: rand.IntN})
+		SessionID: l.cfg.Session, LeadType: agentType, LeadModel: l.cfg.Model, LeadMode: string(leadMode), Cwd: l.cfg.Cwd, Now: l.cfg.Now(), Pick: rand.IntN})
 	reset := 0
 	if err == nil {
 		// A task list of the name left over from an earlier team is not
@@ -301,7 +342,7 @@ func (l *Lead) CreateTeam(ctx context.Context, name, description, agentType stri
 	if err != nil {
 		l.team = ""
 	} else {
-		l.team = cfg.Name
+		l.team, l.recorded = cfg.Name, leadMode
 		l.led = append(l.led, cfg.Name)
 	}
 	l.mu.Unlock()
@@ -457,15 +498,20 @@ func ended(h backend.Handle) bool {
 }
 
 func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest, res *mate) (SpawnInfo, error) {
-	mode := l.cfg.Mode
-	if r.Mode != "" {
-		mode = r.Mode
+	// Never wider than the lead's mode, whatever the Agent call or the
+	// agent definition asked for; a teammate of a lead in plan mode plans
+	// first too.
+	leadMode := l.Mode()
+	clamped := permission.ChildMode(leadMode, permission.Mode(r.Mode))
+	if asked := permission.ChildMode(permission.ModeBypass, permission.Mode(r.Mode)); r.Mode != "" && !r.PlanModeRequired && clamped != asked {
+		l.event(name, EventWarning, fmt.Sprintf("%s asked for permission mode %s; it runs in %s: a teammate never gets a wider mode than its lead's (%s)", name, r.Mode, clamped, leadMode))
 	}
-	switch {
-	case r.PlanModeRequired:
-		mode = string(permission.ModePlan) // never bypass for one that must plan
-	case mode == string(permission.ModePlan) || mode == string(permission.ModeDontAsk):
-		mode = string(permission.ModeDefault)
+	if r.PlanModeRequired || clamped == permission.ModePlan {
+		clamped, r.PlanModeRequired = permission.ModePlan, true
+	}
+	mode := string(clamped)
+	if err := l.recordMode(ctx, teamName, leadMode); err != nil {
+		return SpawnInfo{}, fmt.Errorf("record the lead's permission mode in team %s: %w", teamName, err)
 	}
 	model := r.Model
 	if model == "" {

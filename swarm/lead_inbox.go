@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/inert"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/team"
 )
@@ -183,26 +184,28 @@ func (l *Lead) TakeDigest() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<teammate-idle-digest count=\"%d\">\n", len(d))
 	for _, n := range d {
+		// What a teammate wrote (its reasons, last message and report)
+		// cannot close the digest or open another block.
 		fmt.Fprintf(&b, "- %s is idle", n.From)
 		if n.IdleReason != "" && n.IdleReason != mailbox.IdleAvailable {
-			fmt.Fprintf(&b, " (%s", n.IdleReason)
+			fmt.Fprintf(&b, " (%s", inert.Tags(n.IdleReason))
 			if n.FailureReason != "" {
-				fmt.Fprintf(&b, ": %s", n.FailureReason)
+				fmt.Fprintf(&b, ": %s", inert.Tags(n.FailureReason))
 			}
 			b.WriteString(")")
 		}
 		if n.CompletedTaskID != "" {
-			fmt.Fprintf(&b, "; completed task #%s (%s)", n.CompletedTaskID, n.CompletedStatus)
+			fmt.Fprintf(&b, "; completed task #%s (%s)", inert.Tags(n.CompletedTaskID), inert.Tags(n.CompletedStatus))
 		}
 		if n.Summary != "" {
-			fmt.Fprintf(&b, "; last message: %s", n.Summary)
+			fmt.Fprintf(&b, "; last message: %s", inert.Tags(n.Summary))
 		}
 		if n.Result != "" {
-			fmt.Fprintf(&b, "\n  report: %s", strings.ReplaceAll(n.Result, "\n", "\n  "))
+			fmt.Fprintf(&b, "\n  report: %s", strings.ReplaceAll(inert.Tags(n.Result), "\n", "\n  "))
 		}
 		if l.cfg.IdleNote != nil {
 			if note := l.cfg.IdleNote(n.From); note != "" {
-				fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(note, "\n", "\n  "))
+				fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(inert.Tags(note), "\n", "\n  "))
 			}
 		}
 		b.WriteString("\n")

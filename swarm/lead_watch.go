@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/backend"
+	"github.com/troupe-dev/troupe/internal/inert"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -175,7 +176,7 @@ func releasedNote(ts []tasklist.Task) string {
 	}
 	parts := make([]string, len(ts))
 	for i, t := range ts {
-		parts[i] = fmt.Sprintf("#%s %q", t.ID, t.Subject)
+		parts[i] = fmt.Sprintf("#%s %q", t.ID, inert.Tags(t.Subject)) // a member's words, in a system reminder
 	}
 	return fmt.Sprintf(" %d task(s) were unassigned: %s. Use TaskList to see them.", len(ts), strings.Join(parts, ", "))
 }

@@ -47,9 +47,11 @@ type TeammateConfig struct {
 	Prompt string
 	// PlanMode says the teammate starts in plan mode and must have its
 	// plan approved by the lead; SetMode is called with the mode the lead
-	// grants ("default", never bypassPermissions).
+	// grants ("default", never bypassPermissions) and returns the mode
+	// the teammate then runs in (narrowed to its lead's, see
+	// permission.ChildMode).
 	PlanMode bool
-	SetMode  func(mode string)
+	SetMode  func(mode string) string
 	// AddAllowRules is called with the allow rules of an "allow always"
 	// answer, so that the same call is not asked again.
 	AddAllowRules func(rules []string)

@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -40,7 +41,7 @@ func (tm *Teammate) planVerdict(m mailbox.Message, f mailbox.PlanApprovalRespons
 	tm.plan = ""
 	tm.mu.Unlock()
 	if tm.cfg.SetMode != nil {
-		tm.cfg.SetMode(mode)
+		mode = cmp.Or(tm.cfg.SetMode(mode), mode)
 	}
 	tm.event(EventPlan, "plan approved; permission mode "+mode)
 	msg := "[Plan Approved] The team lead approved your plan. You are now in " + mode + " permission mode: carry it out."

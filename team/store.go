@@ -54,8 +54,11 @@ type CreateOptions struct {
 	SessionID   string // the lead's session id
 	LeadType    string // agentType of the lead member
 	LeadModel   string
-	Cwd         string
-	Now         time.Time
+	// LeadMode is the lead's permission mode, recorded on its member:
+	// its pane teammates never run in a wider one.
+	LeadMode string
+	Cwd      string
+	Now      time.Time
 	// Pick chooses suffix words when the name is taken; pick(n) returns a
 	// value in [0, n). Required.
 	Pick func(n int) int
@@ -70,7 +73,7 @@ func Create(ctx context.Context, s Store, opts CreateOptions) (Config, error) {
 		return Config{}, err
 	}
 	for _, f := range []struct{ name, v string }{{"description", opts.Description}, {"lead agent type", opts.LeadType},
-		{"lead model", opts.LeadModel}, {"cwd", opts.Cwd}, {"session id", opts.SessionID}} {
+		{"lead model", opts.LeadModel}, {"lead mode", opts.LeadMode}, {"cwd", opts.Cwd}, {"session id", opts.SessionID}} {
 		if !utf8.ValidString(f.v) {
 			return Config{}, fmt.Errorf("create team %s: %s: not valid UTF-8", name, f.name)
 		}
@@ -92,6 +95,7 @@ func Create(ctx context.Context, s Store, opts CreateOptions) (Config, error) {
 				Name:        LeadName,
 				AgentType:   opts.LeadType,
 				Model:       opts.LeadModel,
+				Mode:        opts.LeadMode,
 				JoinedAt:    now,
 				TmuxPaneID:  PaneLeader,
 				Cwd:         opts.Cwd,

@@ -221,6 +221,10 @@ func (f *Flags) PermissionMode(explicit string) (permission.Mode, error) {
 		if explicit == "" {
 			return "", nil
 		}
+		if explicit == string(permission.ModeAuto) { // a Claude Code lead's own mode: troupe has none like it
+			f.log.Warn("--permission-mode auto is Claude Code's auto mode, which troupe does not have; running in acceptEdits")
+			return permission.ModeAcceptEdits, nil
+		}
 		m, err := permission.ParseMode(explicit)
 		if err != nil {
 			return "", cli.Usagef("--permission-mode: %v", err)

@@ -143,6 +143,11 @@ func TestTeammateFlagsPermissionMode(t *testing.T) {
 	if _, err := f.PermissionMode("yolo"); err == nil {
 		t.Error("--permission-mode yolo accepted")
 	}
+	// A Claude Code lead in its "auto" mode passes it on: the nearest
+	// mode that allows no more.
+	if pm, err := f.PermissionMode("auto"); err != nil || pm != permission.ModeAcceptEdits {
+		t.Errorf("--permission-mode auto: %q, %v; want acceptEdits", pm, err)
+	}
 }
 
 func TestTeammateFlagsIgnoredPassThrough(t *testing.T) {

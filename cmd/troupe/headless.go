@@ -222,6 +222,14 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.coord = sess.coordinatorMode(h)
 	lr.history = sess.history
+	// --dangerously-skip-permissions is the lead's too: bypassPermissions.
+	mode, err := h.teams.mate.PermissionMode(h.perm.Mode)
+	if err != nil {
+		return lr, err
+	}
+	if mode != "" {
+		h.perm.Mode = string(mode)
+	}
 	approver, closeAudit, err := h.perm.Approver(a.App, cwd)
 	if err != nil {
 		return lr, err

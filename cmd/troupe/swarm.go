@@ -249,7 +249,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	if h.teams.timeline != nil {
 		bg.stderr = h.teams.timeline
 	}
-	lt, err := a.newLeadTeam(h, mode, kit.LeadTeamConfig{Session: session, Approver: approver,
+	lt, err := a.newLeadTeam(h, mode, kit.LeadTeamConfig{Session: session, Approver: approver, ModeNow: bg.sess.Mode,
 		Mates:  kit.InProcess{Cwd: cwd, Model: model, Approver: approver, Transcripts: bg.tx},
 		Answer: h.teams.answer, AnswerPlan: h.teams.plans, OnEvent: trees.OnEvent(bg.sess.TeamEvent), Deliver: bg.sess.Deliver,
 		Registry: bg.reg, PaneArgv: a.paneArgv(h, home, cwd), IdleNote: trees.IdleNote, Trees: trees})

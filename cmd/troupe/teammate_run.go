@@ -17,6 +17,7 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
@@ -79,6 +80,8 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	defer closeLog()
 	a.warnUntrusted(cwd, errOut) // trust.go: its lead trusted the folder, or the folder's files are left out
+	leadMode := paneMode(cfg, member.Name, approver, errOut)
+	member.Mode = string(approver.Mode)
 	var tm *swarm.Teammate
 	closeAll, err := a.paneServices(ctx, cwd, cmp.Or(tf.ParentSessionID, tf.AgentID), approver, errOut)
 	defer closeAll()
@@ -91,7 +94,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 		tx = a.transcriptsFor(tf.ParentSessionID) // beside the lead's
 	}
 	tm, cleanup, err := kit.Teammate(kit.TeammateConfig{Stores: kitStores(sess.Stores), Team: cfg.Name, Member: member, Cwd: cwd, Model: model, Context: ac, Transcripts: tx,
-		Base: approver, Planned: tf.PlanModeRequired || member.PlanModeRequired, Now: a.Now, Trust: trust, AskTimeout: h.teams.ask,
+		Base: approver, Ceiling: func() permission.Mode { return leadMode }, Planned: tf.PlanModeRequired || member.PlanModeRequired, Now: a.Now, Trust: trust, AskTimeout: h.teams.ask,
 		Asker:   approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { return tm.Ask(ctx, req) }),
 		OnEvent: logLine, OnAgentEvent: kit.ToolTimeline(member.Name, a.Now, logLine),
 		Telemetry: a.tel.mate(member.Name, cmp.Or(member.Model, model.Info().Model))})
@@ -157,6 +160,45 @@ func leadTrust(k *mailbox.LeadVerifyKey) func(mailbox.Message) bool {
 		forged, err := mailbox.Forged(k, msg)
 		return err == nil && !forged
 	}
+}
+
+// paneMode narrows a pane teammate's permission mode (approver.Mode, from
+// its --permission-mode, else the settings' defaultMode) to the narrowest
+// of it, its member's mode in the team file and its lead's mode recorded
+// there (permission.ChildMode), saying so on errOut when that narrowed it:
+// neither a command line nor a team file alone can widen a teammate's
+// permissions. It returns the lead's mode ("" when the team file holds
+// none: a team of Claude Code's or of an older troupe), the bound of any
+// later change (an approved plan).
+func paneMode(cfg team.Config, self string, approver *approve.Approver, errOut io.Writer) permission.Mode {
+	mode := permission.ChildMode(permission.ModeBypass, approver.Mode)
+	var leadMode permission.Mode
+	var why []string
+	if lead, ok := cfg.Member(team.LeadName); ok && lead.Mode != "" {
+		leadMode = permission.ChildMode(permission.ModeBypass, permission.Mode(lead.Mode))
+	}
+	bounds := []struct {
+		what string
+		mode string
+	}{{"its entry in the team file", ""}, {"its lead's", string(leadMode)}}
+	if m, ok := cfg.Member(self); ok {
+		bounds[0].mode = m.Mode
+	}
+	for _, b := range bounds {
+		if b.mode == "" {
+			continue
+		}
+		if n := permission.ChildMode(permission.Mode(b.mode), mode); n != mode {
+			why = append(why, fmt.Sprintf("%s is %s", b.what, b.mode))
+			mode = n
+		}
+	}
+	if mode != approver.Mode {
+		fmt.Fprintf(errOut, "troupe: warning: teammate %s of team %s was started in permission mode %s; it runs in %s, since %s: a teammate never runs in a wider mode than its lead or its team file give\n",
+			self, cfg.Name, approver.Mode, mode, strings.Join(why, " and "))
+	}
+	approver.Mode = mode
+	return leadMode
 }
 
 // paneMember returns the team of a pane teammate and its roster entry,

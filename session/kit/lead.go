@@ -42,6 +42,9 @@ type LeadTeamConfig struct {
 	// default), "" for the provider's.
 	ModelName string
 	Approver  *approve.Approver
+	// ModeNow returns the lead's current permission mode ("" or nil: the
+	// approver's); teammates never get a wider one.
+	ModeNow func() permission.Mode
 	// Answer answers teammates' permission questions; nil uses the
 	// approver's asker when it has one (a --permission-prompt-command
 	// may answer "allow always"), else questions are denied with a reason.
@@ -126,7 +129,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 	}
 	lead, err := swarm.NewLead(swarm.LeadConfig{
 		Teams: c.Stores.Teams, Mail: mail, Tasks: c.Stores.Tasks,
-		Session: c.Session, Cwd: cwd, Model: c.ModelName, Mode: string(c.Approver.Mode),
+		Session: c.Session, Cwd: cwd, Model: c.ModelName, Mode: string(c.Approver.Mode), ModeNow: c.ModeNow,
 		Backend: c.Backend, Fallback: c.Fallback, Answer: c.answerer(), AnswerPlan: c.AnswerPlan, Policy: c.Approver.Policy,
 		NoAutoClaim: c.Queuing, QueuingPanes: c.Queuing,
 		ShutdownAnswerTimeout: c.ShutdownAnswerTimeout, Registry: c.Registry,

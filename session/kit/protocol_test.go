@@ -327,3 +327,36 @@ func TestPlanAnsweredByPerson(t *testing.T) {
 		t.Error("the plan reached the lead's model too")
 	}
 }
+
+// An approved plan never widens a teammate beyond its lead's mode: under
+// a dontAsk lead, the approval's "default" becomes dontAsk, and kim's
+// write after it is denied without a question.
+func TestPlanApprovalNarrowedToTheLead(t *testing.T) {
+	script := func(cwd string) string {
+		file := filepath.Join(cwd, "a.go")
+		return turns(
+			`{"match":{"system":"teammate kim","turn":0},"reply":{"tool_calls":[{"name":"ExitPlanMode","input":{"plan":"1. edit a.go"}}]}}`,
+			`{"match":{"system":"teammate kim","user":"[Plan Approved]"},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"`+file+`","content":"package a\n"}}]}}`,
+			`{"match":{"system":"teammate kim","tool_result":"Write"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":"WRITE-TRIED: {{capture:(dontAsk mode|needs approval|allowed)}}","summary":"tried"}}]}}`,
+			`{"match":{"system":"teammate kim"},"reply":{"text":"done"},"repeat":true}`,
+		)(cwd)
+	}
+	k := newKitTeam(t, script, func(c *LeadTeamConfig) {
+		c.ModeNow = func() permission.Mode { return permission.ModeDontAsk }
+		c.AnswerPlan = func(ctx context.Context, a swarm.PlanAsk) (swarm.PlanAnswer, error) {
+			return swarm.PlanAnswer{Approve: true}, nil
+		}
+	})
+	k.create("plans")
+	k.spawn(swarm.SpawnRequest{Name: "kim", Prompt: "plan the change", PlanModeRequired: true})
+	k.waitFor("kim's word after her write", func() bool { return strings.Contains(k.inputs(), "WRITE-TRIED") })
+	if _, err := os.Stat(filepath.Join(k.cwd, "a.go")); err == nil {
+		t.Error("kim wrote a.go after the approval: she left plan mode wider than her lead's dontAsk")
+	}
+	if qs := k.questions(); len(qs) != 0 {
+		t.Errorf("kim's write asked the lead: %+v; want it denied (dontAsk)", qs)
+	}
+	if !strings.Contains(k.inputs(), "WRITE-TRIED: dontAsk mode") {
+		t.Errorf("kim's write was not denied by dontAsk mode:\n%s", k.inputs())
+	}
+}

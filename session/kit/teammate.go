@@ -46,13 +46,17 @@ func MateEvents(on func(swarm.Event)) func(swarm.Event) {
 // TeammateConfig is what building a teammate's agent needs, in either
 // process: the lead's (in-process teammates) or its own (pane teammates).
 type TeammateConfig struct {
-	Stores  Stores // the team's
-	Team    string
-	Member  team.Member
-	Cwd     string
-	Model   llm.Model
-	Base    *approve.Approver // the permission layer the teammate starts from
-	Asker   approve.Asker     // where its questions go
+	Stores Stores // the team's
+	Team   string
+	Member team.Member
+	Cwd    string
+	Model  llm.Model
+	Base   *approve.Approver // the permission layer the teammate starts from
+	// Ceiling, when set, returns the widest mode the teammate may run in:
+	// its lead's (permission.ChildMode). Its member's mode and the mode
+	// an approved plan switches it to are narrowed to it.
+	Ceiling func() permission.Mode
+	Asker   approve.Asker // where its questions go
 	Prompt  string
 	Planned bool
 	Now     func() time.Time
@@ -94,11 +98,18 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	FollowWorktree(&base)                     // the project's rules hold there too
 	base.Asker = p.Asker
 	base.Hint = nil
-	if p.Member.Mode != "" {
-		if mode, err := permission.ParseMode(p.Member.Mode); err == nil {
-			base.Mode = mode
-		}
+	if p.Member.Mode != "" { // "auto" reads as acceptEdits, an unknown mode as default
+		base.Mode = permission.ChildMode(permission.ModeBypass, permission.Mode(p.Member.Mode))
 	}
+	bound := func(m permission.Mode) permission.Mode {
+		if p.Ceiling != nil {
+			if c := p.Ceiling(); c != "" {
+				return permission.ChildMode(c, m)
+			}
+		}
+		return m
+	}
+	base.Mode = bound(base.Mode)
 	if p.Planned {
 		base.Mode = permission.ModePlan
 	}
@@ -118,7 +129,10 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType,
 		Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
 		Prompt: p.Prompt, PlanMode: p.Planned, Trust: p.Trust, Now: p.Now, OnEvent: p.OnEvent, AskTimeout: p.AskTimeout,
-		SetMode:       func(m string) { _ = appr.SetMode(m) },
+		SetMode: func(m string) string {
+			_ = appr.SetMode(string(bound(permission.Mode(m))))
+			return string(appr.Mode())
+		},
 		AddAllowRules: func(r []string) { _ = appr.AddAllowRules(r) },
 		BeforeIdle:    p.Context.hooks.TeammateIdle(p.Team, p.Member.Name),
 		Background:    bg.running,
@@ -301,7 +315,7 @@ func (p InProcess) Launch(ctx context.Context, l *swarm.Lead, m team.Member, r s
 		tel = p.Telemetry(m.Name, cmp.Or(m.Model, p.Model.Info().Model))
 	}
 	tm, cleanup, err := Teammate(TeammateConfig{Stores: p.Stores, Team: l.Team(), Member: m, Cwd: cwd, Model: p.Model, Context: ac, Transcripts: p.Transcripts,
-		Base: p.Approver, Prompt: r.Prompt, Planned: r.PlanModeRequired, Now: now, OnEvent: MateEvents(p.OnEvent), AskTimeout: p.AskTimeout,
+		Base: p.Approver, Ceiling: l.Mode, Prompt: r.Prompt, Planned: r.PlanModeRequired, Now: now, OnEvent: MateEvents(p.OnEvent), AskTimeout: p.AskTimeout,
 		Asker: approve.AskerFunc(func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) {
 			return tm.AskMirrored(ctx, req, func(ctx context.Context, req approve.AskRequest) (approve.Answer, error) { // the dashboard sees it too
 				return l.AskInProcess(ctx, m.Name, m.Color, req)

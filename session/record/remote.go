@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/troupe-dev/troupe/internal/inert"
 	"github.com/troupe-dev/troupe/remote"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -278,7 +279,7 @@ func ResumeNote(jobs []RemoteJob, reattach func(RemoteJob) error) string {
 	var b strings.Builder
 	b.WriteString("<system-reminder>\nThis session was resumed. The remote agents it started before (from the session record):\n")
 	for _, j := range jobs {
-		b.WriteString("- " + j.Describe())
+		b.WriteString("- " + inert.Tags(j.Describe())) // its description is the model's words
 		if j.Open() {
 			switch err := reattach(j); {
 			case err == nil:
