@@ -83,7 +83,8 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
-		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
+		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
+		CheckResume: func(id string) error { return a.checkResume(cwd, id) },
 		Transcript: func(name string, from int64) ([]transcript.Line, int64, error) { // what a teammate wrote and did
 			return transcript.Tail(filepath.Join(transcript.Dir(troupeHome, lr.id), transcript.FileName(name)), from)
 		},
@@ -151,6 +152,18 @@ func (a *app) recentSessions(cwd, current string) []tui.SessionInfo {
 		}
 	}
 	return out
+}
+
+// checkResume tells whether the session id picked with /resume can be
+// opened in cwd, before this one ends for it: its record reads (what
+// openSessions asks of it).
+func (a *app) checkResume(cwd, id string) error {
+	home, err := a.Home()
+	if err != nil {
+		return err
+	}
+	_, err = record.Resume(filepath.Join(home, "sessions"), id, cwd)
+	return err
 }
 
 // recordSwaps writes the foreground lead's whole conversation to the
