@@ -326,7 +326,9 @@ func TestFrames(t *testing.T) {
 	t.Run("resume fails", func(t *testing.T) {
 		r := &recorder{}
 		m := newModel(context.Background(), r, Options{NoColor: true, Now: func() time.Time { return t0 },
-			Sessions: func() []SessionInfo { return []SessionInfo{{ID: "s-broken", When: t0.Add(-time.Hour), Prompt: "add a flag"}} },
+			Sessions: func() []SessionInfo {
+				return []SessionInfo{{ID: "s-broken", When: t0.Add(-time.Hour), Prompt: "add a flag"}}
+			},
 			CheckResume: func(id string) error {
 				return fmt.Errorf("resume session %s: session file /h/%s.jsonl line 2: not a JSON object", id, id)
 			}})
