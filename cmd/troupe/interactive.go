@@ -48,6 +48,9 @@ func (a *app) runInteractivePrompt(ctx context.Context, h *headless, prompt stri
 	}
 	for {
 		next, err := a.interactiveSession(ctx, h, cwd, prompt)
+		if err == nil && ctx.Err() != nil {
+			return context.Cause(ctx) // a signal: main says so and exits 130 or 143
+		}
 		if err != nil || next == "" {
 			return err
 		}
