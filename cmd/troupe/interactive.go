@@ -11,7 +11,6 @@ import (
 	"github.com/troupe-dev/troupe/cli"
 
 	"github.com/troupe-dev/troupe/brief"
-	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/record"
@@ -90,10 +89,6 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		CheckResume: func(id string) error { return a.checkResume(cwd, id) },
 		Transcript: func(name string, from int64) ([]transcript.Line, int64, error) { // what a teammate wrote and did
 			return transcript.Tail(filepath.Join(transcript.Dir(troupeHome, lr.id), transcript.FileName(name)), from)
-		},
-		Cost: func(u llm.Usage) (float64, bool) { // the built-in list prices (budget)
-			p, ok := budget.DefaultPrices().Lookup(lr.model)
-			return p.Cost(u), ok
 		},
 		Spent: tuiSpent(lr.out.Meter), // budget.go: the session's spending in the footer
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
