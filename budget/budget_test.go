@@ -3,6 +3,7 @@ package budget_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -32,6 +33,39 @@ func TestLookup(t *testing.T) {
 	}
 	if err := budget.DefaultPrices().Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// The Anthropic prices, one call each: a dated snapshot and a "[1m]"
+// name are priced as their model, and a long prompt on a model with a
+// long-prompt price costs that price.
+func TestDefaultPricesCost(t *testing.T) {
+	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000, CacheReadTokens: 1_000_000, CacheWriteTokens: 1_000_000}
+	for _, tt := range []struct {
+		model string
+		u     llm.Usage
+		want  float64
+	}{
+		{"claude-sonnet-5-5", u, 2 + 10 + 0.10 + 2.50},
+		{"claude-opus-5-5", u, 4 + 20 + 0.20 + 5},
+		{"claude-haiku-4-5-20251001", u, 1 + 5 + 0.10 + 1.25},
+		{"claude-sonnet-5-5[1m]", llm.Usage{OutputTokens: 1000}, 0.01},
+		{"claude-haiku-5-5", llm.Usage{InputTokens: 50_000, OutputTokens: 1000}, 0.005 + 0.0005},
+		{"claude-haiku-5-5", llm.Usage{InputTokens: 200_000, OutputTokens: 1000}, 0.1 + 0.0025},
+		{"claude-haiku-5-5", llm.Usage{InputTokens: 10, CacheReadTokens: 100_000, OutputTokens: 1000}, (10*0.5 + 100_000*0.05 + 1000*2.5) / 1e6},
+		{"scripted", u, 0},
+	} {
+		p, ok := budget.DefaultPrices().Lookup(tt.model)
+		if got := p.Cost(tt.u); !ok || math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: %v, priced %v; want %v", tt.model, got, ok, tt.want)
+		}
+	}
+	if _, ok := budget.DefaultPrices().Lookup("gpt-6"); ok {
+		t.Error("gpt-6 is priced")
+	}
+	bad := budget.Table{"m": {Input: 1, Long: &budget.Price{Output: -1}}}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "price of m: long: -1") {
+		t.Errorf("Check of a negative long price: %v", err)
 	}
 }
 

@@ -133,6 +133,9 @@ func NewMeter(cfg Config) *Meter {
 	return &Meter{cfg: cfg, byAgent: map[string]Spend{}, byModel: map[string]Spend{}}
 }
 
+// Prices returns the meter's price table.
+func (m *Meter) Prices() Table { return m.cfg.Prices }
+
 // Limits returns the session's limits.
 func (m *Meter) Limits() Limits { return m.cfg.Limits }
 
@@ -201,6 +204,14 @@ func (m *Meter) Total() Spend {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return clone(m.total)
+}
+
+// Totals returns everyone's spending and its lines by agent and by
+// model, read at one moment: the lines add up to the total.
+func (m *Meter) Totals() (total Spend, byAgent, byModel map[string]Spend) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return clone(m.total), cloneMap(m.byAgent), cloneMap(m.byModel)
 }
 
 // ByAgent returns each agent's spending.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/troupe-dev/troupe/llm"
 )
 
 // Render writes t for a person: a heading, then one line per event
@@ -35,11 +37,11 @@ func RenderLines(w io.Writer, lines []Line, clean func(string) string) error {
 			// A message of tool results only says nothing here: its
 			// tool_result lines follow.
 			if l.Message != nil && strings.TrimSpace(l.Message.Text()) != "" {
-				text = "user: " + oneLine(l.Message.Text(), 300)
+				text = "user: " + blocks(l.Message, 300)
 			}
 		case "assistant":
 			if l.Message != nil {
-				text = "assistant: " + oneLine(l.Message.Text(), 300)
+				text = "assistant: " + blocks(l.Message, 300)
 				if l.Usage != nil {
 					text += fmt.Sprintf("  [%d in, %d out]", l.Usage.TotalInput(), l.Usage.OutputTokens)
 				}
@@ -75,11 +77,37 @@ func RenderLines(w io.Writer, lines []Line, clean func(string) string) error {
 		if text == "" {
 			continue
 		}
-		if _, err := fmt.Fprintf(w, "%s %s\n", clock(l.Time), clean(text)); err != nil {
+		// A message of several text blocks shows each on its own line,
+		// after a blank line, under the first.
+		var out strings.Builder
+		for i, part := range strings.Split(text, blockBreak) {
+			if i > 0 {
+				out.WriteString("\n\n" + strings.Repeat(" ", len("15:04:05 ")))
+			}
+			out.WriteString(clean(part))
+		}
+		if _, err := fmt.Fprintf(w, "%s %s\n", clock(l.Time), out.String()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// blockBreak separates a message's text blocks in a rendered line until
+// the line is written (blocks takes it out of the text).
+const blockBreak = "\u2029" // PARAGRAPH SEPARATOR
+
+// blocks returns the text blocks of m, each cut to one line of n bytes,
+// separated by blockBreak: a prompt and the note queued after it ("say
+// hi", "QUEUED-NOTE") are two blocks, not "say hiQUEUED-NOTE".
+func blocks(m *llm.Message, n int) string {
+	var parts []string
+	for _, b := range m.Content {
+		if b.Type == llm.BlockText && strings.TrimSpace(b.Text) != "" {
+			parts = append(parts, oneLine(strings.ReplaceAll(b.Text, blockBreak, " "), n))
+		}
+	}
+	return strings.Join(parts, blockBreak)
 }
 
 func clock(rfc string) string {

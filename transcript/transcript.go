@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/internal/jsonl"
 )
 
 // Kinds of agents.
@@ -107,9 +108,9 @@ func Parse(r io.Reader) (Transcript, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	n := 0
 	for {
-		b, err := br.ReadBytes('\n')
-		if len(b) > maxLine {
-			return t, fmt.Errorf("line %d: longer than %d bytes", n+1, maxLine)
+		b, err := jsonl.ReadLine(br, maxLine)
+		if errors.Is(err, jsonl.ErrTooLong) {
+			return t, fmt.Errorf("line %d: %w", n+1, err)
 		}
 		if err == io.EOF {
 			return t, nil // a torn line (or none)
@@ -273,9 +274,9 @@ func Tail(path string, off int64) ([]Line, int64, error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	var out []Line
 	for {
-		b, err := br.ReadBytes('\n')
-		if len(b) > maxLine {
-			return out, off, fmt.Errorf("%s: a line longer than %d bytes", path, maxLine)
+		b, err := jsonl.ReadLine(br, maxLine)
+		if errors.Is(err, jsonl.ErrTooLong) {
+			return out, off, fmt.Errorf("%s at byte %d: %w", path, off, err)
 		}
 		if err == io.EOF {
 			return out, off, nil

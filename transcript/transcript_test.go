@@ -164,3 +164,21 @@ func TestRenderSkipsEmptyUser(t *testing.T) {
 		t.Errorf("rendered:\n%s\nwant one user line and the result", got)
 	}
 }
+
+// A message's text blocks (a prompt and the note queued after it) are
+// rendered apart, a blank line between them, not run together.
+func TestRenderSeparatesTextBlocks(t *testing.T) {
+	q := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("say hi"), llm.Text("QUEUED-NOTE")}}
+	a := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Hi."), llm.ToolUse("u1", "Bash", nil), llm.Text("Done\nnow.")}}
+	var b strings.Builder
+	err := RenderLines(&b, []Line{{Type: "user", Message: &q}, {Type: "assistant", Message: &a, Usage: &llm.Usage{InputTokens: 5, OutputTokens: 2}}},
+		func(s string) string { return s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--:--:-- user: say hi\n\n         QUEUED-NOTE\n" +
+		"--:--:-- assistant: Hi.\n\n         Done now.  [5 in, 2 out]\n"
+	if got := b.String(); got != want {
+		t.Errorf("rendered:\n%q\nwant\n%q", got, want)
+	}
+}

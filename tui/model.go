@@ -189,6 +189,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionsMsg:
 		m.sessions, m.selSess, m.screen = msg, 0, screenResume
 		return m, nil
+	case resumeCheckedMsg:
+		return m, m.resumeChecked(msg)
 	case tea.MouseWheelMsg:
 		if len(m.questions) > 0 { // the wheel scrolls the open dialog
 			if msg.Button == tea.MouseWheelUp {
@@ -909,6 +911,13 @@ func plainError(err error) string {
 // sessionsMsg carries /resume's list into Update.
 type sessionsMsg []SessionInfo
 
+// resumeCheckedMsg carries CheckResume's answer about a session picked
+// with /resume into Update.
+type resumeCheckedMsg struct {
+	id  string
+	err error
+}
+
 func (m *model) resumeKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc":
@@ -919,11 +928,27 @@ func (m *model) resumeKey(k tea.KeyPressMsg) tea.Cmd {
 		m.selSess = min(m.selSess+1, max(0, len(m.sessions)-1))
 	case "enter":
 		if m.selSess < len(m.sessions) {
-			m.resume, m.quitting = m.sessions[m.selSess].ID, true
-			return tea.Quit
+			id, check := m.sessions[m.selSess].ID, m.opts.CheckResume
+			if check == nil {
+				return m.resumeChecked(resumeCheckedMsg{id: id})
+			}
+			return func() tea.Msg { return resumeCheckedMsg{id: id, err: check(id)} }
 		}
 	}
 	return nil
+}
+
+// resumeChecked ends this session to open the one picked with /resume,
+// or, when that one cannot be opened, says why and goes on with this one.
+func (m *model) resumeChecked(msg resumeCheckedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.screen = screenMain
+		m.convo.add(entry{kind: entryError, text: fmt.Sprintf("/resume %s: %s; this session goes on", msg.id, plainError(msg.err))})
+		m.convo.follow()
+		return nil
+	}
+	m.resume, m.quitting = msg.id, true
+	return tea.Quit
 }
 
 // replay shows a resumed conversation: prompts, answers and tool calls.

@@ -329,6 +329,32 @@ func TestFrames(t *testing.T) {
 			t.Errorf("picking the second session: resume %q, quitting %v", m.resume, m.quitting)
 		}
 	})
+	t.Run("resume fails", func(t *testing.T) {
+		r := &recorder{}
+		m := newModel(context.Background(), r, Options{NoColor: true, Now: func() time.Time { return t0 },
+			Sessions: func() []SessionInfo {
+				return []SessionInfo{{ID: "s-broken", When: t0.Add(-time.Hour), Prompt: "add a flag"}}
+			},
+			CheckResume: func(id string) error {
+				return fmt.Errorf("resume session %s: session file /h/%s.jsonl line 2: not a JSON object", id, id)
+			}})
+		m.Update(tea.WindowSizeMsg{Width: 100, Height: 24})
+		press(m, "/resume", "enter")
+		if m.screen != screenResume {
+			t.Fatalf("/resume: screen %d; want the list", m.screen)
+		}
+		press(m, "enter")
+		if m.resume != "" || m.quitting || m.screen != screenMain {
+			t.Fatalf("a session that cannot be opened was picked: resume %q, quitting %v, screen %d; want this session to go on", m.resume, m.quitting, m.screen)
+		}
+		if f := m.frame(); !strings.Contains(f, "/resume s-broken: resume session s-broken: session file /h/s-broken.jsonl line 2") || !strings.Contains(f, "this session goes on") {
+			t.Errorf("the error is not shown:\n%s", f)
+		}
+		press(m, "next prompt", "enter")
+		if !slices.Contains(r.calls, "submit next prompt") {
+			t.Errorf("the session does not take a prompt after the failed /resume: %q", r.calls)
+		}
+	})
 	t.Run("permissions", func(t *testing.T) {
 		m, r := newTest(t)
 		press(m, "/permissions", "enter", "/permissions deny Bash(rm:*)", "enter", "/permissions remove ask Bash(git push)", "enter", "/permissions plan", "enter", "/compact", "enter")

@@ -67,6 +67,10 @@ type Options struct {
 	// Sessions lists the recent sessions of the working folder, newest
 	// first, for /resume (called from a command: it may read files).
 	Sessions func() []SessionInfo
+	// CheckResume, when set, tells whether the session picked with
+	// /resume can be opened (called from a command: it may read files).
+	// On an error the error is shown and this session goes on.
+	CheckResume func(id string) error
 	// Slash handles a slash command the model does not know itself
 	// (a custom command, /model, /compact): it returns the text to show.
 	Slash func(ctx context.Context, name, args string) (prompt string, note string, err error)

@@ -133,6 +133,16 @@ func New(cfg Config) (*Backend, error) {
 		if !validPaneID(b.leader) {
 			return nil, fmt.Errorf("inside tmux, $TMUX_PANE %q: want the leader's pane id like %%3", b.leader)
 		}
+		// A $TMUX left behind (the server gone, the variable copied into
+		// another shell) names a socket that is not there: say so now,
+		// not at the first split.
+		if fi, err := os.Stat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
+			why := "not a socket"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, fmt.Errorf("%w: $TMUX names the tmux server socket %s, which is not there (%s): is the tmux server this shell ran in gone?", backend.ErrUnavailable, sock, why)
+		}
 		b.inside = true
 		b.sockArgs = []string{"-S", sock}
 	} else {

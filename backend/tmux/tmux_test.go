@@ -460,6 +460,7 @@ func TestNewRefusesBadEnvironment(t *testing.T) {
 		{"relative socket", map[string]string{"TMUX": "default,1,0", "TMUX_PANE": "%1"}, "want <socket path>"},
 		{"no pane", map[string]string{"TMUX": "/tmp/tmux-1/default,1,0"}, "$TMUX_PANE"},
 		{"bad pane", map[string]string{"TMUX": "/tmp/tmux-1/default,1,0", "TMUX_PANE": "1"}, "$TMUX_PANE"},
+		{"no server", map[string]string{"TMUX": "/nonexistent/tmux-1/default,1,0", "TMUX_PANE": "%1"}, "$TMUX names the tmux server socket /nonexistent/tmux-1/default, which is not there"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

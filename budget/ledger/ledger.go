@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/budget"
+	"github.com/troupe-dev/troupe/internal/jsonl"
 )
 
 // FileName is the ledger's name in a session's folder. It does not end in
@@ -138,9 +139,9 @@ func Parse(r io.Reader) ([]Entry, error) {
 	var out []Entry
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
-		b, err := br.ReadBytes('\n')
-		if len(b) > maxLine {
-			return out, fmt.Errorf("%w %d: longer than %d bytes", ErrMalformed, n, maxLine)
+		b, err := jsonl.ReadLine(br, maxLine)
+		if errors.Is(err, jsonl.ErrTooLong) {
+			return out, fmt.Errorf("%w %d: %w", ErrMalformed, n, err)
 		}
 		if err == io.EOF {
 			return out, nil // a torn line, or none

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/cli"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/llm/anthropic"
+	"github.com/troupe-dev/troupe/llm/openai"
 	"github.com/troupe-dev/troupe/permission"
 )
 
@@ -131,6 +134,54 @@ func TestPrices(t *testing.T) {
 	}
 	if _, err := Prices(home, cwd); err == nil || !strings.Contains(err.Error(), "modelPrices") {
 		t.Errorf("a negative price: err = %v; want one naming modelPrices", err)
+	}
+}
+
+// Every provider's default model, and every model the providers know,
+// has a price in the one price list: --max-budget-usd stops a run on
+// them. The defaults are read from the models the flags open.
+func TestDefaultModelsPriced(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(script, []byte(`{"turns": [{"reply": {"text": "hi"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	for _, m := range []Model{{Provider: "anthropic"}, {Provider: "scripted", Script: script}} {
+		opened, err := m.Open(env(map[string]string{"ANTHROPIC_API_KEY": "k"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		models = append(models, opened.Info().Model)
+	}
+	// OpenAI has no default model (--model is required): the ones it knows.
+	models = append(append(models, anthropic.Models()...), openai.Models()...)
+	prices := budget.DefaultPrices()
+	for _, m := range models {
+		if _, ok := prices.Lookup(m); !ok {
+			t.Errorf("model %s has no price in budget.DefaultPrices", m)
+		}
+	}
+	if !slices.Contains(models, anthropic.DefaultModel) {
+		t.Errorf("the anthropic default %s was not checked: %q", anthropic.DefaultModel, models)
+	}
+}
+
+// A USD limit on a model without a price is refused, naming the model
+// and the setting that prices it; a priced model, or no USD limit, passes.
+func TestCheckPriced(t *testing.T) {
+	prices := budget.DefaultPrices()
+	err := CheckPriced(prices, budget.Limits{USD: 1}, "my-model")
+	var ue *cli.UsageError
+	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), `model "my-model" has no price`) || !strings.Contains(err.Error(), "modelPrices") {
+		t.Errorf("unpriced model under --max-budget-usd: %v; want a usage error naming it and modelPrices", err)
+	}
+	for _, ok := range []struct {
+		limits budget.Limits
+		model  string
+	}{{budget.Limits{USD: 1}, "claude-sonnet-5-5"}, {budget.Limits{Tokens: 10}, "my-model"}, {budget.Limits{}, "my-model"}} {
+		if err := CheckPriced(prices, ok.limits, ok.model); err != nil {
+			t.Errorf("%+v on %s: %v", ok.limits, ok.model, err)
+		}
 	}
 }
 

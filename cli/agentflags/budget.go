@@ -80,6 +80,19 @@ func Prices(home, cwd string) (budget.Table, error) {
 	return budget.DefaultPrices().Merge(over), nil
 }
 
+// CheckPriced refuses a USD limit on a model without a price in prices
+// (its calls would count as free, and the limit would never stop the
+// run), naming the model and the modelPrices setting that prices it.
+func CheckPriced(prices budget.Table, limits budget.Limits, model string) error {
+	if limits.USD <= 0 {
+		return nil
+	}
+	if _, ok := prices.Lookup(model); ok {
+		return nil
+	}
+	return cli.Usagef("--max-budget-usd: model %q has no price, so what it spends cannot be counted; give its price (US dollars per million tokens) in the modelPrices setting, e.g. in .troupe/settings.json: {\"modelPrices\": {%q: {\"input\": 3, \"output\": 15}}}", model, model)
+}
+
 // Exit turns a run that a limit stopped into exit status ExitBudget,
 // after saying why on stderr; other errors pass through.
 func Exit(stderr io.Writer, err error) error {

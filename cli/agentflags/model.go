@@ -90,11 +90,3 @@ func (m Model) Open(getenv func(string) string) (llm.Model, error) {
 	}
 	return nil, cli.Usagef("--provider %q: want anthropic, openai or scripted", provider)
 }
-
-// Cost returns the price of usage when the provider publishes prices.
-func Cost(info llm.Info, u llm.Usage) (float64, bool) {
-	if info.Provider == "anthropic" {
-		return anthropic.Cost(info.Model, u)
-	}
-	return 0, false
-}

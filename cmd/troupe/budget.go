@@ -28,6 +28,9 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 	if err != nil {
 		return nil, err
 	}
+	if err := agentflags.CheckPriced(meter.Prices(), meter.Limits(), model.Info().Model); err != nil {
+		return nil, err
+	}
 	lr.out.Meter = meter
 	if h.budget.Limits() != (budget.Limits{}) {
 		lr.defer_(a.watchLedger(meter, lr.id)) // budget_team.go: pane teammates' spending seen as it is written
@@ -42,6 +45,9 @@ func (a *app) meterLead(h *headless, cwd string, lr *leadRun, model llm.Model) (
 func (a *app) meterPane(h *headless, cwd, session, name string, model llm.Model) (llm.Model, error) {
 	meter, err := a.newMeter(cwd, session, h.budget.Limits(), nil, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := agentflags.CheckPriced(meter.Prices(), meter.Limits(), model.Info().Model); err != nil {
 		return nil, err
 	}
 	return meter.Account(name, budget.Limits{}).Model(model), nil

@@ -371,3 +371,81 @@ func TestSessionCapAsksTeammatesToShutDown(t *testing.T) {
 		t.Errorf("the lead's transcript does not hold the reason:\n%s", b)
 	}
 }
+
+// --max-budget-usd stops a run on the default model (no --model): its
+// price is in the one price list. The result's total_cost_usd is the sum
+// of its usage_by_agent and of its usage_by_model lines.
+func TestMaxBudgetUSDDefaultModel(t *testing.T) {
+	dir := t.TempDir()
+	cwd := filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "notes.txt"), "alpha\n")
+	// claude-sonnet-5-5: $2 and $10 per million; 200k in and 20k out cost $0.60 a call.
+	srv := llmtest.NewAnthropicServer(t, func(req *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		r := llmtest.AnthropicToolCall("toolu_1", "Read", `{"file_path":"notes.txt"}`)
+		r.Usage = llmtest.AnthropicUsage{InputTokens: 200_000, OutputTokens: 20_000}
+		return r
+	})
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string {
+		return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.URL}[k]
+	}}
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--cwd", cwd,
+		"--output-format", "json", "--max-budget-usd", "1", "read the notes again and again"})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {
+		t.Fatalf("run: %v; want exit status %d\n%s\n%s", err, agentflags.ExitBudget, out.String(), errOut.String())
+	}
+	if n := srv.RequestCount(); n != 2 {
+		t.Errorf("the server got %d calls; want 2 ($1.20 after the second, past the $1 cap)", n)
+	}
+	var res struct {
+		Model   string  `json:"model"`
+		Subtype string  `json:"subtype"`
+		Total   float64 `json:"total_cost_usd"`
+		ByAgent map[string]struct {
+			CostUSD float64 `json:"cost_usd"`
+		} `json:"usage_by_agent"`
+		ByModel map[string]struct {
+			CostUSD float64 `json:"cost_usd"`
+		} `json:"usage_by_model"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, out.String())
+	}
+	if res.Model != "claude-sonnet-5-5" || res.Subtype != "error_max_budget_usd" || math.Abs(res.Total-1.2) > 1e-9 {
+		t.Errorf("result: model %s, %s, total_cost_usd %v; want claude-sonnet-5-5 stopped at $1.20", res.Model, res.Subtype, res.Total)
+	}
+	var byAgent, byModel float64
+	for _, s := range res.ByAgent {
+		byAgent += s.CostUSD
+	}
+	for _, s := range res.ByModel {
+		byModel += s.CostUSD
+	}
+	if math.Abs(byAgent-res.Total) > 1e-9 || math.Abs(byModel-res.Total) > 1e-9 {
+		t.Errorf("total_cost_usd %v; usage_by_agent adds up to %v, usage_by_model to %v: want one number\n%s", res.Total, byAgent, byModel, out.String())
+	}
+}
+
+// A USD limit on a model without a price refuses to start, naming the
+// model and the modelPrices setting; priced there, the run starts.
+func TestMaxBudgetUSDUnpricedModel(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"model":"house-model-1","turns":[{"reply":{"text":"DONE"},"repeat":true}]}`)
+	writeIn(t, filepath.Join(cwd, "x"), "")
+	args := []string{"-p", "--cwd", cwd, "--provider", "scripted", "--script", script, "--max-budget-usd", "1", "hi"}
+	out, errOut, err := runIn(t, home, args...)
+	var ue *UsageError
+	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), `model "house-model-1" has no price`) || !strings.Contains(err.Error(), "modelPrices") {
+		t.Fatalf("unpriced model with --max-budget-usd: %v; want a usage error naming the model and modelPrices\n%s%s", err, out, errOut)
+	}
+	if strings.Contains(out, "DONE") {
+		t.Error("the model was called")
+	}
+	writeIn(t, filepath.Join(cwd, ".troupe", "settings.json"), `{"modelPrices":{"house-model-1":{"input":1,"output":2}}}`)
+	if out, errOut, err := runIn(t, home, args...); err != nil || !strings.Contains(out, "DONE") {
+		t.Errorf("priced in modelPrices: %v\n%s%s", err, out, errOut)
+	}
+}

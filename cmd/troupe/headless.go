@@ -303,7 +303,6 @@ func (a *app) leadOutput(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		stdout = io.Discard // the screen is the interactive lead's
 	}
 	lr.out = streamjson.New(stdout, h.outputFormat, lr.id, model.Info())
-	lr.out.Cost = agentflags.Cost
 	model, err := a.meterLead(h, cwd, lr, model) // budget.go: every agent of the session is metered
 	if err != nil {
 		return nil, err

@@ -11,7 +11,6 @@ import (
 	"github.com/troupe-dev/troupe/cli"
 
 	"github.com/troupe-dev/troupe/brief"
-	"github.com/troupe-dev/troupe/budget"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/record"
@@ -51,6 +50,9 @@ func (a *app) runInteractivePrompt(ctx context.Context, h *headless, prompt stri
 	}
 	for {
 		next, err := a.interactiveSession(ctx, h, cwd, prompt)
+		if err == nil && ctx.Err() != nil {
+			return context.Cause(ctx) // a signal: main says so and exits 130 or 143
+		}
 		if err != nil || next == "" {
 			return err
 		}
@@ -86,13 +88,10 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
-		Sessions: func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
+		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
+		CheckResume: func(id string) error { return a.checkResume(cwd, id) },
 		Transcript: func(name string, from int64) ([]transcript.Line, int64, error) { // what a teammate wrote and did
 			return transcript.Tail(filepath.Join(transcript.Dir(troupeHome, lr.id), transcript.FileName(name)), from)
-		},
-		Cost: func(u llm.Usage) (float64, bool) { // the built-in list prices (budget)
-			p, ok := budget.DefaultPrices().Lookup(lr.model)
-			return p.Cost(u), ok
 		},
 		Spent: tuiSpent(lr.out.Meter), // budget.go: the session's spending in the footer
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
@@ -154,6 +153,18 @@ func (a *app) recentSessions(cwd, current string) []tui.SessionInfo {
 		}
 	}
 	return out
+}
+
+// checkResume tells whether the session id picked with /resume can be
+// opened in cwd, before this one ends for it: its record reads (what
+// openSessions asks of it).
+func (a *app) checkResume(cwd, id string) error {
+	home, err := a.Home()
+	if err != nil {
+		return err
+	}
+	_, err = record.Resume(filepath.Join(home, "sessions"), id, cwd)
+	return err
 }
 
 // recordSwaps writes the foreground lead's whole conversation to the

@@ -221,3 +221,38 @@ func TestResumeUnfinishedTurn(t *testing.T) {
 		t.Error("the cut line was not dropped before appending")
 	}
 }
+
+// A session whose record has a line of 6 KB, 1 MB or 20 MB (one long
+// answer) continues: the long answer is in the resumed conversation and
+// the new exchange is recorded after it.
+func TestResumeLongLines(t *testing.T) {
+	for _, n := range []int{6 << 10, 1 << 20, 20 << 20} {
+		home, dir := t.TempDir(), t.TempDir()
+		long := make([]byte, n)
+		for i := range long {
+			long[i] = "abcdefghijklmnopqrstuvwxyz 0123456789"[i*7%37]
+		}
+		first := writeScript(t, `{"turns": [{"match": {"turn": 0}, "reply": {"text": "`+string(long)+`"}}]}`)
+		if out, stderr, err := sessionRun(t, home, dir, "long-1", nil, "-p", "--provider", "scripted", "--script", first, "--output-format", "json", "ONE"); err != nil {
+			t.Fatalf("%d bytes: first run: %v\n%.300s%s", n, err, out, stderr)
+		}
+		// Turn 1 holds only when the first exchange came back from the record.
+		second := writeScript(t, `{"turns": [{"match": {"turn": 1, "user": "TWO"}, "reply": {"text": "TWO-ANSWER"}}]}`)
+		out, stderr, err := sessionRun(t, home, dir, "unused", nil, "-p", "--provider", "scripted", "--continue", "--script", second, "TWO")
+		if err != nil || strings.TrimSpace(out) != "TWO-ANSWER" {
+			t.Fatalf("%d bytes: --continue: %v, stdout %.300q, stderr %q", n, err, out, stderr)
+		}
+		path := filepath.Join(home, "sessions", "long-1.jsonl")
+		rec, err := record.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, m := range rec.Messages {
+			texts = append(texts, m.Text())
+		}
+		if want := []string{"ONE", string(long), "TWO", "TWO-ANSWER"}; !slices.Equal(texts, want) {
+			t.Errorf("%d bytes: recorded conversation has %d messages; want the long answer kept and the new exchange after it", n, len(texts))
+		}
+	}
+}

@@ -402,6 +402,37 @@ func TestTUIResume(t *testing.T) {
 	p.quit()
 }
 
+// /resume of a session whose record cannot be read says why and keeps
+// the current session: it still answers, and quits normally.
+func TestTUIResumeBroken(t *testing.T) {
+	dir := t.TempDir()
+	script := `{"turns":[
+ {"match":{"user":"current session"},"reply":{"text":"CURRENT-ANSWER"}},
+ {"match":{"user":"still here"},"reply":{"text":"STILL-HERE-ANSWER"}}
+]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	writeFile(t, scriptFile, script)
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(filepath.Join(home, "sessions"), 0o700)
+	writeFile(t, filepath.Join(home, "sessions", "broken-1.jsonl"),
+		`{"type":"session","version":1,"session_id":"broken-1","cwd":"`+dir+`","provider":"scripted"}`+"\n"+
+			`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"old"}]}}`+"\n"+
+			"not json\n")
+	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir}, "--provider", "scripted", "--script", scriptFile)
+	p.submit("current session")
+	p.wait("CURRENT-ANSWER", 10*time.Second)
+	p.submit("/resume")
+	p.wait("broken-1", 5*time.Second)
+	p.keys("Enter")
+	s := p.wait("this session goes on", 10*time.Second)
+	if !strings.Contains(s, "/resume broken-1:") || !strings.Contains(s, "line 3: not a JSON object") {
+		t.Errorf("the failed /resume does not say why:\n%s", s)
+	}
+	p.submit("still here")
+	p.wait("STILL-HERE-ANSWER", 10*time.Second)
+	p.quit()
+}
+
 // The interactive lead on the official Anthropic SDK path (a fake
 // Messages API with real SSE): the answer streams in parts, a tool call's
 // question is answered, and Ctrl+O shows the call's result.

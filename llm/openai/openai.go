@@ -204,23 +204,38 @@ func isOpenAIHost(host string) bool {
 	return host == "api.openai.com" || strings.HasSuffix(host, ".api.openai.com")
 }
 
+// knownWindows are the context windows of well-known OpenAI models, by
+// prefix of their ids, the most specific first. Their prices are in the
+// one price list, budget.DefaultPrices.
+var knownWindows = []struct {
+	prefix string
+	tokens int
+}{
+	{"gpt-4.1", 1_047_576},
+	{"gpt-4o", 128_000},
+	{"gpt-5-chat", 128_000},
+	{"gpt-5", 400_000},
+	{"o3", 200_000},
+	{"o4-mini", 200_000},
+}
+
 // knownWindow returns the context window of well-known OpenAI models, 0 for
 // the rest.
 func knownWindow(model string) int {
-	for _, w := range []struct {
-		prefix string
-		tokens int
-	}{
-		{"gpt-4.1", 1_047_576},
-		{"gpt-4o", 128_000},
-		{"gpt-5-chat", 128_000},
-		{"gpt-5", 400_000},
-		{"o3", 200_000},
-		{"o4-mini", 200_000},
-	} {
+	for _, w := range knownWindows {
 		if strings.HasPrefix(model, w.prefix) {
 			return w.tokens
 		}
 	}
 	return 0
+}
+
+// Models returns the model ids (or id prefixes) the package knows the
+// window of. There is no default model: Options.Model is required.
+func Models() []string {
+	var out []string
+	for _, w := range knownWindows {
+		out = append(out, w.prefix)
+	}
+	return out
 }

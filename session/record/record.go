@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/internal/jsonl"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -140,17 +141,12 @@ func (l *Log) SetMessages(f func() []llm.Message) {
 // Parse reads a session file; name is its path, for errors, which
 // name the line at fault.
 func Parse(r io.Reader, name string) (*File, error) {
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var s File
 	for n := 1; ; n++ {
-		line, err := br.ReadSlice('\n')
-		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(line) > maxLine {
-				return nil, fmt.Errorf("session file %s line %d: longer than %d bytes", name, n, maxLine)
-			}
-			var more []byte
-			more, err = br.ReadSlice('\n')
-			line = append(slices.Clip(line), more...)
+		line, err := jsonl.ReadLine(br, maxLine)
+		if errors.Is(err, jsonl.ErrTooLong) {
+			return nil, fmt.Errorf("session file %s line %d: %w", name, n, err)
 		}
 		if err == io.EOF {
 			// A last line without its newline was cut short by a crash.

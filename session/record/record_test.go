@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -88,6 +89,9 @@ func FuzzParseSession(f *testing.F) {
 	f.Add(hdr + sub + sub)
 	f.Add(hdr + `{"type":"remote"}` + "\n")
 	f.Add(hdr + `{"type":"remote","remote":{"event":"submitted","id":"r0123abcd","labels":["a b"]}}` + "\n")
+	long := `{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("0123456789", 700) + `"}]}}` + "\n"
+	f.Add(hdr + long)               // a line longer than a read buffer
+	f.Add(hdr + long + long[:5000]) // and a torn one after it
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := Parse(strings.NewReader(in), "f")
 		if err != nil {
@@ -230,4 +234,66 @@ func TestCreateAndAppend(t *testing.T) {
 	if stderr.Len() > 0 {
 		t.Errorf("stderr: %s", stderr.String())
 	}
+}
+
+// TestParseLongLines: a message line of 6 KB, 1 MB or 20 MB (one long
+// answer, one large file read) is read whole, and a torn last line after
+// it is still dropped.
+func TestParseLongLines(t *testing.T) {
+	hdr := `{"type":"session","version":1,"session_id":"s1","cwd":"/w"}` + "\n"
+	for _, n := range []int{6 << 10, 1 << 20, 20 << 20} {
+		text := varied(n-2) + "é" // a multi-byte rune at the end
+		b, err := json.Marshal(Line{Type: "message", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(text)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := hdr + string(b) + "\n" + `{"type":"message","message":{"role":"user","content":[{"type":"text","text":"cut`
+		s, err := Parse(strings.NewReader(in), "f.jsonl")
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if len(s.Messages) != 1 || s.Messages[0].Text() != text {
+			t.Fatalf("%d bytes: %d messages, first of %d bytes", n, len(s.Messages), len(s.Messages[0].Text()))
+		}
+		if want := int64(len(hdr) + len(b) + 1); s.Size != want {
+			t.Fatalf("%d bytes: size = %d; want %d (the torn line is not counted)", n, s.Size, want)
+		}
+	}
+}
+
+// TestParseLineTooLong: a line over the bound is an error naming the
+// file and the line, not a read of all of it.
+func TestParseLineTooLong(t *testing.T) {
+	hdr := `{"type":"session","version":1,"session_id":"s1","cwd":"/w"}` + "\n"
+	r := io.MultiReader(strings.NewReader(hdr), io.LimitReader(repeatReader('x'), maxLine+1))
+	_, err := Parse(r, "f.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "session file f.jsonl line 2: line too long") {
+		t.Fatalf("err = %v; want the long line named", err)
+	}
+}
+
+// repeatReader reads as c for ever.
+type repeatReader byte
+
+func (c repeatReader) Read(p []byte) (int, error) {
+	chunk := bytes.Repeat([]byte{byte(c)}, 64<<10)
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], chunk)
+	}
+	return n, nil
+}
+
+// varied returns n bytes of text that does not repeat within a read
+// buffer's length, so that a reader mixing up its pieces is caught.
+func varied(n int) string {
+	b := make([]byte, 100_003) // a prime: no buffer size divides it
+	x := uint32(1)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return strings.Repeat(string(b), n/len(b)+1)[:n]
 }

@@ -32,10 +32,9 @@ type Writer struct {
 	// Endpoint words them.
 	Progress io.Writer
 	Endpoint endpoint.Server
-	// Meter is the session's spending: the result carries its totals.
+	// Meter is the session's spending: the result carries its totals,
+	// total_cost_usd and usage_by_agent and usage_by_model alike.
 	Meter *budget.Meter
-	// Cost prices the lead's own usage when there is no Meter's total.
-	Cost func(llm.Info, llm.Usage) (float64, bool)
 
 	mu sync.Mutex // serializes writes from parallel tool calls
 }
@@ -153,9 +152,6 @@ func (e *Writer) Finish(res agent.Result, runErr error) error {
 	case res.Interrupted:
 		r.Subtype = "interrupted"
 	}
-	if usd, ok := e.cost(res.Usage); ok {
-		r.TotalCostUSD = &usd
-	}
 	e.budgetResult(&r, runErr) // the whole session's totals
 	r.IsError = r.Subtype != "success"
 	switch e.format {
@@ -180,14 +176,6 @@ func (e *Writer) Finish(res agent.Result, runErr error) error {
 		return errors.New("interrupted")
 	}
 	return nil
-}
-
-// cost prices the lead's usage, when Cost can.
-func (e *Writer) cost(u llm.Usage) (float64, bool) {
-	if e.Cost == nil {
-		return 0, false
-	}
-	return e.Cost(e.info, u)
 }
 
 func errString(err error) string {
@@ -270,11 +258,14 @@ func (e *Writer) budgetResult(r *streamResult, runErr error) {
 	if e.Meter == nil {
 		return
 	}
-	total := e.Meter.Total()
+	// One reading of the meter: the total and its lines are the same
+	// calls at the same prices. A total leaving out unpriced models
+	// would understate the cost: it is left out, and the lines name them.
+	total, byAgent, byModel := e.Meter.Totals()
 	if len(total.Unpriced) == 0 {
 		r.TotalCostUSD = &total.USD
 	}
-	r.ByAgent, r.ByModel = SpendLines(e.Meter.ByAgent()), SpendLines(e.Meter.ByModel())
+	r.ByAgent, r.ByModel = SpendLines(byAgent), SpendLines(byModel)
 }
 
 // TeamEvent writes one line of the team's timeline as a stream-json
