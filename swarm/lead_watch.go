@@ -127,10 +127,11 @@ func (l *Lead) bury(name string) string {
 func lastReport(n mailbox.IdleNotification) string {
 	var b strings.Builder
 	if n.CompletedTaskID != "" {
-		fmt.Fprintf(&b, " Before it died it completed task #%s (%s).", n.CompletedTaskID, n.CompletedStatus)
+		fmt.Fprintf(&b, " Before it died it completed task #%s (%s).", inert.Tags(n.CompletedTaskID), inert.Tags(n.CompletedStatus))
 	}
 	if n.Result != "" {
-		fmt.Fprintf(&b, "\nIts last report, sent before it died:\n%s", n.Result)
+		// The teammate's words, inside a system reminder: they cannot close it.
+		fmt.Fprintf(&b, "\nIts last report, sent before it died:\n%s", inert.Tags(n.Result))
 	}
 	return b.String()
 }
