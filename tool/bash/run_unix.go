@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/troupe-dev/troupe/internal/procgroup"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -40,6 +41,9 @@ func (t *Tool) run(ctx context.Context, command string, timeout time.Duration) (
 	}
 	w.Close()
 	pgid := cmd.Process.Pid
+	// In the process's ledger until the group is gone: if this process
+	// dies first, whoever reaps it kills the group (procgroup.Reap).
+	forget := procgroup.Track(pgid)
 
 	out := newCapture(t.cfg.MaxOutput)
 	readDone := make(chan struct{})
@@ -66,6 +70,7 @@ func (t *Tool) run(ctx context.Context, command string, timeout time.Duration) (
 	}
 	// Whether the shell finished or not, nothing of its group may stay.
 	killed := killGroup(pgid, t.cfg.KillGrace)
+	forget()
 	if timedOut || canceled {
 		waitErr = <-waitDone
 	}
