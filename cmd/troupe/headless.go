@@ -225,6 +225,13 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.id = sess.id(a.NewID)
+	// procs.go: this process's groups recorded, and a dead one's killed;
+	// the ledger is closed last, when every agent has stopped.
+	closeProcs, err := a.keepProcs("", lr.id)
+	lr.defer_(closeProcs)
+	if err != nil {
+		return lr, err
+	}
 	if lr.hooks, err = a.openHooks(cwd, lr.id, approver.Audit, a.Stderr); err != nil {
 		return lr, err
 	}

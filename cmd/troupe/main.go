@@ -26,7 +26,7 @@ func main() {
 	// After the first signal, restore the default handling so that a second
 	// one ends a command that does not stop.
 	context.AfterFunc(ctx, stop)
-	m := &Main{Version: version}
+	m := &Main{Version: version, KeepProcs: true}
 	err := m.Run(ctx, os.Args[1:])
 	stop()
 	if err == nil {

@@ -51,6 +51,7 @@ func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*lead
 	c.Stores, c.ModelName, c.Hooks = kitStores(sess.Stores), h.model.Name, a.hooks
 	c.Queuing, c.ShutdownAnswerTimeout = teammateCommand(a, h) != "", h.teams.shut
 	c.WrapMail = a.tel.leadMail // telemetry.go: trace context on what it sends
+	c.Reap = a.reapAgent        // procs.go: what a dead pane teammate left running
 	c.Mates.Run, c.Mates.NoInstr, c.Mates.AskTimeout, c.Mates.Telemetry = a.kitRun(), h.noInstr, h.teams.ask, a.tel.mate
 	lt, err := kit.NewLeadTeam(c)
 	if err != nil {

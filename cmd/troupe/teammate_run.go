@@ -66,6 +66,13 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err != nil {
 		return err
 	}
+	// procs.go: the groups this teammate starts are recorded, so that its
+	// lead kills them if this process dies.
+	closeProcs, err := a.keepProcs(member.AgentID, tf.ParentSessionID)
+	defer closeProcs()
+	if err != nil {
+		return err
+	}
 	trust := leadTrust(tf.LeadKey)
 	errOut, logLine, closeLog, err := a.teammateLog(cfg.Name, member.Name)
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
 // A Ledger is the record, in one file, of the process groups one troupe
@@ -142,7 +140,21 @@ func (l *Ledger) writeLocked() error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(l.path, b, 0o600, atomicfile.Options{}); err != nil && !errors.Is(err, atomicfile.ErrUnsynced) {
+	// Replaced whole (temp file, then rename), so a reader never sees a
+	// torn ledger; not synced: a machine that crashes ends the groups too.
+	tmp, err := os.CreateTemp(filepath.Dir(l.path), ".ledger-*")
+	if err != nil {
+		return fmt.Errorf("process ledger: %w", err)
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), l.path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("process ledger: %w", err)
 	}
 	return nil
@@ -218,6 +230,7 @@ func Reap(dir string, o ReapOptions) ([]Reaped, error) {
 		for _, g := range f.Groups {
 			killGroup(g.PGID, g.Start)
 		}
+		waitGroups(f.Groups)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove process ledger %s: %w", path, err))
 		}
@@ -247,4 +260,19 @@ func waitGone(owner Owner, wait time.Duration, kill bool) bool {
 	}
 	killProcess(owner.PID)
 	return gone(5 * time.Second)
+}
+
+// killWait bounds how long Reap waits for the groups it killed to end (a
+// SIGKILL takes the kernel a moment), so that a task released after it
+// cannot be claimed while its old command still runs.
+const killWait = 2 * time.Second
+
+// waitGroups waits up to killWait for gs to have no live process.
+func waitGroups(gs []group) {
+	deadline := time.Now().Add(killWait)
+	for _, g := range gs {
+		for groupLive(g.PGID) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }

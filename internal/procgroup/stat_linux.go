@@ -30,3 +30,34 @@ func stat(pid int) (state byte, start uint64, ok bool) {
 	}
 	return f[0][0], start, true
 }
+
+// groupLive reports whether a process of group pgid runs (zombies, which
+// a container's init may never reap, do not count).
+func groupLive(pgid int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 3 || len(f[0]) != 1 || f[0][0] == 'Z' || f[0][0] == 'X' {
+			continue
+		}
+		if g, _ := strconv.Atoi(string(f[2])); g == pgid {
+			return true
+		}
+	}
+	return false
+}
