@@ -277,6 +277,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
+	if bg.team != nil {
+		a.reattach(ctx, bg.team.Lead) // procs.go: the team a crashed run of this session left
+	}
 	a.resumeRemote(ctx, lr, sess.prev) // remote_resume.go: the record's remote jobs, taken up on --resume
 	return lr, nil
 }

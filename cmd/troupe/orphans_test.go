@@ -171,3 +171,128 @@ func TestResumedLeadKillsWhatTheDeadLeadLeft(t *testing.T) {
 		t.Errorf("the resumed lead's stderr does not say what it killed:\n%s", stderr)
 	}
 }
+
+// claimScript is orphanScript's team with a task: the lead creates task
+// #1 and spawns worker, which takes it and runs the long command.
+func claimScript(t *testing.T, dir, child string) string {
+	t.Helper()
+	turns := []map[string]any{
+		{"match": map[string]any{"system": "You are troupe,", "turn": 0}, "reply": map[string]any{"tool_calls": []map[string]any{
+			{"name": "TeamCreate", "input": map[string]string{"team_name": "orphans"}},
+			{"name": "TaskCreate", "input": map[string]string{"subject": "long job", "description": "run it"}},
+			{"name": "Agent", "input": map[string]string{"description": "worker", "name": "worker", "prompt": "take task 1"}}}}},
+		{"match": map[string]any{"system": "You are troupe,"}, "reply": map[string]any{"text": "noted"}, "repeat": true},
+		{"match": map[string]any{"system": "teammate worker", "turn": 0}, "reply": map[string]any{"tool_calls": []map[string]any{
+			{"name": "TaskUpdate", "input": map[string]string{"taskId": "1", "owner": "worker", "status": "in_progress"}}}}},
+		{"match": map[string]any{"system": "teammate worker", "tool_result": "TaskUpdate"}, "reply": map[string]any{"tool_calls": []map[string]any{
+			{"name": "Bash", "input": map[string]string{"command": "sleep 300 & echo $! > " + child + "; wait"}}}}},
+		{"match": map[string]any{"system": "teammate worker"}, "reply": map[string]any{"text": "done", "delay_ms": 120000}, "repeat": true},
+	}
+	b, err := json.Marshal(map[string]any{"turns": turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, string(b))
+	return script
+}
+
+// A lead SIGKILLed while its tmux teammate works on a task comes back
+// (--continue) as the lead of its team: it stops the old teammate and
+// what it runs, releases its task, sees the task list, and can delete the
+// team.
+func TestResumedLeadFindsItsTeam(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	child := filepath.Join(dir, "child")
+	t.Setenv(EnvLeadGoneAfter, "1h") // the old teammate waits for the resumed lead
+	c, stdout, stderr := startLead(t, sock, home, cwd, claimScript(t, dir, child), "--teammate-mode", "tmux")
+	pid := waitChild(t, child, stdout, stderr)
+	mates := liveTeammates(sock)
+	if len(mates) != 1 {
+		t.Fatalf("teammates running: %v; want one", mates)
+	}
+	_ = c.Process.Kill()
+	_ = c.Wait()
+	if !proctest.Alive(mates[0]) || !proctest.Alive(pid) {
+		t.Fatal("the teammate or its command ended with the lead: the test proves nothing")
+	}
+	resume := filepath.Join(dir, "resume.json")
+	writeFile(t, resume, `{"turns":[
+ {"match":{"system":"You are troupe,","user":"You are again the lead of team"},"reply":{"tool_calls":[{"name":"TaskList","input":{}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"TaskList"},"reply":{"tool_calls":[{"name":"TeamDelete","input":{}}]}},
+ {"match":{"system":"You are troupe,","tool_result":"TeamDelete"},"reply":{"text":"RESUMED-CLEANUP"}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true}
+]}`)
+	again, stdout, stderr := startLead(t, sock, home, cwd, resume, "--continue", "--teammate-mode", "tmux")
+	if err := again.Wait(); err != nil {
+		t.Fatalf("the resumed lead failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{`long job`, `RESUMED-CLEANUP`, `deleted team`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the resumed lead's stream lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "not in a team yet") {
+		t.Errorf("the resumed lead did not find its team:\n%s", out)
+	}
+	if !strings.Contains(stderr.String(), `resumed as the lead of team "orphans" (dead: 0, stopped: 1, tasks released: 1)`) {
+		t.Errorf("the resumed lead's stderr does not report the re-attach:\n%s", stderr)
+	}
+	if !proctest.WaitGone(mates[0], 5*time.Second) || !proctest.WaitGone(pid, 5*time.Second) {
+		t.Errorf("the old teammate (%v) or its command (%v) still runs", proctest.Alive(mates[0]), proctest.Alive(pid))
+	}
+	if _, err := os.Stat(filepath.Join(home, "teams", "orphans")); !os.IsNotExist(err) {
+		t.Errorf("the team is still there: %v", err)
+	}
+}
+
+// A pane teammate whose lead was SIGKILLed notices within the grace it is
+// given, stops its command, releases its task, tells the lead's inbox and
+// exits; `troupe team delete --force` then removes the team.
+func TestTeammateOfAGoneLeadLeaves(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	child := filepath.Join(dir, "child")
+	t.Setenv(EnvLeadGoneAfter, "1s")
+	c, stdout, stderr := startLead(t, sock, home, cwd, claimScript(t, dir, child), "--teammate-mode", "tmux")
+	pid := waitChild(t, child, stdout, stderr)
+	mates := liveTeammates(sock)
+	if len(mates) != 1 {
+		t.Fatalf("teammates running: %v; want one", mates)
+	}
+	_ = c.Process.Kill()
+	_ = c.Wait()
+	if !proctest.WaitGone(mates[0], 30*time.Second) {
+		t.Fatal("the teammate still runs 30 s after its lead was killed")
+	}
+	if proctest.Alive(pid) {
+		t.Error("the teammate's command outlived it")
+	}
+	run := func(args ...string) string {
+		var out bytes.Buffer
+		m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }}
+		if err := m.Run(t.Context(), append([]string{"--home", home}, args...)); err != nil {
+			t.Fatalf("troupe %v: %v\n%s", args, err, out.String())
+		}
+		return out.String()
+	}
+	if tasks := run("task", "list", "--team", "orphans"); !strings.Contains(tasks, "pending") || strings.Contains(tasks, "worker") {
+		t.Errorf("the gone lead's teammate's task was not released:\n%s", tasks)
+	}
+	if inbox := run("inbox", "read", "--team", "orphans", "--agent", "team-lead"); !strings.Contains(inbox, "Teammate worker stopped: its lead") {
+		t.Errorf("the lead's inbox lacks the teammate's note:\n%s", inbox)
+	}
+	if log, _ := os.ReadFile(filepath.Join(home, "logs", "orphans", "worker.log")); !strings.Contains(string(log), "released 1 task(s)") {
+		t.Errorf("the teammate's log lacks its note:\n%s", log)
+	}
+	run("team", "delete", "--force", "orphans")
+	if _, err := os.Stat(filepath.Join(home, "teams", "orphans")); !os.IsNotExist(err) {
+		t.Errorf("the team is still there after delete --force: %v", err)
+	}
+}

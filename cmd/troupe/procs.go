@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/procgroup"
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // The process groups of agents (docs/teams.md, "Nothing outlives its
@@ -87,3 +91,42 @@ func (a *app) reapAgent(agentID string, pid int) {
 // reapWait is how long a lead waits for a teammate's process to end once
 // its pane is gone, before leaving its groups to a later reap.
 const reapWait = 5 * time.Second
+
+// reattach makes a lead that comes back (--continue, --resume) the lead of
+// the team its session left behind (swarm.Lead.Reattach): its teammates'
+// processes are found through their ledgers; those still running in panes
+// of the old lead are stopped (SIGTERM, then SIGKILL after reapWait).
+func (a *app) reattach(ctx context.Context, lead *swarm.Lead) {
+	dir, err := a.procsDir()
+	if err != nil {
+		return
+	}
+	owners := func(m team.Member) []procgroup.Owner {
+		var out []procgroup.Owner
+		for _, o := range procgroup.Running(dir) {
+			if o.Agent == m.AgentID {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	state := func(m team.Member) int {
+		if len(owners(m)) > 0 {
+			return swarm.MateRunning
+		}
+		return swarm.MateGone
+	}
+	stop := func(m team.Member) {
+		for _, o := range owners(m) {
+			_ = syscall.Kill(o.PID, syscall.SIGTERM) // it ends its turn and what it started
+		}
+		a.reapProcs(dir, procgroup.ReapOptions{Wait: reapWait, Kill: true, Match: func(o procgroup.Owner) bool { return o.Agent == m.AgentID }})
+	}
+	r, err := lead.Reattach(ctx, state, stop)
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "troupe: %v\n", err)
+	}
+	if r.Team != "" {
+		fmt.Fprintf(a.Stderr, "troupe: resumed as the lead of team %q (dead: %d, stopped: %d, tasks released: %d)\n", r.Team, len(r.Dead), len(r.Stopped), len(r.Released))
+	}
+}

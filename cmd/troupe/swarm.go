@@ -157,6 +157,9 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 			k, v, _ := strings.Cut(kv, "=")
 			env[k] = v
 		}
+		for k, v := range a.leadEnv() { // leadgone.go: it stops when this process is gone
+			env[k] = v
+		}
 		argv = a.withMCP(argv, env) // mcp.go: the lead's MCP servers
 		return argv, env, nil
 	}

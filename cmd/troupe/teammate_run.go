@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -100,8 +101,15 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	defer cleanup()
 	fmt.Fprintf(errOut, "troupe teammate %s (%s) joined team %q in %s\n", member.Name, model.Info().Model, cfg.Name, cwd)
-	a.joined = true // from here an end is the lead's to see, not a failure to start
-	if err := tm.Run(ctx); err != nil {
+	a.joined = true                               // from here an end is the lead's to see, not a failure to start
+	runCtx, stopWatch := a.watchLead(ctx, errOut) // leadgone.go
+	err = tm.Run(runCtx)
+	stopWatch()
+	if gone := (*leadGoneError)(nil); errors.As(context.Cause(runCtx), &gone) && ctx.Err() == nil {
+		leaveForGoneLead(sess.Stores, cfg.Name, member.Name, gone, errOut)
+		return nil
+	}
+	if err != nil {
 		fmt.Fprintf(errOut, "teammate %s ended: %v\n", member.Name, err)
 		return fmt.Errorf("teammate %s: %w", tf.AgentID, err)
 	}

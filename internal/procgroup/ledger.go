@@ -276,3 +276,34 @@ func waitGroups(gs []group) {
 		}
 	}
 }
+
+// Running returns the owners of the ledgers in dir whose process still
+// runs (a ledger that cannot be read is skipped).
+func Running(dir string) []Owner {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []Owner
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), Ext) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		var f file
+		if json.Unmarshal(b, &f) == nil && running(f.Owner.PID, f.Owner.Start) {
+			out = append(out, f.Owner)
+		}
+	}
+	return out
+}
+
+// Runs reports whether o's process still runs.
+func (o Owner) Runs() bool { return running(o.PID, o.Start) }
+
+// ProcessOf returns pid as an Owner, with its start time, so that Runs
+// later tells it from a process given the same pid.
+func ProcessOf(pid int) Owner { return Owner{PID: pid, Start: startTime(pid)} }
