@@ -296,3 +296,45 @@ func TestTeammateOfAGoneLeadLeaves(t *testing.T) {
 		t.Errorf("the team is still there after delete --force: %v", err)
 	}
 }
+
+// `troupe team delete --force` refuses while the team's lead runs; once
+// the lead is SIGKILLed it stops the teammate still running and its
+// command, then removes the team.
+func TestForceDeleteStopsATeamWhoseLeadIsGone(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	child := filepath.Join(dir, "child")
+	t.Setenv(EnvLeadGoneAfter, "1h")
+	c, stdout, stderr := startLead(t, sock, home, cwd, claimScript(t, dir, child), "--teammate-mode", "tmux")
+	pid := waitChild(t, child, stdout, stderr)
+	mates := liveTeammates(sock)
+	if len(mates) != 1 {
+		t.Fatalf("teammates running: %v; want one", mates)
+	}
+	del := func() (string, error) {
+		var out bytes.Buffer
+		m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }}
+		err := m.Run(t.Context(), []string{"--home", home, "team", "delete", "--force", "orphans"})
+		return out.String(), err
+	}
+	if out, err := del(); err == nil || !strings.Contains(err.Error(), "its lead still runs") {
+		t.Fatalf("delete --force with the lead running = %v\n%s; want a refusal", err, out)
+	}
+	_ = c.Process.Kill()
+	_ = c.Wait()
+	out, err := del()
+	if err != nil {
+		t.Fatalf("delete --force: %v\n%s", err, out)
+	}
+	if !proctest.WaitGone(mates[0], 5*time.Second) || !proctest.WaitGone(pid, 5*time.Second) {
+		t.Errorf("after delete --force the teammate (%v) or its command (%v) still runs\n%s", proctest.Alive(mates[0]), proctest.Alive(pid), out)
+	}
+	if !strings.Contains(out, "stopped worker@orphans") {
+		t.Errorf("delete --force does not say what it stopped:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "teams", "orphans")); !os.IsNotExist(err) {
+		t.Errorf("the team is still there after delete --force: %v", err)
+	}
+}
