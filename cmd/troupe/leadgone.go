@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -122,4 +123,18 @@ func leaveForGoneLead(s Stores, teamName, name string, why error, errOut io.Writ
 		fmt.Fprintf(errOut, "teammate %s: tell the lead's inbox: %v\n", name, err)
 	}
 	fmt.Fprintln(errOut, note)
+}
+
+// closeOwnPane closes the tmux pane this teammate runs in (from $TMUX and
+// $TMUX_PANE, which tmux sets in every pane), as its lead would have: a
+// dead lead's dedicated tmux server then ends with its last pane instead
+// of keeping dead panes for ever. It is the teammate's very last act:
+// tmux hangs up the pane's process. Outside tmux it does nothing.
+func closeOwnPane(getenv func(string) string) {
+	sock, _, _ := strings.Cut(getenv("TMUX"), ",")
+	pane := getenv("TMUX_PANE")
+	if sock == "" || !strings.HasPrefix(pane, "%") {
+		return
+	}
+	_ = exec.Command("tmux", "-S", sock, "kill-pane", "-t", pane).Run()
 }

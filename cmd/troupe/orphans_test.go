@@ -274,6 +274,13 @@ func TestTeammateOfAGoneLeadLeaves(t *testing.T) {
 	if proctest.Alive(pid) {
 		t.Error("the teammate's command outlived it")
 	}
+	// Its pane closed, the dead lead's dedicated tmux server ends.
+	for deadline := time.Now().Add(5 * time.Second); exec.Command("tmux", "-L", sock, "has-session").Run() == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			out, _ := exec.Command("tmux", "-L", sock, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead}").CombinedOutput()
+			t.Fatalf("the dead lead's tmux server still runs 5 s after its teammate left:\n%s", out)
+		}
+	}
 	run := func(args ...string) string {
 		var out bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }}

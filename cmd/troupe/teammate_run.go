@@ -28,6 +28,12 @@ import (
 // pane): it joins the team in the store, reads its first prompt from its
 // inbox, and works until its shutdown is approved or it is stopped.
 func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
+	leadGone := false
+	defer func() { // the last thing done: everything else is closed
+		if leadGone {
+			closeOwnPane(a.Getenv) // leadgone.go
+		}
+	}()
 	tf := h.teams.mate
 	if err := h.teams.checkAskTimeout(); err != nil {
 		return err
@@ -107,6 +113,7 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	stopWatch()
 	if gone := (*leadGoneError)(nil); errors.As(context.Cause(runCtx), &gone) && ctx.Err() == nil {
 		leaveForGoneLead(sess.Stores, cfg.Name, member.Name, gone, errOut)
+		leadGone = true
 		return nil
 	}
 	if err != nil {
