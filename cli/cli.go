@@ -51,6 +51,11 @@ type Env struct {
 	Version string
 	// NewID returns a new session id.
 	NewID func() string
+	// KeepProcs records the process groups this process starts in a
+	// ledger under <home>/procs (internal/procgroup), so that they are
+	// killed if it dies. Only main sets it: the ledger is the process's,
+	// and a test process runs many commands at once.
+	KeepProcs bool
 }
 
 // WithDefaults returns e with every zero field set to the real one.

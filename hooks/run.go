@@ -162,7 +162,11 @@ func (r *Runner) runOne(ctx context.Context, h Hook, stdin []byte) result {
 	cmd.WaitDelay = time.Second // a grandchild holding the pipes cannot stall us
 	res := result{start: r.now(), exit: -1}
 	t0 := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		procgroup.Started(cmd) // the process's ledger: killed even if we die
+		err = cmd.Wait()
+	}
 	_ = procgroup.Kill(cmd) // a background child it left would hold its pipes
 	res.elapsed = time.Since(t0)
 	res.stdout, res.stderr, res.stdoutCut = stdout.b.Bytes(), stderr.b.Bytes(), stdout.cut

@@ -285,6 +285,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 		return nil, stderr, nil, nil, s.startError(err, stderr)
 	}
 	sess, err := client.Connect(life, t, nil)
+	if stdio != nil {
+		procgroup.Started(stdio) // the process's ledger, until Kill: killed even if we die
+	}
 	if err != nil {
 		timer.Stop()
 		stopParent()

@@ -27,6 +27,8 @@
 // feedback), approved shutdowns end the teammate's process or goroutine
 // (killed when it does not exit in time), close its pane, remove it from
 // the team and release its tasks. A teammate whose process or goroutine
-// dies is detected through its backend handle, marked dead (distinct from
-// idle), its tasks released, and the lead told.
+// dies is detected through its backend handle, what it left running is
+// reaped (LeadConfig.Reap), it is marked dead (distinct from idle), its
+// tasks released, and the lead told. A lead whose process died comes back
+// through Reattach: the team its session created is its own again.
 package swarm

@@ -144,6 +144,12 @@ type LeadConfig struct {
 	// PersistRule stores an "allow always" rule (in a settings file).
 	PersistRule func(rule string) error
 
+	// Reap, when set, kills what a pane teammate's process left running
+	// (its recorded process groups) once its handle has ended, whatever
+	// ended it, before its tasks are released; pid is its process, 0 when
+	// the backend does not tell.
+	Reap func(agentID string, pid int)
+
 	// Registry, when set, holds every teammate as an in_process_teammate
 	// task (lead_task.go).
 	Registry *task.Registry

@@ -21,6 +21,7 @@ import (
 // handles its death.
 func (l *Lead) supervise(teamName string, m *mate) {
 	<-m.h.Done()
+	l.reap(m)
 	l.mu.Lock()
 	m.clearShutdown() // an ended teammate owes nothing
 	expected := m.expected
@@ -134,6 +135,20 @@ func lastReport(n mailbox.IdleNotification) string {
 		fmt.Fprintf(&b, "\nIts last report, sent before it died:\n%s", inert.Tags(n.Result))
 	}
 	return b.String()
+}
+
+// reap kills what an ended pane teammate's process left running
+// (LeadConfig.Reap): nothing it started outlives it, and a task released
+// next cannot be claimed while its old command still runs.
+func (l *Lead) reap(m *mate) {
+	if l.cfg.Reap == nil || m.h.Backend() == backend.InProcess {
+		return
+	}
+	pid := 0
+	if p, ok := m.h.(interface{ PID() int }); ok {
+		pid = p.PID()
+	}
+	l.cfg.Reap(m.info.AgentID, pid)
 }
 
 // StatusKey is the member key troupe records a teammate's state under

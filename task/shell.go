@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/gitenv"
+	"github.com/troupe-dev/troupe/internal/procgroup"
 )
 
 // ShellSpec is a command to run in the background.
@@ -101,11 +102,15 @@ func (r *Registry) StartShell(spec ShellSpec) (State, error) {
 		return fail(fmt.Errorf("start shell: %w", err))
 	}
 	pgid := cmd.Process.Pid
+	// In the process's ledger until the group is gone: if this process
+	// dies first, whoever reaps it kills the group (procgroup.Reap).
+	forget := procgroup.Track(pgid)
 	s.Status = Running
 	s.Detail = s.Detail.(*Shell).With(func(c *Shell) { c.PID = pgid })
 	kill := func(context.Context, State) error { return killGroup(pgid) }
 	if s, err = r.Register(s, kill); err != nil {
 		killGroup(pgid)
+		forget()
 		cmd.Wait()
 		pr.Close()
 		out.Close()
@@ -121,10 +126,12 @@ func (r *Registry) StartShell(spec ShellSpec) (State, error) {
 	okWait := okCapture && r.goFunc(func(context.Context) {
 		defer close(exited)
 		r.waitShell(id, cmd, pgid, pr, out, captured)
+		forget()
 	})
 	if !okWait {
 		// Close began between Register and here: Close stops the task.
 		killGroup(pgid)
+		forget()
 		if !okCapture {
 			close(captured)
 		}

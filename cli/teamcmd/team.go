@@ -191,7 +191,11 @@ func (a *app) teamDeleteCommand() *cobra.Command {
 		Long: `Delete a team with its inboxes and task list.
 
 A team whose members (other than the lead) are marked active is not
-deleted: shut them down first, or pass --force when they are known dead.`,
+deleted: shut them down first, or pass --force when its lead is gone
+(a crash, a kill -9): --force first stops the team's teammate processes
+still running on this host and kills what they and the dead lead left
+running (their recorded process groups, <home>/procs); it refuses while
+the team's lead still runs.`,
 		Args: cli.Positional("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			s, err := a.Open()
@@ -205,6 +209,9 @@ deleted: shut them down first, or pass --force when they are known dead.`,
 				return err
 			}
 			if force {
+				if err := a.stopTeam(c); err != nil {
+					return err
+				}
 				err = s.Teams.Delete(ctx, c.Name, func(team.Config) error { return nil })
 			} else {
 				err = team.Delete(ctx, s.Teams, c.Name)
@@ -222,7 +229,7 @@ deleted: shut them down first, or pass --force when they are known dead.`,
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "delete even while members are marked active")
+	cmd.Flags().BoolVar(&force, "force", false, "delete even while members are marked active, stopping what remains of a team whose lead is gone")
 	return cmd
 }
 

@@ -240,6 +240,13 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.id = sess.id(a.NewID)
+	// procs.go: this process's groups recorded, and a dead one's killed;
+	// the ledger is closed last, when every agent has stopped.
+	closeProcs, err := a.keepProcs("", lr.id)
+	lr.defer_(closeProcs)
+	if err != nil {
+		return lr, err
+	}
 	if lr.hooks, err = a.openHooks(cwd, lr.id, approver.Audit, a.Stderr); err != nil {
 		return lr, err
 	}
@@ -290,6 +297,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
+	if bg.team != nil {
+		a.reattach(ctx, bg.team.Lead) // procs.go: the team a crashed run of this session left
+	}
 	a.resumeRemote(ctx, lr, sess.prev) // remote_resume.go: the record's remote jobs, taken up on --resume
 	return lr, nil
 }

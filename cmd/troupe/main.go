@@ -25,7 +25,7 @@ var version = "dev"
 
 func main() {
 	ctx, stop := notifyContext(context.Background())
-	m := &Main{Version: version}
+	m := &Main{Version: version, KeepProcs: true}
 	err := m.Run(ctx, os.Args[1:])
 	stop()
 	if err == nil {

@@ -51,6 +51,7 @@ func (a *app) newLeadTeam(h *headless, mode string, c kit.LeadTeamConfig) (*lead
 	c.Stores, c.ModelName, c.Hooks = kitStores(sess.Stores), h.model.Name, a.hooks
 	c.Queuing, c.ShutdownAnswerTimeout = teammateCommand(a, h) != "", h.teams.shut
 	c.WrapMail = a.tel.leadMail // telemetry.go: trace context on what it sends
+	c.Reap = a.reapAgent        // procs.go: what a dead pane teammate left running
 	c.Mates.Run, c.Mates.NoInstr, c.Mates.AskTimeout, c.Mates.Telemetry = a.kitRun(), h.noInstr, h.teams.ask, a.tel.mate
 	lt, err := kit.NewLeadTeam(c)
 	if err != nil {
@@ -154,6 +155,9 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		}
 		for _, kv := range senv {
 			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		for k, v := range a.leadEnv() { // leadgone.go: it stops when this process is gone
 			env[k] = v
 		}
 		argv = a.withMCP(argv, env) // mcp.go: the lead's MCP servers

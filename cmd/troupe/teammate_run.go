@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +32,12 @@ import (
 // pane): it joins the team in the store, reads its first prompt from its
 // inbox, and works until its shutdown is approved or it is stopped.
 func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
+	leadGone := false
+	defer func() { // the last thing done: everything else is closed
+		if leadGone {
+			closeOwnPane(a.Getenv) // leadgone.go
+		}
+	}()
 	tf := h.teams.mate
 	if err := h.teams.checkAskTimeout(); err != nil {
 		return err
@@ -73,6 +80,13 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	if err != nil {
 		return err
 	}
+	// procs.go: the groups this teammate starts are recorded, so that its
+	// lead kills them if this process dies.
+	closeProcs, err := a.keepProcs(member.AgentID, tf.ParentSessionID)
+	defer closeProcs()
+	if err != nil {
+		return err
+	}
 	trust := leadTrust(tf.LeadKey)
 	errOut, logLine, closeLog, err := a.teammateLog(cfg.Name, member.Name)
 	if err != nil {
@@ -103,8 +117,16 @@ func (a *app) runTeammate(cmd *cobra.Command, h *headless) error {
 	}
 	defer cleanup()
 	fmt.Fprintf(errOut, "troupe teammate %s (%s) joined team %q in %s\n", member.Name, model.Info().Model, cfg.Name, cwd)
-	a.joined = true // from here an end is the lead's to see, not a failure to start
-	if err := tm.Run(ctx); err != nil {
+	a.joined = true                               // from here an end is the lead's to see, not a failure to start
+	runCtx, stopWatch := a.watchLead(ctx, errOut) // leadgone.go
+	err = tm.Run(runCtx)
+	stopWatch()
+	if gone := (*leadGoneError)(nil); errors.As(context.Cause(runCtx), &gone) && ctx.Err() == nil {
+		leaveForGoneLead(sess.Stores, cfg.Name, member.Name, gone, errOut)
+		leadGone = true
+		return nil
+	}
+	if err != nil {
 		fmt.Fprintf(errOut, "teammate %s ended: %v\n", member.Name, err)
 		return fmt.Errorf("teammate %s: %w", tf.AgentID, err)
 	}

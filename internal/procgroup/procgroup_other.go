@@ -11,6 +11,9 @@ import "os/exec"
 // Set leaves cmd as it is.
 func Set(*exec.Cmd) {}
 
+// Started records nothing: there are no groups to record.
+func Started(*exec.Cmd) {}
+
 // Kill kills cmd's own process (none when it has not started).
 func Kill(cmd *exec.Cmd) error {
 	if cmd.Process == nil {

@@ -64,9 +64,12 @@ type LeadTeamConfig struct {
 	// WrapMail wraps the lead's signing mailbox (telemetry: trace context
 	// on what it sends); nil leaves it.
 	WrapMail func(mailbox.Store) mailbox.Store
-	Log      *slog.Logger   // the Lead's warnings; nil: discarded
-	Hooks    *Hooks         // TaskCreated and TaskCompleted of the lead's task tools
-	Trees    *TeamWorktrees // teammates' worktrees; nil: none
+	// Reap kills what an ended pane teammate's process left running
+	// (swarm.LeadConfig.Reap); nil: nothing.
+	Reap  func(agentID string, pid int)
+	Log   *slog.Logger   // the Lead's warnings; nil: discarded
+	Hooks *Hooks         // TaskCreated and TaskCompleted of the lead's task tools
+	Trees *TeamWorktrees // teammates' worktrees; nil: none
 }
 
 // LeadTeam is the team runtime of a lead: its swarm.Lead and what its
@@ -132,7 +135,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 		Session: c.Session, Cwd: cwd, Model: c.ModelName, Mode: string(c.Approver.Mode), ModeNow: c.ModeNow,
 		Backend: c.Backend, Fallback: c.Fallback, Answer: c.answerer(), AnswerPlan: c.AnswerPlan, Policy: c.Approver.Policy,
 		NoAutoClaim: c.Queuing, QueuingPanes: c.Queuing,
-		ShutdownAnswerTimeout: c.ShutdownAnswerTimeout, Registry: c.Registry,
+		ShutdownAnswerTimeout: c.ShutdownAnswerTimeout, Registry: c.Registry, Reap: c.Reap,
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
 		},

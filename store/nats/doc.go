@@ -34,7 +34,9 @@
 // Nats-Msg-Id: a publish retried after a lost acknowledgement, a timeout or
 // a reconnect (Send retries those, with backoff, until its ctx ends or
 // Options.SendTimeout passes) is stored once. Every other command retries
-// the same way until Options.RequestTimeout; a retried compare-and-swap
+// the same way until Options.RequestTimeout. Both bounds count only the
+// time the store is connected: a command waits out an outage of any length
+// until its ctx ends (outage.go). A retried compare-and-swap
 // write whose first attempt landed is recognised by reading the key back,
 // not reported as a conflict (see retry.go). The stream sequence orders an
 // inbox: one sender's messages keep their order, and concurrent senders are

@@ -104,9 +104,9 @@ var (
 // Close). kv.Watch takes one ctx for both its start and its life, so an
 // attempt is given up, and retried, when its start goes unanswered for
 // attemptTimeout (a stream leader lost mid-request), until the request
-// timeout or ctx ends.
+// timeout (of connected time) or ctx ends.
 func (s *Store) startKVWatch(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyWatcher, context.CancelFunc, error) {
-	ctx, stop := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	ctx, stop := s.budget(ctx, s.opts.RequestTimeout) // outage.go: an outage does not count
 	defer stop()
 	var kw jetstream.KeyWatcher
 	var cancel context.CancelFunc

@@ -42,7 +42,7 @@ func (m *Mail) Send(ctx context.Context, teamName, to string, msg mailbox.Messag
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("send to %s in team %s: %w", to, teamName, context.Cause(ctx))
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
+	ctx, cancel := s.budget(ctx, s.opts.SendTimeout) // outage.go: an outage does not count
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	var roster []string

@@ -46,7 +46,8 @@ func (s *Store) connLost() <-chan struct{} {
 	return s.lost
 }
 
-// disconnected closes the channel of the connection that dropped.
+// disconnected closes the channel of the connection that dropped, and
+// starts the outage (outage.go).
 func (s *Store) disconnected() {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
@@ -58,10 +59,15 @@ func (s *Store) disconnected() {
 	default:
 		close(s.lost)
 	}
+	if s.back == nil {
+		s.back = make(chan struct{})
+		s.downAt = time.Now()
+	}
 }
 
-// reconnected starts a fresh channel for the new connection.
-func (s *Store) reconnected() {
+// reconnected starts a fresh channel for the new connection and ends the
+// outage; it returns how long the outage lasted.
+func (s *Store) reconnected() time.Duration {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	select {
@@ -69,6 +75,14 @@ func (s *Store) reconnected() {
 		s.lost = make(chan struct{})
 	default:
 	}
+	var down time.Duration
+	if s.back != nil {
+		close(s.back)
+		s.back = nil
+		down = time.Since(s.downAt)
+		s.downAt = time.Time{}
+	}
+	return down
 }
 
 // retry runs f until it succeeds, fails for good, or ctx ends. Each attempt
@@ -90,7 +104,12 @@ func (s *Store) retry(ctx context.Context, what string, timeout time.Duration, f
 		if !lost && !transient(err) {
 			return err
 		}
-		s.log.Warn("nats store: no answer from the server; retrying", "op", what, "attempt", attempt, "err", err)
+		if s.outage() != nil {
+			// Said once for the outage ("waiting for the store").
+			s.log.Debug("nats store: disconnected; retrying", "op", what, "attempt", attempt, "err", err)
+		} else {
+			s.log.Warn("nats store: no answer from the server; retrying", "op", what, "attempt", attempt, "err", err)
+		}
 		t := time.NewTimer(backoff(attempt, time.Second))
 		select {
 		case <-t.C:

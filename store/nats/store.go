@@ -77,13 +77,14 @@ type Options struct {
 	// ConnectTimeout bounds the first connection. Default 5 s.
 	ConnectTimeout time.Duration
 	// RequestTimeout bounds one command (a read, a compare-and-swap
-	// write, a scan) when ctx has no earlier deadline. Within it, a request
-	// cut off by a lost connection or left unanswered is retried, so a
-	// command outlives a server restart shorter than this. Default 10 s.
+	// write, a scan) when ctx has no earlier deadline, counting only the
+	// time the store is connected: a command waits out an outage of any
+	// length, until its ctx ends (outage.go). Within it, a request cut off
+	// by a lost connection or left unanswered is retried. Default 10 s.
 	RequestTimeout time.Duration
 	// SendTimeout bounds how long Send retries a publish whose
-	// acknowledgement did not come (server restart, network loss), on top
-	// of its ctx. Default 30 s.
+	// acknowledgement did not come, on top of its ctx, counting like
+	// RequestTimeout only connected time. Default 30 s.
 	SendTimeout time.Duration
 	// MaxReconnectWait caps the backoff between reconnect attempts.
 	// Default 5 s.
@@ -134,6 +135,8 @@ type Store struct {
 
 	connMu sync.Mutex
 	lost   chan struct{} // guarded by connMu; closed when the current connection drops
+	back   chan struct{} // guarded by connMu; while disconnected, closed when the connection is back (outage.go)
+	downAt time.Time     // guarded by connMu; when the outage began, zero while connected
 
 	mu       sync.Mutex
 	closed   bool                  // guarded by mu
@@ -258,13 +261,13 @@ func (s *Store) natsOptions() []natsgo.Option {
 			s.floors.reset()
 			s.disconnected()
 			if err != nil {
-				s.log.Warn("nats store: disconnected; reconnecting", "err", err)
+				s.log.Warn("nats store: disconnected; reconnecting (waiting for the store: commands wait for it, however long)", "err", err)
 			}
 		}),
 		natsgo.ReconnectHandler(func(nc *natsgo.Conn) {
 			s.floors.reset()
-			s.reconnected()
-			s.log.Info("nats store: reconnected", "server", nc.ConnectedUrlRedacted())
+			down := s.reconnected()
+			s.log.Warn("nats store: reconnected; the store is back", "server", nc.ConnectedUrlRedacted(), "outage", down.Round(time.Millisecond))
 			s.kickAll()
 		}),
 		natsgo.ErrorHandler(func(_ *natsgo.Conn, sub *natsgo.Subscription, err error) {
@@ -379,7 +382,7 @@ func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc,
 	if err := ctx.Err(); err != nil {
 		return nil, nil, context.Cause(ctx)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	ctx, cancel := s.budget(ctx, s.opts.RequestTimeout) // outage.go: an outage does not count
 	stop := context.AfterFunc(s.ctx, cancel)
 	return ctx, func() { stop(); cancel() }, nil
 }

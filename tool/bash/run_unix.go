@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/gitenv"
+	"github.com/troupe-dev/troupe/internal/procgroup"
 	"github.com/troupe-dev/troupe/tool"
 )
 
@@ -41,6 +42,9 @@ func (t *Tool) run(ctx context.Context, command string, timeout time.Duration) (
 	}
 	w.Close()
 	pgid := cmd.Process.Pid
+	// In the process's ledger until the group is gone: if this process
+	// dies first, whoever reaps it kills the group (procgroup.Reap).
+	forget := procgroup.Track(pgid)
 
 	out := newCapture(t.cfg.MaxOutput)
 	readDone := make(chan struct{})
@@ -67,6 +71,7 @@ func (t *Tool) run(ctx context.Context, command string, timeout time.Duration) (
 	}
 	// Whether the shell finished or not, nothing of its group may stay.
 	killed := killGroup(pgid, t.cfg.KillGrace)
+	forget()
 	if timedOut || canceled {
 		waitErr = <-waitDone
 	}
