@@ -264,11 +264,11 @@ func (l *Lead) shutdownApproved(teamName string, msg mailbox.Message, f mailbox.
 			break
 		}
 	}
-	l.mu.Unlock()
-	l.event(name, EventExit, name+" has shut down"+releasedNote(released))
-	l.mu.Lock()
+	// The name is free before the exit is reported: whoever hears of it
+	// may spawn a teammate of the same name at once.
 	delete(l.approved, name)
 	l.mu.Unlock()
+	l.event(name, EventExit, name+" has shut down"+releasedNote(released))
 	// The last one out tells the lead the team is empty: no other
 	// shutdown in progress, and no teammate left in the team file.
 	cfg, cerr := l.cfg.Teams.Get(ctx, teamName)
