@@ -2,7 +2,6 @@ package swarm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -102,17 +101,7 @@ func (l *Lead) Reattach(ctx context.Context, state MateState, stop func(m team.M
 			}
 			r.Stopped = append(r.Stopped, m.Name)
 		} else if markDead(m) {
-			if _, err := team.UpdateMember(ctx, l.cfg.Teams, name, m.Name, func(mm *team.Member) error {
-				f := false
-				mm.IsActive = &f
-				if mm.Extra == nil {
-					mm.Extra = map[string]json.RawMessage{}
-				}
-				mm.Extra[StatusKey] = json.RawMessage(`"` + StatusDead + `"`)
-				return nil
-			}); err != nil && !errors.Is(err, team.ErrNotFound) {
-				l.cfg.Log.Warn("mark a dead teammate", "agent", m.Name, "err", err)
-			}
+			l.markDead(ctx, name, m.Name)
 			r.Dead = append(r.Dead, m.Name)
 		}
 		r.Released = append(r.Released, l.release(ctx, name, m.Name)...)

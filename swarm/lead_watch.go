@@ -79,17 +79,7 @@ func (l *Lead) supervise(teamName string, m *mate) {
 		// the one line.
 		l.cfg.Log.Error("teammate panicked", "agent", m.info.Name, "err", err, "stack", string(panicked.PanicStack()))
 	}
-	if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, m.info.Name, func(mm *team.Member) error {
-		f := false
-		mm.IsActive = &f
-		if mm.Extra == nil {
-			mm.Extra = map[string]json.RawMessage{}
-		}
-		mm.Extra[StatusKey] = json.RawMessage(`"` + StatusDead + `"`)
-		return nil
-	}); err != nil && !errors.Is(err, team.ErrNotFound) {
-		l.cfg.Log.Warn("mark a dead teammate", "agent", m.info.Name, "err", err)
-	}
+	l.markDead(ctx, teamName, m.info.Name)
 	released := l.release(ctx, teamName, m.info.Name)
 	// Its idle notice, if one waits in the digest, is stale: a dead
 	// teammate is not idle. What it reported in it is not lost: it goes
@@ -135,6 +125,23 @@ func lastReport(n mailbox.IdleNotification) string {
 		fmt.Fprintf(&b, "\nIts last report, sent before it died:\n%s", inert.Tags(n.Result))
 	}
 	return b.String()
+}
+
+// markDead records in the team file that member name's process died:
+// inactive, with the dead status (StatusKey). A member already gone is
+// left so.
+func (l *Lead) markDead(ctx context.Context, teamName, name string) {
+	if _, err := team.UpdateMember(ctx, l.cfg.Teams, teamName, name, func(mm *team.Member) error {
+		f := false
+		mm.IsActive = &f
+		if mm.Extra == nil {
+			mm.Extra = map[string]json.RawMessage{}
+		}
+		mm.Extra[StatusKey] = json.RawMessage(`"` + StatusDead + `"`)
+		return nil
+	}); err != nil && !errors.Is(err, team.ErrNotFound) {
+		l.cfg.Log.Warn("mark a dead teammate", "agent", name, "err", err)
+	}
 }
 
 // reap kills what an ended pane teammate's process left running
