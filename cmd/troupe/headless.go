@@ -390,7 +390,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	}
 	var system string
 	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Context: ac, Transcripts: bg.tx, Remote: bg.remote}, approver, lr.id, h.system); err != nil {
+		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Context: ac, Transcripts: bg.tx, Remote: bg.remote, ParentMode: bg.sess.Mode}, approver, lr.id, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}
 		system = brief.Build(system, ac.Instructions(), "").Stable

@@ -221,7 +221,8 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		return nil, nil, err
 	}
 	opts := kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Approver: approver, Remote: bg.remote, Context: bg.ac,
-		Transcripts: bg.tx, Parent: transcript.KindLead, WorktreeRoot: h.teams.trees.get().root, Fork: fork}
+		Transcripts: bg.tx, Parent: transcript.KindLead, WorktreeRoot: h.teams.trees.get().root, Fork: fork,
+		ParentMode: bg.sess.Mode} // sub-agents never run wider than the lead is now
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := kit.Tools(opts)
 		return append(tools, sub), approver, nil

@@ -91,6 +91,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 					return agent.Config{}, err
 				}
 			}
+			ap = underParent(ap, o.ParentMode) // never wider than the coordinator is now
 			if !s.Background {
 				claims.foreground(ctx, s.AgentID)
 			}

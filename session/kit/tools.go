@@ -9,6 +9,8 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
@@ -39,6 +41,11 @@ type ToolOptions struct {
 	// repository (worktrees.go).
 	WorktreeRoot string
 	Fork         bool // --fork-subagents
+	// ParentMode, when set, is the parent's permission mode now: a
+	// sub-agent is judged in the narrower of its own mode and it, so a
+	// lead switched from bypassPermissions to default takes its
+	// sub-agents down with it (underParent). "" means no ceiling yet.
+	ParentMode func() permission.Mode
 }
 
 // Tools returns the tools of an agent rooted at cwd: the file tools,
@@ -97,6 +104,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 					return agent.Config{}, err
 				}
 			}
+			ap = underParent(ap, o.ParentMode)
 			modelName := o.ModelName
 			if s.Model != "" && s.Model != "inherit" { // the call's model, else its definition's
 				modelName = s.Model
@@ -139,4 +147,38 @@ func FileConfig(cwd string, ap agent.Approver) filetool.Config {
 		cfg.Confine, cfg.Withhold = j.Confine, j.Withholds
 	}
 	return cfg
+}
+
+// underParent returns ap judging every call in the narrower of its own
+// mode and parent's mode at the time of the call (permission.ChildMode):
+// a child never runs wider than its parent, even when the parent's mode
+// narrows after the child started. An approver of another kind, or a nil
+// parent, is kept as it is.
+func underParent(ap agent.Approver, parent func() permission.Mode) agent.Approver {
+	a, ok := ap.(*approve.Approver)
+	if !ok || a == nil || parent == nil {
+		return ap
+	}
+	return ceiled{a, parent}
+}
+
+// ceiled is an approve.Approver under its parent's mode (underParent).
+type ceiled struct {
+	*approve.Approver
+	parent func() permission.Mode
+}
+
+// Approve implements agent.Approver.
+func (c ceiled) Approve(ctx context.Context, r agent.Request) (agent.Verdict, error) {
+	p := c.parent()
+	if p == "" {
+		return c.Approver.Approve(ctx, r)
+	}
+	m := permission.ChildMode(p, c.Mode)
+	if m == c.Mode {
+		return c.Approver.Approve(ctx, r)
+	}
+	n := *c.Approver
+	n.Mode = m
+	return n.Approve(ctx, r)
 }
