@@ -389,7 +389,7 @@ func TestMaxBudgetUSDDefaultModel(t *testing.T) {
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string {
 		return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.URL}[k]
 	}}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--cwd", cwd,
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--trust", "--cwd", cwd,
 		"--output-format", "json", "--max-budget-usd", "1", "read the notes again and again"})
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {
@@ -435,7 +435,7 @@ func TestMaxBudgetUSDUnpricedModel(t *testing.T) {
 	script := filepath.Join(dir, "script.json")
 	writeFile(t, script, `{"model":"house-model-1","turns":[{"reply":{"text":"DONE"},"repeat":true}]}`)
 	writeIn(t, filepath.Join(cwd, "x"), "")
-	args := []string{"-p", "--cwd", cwd, "--provider", "scripted", "--script", script, "--max-budget-usd", "1", "hi"}
+	args := []string{"-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script, "--max-budget-usd", "1", "hi"}
 	out, errOut, err := runIn(t, home, args...)
 	var ue *UsageError
 	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), `model "house-model-1" has no price`) || !strings.Contains(err.Error(), "modelPrices") {

@@ -61,7 +61,7 @@ func TestHostileShippedGitDir(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, marker := gitProject(t)
-			args := append([]string{"-p", "--provider", "scripted", "--script", scriptFile, "--output-format", "stream-json"}, tt.args...)
+			args := append([]string{"-p", "--trust", "--provider", "scripted", "--script", scriptFile, "--output-format", "stream-json"}, tt.args...)
 			out, err := headlessRun(t, dir, nil, "", append(args, "what is the state")...)
 			if err != nil {
 				t.Fatalf("troupe -p: %v\n%s", err, out)

@@ -552,7 +552,7 @@ func TestMCPConformanceClient(t *testing.T) {
 	client := filepath.Join(dir, "client.sh")
 	writeFile(t, client, `#!/bin/sh
 for url; do :; done
-exec env `+asTroupeEnv+`=1 GORACE=atexit_sleep_ms=0 "`+os.Args[0]+`" -p --home "`+filepath.Join(dir, "home")+`" --cwd "`+dir+`" \
+exec env `+asTroupeEnv+`=1 GORACE=atexit_sleep_ms=0 "`+os.Args[0]+`" -p --trust --home "`+filepath.Join(dir, "home")+`" --cwd "`+dir+`" \
   --provider scripted --script "`+script+`" --allowedTools mcp__conf --strict-mcp-config \
   --mcp-config "{\"mcpServers\":{\"conf\":{\"type\":\"http\",\"url\":\"$url\"}}}" go
 `)

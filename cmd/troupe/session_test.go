@@ -233,12 +233,12 @@ func TestResumeLongLines(t *testing.T) {
 			long[i] = "abcdefghijklmnopqrstuvwxyz 0123456789"[i*7%37]
 		}
 		first := writeScript(t, `{"turns": [{"match": {"turn": 0}, "reply": {"text": "`+string(long)+`"}}]}`)
-		if out, stderr, err := sessionRun(t, home, dir, "long-1", nil, "-p", "--provider", "scripted", "--script", first, "--output-format", "json", "ONE"); err != nil {
+		if out, stderr, err := sessionRun(t, home, dir, "long-1", nil, "-p", "--trust", "--provider", "scripted", "--script", first, "--output-format", "json", "ONE"); err != nil {
 			t.Fatalf("%d bytes: first run: %v\n%.300s%s", n, err, out, stderr)
 		}
 		// Turn 1 holds only when the first exchange came back from the record.
 		second := writeScript(t, `{"turns": [{"match": {"turn": 1, "user": "TWO"}, "reply": {"text": "TWO-ANSWER"}}]}`)
-		out, stderr, err := sessionRun(t, home, dir, "unused", nil, "-p", "--provider", "scripted", "--continue", "--script", second, "TWO")
+		out, stderr, err := sessionRun(t, home, dir, "unused", nil, "-p", "--trust", "--provider", "scripted", "--continue", "--script", second, "TWO")
 		if err != nil || strings.TrimSpace(out) != "TWO-ANSWER" {
 			t.Fatalf("%d bytes: --continue: %v, stdout %.300q, stderr %q", n, err, out, stderr)
 		}

@@ -52,7 +52,7 @@ func TestHeadlessSignalExit(t *testing.T) {
 			work := t.TempDir()
 			script := filepath.Join(work, "script.json")
 			writeFile(t, script, slowScript)
-			c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--home", filepath.Join(work, "home"), "--cwd", work,
+			c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--home", filepath.Join(work, "home"), "--cwd", work,
 				"--provider", "scripted", "--script", script, "--output-format", "stream-json", "go")
 			c.Env = append(os.Environ(), asTroupeEnv+"=1", "HOME="+work)
 			var stderr bytes.Buffer

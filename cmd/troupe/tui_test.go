@@ -286,6 +286,9 @@ func TestTUIHostileCommand(t *testing.T) {
 	p.submit("star")
 	s = p.wait("2 always adds the rule Bash(python3 '*')", 10*time.Second)
 	p.keys("Escape")
+	// The denial is on screen before Ctrl+C: an Escape and a Ctrl+C sent
+	// together read as one Alt+Ctrl+C.
+	p.wait("python3 '*' denied", 10*time.Second)
 	p.quit()
 	if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
 		t.Error("the denied command ran")
