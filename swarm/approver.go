@@ -28,6 +28,31 @@ var planTools = []string{"SendMessage", "TaskGet", "TaskList", "ExitPlanMode"}
 type Approver struct {
 	mu  sync.Mutex // serializes changes
 	cur atomic.Pointer[approve.Approver]
+	// ceiling, when set, is the widest mode of the moment (the lead's):
+	// each call is judged in the narrower of it and the current mode.
+	ceiling atomic.Pointer[func() permission.Mode]
+}
+
+// SetCeiling bounds every later call by the mode c returns at the time
+// of the call (permission.ChildMode); c returning "" bounds nothing. An
+// in-process teammate is under its lead's mode of the moment: a lead
+// narrowed from bypassPermissions to default takes it down too.
+func (a *Approver) SetCeiling(c func() permission.Mode) { a.ceiling.Store(&c) }
+
+// now returns the state a call is judged in: the current one, its mode
+// narrowed to the ceiling's.
+func (a *Approver) now() *approve.Approver {
+	cur := a.cur.Load()
+	if c := a.ceiling.Load(); c != nil && *c != nil {
+		if top := (*c)(); top != "" {
+			if m := permission.ChildMode(top, cur.Mode); m != cur.Mode {
+				n := *cur
+				n.Mode = m
+				return &n
+			}
+		}
+	}
+	return cur
 }
 
 // NewApprover returns an Approver starting from base (which it copies),
@@ -45,7 +70,7 @@ func NewApprover(base *approve.Approver) *Approver {
 
 // Approve implements agent.Approver.
 func (a *Approver) Approve(ctx context.Context, r agent.Request) (agent.Verdict, error) {
-	cur := a.cur.Load()
+	cur := a.now()
 	if cur.Mode == permission.ModePlan && slices.Contains(planTools, r.Tool) {
 		r.ReadOnly = true // these only talk to the team
 	}
@@ -53,7 +78,7 @@ func (a *Approver) Approve(ctx context.Context, r agent.Request) (agent.Verdict,
 }
 
 // Mode returns the current mode.
-func (a *Approver) Mode() permission.Mode { return a.cur.Load().Mode }
+func (a *Approver) Mode() permission.Mode { return a.now().Mode }
 
 // SetMode switches the mode.
 func (a *Approver) SetMode(mode string) error {

@@ -59,3 +59,33 @@ func TestApproverPlanModeAndRules(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A teammate started in bypassPermissions under a bypassPermissions lead
+// is judged in default once the lead is switched to default, at the next
+// call and without a SetMode of its own; concurrent switches are safe.
+func TestApproverCeilingFollowsTheLead(t *testing.T) {
+	var mu sync.Mutex
+	lead := permission.ModeBypass
+	a := NewApprover(&approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: t.TempDir(), Mode: permission.ModeBypass})
+	a.SetCeiling(func() permission.Mode { mu.Lock(); defer mu.Unlock(); return lead })
+	call := agent.Request{Tool: "Bash", Input: json.RawMessage(`{"command":"touch /tmp/written-by-a-teammate"}`)}
+	if v, err := a.Approve(context.Background(), call); err != nil || !v.Allow {
+		t.Fatalf("under a bypassPermissions lead: %+v, %v; want allowed", v, err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { mu.Lock(); lead = permission.ModeDefault; mu.Unlock() })
+	wg.Go(func() { _, _ = a.Approve(context.Background(), call) })
+	wg.Wait()
+	if v, err := a.Approve(context.Background(), call); err != nil || v.Allow {
+		t.Fatalf("after the lead went to default: %+v, %v; want refused (no one to ask)", v, err)
+	}
+	if m := a.Mode(); m != permission.ModeDefault {
+		t.Errorf("Mode() = %s; want default, the mode calls are judged in", m)
+	}
+	// The ceiling narrows, never widens: a plan-mode teammate stays in plan.
+	p := NewApprover(&approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: t.TempDir(), Mode: permission.ModePlan})
+	p.SetCeiling(func() permission.Mode { return permission.ModeBypass })
+	if v, _ := p.Approve(context.Background(), call); v.Allow {
+		t.Errorf("a plan-mode teammate under a bypassPermissions lead ran a write: %+v", v)
+	}
+}

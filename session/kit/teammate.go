@@ -114,6 +114,9 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		base.Mode = permission.ModePlan
 	}
 	appr := swarm.NewApprover(&base)
+	if p.Ceiling != nil {
+		appr.SetCeiling(p.Ceiling) // and at every call: never wider than the lead is now
+	}
 	if cfg, err := p.Stores.Teams.Get(context.Background(), p.Team); err == nil {
 		_ = appr.AddAllowRules(swarm.TeamRules(cfg.TeamAllowedPaths))
 	}
