@@ -33,8 +33,8 @@
 // Handle.Err is backend.ErrPaneGone for any end that was not Kill or Close
 // (backend.ErrKilled).
 //
-// Spec.Name and Spec.Color are not shown: 10.6 of PROTOCOL.md sets no
-// session title or colour, and the teammate's own UI shows both.
+// Spec.Name and Spec.Color are not shown: Claude Code's own iTerm2 panes
+// get no session title or colour either, and the teammate's own UI shows both.
 //
 // A Backend is safe for concurrent use. Splits are serialised; Spawn is
 // idempotent by AgentID (backend.ErrRunning).

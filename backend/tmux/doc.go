@@ -40,7 +40,7 @@
 //	                                                   started the server and no pane is left
 //
 // Commands of one step are sent as one tmux command line joined by ";".
-// Where this differs from Claude Code's (PROTOCOL.md 10.5): remain-on-exit
+// Where this differs from Claude Code's own tmux panes: remain-on-exit
 // is on, not failed, so that a clean exit's status is read too (troupe
 // then kills the pane); the command execs the teammate and runs under
 // /bin/sh, not the user's default-shell; titles are kept literal.

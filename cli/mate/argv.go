@@ -25,8 +25,8 @@ func TeamsEnabled(flag bool, getenv func(string) string) bool {
 }
 
 // Argv is the start of a pane teammate's command line, what troupe and
-// Claude Code teammates alike are given (PROTOCOL.md 10.3, in a real
-// Claude Code lead's order): the program, the five identity flags of m
+// Claude Code teammates alike are given (docs/claude-code.md, "The flags troupe
+// accepts", in a real Claude Code lead's order): the program, the five identity flags of m
 // in session, and the lead's public key when there is one. The caller
 // appends the rest.
 func Argv(bin string, m team.Member, session, leadKey string) []string {
@@ -46,19 +46,19 @@ func TeamOf(agentID string) string {
 }
 
 // claudeEnv is what a Claude Code teammate's pane gets from the lead
-// (PROTOCOL.md 10.3): the provider's endpoint and credentials, proxies
+// (docs/claude-code.md): the provider's endpoint and credentials, proxies
 // and Claude Code's switches for telemetry (an unset one masks an
 // ambient value).
 var claudeEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK",
 	"CLAUDE_CODE_USE_VERTEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING"}
 
 // EnvClaudeTodoTools turns on Claude Code's task list tools whatever the
-// model (PROTOCOL.md 8, enablement caveat).
+// model (docs/claude-code.md, "From a troupe lead").
 const EnvClaudeTodoTools = "CLAUDE_CODE_ENABLE_TODO_TOOLS"
 
 // ClaudeArgv is the command line and environment of a Claude Code
 // teammate run by command (a path, or a name looked up on PATH): the
-// teammate flags of PROTOCOL.md 10.2 and 10.3, with the troupe home as
+// teammate flags of docs/claude-code.md, with the troupe home as
 // CLAUDE_CONFIG_DIR so that both programs see the same team, and the
 // team's task list as CLAUDE_CODE_TASK_LIST_ID. getenv reads the lead's
 // environment. Its first prompt is already in its inbox (the lead writes

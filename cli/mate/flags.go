@@ -1,5 +1,5 @@
-// Package mate is the command line of a pane teammate (PROTOCOL.md
-// section 10), both ends of it: the flags a teammate process reads
+// Package mate is the command line of a pane teammate (docs/claude-code.md,
+// "The flags troupe accepts"), both ends of it: the flags a teammate process reads
 // (Flags, with Claude Code's pass-through flags accepted), the command
 // lines a lead starts one with (Argv for a troupe teammate, ClaudeArgv
 // for a Claude Code one), and the word a teammate that cannot start
@@ -23,14 +23,14 @@ import (
 )
 
 // EnvPlanModeRequired is Claude Code's environment fallback for
-// --plan-mode-required (PROTOCOL.md section 10.2).
+// --plan-mode-required (docs/claude-code.md).
 const EnvPlanModeRequired = "CLAUDE_CODE_PLAN_MODE_REQUIRED"
 
 // Modes are the values of --teammate-mode.
 var Modes = []string{"auto", "tmux", "iterm2", "in-process"}
 
 // Flags are the flags a lead puts on a pane teammate's command
-// line (PROTOCOL.md sections 10.2 and 10.3). A Claude Code lead started
+// line (docs/claude-code.md, "The flags troupe accepts"). A Claude Code lead started
 // with CLAUDE_CODE_TEAMMATE_COMMAND=troupe passes exactly these, so troupe
 // accepts all of them: the identity and lead flags are used, the ones for
 // Claude Code features troupe lacks are accepted and ignored.
@@ -84,8 +84,8 @@ var ignoredBoolFlags = []struct{ name, usage string }{
 	{"no-chrome", "Claude Code's Chrome integration off (ignored)"},
 }
 
-// Add registers on root's own flags every teammate flag of
-// PROTOCOL.md 10.2 and the pass-through flags of 10.3, and returns where
+// Add registers on root's own flags every teammate flag and
+// pass-through flag of docs/claude-code.md, and returns where
 // they land; getenv reads the environment's fallbacks (nil: os.Getenv).
 // Call Validate after parsing. A pass-through flag that root
 // already has (--model, --permission-mode) is left to its owner.

@@ -15,7 +15,7 @@ import (
 )
 
 // observedArgv is the command line a real Claude Code 2.1.328 lead gave
-// its teammate program (PROTOCOL.md section 16, captured by
+// its teammate program (docs/claude-code.md, captured by
 // internal/claudecodetest's TestRealLeadLaunchesTeammateCommand).
 var observedArgv = []string{
 	"--agent-id", "helper@session-f1cb6ba9", "--agent-name", "helper", "--team-name", "session-f1cb6ba9",
