@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/cli/trustcmd"
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tui"
 )
@@ -42,10 +43,10 @@ func (a *app) trustGate(ctx context.Context, h *headless, cwd string, interactiv
 	}
 	var change []string
 	for _, l := range st.Added {
-		change = append(change, "+ "+l)
+		change = append(change, "+ "+termtext.Line(l)) // the repository's text: escapes shown, never obeyed
 	}
 	for _, l := range st.Removed {
-		change = append(change, "- "+l)
+		change = append(change, "- "+termtext.Line(l))
 	}
 	if interactive {
 		q := tui.TrustQuestion{Dir: st.Dir, Changed: st.Changed(), Lines: lines, Input: a.Stdin, Output: a.Stdout}
@@ -74,7 +75,7 @@ func (a *app) trustGate(ctx context.Context, h *headless, cwd string, interactiv
 	if len(lines) > 0 {
 		b.WriteString("; they would:\n")
 		for _, l := range lines {
-			b.WriteString("  " + l + "\n")
+			b.WriteString("  " + termtext.Line(l) + "\n")
 		}
 	} else {
 		b.WriteString(".\n")
