@@ -52,6 +52,19 @@ type Spec struct {
 	// Run is what the in-process backend runs on its own goroutine; ctx
 	// is cancelled by Handle.Kill. Pane backends ignore it.
 	Run func(ctx context.Context) error
+
+	// Window puts a pane teammate in a window of its own (tmux) instead of
+	// a split of the shared window: the Agent tool's use_splitpane false,
+	// setting teammateWindow "window". Other backends split all the same
+	// and say so through their handle (Windowed).
+	Window bool
+}
+
+// Windowed is implemented by the handles of pane backends that can give a
+// teammate a window of its own: WindowName is that window's name, "" for a
+// teammate in a split pane.
+type Windowed interface {
+	WindowName() string
 }
 
 // Handle is one running teammate.

@@ -18,6 +18,7 @@ type Handle struct {
 	agentID  string
 	pane     string // set before Spawn returns
 	pid      int    // set before Spawn returns
+	window   string // the window of its own it was started in (Spec.Window), else ""
 	end      backend.Ending
 	unreaped int // polls that saw the pane dead with no status yet; guarded by the lock of b.panes (Judge)
 }
@@ -29,6 +30,12 @@ func (h *Handle) AgentID() string { return h.agentID }
 
 // PaneID returns the tmux pane id, like "%12".
 func (h *Handle) PaneID() string { return h.pane }
+
+// WindowName returns the name of the window of its own the teammate was
+// started in (backend.Spec.Window), or "" for a split pane.
+func (h *Handle) WindowName() string { return h.window }
+
+var _ backend.Windowed = (*Handle)(nil)
 
 // PID returns the pid of the pane's process: the teammate itself, since
 // the pane command execs it.

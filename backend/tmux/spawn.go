@@ -59,7 +59,12 @@ func (b *Backend) Spawn(ctx context.Context, s backend.Spec) (backend.Handle, er
 	}
 	var pane string
 	if err == nil {
-		pane, err = b.newPane(ctx)
+		if s.Window {
+			pane, err = b.newWindow(ctx, title)
+			h.window = windowName(title)
+		} else {
+			pane, err = b.newPane(ctx)
+		}
 	}
 	if err == nil {
 		h.pane = pane
@@ -96,7 +101,7 @@ func (b *Backend) newPane(ctx context.Context) (string, error) {
 	}
 	defer func() { <-b.layout }()
 
-	teammates := b.panes.Owned()
+	teammates := b.split()
 
 	var window, pane string
 	if b.inside {
@@ -114,6 +119,8 @@ func (b *Backend) newPane(ctx context.Context) (string, error) {
 			}
 			if created {
 				pane = p
+			} else if pane, err = b.sharedWindow(ctx); err != nil {
+				return "", err
 			}
 		}
 	}
@@ -190,4 +197,96 @@ func (b *Backend) tryEnsureSession(ctx context.Context) (pane string, created bo
 		b.mu.Unlock()
 	}
 	return pane, true, nil
+}
+
+// newWindow creates an empty pane (running the placeholder) in a window of
+// its own, named after title, for a teammate that asked for one
+// (backend.Spec.Window), and records it as troupe's. Inside tmux the window
+// is made in the leader's session; outside, in the dedicated session (whose
+// first pane, when the session is new, becomes the window).
+func (b *Backend) newWindow(ctx context.Context, title string) (string, error) {
+	select {
+	case b.layout <- struct{}{}:
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+	defer func() { <-b.layout }()
+
+	name := windowName(title)
+	var target string
+	if b.inside {
+		out, err := b.run(ctx, "display-message", "-p", "-t", b.leader, "#{session_id}")
+		if err != nil {
+			return "", fmt.Errorf("find the leader's session: %w", err)
+		}
+		target = strings.TrimSpace(out) + ":"
+	} else {
+		p, created, err := b.ensureSession(ctx)
+		if err != nil {
+			return "", err
+		}
+		if created {
+			// The new session's only window becomes the teammate's; a
+			// split teammate later makes the shared window again
+			// (sharedWindow).
+			if _, err := b.run(ctx, "rename-window", "-t", p, name); err != nil {
+				b.run(context.WithoutCancel(ctx), "kill-pane", "-t", p)
+				return "", fmt.Errorf("name the teammate's window: %w", err)
+			}
+			b.own(p, name)
+			return p, nil
+		}
+		target = "=" + b.session + ":"
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout) // see newPane
+	out, err := b.run(cctx, append([]string{"new-window", "-d", "-t", target, "-n", name, "-P", "-F", paneIDFormat, "--"}, placeholder...)...)
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("create a window: %w", err)
+	}
+	pane := strings.TrimSpace(out)
+	if !validPaneID(pane) {
+		return "", fmt.Errorf("tmux printed pane id %q; want %%<number>", pane)
+	}
+	b.own(pane, name)
+	return pane, nil
+}
+
+// sharedWindow returns "" when the dedicated session's shared window is
+// there to be split, or else a new pane that makes it again (its window was
+// closed with its last split teammate while a teammate in a window of its
+// own kept the session up).
+func (b *Backend) sharedWindow(ctx context.Context) (string, error) {
+	out, err := b.run(ctx, "list-windows", "-t", "="+b.session, "-F", "#{window_name}")
+	if err != nil {
+		return "", fmt.Errorf("list the windows of session %s: %w", b.session, err)
+	}
+	for _, name := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name == b.window {
+			return "", nil
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout) // see newPane
+	defer cancel()
+	out, err = b.run(cctx, append([]string{"new-window", "-d", "-t", "=" + b.session + ":", "-n", b.window, "-P", "-F", paneIDFormat, "--"}, placeholder...)...)
+	if err != nil {
+		return "", fmt.Errorf("make the shared window %s again: %w", b.window, err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// windowName is the name of a teammate's own window: "teammate-<title>",
+// with every character tmux would read as a target separator or format
+// replaced by '-'.
+func windowName(title string) string {
+	var sb strings.Builder
+	sb.WriteString("teammate-")
+	for _, r := range title {
+		if r > ' ' && r < 0x7f && !strings.ContainsRune(":.;#%/'\"$`", r) {
+			sb.WriteRune(r)
+		} else {
+			sb.WriteByte('-')
+		}
+	}
+	return sb.String()
 }

@@ -78,8 +78,9 @@ type Backend struct {
 	envs  paneenv.Dir           // the teammates' environment files
 
 	mu            sync.Mutex
-	startedServer bool   // troupe started the dedicated server; guarded by mu
-	socketPath    string // of the server troupe started; guarded by mu
+	windows       map[string]string // pane -> window name of teammates in a window of their own (Spec.Window, Hide); guarded by mu
+	startedServer bool              // troupe started the dedicated server; guarded by mu
+	socketPath    string            // of the server troupe started; guarded by mu
 }
 
 // New returns a tmux backend. Inside tmux ($TMUX set) it splits the
@@ -268,6 +269,9 @@ func (b *Backend) killPane(ctx context.Context, p string) error {
 	if !b.panes.Disown(p) {
 		return nil // never ours, or already killed
 	}
+	b.mu.Lock()
+	delete(b.windows, p)
+	b.mu.Unlock()
 	if _, err := b.run(ctx, "kill-pane", "-t", p); err != nil && !paneMissing(err) {
 		b.panes.Own(p)
 		return fmt.Errorf("kill pane %s: %w", p, err)
