@@ -150,6 +150,20 @@ func (s *Session) Team() *swarm.Lead {
 	return s.team
 }
 
+// HideTeammate hides the tmux pane of teammate name (it goes on working)
+// or, with hide false, brings it back, keeping the team file's
+// hiddenPaneIds in step (swarm.Lead.Hide).
+func (s *Session) HideTeammate(ctx context.Context, name string, hide bool) error {
+	l := s.Team()
+	if l == nil {
+		return errors.New("this session leads no team")
+	}
+	if hide {
+		return l.Hide(ctx, name)
+	}
+	return l.Show(ctx, name)
+}
+
 // Registry returns the session's task registry.
 func (s *Session) Registry() *task.Registry { return s.reg }
 

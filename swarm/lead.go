@@ -44,12 +44,19 @@ type SpawnRequest struct {
 	// Color is the teammate's color (its agent definition's), one of
 	// team.Palette; "" or another word picks the next free one.
 	Color string
+	// Window asks a pane backend for a window of the teammate's own
+	// instead of a split of the shared one (the Agent tool's
+	// use_splitpane false); nil is LeadConfig.Window.
+	Window *bool
 }
 
 // SpawnInfo describes a spawned teammate.
 type SpawnInfo struct {
 	AgentID, Name, Team, Color, Model, Backend, PaneID string
 	PlanModeRequired                                   bool
+	// WindowName is the teammate's own window (tmux), "" when it runs
+	// in a split pane or in-process.
+	WindowName string
 	// Existing is set when the teammate was already running: spawning is
 	// idempotent by agent id.
 	Existing bool
@@ -122,6 +129,10 @@ type LeadConfig struct {
 	// fails to start one (auto mode: pane backend, then in-process).
 	Backend, Fallback backend.Backend
 	Launch            Launch
+	// Window gives pane teammates a window of their own rather than a
+	// split (setting teammateWindow "window"); a SpawnRequest may say
+	// otherwise.
+	Window bool
 	// NoAutoClaim says that pane teammates do not claim tasks by
 	// themselves when idle (Claude Code's pane teammates do not): Quiet
 	// then does not wait for an idle one to take an available task.
@@ -188,6 +199,7 @@ type Lead struct {
 	team      string
 	recorded  permission.Mode // the lead's mode last written on its member of team
 	mates     map[string]*mate
+	hidden    map[string]bool // pane id -> hidden, as the lead last made it (lead_panes.go)
 	digest    []mailbox.IdleNotification
 	dead      map[string]bool   // teammates that died, until one of the name is spawned again
 	plans     map[string]string // plan request id -> digest
@@ -255,7 +267,7 @@ func NewLead(cfg LeadConfig) (*Lead, error) {
 	if cfg.ReplyTimeout <= 0 {
 		cfg.ReplyTimeout = DefaultReplyTimeout
 	}
-	l := &Lead{cfg: cfg, mates: map[string]*mate{}, plans: map[string]string{}, approved: map[string]bool{}, changed: make(chan struct{}, 1)}
+	l := &Lead{cfg: cfg, mates: map[string]*mate{}, hidden: map[string]bool{}, plans: map[string]string{}, approved: map[string]bool{}, changed: make(chan struct{}, 1)}
 	l.watchCtx, l.stopWatch = context.WithCancel(context.Background())
 	return l, nil
 }
@@ -391,29 +403,34 @@ func (l *Lead) startInbox(teamName string) error {
 // changes (a teammate gone idle, a task completed), when the stores can
 // tell; it reports whether both watches run.
 func (l *Lead) watchTeam(ctx context.Context, teamName string) bool {
-	var kicks []<-chan struct{}
+	follow := func(ch <-chan struct{}, hidden bool) {
+		l.wg.Go(func() {
+			for range ch {
+				l.bump()
+				if hidden {
+					l.syncHidden(ctx) // lead_panes.go
+				}
+			}
+		})
+	}
+	n := 0
 	if w, ok := l.cfg.Teams.(team.Watcher); ok {
 		if ch, err := w.Watch(ctx, teamName); err == nil {
-			kicks = append(kicks, ch)
+			follow(ch, l.canHide())
+			n++
 		} else {
 			l.cfg.Log.Warn("watch the team file", "team", teamName, "err", err)
 		}
 	}
 	if w, ok := l.cfg.Tasks.(tasklist.Watcher); ok {
 		if ch, err := w.Watch(ctx, teamName); err == nil {
-			kicks = append(kicks, ch)
+			follow(ch, false)
+			n++
 		} else {
 			l.cfg.Log.Warn("watch the task list", "team", teamName, "err", err)
 		}
 	}
-	for _, ch := range kicks {
-		l.wg.Go(func() {
-			for range ch {
-				l.bump()
-			}
-		})
-	}
-	return len(kicks) == 2
+	return n == 2
 }
 
 // Watching reports whether the lead is woken (Changed) by every change
@@ -579,6 +596,9 @@ func (l *Lead) spawn(ctx context.Context, teamName, name string, r SpawnRequest,
 	}
 	info := SpawnInfo{AgentID: m.AgentID, Name: m.Name, Team: teamName, Color: m.Color, Model: model,
 		Backend: h.Backend(), PaneID: h.PaneID(), PlanModeRequired: r.PlanModeRequired}
+	if w, ok := h.(backend.Windowed); ok {
+		info.WindowName = w.WindowName()
+	}
 	l.mu.Lock()
 	res.info, res.h = info, h
 	l.mu.Unlock()
@@ -603,6 +623,10 @@ func (l *Lead) start(ctx context.Context, be backend.Backend, m team.Member, r S
 		return nil, err
 	}
 	spec.AgentID, spec.Name, spec.Team, spec.Color = m.AgentID, m.Name, l.Team(), m.Color
+	spec.Window = l.cfg.Window
+	if r.Window != nil {
+		spec.Window = *r.Window
+	}
 	if spec.Cwd == "" {
 		spec.Cwd = cmp.Or(m.Cwd, l.cfg.Cwd)
 	}

@@ -28,6 +28,7 @@ func (l *Lead) supervise(teamName string, m *mate) {
 	if l.mates[m.info.Name] == m {
 		delete(l.mates, m.info.Name)
 	}
+	delete(l.hidden, m.info.PaneID)
 	if !expected {
 		l.ending++ // the team is busy until the lead has been told
 	}

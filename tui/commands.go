@@ -24,6 +24,14 @@ var builtins = map[string]string{
 	"resume":      "pick an earlier session of this folder to continue",
 	"exit":        "leave (the team is shut down first)",
 	"expand":      "show or fold the last tool call's result",
+	"hide":        "hide a teammate's tmux pane (it goes on working): /hide NAME",
+	"show":        "bring a hidden teammate's pane back: /show NAME",
+}
+
+// Hider is implemented by a Driver whose teammates may run in tmux panes
+// that can be hidden and shown (session.Session).
+type Hider interface {
+	HideTeammate(ctx context.Context, name string, hide bool) error
 }
 
 // commandNames returns every command name, sorted.
@@ -97,6 +105,8 @@ func (m *model) slash(text string) tea.Cmd {
 		m.convo.offset = 0
 	case "expand":
 		m.convo.toggleLast()
+	case "hide", "show":
+		return m.hide(name, args)
 	case "compact":
 		m.notice = "Compacting the conversation…"
 		return m.do(func(ctx context.Context) error { return m.drv.Compact(ctx) })
@@ -117,6 +127,29 @@ func (m *model) slash(text string) tea.Cmd {
 	}
 	m.convo.follow()
 	return nil
+}
+
+// hide runs /hide NAME or /show NAME.
+func (m *model) hide(verb, name string) tea.Cmd {
+	h, ok := m.drv.(Hider)
+	switch {
+	case name == "" || strings.ContainsAny(name, " \t"):
+		m.convo.add(entry{kind: entryError, text: fmt.Sprintf("/%s NAME: name one teammate (/team lists them)", verb)})
+		return nil
+	case !ok:
+		m.convo.add(entry{kind: entryError, text: "/" + verb + ": not available here"})
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		if err := h.HideTeammate(ctx, name, verb == "hide"); err != nil {
+			return noticeMsg("⚠ /" + verb + " " + name + ": " + err.Error())
+		}
+		if verb == "hide" {
+			return noticeMsg(name + "'s pane is hidden; it goes on working (/show " + name + " brings it back)")
+		}
+		return noticeMsg(name + "'s pane is back in the window")
+	}
 }
 
 // custom runs a command the model does not know through Options.Slash:

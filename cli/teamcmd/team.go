@@ -34,6 +34,8 @@ func (a *app) teamCommand() *cobra.Command {
 		a.teamDeleteCommand(),
 		a.teamAddCommand(),
 		a.teamRemoveCommand(),
+		a.teamHideCommand(true),
+		a.teamHideCommand(false),
 	)
 }
 

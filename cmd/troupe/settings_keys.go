@@ -20,3 +20,20 @@ func settingsTeammateMode(files []settings.File) (string, error) {
 	}
 	return "", fmt.Errorf("%s: teammateMode %q: want auto, tmux, iterm2 or in-process", file, mode)
 }
+
+// settingsTeammateWindow reports whether the settings files ask for pane
+// teammates in windows of their own (teammateWindow "window") rather than
+// split panes ("split", the default); the last file that sets it wins. A
+// value that is neither is an error naming the file.
+func settingsTeammateWindow(files []settings.File) (bool, error) {
+	v, file, err := settings.Key[string](files, "teammateWindow")
+	switch {
+	case err != nil:
+		return false, err
+	case v == "" || v == "split":
+		return false, nil
+	case v == "window":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: teammateWindow %q: want split or window", file, v)
+}

@@ -247,6 +247,10 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 			return nil, nil, err
 		}
 	}
+	window, err := settingsTeammateWindow(settings.Files(home, cwd))
+	if err != nil {
+		return nil, nil, err
+	}
 	bg.sess.SetDigestQuiet(h.teams.digest == digestQuiet)
 	trees := kit.NewTeamWorktrees(h.teams.trees.get().all, cwd, h.teams.trees.get().root, bg.sess.Deliver) // worktrees.go
 	// The timeline is ready before the team: newLeadTeam reports the backend.
@@ -257,7 +261,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	lt, err := a.newLeadTeam(h, mode, kit.LeadTeamConfig{Session: session, Approver: approver, ModeNow: bg.sess.Mode,
 		Mates:  kit.InProcess{Cwd: cwd, Model: model, Approver: approver, Transcripts: bg.tx},
 		Answer: h.teams.answer, AnswerPlan: h.teams.plans, OnEvent: trees.OnEvent(bg.sess.TeamEvent), Deliver: bg.sess.Deliver,
-		Registry: bg.reg, PaneArgv: a.paneArgv(h, home, cwd), IdleNote: trees.IdleNote, Trees: trees})
+		Registry: bg.reg, PaneArgv: a.paneArgv(h, home, cwd), IdleNote: trees.IdleNote, Trees: trees, Window: window})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -54,7 +54,10 @@ type LeadTeamConfig struct {
 	AnswerPlan swarm.PlanAnswerer
 	// Queuing: the pane teammates are Claude Code, which claims no task by
 	// itself and queues the lead's messages.
-	Queuing               bool
+	Queuing bool
+	// Window gives pane teammates a window of their own instead of a
+	// split (setting teammateWindow "window").
+	Window                bool
 	ShutdownAnswerTimeout time.Duration
 	Registry              *task.Registry // holds the teammates as tasks
 	Deliver               func(string)
@@ -134,7 +137,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 		Teams: c.Stores.Teams, Mail: mail, Tasks: c.Stores.Tasks,
 		Session: c.Session, Cwd: cwd, Model: c.ModelName, Mode: string(c.Approver.Mode), ModeNow: c.ModeNow,
 		Backend: c.Backend, Fallback: c.Fallback, Answer: c.answerer(), AnswerPlan: c.AnswerPlan, Policy: c.Approver.Policy,
-		NoAutoClaim: c.Queuing, QueuingPanes: c.Queuing,
+		NoAutoClaim: c.Queuing, QueuingPanes: c.Queuing, Window: c.Window,
 		ShutdownAnswerTimeout: c.ShutdownAnswerTimeout, Registry: c.Registry, Reap: c.Reap,
 		PersistRule: func(rule string) error {
 			return settings.AddRule(context.Background(), settingsFile, permission.Allow, rule)
@@ -220,10 +223,10 @@ type spawner struct{ lead *swarm.Lead }
 
 func (t spawner) SpawnTeammate(ctx context.Context, r agenttool.TeammateRequest) (agenttool.TeammateInfo, error) {
 	info, err := t.lead.Spawn(ctx, swarm.SpawnRequest{Name: r.Name, Description: r.Description, Prompt: r.Prompt,
-		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired, Cwd: r.Dir, Color: r.Color})
+		Model: r.Model, AgentType: r.AgentType, Mode: r.Mode, PlanModeRequired: r.PlanModeRequired, Cwd: r.Dir, Color: r.Color, Window: r.Window})
 	if err != nil {
 		return agenttool.TeammateInfo{}, err
 	}
 	return agenttool.TeammateInfo{AgentID: info.AgentID, Name: info.Name, Team: info.Team, Color: info.Color, Model: info.Model,
-		Backend: info.Backend, PaneID: info.PaneID, PlanModeRequired: info.PlanModeRequired}, nil
+		Backend: info.Backend, PaneID: info.PaneID, PlanModeRequired: info.PlanModeRequired, WindowName: info.WindowName}, nil
 }

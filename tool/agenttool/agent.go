@@ -211,6 +211,7 @@ const schema = `{
     "team_name": {"type": "string", "description": "deprecated, ignored"},
     "mode": {"type": "string", "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "description": %s},
     "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "remote runs the agent on a remote worker machine, always in the background, in that worker's own working folder; worktree runs it in its own git worktree (a branch troupe/<team>/<name> from HEAD, in a folder beside the repository), removed at its end when it changed nothing and otherwise kept, with its branch, path and diffstat in the result so that you can merge it"},
+    "use_splitpane": {"type": "boolean", "description": "Teammates in tmux only: false puts the teammate in a tmux window of its own instead of a split pane of the shared window (default: the teammateWindow setting, else a split pane)"},
     "labels": {"type": "array", "maxItems": 16, "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"}, "description": "Remote agents only (implies isolation remote): run it on a worker that has every one of these labels (such as gpu or linux)"}
   },
   "required": ["description", "prompt"],
@@ -276,6 +277,7 @@ type input struct {
 	Mode            string   `json:"mode"`
 	Isolation       string   `json:"isolation"`
 	Labels          []string `json:"labels"`
+	UseSplitpane    *bool    `json:"use_splitpane"`
 }
 
 var (

@@ -32,12 +32,16 @@ type TeammateRequest struct {
 	Dir string
 	// Color is its definition's color; "" picks the next free one.
 	Color string
+	// Window asks for a window of its own instead of a split pane (the
+	// call's use_splitpane false); nil leaves it to the setting.
+	Window *bool
 }
 
 // TeammateInfo describes a spawned teammate.
 type TeammateInfo struct {
 	AgentID, Name, Team, Color, Model, Backend, PaneID string
 	PlanModeRequired                                   bool
+	WindowName                                         string // its own window, "" in a split pane
 }
 
 // inProcess is the backend type of a teammate on a goroutine, reported in
@@ -99,6 +103,10 @@ func (t *Tool) spawnTeammate(ctx context.Context, in input) (tool.Result, error)
 	}
 	req := TeammateRequest{Name: in.Name, Description: in.Description, Prompt: in.Prompt, Model: in.Model,
 		AgentType: in.SubagentType, PlanModeRequired: in.Mode == "plan", Mode: in.Mode, Isolation: in.Isolation, Color: color}
+	if in.UseSplitpane != nil {
+		window := !*in.UseSplitpane
+		req.Window = &window
+	}
 	info, err := t.cfg.Teammates.SpawnTeammate(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -108,7 +116,8 @@ func (t *Tool) spawnTeammate(ctx context.Context, in input) (tool.Result, error)
 	}
 	out := teammateResult{TeammateID: info.AgentID, AgentID: info.AgentID, AgentType: in.SubagentType, Model: info.Model,
 		Name: info.Name, Color: info.Color, TmuxPaneID: info.PaneID, TeamName: info.Team,
-		IsSplitpane: info.Backend != "" && info.Backend != inProcess, PlanModeRequired: info.PlanModeRequired}
+		IsSplitpane: info.Backend != "" && info.Backend != inProcess && info.WindowName == "", PlanModeRequired: info.PlanModeRequired,
+		TmuxWindowName: info.WindowName}
 	if info.Backend == inProcess || info.Backend == "" {
 		out.TmuxSessionName, out.TmuxWindowName, out.TmuxPaneID = inProcess, inProcess, inProcess
 	}
