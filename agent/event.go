@@ -39,6 +39,10 @@ type Event struct {
 	Elapsed    time.Duration
 	Err        error
 	Result     *Result
+	// Denied is, on an EventToolResult, why the call was not allowed to
+	// run (a person or a rule refused it); "" when it ran or failed
+	// otherwise.
+	Denied string
 }
 
 // MaxRecent is how many recent activities Progress keeps.

@@ -201,14 +201,21 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block) llm.Block {
 	started := a.now()
 	a.noteActivity(call)
 	a.emit(Event{Type: EventToolUse, Call: &call})
-	res := a.execute(ctx, call)
+	res, denied := a.execute(ctx, call)
 	blk := llm.ToolResult(call.ToolUseID, res.Content, res.IsError)
 	blk.Images = res.Images
-	a.emit(Event{Type: EventToolResult, Call: &call, ToolResult: &blk, Elapsed: a.now().Sub(started)})
+	a.emit(Event{Type: EventToolResult, Call: &call, ToolResult: &blk, Elapsed: a.now().Sub(started), Denied: denied})
 	return blk
 }
 
-func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
+// execute runs call; denied is why its permission was refused, "" when
+// it was not.
+func (a *Agent) execute(ctx context.Context, call llm.Block) (res tool.Result, denied string) {
+	res = a.run(ctx, call, &denied)
+	return res, denied
+}
+
+func (a *Agent) run(ctx context.Context, call llm.Block, denied *string) tool.Result {
 	if ctx.Err() != nil {
 		return tool.Errorf("not run: the turn was interrupted")
 	}
@@ -239,6 +246,7 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 		if reason == "" {
 			reason = "permission denied"
 		}
+		*denied = reason
 		return tool.Errorf("Permission to use %s was denied: %s", call.Name, reason)
 	}
 	if len(v.UpdatedInput) > 0 {

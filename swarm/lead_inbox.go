@@ -163,9 +163,7 @@ func (l *Lead) idle(m mailbox.Message, f mailbox.IdleNotification) {
 	if f.IdleReason != "" && f.IdleReason != mailbox.IdleAvailable {
 		what += " (" + f.IdleReason + ")"
 	}
-	if f.CompletedTaskID != "" {
-		what += ", completed task #" + f.CompletedTaskID
-	}
+	what += outcomeNote(f)
 	l.event(m.From, EventIdle, m.From+" "+what)
 }
 
@@ -180,21 +178,46 @@ func (l *Lead) TakeDigest() string {
 		return ""
 	}
 	l.event(team.LeadName, EventDigest, fmt.Sprintf("idle notifications of %d teammate(s) reach the lead as one digest", len(d)))
-	sort.SliceStable(d, func(i, j int) bool { return d[i].From < d[j].From })
+	// Grouped by how their runs ended, the ones that need the lead
+	// first: failed, blocked, resolved, then the rest; by name within.
+	sort.SliceStable(d, func(i, j int) bool {
+		if gi, gj := statusRank(d[i].CompletedStatus), statusRank(d[j].CompletedStatus); gi != gj {
+			return gi < gj
+		}
+		return d[i].From < d[j].From
+	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "<teammate-idle-digest count=\"%d\">\n", len(d))
+	group := -1
 	for _, n := range d {
+		if g := statusRank(n.CompletedStatus); g != group {
+			group = g
+			fmt.Fprintf(&b, "%s:\n", statusHeading[g])
+		}
 		// What a teammate wrote (its reasons, last message and report)
 		// cannot close the digest or open another block.
 		fmt.Fprintf(&b, "- %s is idle", n.From)
 		if n.IdleReason != "" && n.IdleReason != mailbox.IdleAvailable {
 			fmt.Fprintf(&b, " (%s", inert.Tags(n.IdleReason))
-			if n.FailureReason != "" {
+			if n.FailureReason != "" && n.CompletedStatus != mailbox.CompletedBlocked {
 				fmt.Fprintf(&b, ": %s", inert.Tags(n.FailureReason))
 			}
 			b.WriteString(")")
 		}
-		if n.CompletedTaskID != "" {
+		switch {
+		case n.CompletedStatus == mailbox.CompletedResolved && n.CompletedTaskID != "":
+			fmt.Fprintf(&b, "; completed task #%s", inert.Tags(n.CompletedTaskID))
+		case n.CompletedStatus == mailbox.CompletedBlocked:
+			b.WriteString("; blocked")
+			if n.CompletedTaskID != "" {
+				fmt.Fprintf(&b, " on task #%s", inert.Tags(n.CompletedTaskID))
+			}
+			if n.FailureReason != "" {
+				fmt.Fprintf(&b, ": %s", inert.Tags(n.FailureReason))
+			}
+		case n.CompletedStatus == mailbox.CompletedFailed && n.CompletedTaskID != "":
+			fmt.Fprintf(&b, "; task #%s failed", inert.Tags(n.CompletedTaskID))
+		case n.CompletedTaskID != "":
 			fmt.Fprintf(&b, "; completed task #%s (%s)", inert.Tags(n.CompletedTaskID), inert.Tags(n.CompletedStatus))
 		}
 		if n.Summary != "" {
@@ -212,6 +235,47 @@ func (l *Lead) TakeDigest() string {
 	}
 	b.WriteString("</teammate-idle-digest>\nIdle teammates wait for a message or a task; this is a status update, not user input.")
 	return b.String()
+}
+
+// outcomeNote words an idle notification's outcome for a timeline line:
+// ", completed task #3", ", blocked on task #4: why", ", failed: why".
+func outcomeNote(n mailbox.IdleNotification) string {
+	task := ""
+	if n.CompletedTaskID != "" {
+		task = " task #" + n.CompletedTaskID
+	}
+	switch n.CompletedStatus {
+	case "":
+		return ""
+	case mailbox.CompletedResolved:
+		return ", completed" + task
+	case mailbox.CompletedBlocked:
+		return ", blocked" + strings.Replace(task, " task", " on task", 1) + reasonNote(n.FailureReason)
+	}
+	return ", " + n.CompletedStatus + task + reasonNote(n.FailureReason)
+}
+
+func reasonNote(why string) string {
+	if why == "" {
+		return ""
+	}
+	return ": " + why
+}
+
+// statusHeading names the digest's groups, by statusRank.
+var statusHeading = []string{"failed", "blocked", "resolved", "idle"}
+
+// statusRank orders an idle notification's completedStatus for the digest.
+func statusRank(status string) int {
+	switch status {
+	case mailbox.CompletedFailed:
+		return 0
+	case mailbox.CompletedBlocked:
+		return 1
+	case mailbox.CompletedResolved:
+		return 2
+	}
+	return 3
 }
 
 // PlanDigest returns the digest of a plan approval request the lead got.

@@ -152,6 +152,8 @@ type turnState struct {
 	lastPeerSummary string
 	sentToLead      bool
 	completedTask   string
+	workingTask     string // the task it claimed or took up in the run
+	denied          string // the last call a person or rule refused: "Bash: why"
 }
 
 // NewTeammate builds a teammate and its agent.
@@ -251,6 +253,12 @@ func (tm *Teammate) event(kind, text string) {
 // observe follows the model's tool calls: messages to peers and the lead,
 // and tasks it completes.
 func (tm *Teammate) observe(e agent.Event) {
+	if e.Type == agent.EventToolResult && e.Denied != "" && e.Call != nil {
+		tm.mu.Lock()
+		tm.turn.denied = e.Call.Name + ": " + e.Denied
+		tm.mu.Unlock()
+		return
+	}
 	if e.Type != agent.EventToolUse || e.Call == nil {
 		return
 	}
@@ -282,12 +290,19 @@ func (tm *Teammate) observe(e agent.Event) {
 		var in struct {
 			TaskID string `json:"taskId"`
 			Status string `json:"status"`
+			Owner  string `json:"owner"`
 		}
-		if json.Unmarshal(e.Call.Input, &in) == nil && in.Status == string(tasklist.StatusCompleted) {
-			tm.mu.Lock()
+		if json.Unmarshal(e.Call.Input, &in) != nil {
+			return
+		}
+		tm.mu.Lock()
+		switch {
+		case in.Status == string(tasklist.StatusCompleted):
 			tm.turn.completedTask = in.TaskID
-			tm.mu.Unlock()
+		case in.Status == string(tasklist.StatusInProgress) || in.Owner == tm.cfg.Name:
+			tm.turn.workingTask = in.TaskID
 		}
+		tm.mu.Unlock()
 	}
 }
 
@@ -589,9 +604,7 @@ func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, tu
 	case res.Interrupted:
 		n.IdleReason = "interrupted"
 	}
-	if turn.completedTask != "" {
-		n.CompletedTaskID, n.CompletedStatus = turn.completedTask, "resolved"
-	}
+	n.CompletedTaskID, n.CompletedStatus, n.FailureReason = tm.outcome(ctx, turn, runErr, n.FailureReason)
 	if !turn.sentToLead && strings.TrimSpace(res.Text) != "" {
 		// A report printed instead of sent still reaches the lead.
 		n.Result = truncate(res.Text, MaxResultLen)
@@ -607,10 +620,39 @@ func (tm *Teammate) idle(ctx context.Context, res agent.Result, runErr error, tu
 	if n.IdleReason != mailbox.IdleAvailable {
 		what += " (" + n.IdleReason + ")"
 	}
-	if n.CompletedTaskID != "" {
-		what += ", completed task #" + n.CompletedTaskID
-	}
+	what += outcomeNote(n)
 	tm.event(EventIdle, what)
+}
+
+// outcome says how the run ended for the lead's idle digest, as the
+// seed's idle notification has it: resolved (a task was completed),
+// failed (the run ended in an error), blocked (a call it needed was
+// refused, or the task it works on waits for another), or "" (nothing to
+// report), with the task and the reason.
+func (tm *Teammate) outcome(ctx context.Context, turn turnState, runErr error, reason string) (taskID, status, why string) {
+	switch {
+	case turn.completedTask != "":
+		return turn.completedTask, mailbox.CompletedResolved, reason
+	case runErr != nil:
+		return turn.workingTask, mailbox.CompletedFailed, reason
+	case turn.denied != "":
+		return turn.workingTask, mailbox.CompletedBlocked, truncate("permission refused for "+turn.denied, 200)
+	case turn.workingTask == "":
+		return "", "", reason
+	}
+	tasks, err := tasklist.New(tm.cfg.Tasks, tm.cfg.Team).Tasks(ctx)
+	if err != nil {
+		return "", "", reason
+	}
+	for _, t := range tasks {
+		if t.ID != turn.workingTask || t.Status == tasklist.StatusCompleted {
+			continue
+		}
+		if open := tasklist.OpenBlockers(t, tasks); len(open) > 0 {
+			return t.ID, mailbox.CompletedBlocked, truncate("task #"+t.ID+" waits for #"+strings.Join(open, ", #"), 200)
+		}
+	}
+	return "", "", reason
 }
 
 // DefaultClaimLinger is the default of TeammateConfig.ClaimLinger.
@@ -738,6 +780,9 @@ func (tm *Teammate) claim(ctx context.Context) (prompt string, ok, lost bool) {
 		}
 		return "", false, false
 	}
+	tm.mu.Lock()
+	tm.turn.workingTask = t.ID
+	tm.mu.Unlock()
 	tm.event(EventClaim, fmt.Sprintf("claimed task #%s %q", t.ID, t.Subject))
 	return fmt.Sprintf(`You claimed task #%s from the team's task list (it is now in_progress and yours).
 

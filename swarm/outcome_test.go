@@ -1,0 +1,98 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/mailbox"
+	"github.com/troupe-dev/troupe/tasklist"
+	"github.com/troupe-dev/troupe/team"
+	"github.com/troupe-dev/troupe/tool"
+)
+
+// poke is a tool that changes something, so that every call of it asks.
+type poke struct{}
+
+func (poke) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "Poke", InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+func (poke) ReadOnly(json.RawMessage) bool { return false }
+func (poke) Run(context.Context, tool.Call) (tool.Result, error) {
+	return tool.Result{Content: "poked"}, nil
+}
+
+// An idle notification says how the run ended, as the seed's type has it:
+// resolved (a task completed), blocked (a call refused, or the task it
+// works on waits for another), failed (the run ended in an error), and the
+// lead's digest groups them, the ones that need it first.
+func TestIdleOutcome(t *testing.T) {
+	h := newHarness(t, script(
+		`{"match":{"system":"teammate res","turn":0},"reply":{"tool_calls":[{"name":"TaskUpdate","input":{"taskId":"1","status":"completed"}}]}}`,
+		`{"match":{"system":"teammate res"},"reply":{"text":"done"}}`,
+		`{"match":{"system":"teammate wait","turn":0},"reply":{"tool_calls":[{"name":"TaskUpdate","input":{"taskId":"3","owner":"wait","status":"in_progress"}}]}}`,
+		`{"match":{"system":"teammate wait"},"reply":{"text":"task 3 needs task 2 first"}}`,
+		`{"match":{"system":"teammate den","turn":0},"reply":{"tool_calls":[{"name":"Poke","input":{}}]}}`,
+		`{"match":{"system":"teammate den"},"reply":{"text":"I could not poke"}}`,
+		`{"match":{"system":"teammate bad"},"reply":{"error":"the model server is down"}}`,
+		`{"match":{"system":"teammate idle"},"reply":{"text":"nothing to do"}}`,
+	), func(c *LeadConfig) {
+		c.Answer = func(context.Context, PermissionAsk) (PermissionAnswer, error) {
+			return PermissionAnswer{Allow: false, Message: "not on this machine"}, nil
+		}
+	})
+	h.tools = func(*Teammate, team.Member) []tool.Tool { return []tool.Tool{poke{}} }
+	cfg := h.create("outcome")
+	l := tasklist.New(h.store.Tasks(), cfg.Name)
+	ctx := context.Background()
+	for _, d := range []tasklist.Draft{
+		{Subject: "one", Owner: "res"},
+		{Subject: "two", Owner: "someone"},
+		{Subject: "three", BlockedBy: []string{"2"}},
+	} {
+		if _, err := l.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := []string{"res", "wait", "den", "bad", "idle"}
+	for _, n := range names {
+		h.spawn(n, "work")
+	}
+	h.waitFor("five idle notifications", func() bool {
+		h.lead.mu.Lock()
+		defer h.lead.mu.Unlock()
+		return len(h.lead.digest) == len(names)
+	})
+	h.lead.mu.Lock()
+	got := map[string]mailbox.IdleNotification{}
+	for _, n := range h.lead.digest {
+		got[n.From] = n
+	}
+	h.lead.mu.Unlock()
+	for _, c := range []struct{ name, task, status, why string }{
+		{"res", "1", mailbox.CompletedResolved, ""},
+		{"wait", "3", mailbox.CompletedBlocked, "task #3 waits for #2"},
+		{"den", "", mailbox.CompletedBlocked, "permission refused for Poke: not on this machine"},
+		{"bad", "", mailbox.CompletedFailed, "the model server is down"},
+		{"idle", "", "", ""},
+	} {
+		n := got[c.name]
+		if n.CompletedTaskID != c.task || n.CompletedStatus != c.status || !strings.Contains(n.FailureReason, c.why) {
+			t.Errorf("%s: task %q status %q reason %q; want task %q status %q reason with %q",
+				c.name, n.CompletedTaskID, n.CompletedStatus, n.FailureReason, c.task, c.status, c.why)
+		}
+	}
+	d := h.lead.TakeDigest()
+	order := []string{"failed:", "- bad is idle (failed: ", "blocked:", "- den is idle; blocked: permission refused for Poke",
+		"- wait is idle; blocked on task #3: task #3 waits for #2", "resolved:", "- res is idle; completed task #1", "idle:", "- idle is idle"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(d[at:], want)
+		if i < 0 {
+			t.Fatalf("digest lacks %q after position %d (groups in order: failed, blocked, resolved, idle):\n%s", want, at, d)
+		}
+		at += i + len(want)
+	}
+}
