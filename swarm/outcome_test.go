@@ -96,3 +96,33 @@ func TestIdleOutcome(t *testing.T) {
 		at += i + len(want)
 	}
 }
+
+// An approved plan takes the teammate out of plan mode in its member entry
+// too: the team file says the mode it works in now, not plan.
+func TestPlanApprovalRecordsTheMode(t *testing.T) {
+	h := newHarness(t, script(
+		`{"match":{"system":"teammate pia","turn":0},"reply":{"text":"ready"}}`,
+		`{"match":{"system":"teammate pia","user":"[Plan Approved]"},"reply":{"text":"PLAN-APPROVED-SEEN"}}`,
+	), nil)
+	h.mateCfg = func(c *TeammateConfig) { c.PlanMode = true }
+	cfg := h.create("planned")
+	h.spawn("pia", "stand by")
+	h.waitFor("pia idle", func() bool { return h.hasEvent("pia", EventIdle, "") })
+	if _, err := team.UpdateMember(context.Background(), h.store.Teams(), cfg.Name, "pia", func(m *team.Member) error {
+		m.Mode = "plan" // as a plan-mode teammate's entry says
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	tm := h.mates["pia"]
+	h.mu.Unlock()
+	tm.mu.Lock()
+	tm.plan = "plan-1" // as ExitPlanMode leaves it
+	tm.mu.Unlock()
+	h.send(cfg.Name, team.LeadName, "pia", mailbox.PlanApprovalResponse{RequestID: "plan-1", Approved: true, PermissionMode: "acceptEdits"})
+	h.waitFor("the approval seen by the model", func() bool { return h.reported("PLAN-APPROVED-SEEN") })
+	if m, _ := h.member(cfg.Name, "pia"); m.Mode != "acceptEdits" {
+		t.Errorf("member mode after the approval = %q; want acceptEdits", m.Mode)
+	}
+}

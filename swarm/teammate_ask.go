@@ -43,6 +43,17 @@ func (tm *Teammate) planVerdict(m mailbox.Message, f mailbox.PlanApprovalRespons
 	if tm.cfg.SetMode != nil {
 		mode = cmp.Or(tm.cfg.SetMode(mode), mode)
 	}
+	// Its member entry says the mode it now works in, not plan: the
+	// lead, the dashboard and a Claude Code lead read it there.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_, err := team.UpdateMember(ctx, tm.cfg.Teams, tm.cfg.Team, tm.cfg.Name, func(mm *team.Member) error {
+		mm.Mode = mode
+		return nil
+	})
+	cancel()
+	if err != nil {
+		tm.cfg.Log.Warn("record the mode after the plan's approval", "agent", tm.cfg.Name, "mode", mode, "err", err)
+	}
 	tm.event(EventPlan, "plan approved; permission mode "+mode)
 	msg := "[Plan Approved] The team lead approved your plan. You are now in " + mode + " permission mode: carry it out."
 	if f.Feedback != "" {
