@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/team"
 )
 
 // A teammate asked for with use_splitpane false gets a tmux window of its
@@ -106,5 +109,33 @@ func TestPaneWindowAndHide(t *testing.T) {
 	_ = lead.Wait()
 	if mates := liveTeammates(sock); len(mates) != 0 {
 		t.Errorf("teammates still running after the lead ended: %v", mates)
+	}
+}
+
+// A pane teammate is started with the lead's working folders and rules,
+// as its in-process teammates have them: --add-dir (absolute, from the
+// lead's folder), --allowedTools and --disallowedTools.
+func TestPaneArgvInheritsTheLeadsFolders(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	if err := os.MkdirAll(filepath.Join(cwd, "more"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	a := newApp(Main{Stderr: os.Stderr})
+	h := &headless{}
+	h.perm.AddDirs = []string{"more", "/abs/other"}
+	h.perm.Allowed = []string{"Bash(npm test)"}
+	h.perm.Disallowed = []string{"WebFetch"}
+	argv, _, err := a.paneArgv(h, home, cwd)(team.Member{Name: "pane", AgentID: "pane@t", Model: "m1"}, swarm.SpawnRequest{}, "s-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(argv, " ")
+	for _, want := range []string{"--add-dir " + filepath.Join(cwd, "more"), "--add-dir /abs/other",
+		"--allowedTools Bash(npm test)", "--disallowedTools WebFetch", "--model m1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("pane argv lacks %q:\n%s", want, got)
+		}
 	}
 }

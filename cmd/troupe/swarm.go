@@ -140,6 +140,24 @@ func (a *app) paneArgv(h *headless, home, cwd string) func(m team.Member, r swar
 		if m.Model != "" {
 			argv = append(argv, "--model", m.Model)
 		}
+		// The lead's working folders and rules, as its in-process
+		// teammates have them (their approver is the lead's).
+		for _, d := range h.perm.AddDirs {
+			if !filepath.IsAbs(d) { // as agentflags reads it: from the lead's folder
+				wd, err := a.Getwd()
+				if err != nil {
+					return nil, nil, err
+				}
+				d = filepath.Join(wd, d)
+			}
+			argv = append(argv, "--add-dir", filepath.Clean(d))
+		}
+		for _, r := range h.perm.Allowed {
+			argv = append(argv, "--allowedTools", r)
+		}
+		for _, r := range h.perm.Disallowed {
+			argv = append(argv, "--disallowedTools", r)
+		}
 		if h.teams.ask > 0 && h.teams.ask != swarm.DefaultAskTimeout {
 			argv = append(argv, "--permission-answer-timeout", h.teams.ask.String())
 		}
