@@ -125,6 +125,7 @@ func (l *Lead) decide(ctx context.Context, a PermissionAsk) (PermissionAnswer, [
 			s([]string{rule})
 		}
 		added = []string{rule}
+		l.sharePath(ctx, a.Worker, rule)
 		l.event(a.Worker, EventPermission, what+": allowed always ("+rule+", for the whole team)")
 	case ans.Allow:
 		l.event(a.Worker, EventPermission, what+": allowed once")
@@ -132,6 +133,31 @@ func (l *Lead) decide(ctx context.Context, a PermissionAsk) (PermissionAnswer, [
 		l.event(a.Worker, EventPermission, what+": denied"+feedback(ans.Message))
 	}
 	return ans, added, nil
+}
+
+// sharePath records a folder rule of a file tool ("Edit(//abs/dir/**)")
+// in the team file's teamAllowedPaths, the seed's place for team-wide path
+// permissions, which every teammate reads at its start and pane teammates
+// follow (session/kit's followTeamPaths); a Claude Code teammate reads it
+// too. Other rules stay the lead's and its in-process teammates'.
+func (l *Lead) sharePath(ctx context.Context, worker, rule string) {
+	p, ok := TeamPath(rule)
+	if !ok {
+		return
+	}
+	p.AddedBy, p.AddedAt = worker, l.cfg.Now().UnixMilli()
+	_, err := l.cfg.Teams.Update(ctx, l.Team(), func(c *team.Config) error {
+		for _, q := range c.TeamAllowedPaths {
+			if q.Path == p.Path && q.ToolName == p.ToolName {
+				return nil
+			}
+		}
+		c.TeamAllowedPaths = append(c.TeamAllowedPaths, p)
+		return nil
+	})
+	if err != nil {
+		l.event(worker, EventWarning, "could not record "+rule+" in the team file's teamAllowedPaths: "+err.Error())
+	}
 }
 
 func feedback(msg string) string {

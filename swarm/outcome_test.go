@@ -126,3 +126,55 @@ func TestPlanApprovalRecordsTheMode(t *testing.T) {
 		t.Errorf("member mode after the approval = %q; want acceptEdits", m.Mode)
 	}
 }
+
+// TeamPath reads back exactly the folder rules TeamRules writes, and
+// nothing wider or stranger.
+func TestTeamPath(t *testing.T) {
+	for _, p := range []team.AllowedPath{{Path: "/work/src", ToolName: "Edit"}, {Path: "/a", ToolName: "Read"}} {
+		rules := TeamRules([]team.AllowedPath{p})
+		if len(rules) != 1 {
+			t.Fatalf("TeamRules(%v) = %v", p, rules)
+		}
+		got, ok := TeamPath(rules[0])
+		if !ok || got != p {
+			t.Errorf("TeamPath(%q) = %v, %v; want %v", rules[0], got, ok, p)
+		}
+	}
+	for _, r := range []string{"Edit", "Edit(/rel/**)", "Edit(//a/b)", "Bash(//a/**)", "Edit(//**)", "Edit(//a/*/**)", "Edit(//a/../b/**)", "Write(//a/**)"} {
+		if p, ok := TeamPath(r); ok {
+			t.Errorf("TeamPath(%q) = %v; want no path", r, p)
+		}
+	}
+}
+
+// "Allow always" for a folder on a file tool goes into the team file's
+// teamAllowedPaths, once, naming who asked; an exact rule does not.
+func TestAlwaysFolderRuleSharedInTheTeamFile(t *testing.T) {
+	rule := "Edit(//work/src/**)"
+	h := newHarness(t, script(`{"match":{},"reply":{"text":"ok"},"repeat":true}`), func(c *LeadConfig) {
+		c.Answer = func(_ context.Context, a PermissionAsk) (PermissionAnswer, error) {
+			if strings.Contains(string(a.Input), "exact") {
+				return PermissionAnswer{Allow: true, Always: true, Rule: "Edit(/work/exact.go)"}, nil
+			}
+			return PermissionAnswer{Allow: true, Always: true, Rule: rule}, nil
+		}
+	})
+	cfg := h.create("paths")
+	ctx := context.Background()
+	for i, in := range []string{`{"file_path":"/work/src/a.go"}`, `{"file_path":"/work/src/b.go"}`, `{"file_path":"/work/exact.go"}`} {
+		ask := PermissionAsk{Worker: "w" + string(rune('0'+i)), Tool: "Edit", Input: json.RawMessage(in)}
+		if _, _, err := h.lead.decide(ctx, ask); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := h.store.Teams().Get(ctx, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.TeamAllowedPaths) != 1 {
+		t.Fatalf("teamAllowedPaths = %+v; want one entry for %s", c.TeamAllowedPaths, rule)
+	}
+	if p := c.TeamAllowedPaths[0]; p.Path != "/work/src" || p.ToolName != "Edit" || p.AddedBy != "w0" || p.AddedAt == 0 {
+		t.Errorf("teamAllowedPaths[0] = %+v; want /work/src for Edit added by w0 with a time", p)
+	}
+}

@@ -3,6 +3,7 @@ package swarm
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/team"
@@ -65,6 +66,21 @@ func addRulesUpdate(rules []permission.Rule, destination string) (json.RawMessag
 // never become wildcards.
 func ExactRule(tool string, input json.RawMessage) string {
 	return permission.ExactRule(tool, input, nil)
+}
+
+// TeamPath returns the teamAllowedPaths entry of a folder rule of a file
+// tool, "Edit(//abs/dir/**)" or "Read(//abs/dir/**)" (TeamRules' inverse),
+// and false for any other rule.
+func TeamPath(rule string) (team.AllowedPath, bool) {
+	tool, rest, ok := strings.Cut(rule, "(//")
+	if !ok || (tool != "Edit" && tool != "Read") {
+		return team.AllowedPath{}, false
+	}
+	dir, ok := strings.CutSuffix(rest, "/**)")
+	if !ok || dir == "" || strings.ContainsAny(dir, "*?[]{}()") || strings.Contains("/"+dir+"/", "/../") {
+		return team.AllowedPath{}, false
+	}
+	return team.AllowedPath{Path: "/" + dir, ToolName: tool}, true
 }
 
 // TeamRules turns a team's allowed paths (teamAllowedPaths) into allow

@@ -120,6 +120,12 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	if cfg, err := p.Stores.Teams.Get(context.Background(), p.Team); err == nil {
 		_ = appr.AddAllowRules(swarm.TeamRules(cfg.TeamAllowedPaths))
 	}
+	followCtx, stopFollow := context.WithCancel(context.Background())
+	if p.Member.BackendType != "" && p.Member.BackendType != team.BackendInProcess {
+		// A pane teammate hears of the team's new path rules through the
+		// team file (an in-process one gets them from the lead: Rules).
+		followTeamPaths(followCtx, p.Stores.Teams, p.Team, func(r []string) { _ = appr.AddAllowRules(r) })
+	}
 	if p.Rules != nil {
 		p.Rules(func(r []string) { _ = appr.AddAllowRules(r) })
 	}
@@ -168,6 +174,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 				}})
 		}})
 	if err != nil {
+		stopFollow()
 		cleanup()
 		return nil, nil, err
 	}
@@ -180,7 +187,41 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 			bg.handed(e.State.ID)
 		}
 	})
-	return tm, func() { stop(); bg.report(); cleanup() }, nil
+	return tm, func() { stopFollow(); stop(); bg.report(); cleanup() }, nil
+}
+
+// followTeamPaths adds the rules of the team file's teamAllowedPaths
+// (swarm.TeamRules) each time it changes, until ctx ends: the lead writes
+// one when a person allows a folder for the whole team (swarm.TeamPath).
+// A store that cannot watch gives only the rules read at the start.
+func followTeamPaths(ctx context.Context, teams team.Store, teamName string, add func([]string)) {
+	w, ok := teams.(team.Watcher)
+	if !ok {
+		return
+	}
+	ch, err := w.Watch(ctx, teamName)
+	if err != nil {
+		return
+	}
+	go func() {
+		seen := map[string]bool{}
+		for range ch {
+			cfg, err := teams.Get(ctx, teamName)
+			if err != nil {
+				continue
+			}
+			var fresh []string
+			for _, r := range swarm.TeamRules(cfg.TeamAllowedPaths) {
+				if !seen[r] {
+					seen[r] = true
+					fresh = append(fresh, r)
+				}
+			}
+			if len(fresh) > 0 {
+				add(fresh)
+			}
+		}
+	}()
 }
 
 // mateBackground is what a teammate's background tasks are to its team:
