@@ -1,4 +1,4 @@
-// Package agent provides the Agent tool: the model starts a sub-agent, a
+// Package agenttool provides the Agent tool: the model starts a sub-agent, a
 // fresh agent (package github.com/troupe-dev/troupe/agent) with its own
 // conversation and a filtered tool set, to work on a task.
 //

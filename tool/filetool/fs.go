@@ -1,4 +1,4 @@
-// Package fs provides the file tools a model calls: Read, Write, Edit, Glob
+// Package filetool provides the file tools a model calls: Read, Write, Edit, Glob
 // and Grep. Their names, input fields and behaviour follow Claude Code's
 // tools of the same names, so that prompts written for one work with the
 // other; each tool's description for the model is the .md file beside it.

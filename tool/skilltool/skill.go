@@ -1,4 +1,4 @@
-// Package skill provides the Skill tool: an agent loads one of the
+// Package skilltool provides the Skill tool: an agent loads one of the
 // skills listed in its system prompt (procedures the user keeps in
 // .claude/skills/<name>/SKILL.md) and gets its instructions, with the
 // folder that holds the files beside it.

@@ -1,4 +1,4 @@
-// Package task provides the tools that let a model work with the session's
+// Package tasktool provides the tools that let a model work with the session's
 // background tasks (the task registry of package
 // github.com/troupe-dev/troupe/task): TaskOutput reads a task's output and
 // status, optionally waiting for it to finish, and TaskStop stops a running
