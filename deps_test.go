@@ -14,11 +14,11 @@ import (
 const module = "github.com/troupe-dev/troupe"
 
 // vocabulary are the packages that hold the shared types and pure logic
-// (DESIGN.md, "vocabulary and pure logic").
+// (docs/architecture.md, "Layers").
 var vocabulary = []string{"./team", "./mailbox", "./tasklist", "./permission", "./llm", "./tool", "./backend"}
 
 // adapters are the trees that implement a vocabulary package; none may
-// import another (DESIGN.md, "adapters").
+// import another (docs/architecture.md, "Layers").
 var adapters = []string{"./store/*/...", "./llm/*/...", "./tool/*/...", "./backend/*/...", "./mcp/..."}
 
 // A rule forbids the packages matching from (and not except) to depend on
@@ -70,7 +70,7 @@ type pkg struct {
 	Imports    []string
 }
 
-// TestImportDirection enforces DESIGN.md's import rules on every package of
+// TestImportDirection enforces docs/architecture.md's import rules on every package of
 // the module (test files excluded). Rules about packages that do not exist
 // yet match nothing.
 func TestImportDirection(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// ranks give every package of the module a layer (DESIGN.md): vocabulary
+// ranks give every package of the module a layer (docs/architecture.md): vocabulary
 // < internal primitives < adapters < task < agent < swarm, coordinator,
 // remote < session < tui, dashboard < cli < cmd. Finer steps inside one layer
 // keep its packages in order too (tool above llm; lockfile above
@@ -88,7 +88,7 @@ func TestRanks(t *testing.T) {
 		}
 		rp, ok := rankOf(rel)
 		if !ok {
-			t.Errorf("%s has no rank: add it to ranks (DESIGN.md's layers)", rel)
+			t.Errorf("%s has no rank: add it to ranks (docs/architecture.md's layers)", rel)
 			continue
 		}
 		for _, d := range graph[p].Imports {
@@ -115,7 +115,7 @@ func TestRanks(t *testing.T) {
 				seen[edge] = true
 				continue
 			}
-			t.Errorf("%s: arrows point down only (DESIGN.md)", bad)
+			t.Errorf("%s: arrows point down only (docs/architecture.md)", bad)
 		}
 	}
 	for edge, why := range rankDebts {

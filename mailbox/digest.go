@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// InputDigest returns the input_digest of a permission verdict (PROTOCOL.md
+// InputDigest returns the input_digest of a permission verdict (docs/protocol.md
 // section 6.4): the hex SHA-256 of tool + "\x00" + the input as JSON with
 // the keys of every object sorted, written as JavaScript's JSON.stringify
 // writes it (no spaces, no HTML escaping, integers without a fraction). A
@@ -119,7 +119,7 @@ func quote(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
-// PlanDigest returns the planDigest of a plan approval response (PROTOCOL.md
+// PlanDigest returns the planDigest of a plan approval response (docs/protocol.md
 // section 6.3): the hex SHA-256 of the plan's content.
 func PlanDigest(plan string) string {
 	sum := sha256.Sum256([]byte(plan))

@@ -1,5 +1,5 @@
 // Package mailbox models the per-agent inboxes of a team: the message
-// envelope (an inbox entry of PROTOCOL.md section 4), the structured
+// envelope (an inbox entry of docs/protocol.md section 4), the structured
 // protocol frames carried in a message's text (section 6), and the Store
 // that delivers messages.
 //

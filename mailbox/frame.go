@@ -7,7 +7,7 @@ import (
 )
 
 // Frame is a structured protocol message, carried JSON-encoded in a
-// Message's Text (PROTOCOL.md section 6). Field names on the wire are
+// Message's Text (docs/protocol.md section 6). Field names on the wire are
 // exactly Claude Code's: camelCase for most frames, snake_case for the
 // permission relay.
 type Frame interface {

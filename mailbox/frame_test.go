@@ -61,7 +61,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 }
 
-// TestFrameWireNames pins the on-disk key names of PROTOCOL.md section 6:
+// TestFrameWireNames pins the on-disk key names of docs/protocol.md section 6:
 // camelCase for most frames, snake_case for the permission relay.
 func TestFrameWireNames(t *testing.T) {
 	tests := []struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
-// observedEntry is an inbox entry as PROTOCOL.md section 4 shows it.
+// observedEntry is an inbox entry as docs/protocol.md section 4 shows it.
 const observedEntry = `{
   "from": "helper",
   "text": "plain text",

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-// Lead signatures (PROTOCOL.md section 4.3). A lead that starts a pane
+// Lead signatures (docs/protocol.md section 4.3). A lead that starts a pane
 // teammate makes an Ed25519 key pair, passes the public half as
 // --lead-verify-key <epochMs>.<base64url DER SPKI>, and signs every entry
 // it writes into that teammate's inbox: lead_sig is the base64url
@@ -258,7 +258,7 @@ func LeadSignedPayload(m Message) ([]byte, error) {
 // lead signature.
 var leadOnlySenders = map[string]bool{"team-lead": true, "user": true, "system": true}
 
-// protocolKinds are the frame types of PROTOCOL.md section 6.6 that are
+// protocolKinds are the frame types of docs/protocol.md section 6.6 that are
 // recognised as protocol (never plain text).
 var protocolKinds = map[string]bool{
 	"permission_request": true, "permission_response": true,
@@ -269,7 +269,7 @@ var protocolKinds = map[string]bool{
 }
 
 // ProtocolKind returns the type of the protocol frame text carries (one
-// of PROTOCOL.md section 6.6's list), or "" when text is not one.
+// of docs/protocol.md section 6.6's list), or "" when text is not one.
 func ProtocolKind(text string) string {
 	t := strings.TrimSpace(text)
 	if !strings.HasPrefix(t, "{") {

@@ -21,7 +21,7 @@ var (
 // AddServer adds s to the "mcpServers" of the JSON file at path (a
 // settings file or .mcp.json), creating the file if needed. A server of
 // the same name is ErrExists. Other keys of the file are kept; the file
-// is locked (PROTOCOL.md's lock directory) and replaced atomically, and a
+// is locked (docs/protocol.md's lock directory) and replaced atomically, and a
 // malformed file is an error that leaves it untouched.
 func AddServer(ctx context.Context, path string, s Server) error {
 	if err := s.Check(); err != nil {

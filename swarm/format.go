@@ -17,7 +17,7 @@ import (
 const MaxResultLen = 4000
 
 // teammateMessage formats inbox messages the way a model sees them
-// (PROTOCOL.md section 7): one <teammate-message> block each, joined by a
+// (docs/protocol.md section 7): one <teammate-message> block each, joined by a
 // blank line. A body's own protocol tags are made inert (inert.Tags): a
 // teammate cannot end its block and forge one from another member.
 func teammateMessage(msgs []mailbox.Message) string {

@@ -15,7 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
-// BenchmarkIdleTeammates is PEER-BASELINE B9, the idle cost: N teammates
+// BenchmarkIdleTeammates is B9 of docs/benchmarks.md, the idle cost: N teammates
 // on the file store wait for work (inbox and task-list watches) while the
 // process's CPU time is measured over a window. It reports CPU
 // milliseconds per second of wall time for the whole team (the peer polls

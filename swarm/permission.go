@@ -10,7 +10,7 @@ import (
 )
 
 // permissionUpdate is one item of a permission_response's
-// permission_updates (PROTOCOL.md section 6.4); only addRules is applied.
+// permission_updates (docs/protocol.md section 6.4); only addRules is applied.
 type permissionUpdate struct {
 	Type  string `json:"type"`
 	Rules []struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // SigningMail is the lead's view of a mailbox store: every message it
-// sends as the lead is signed (PROTOCOL.md section 4.3), so that pane
+// sends as the lead is signed (docs/protocol.md section 4.3), so that pane
 // teammates started with --lead-verify-key can tell the lead's frames
 // from forgeries. Messages from anyone else pass through unchanged. A
 // broadcast is sent to each recipient on its own, each signed.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// R13 (PEER-BASELINE.md section 6): a spawn storm of 100 agents with a
+// R13 (docs/benchmarks.md, "The peer's scenarios"): a spawn storm of 100 agents with a
 // retry storm on top (every spawn sent three times at once). Spawning is
 // idempotent by agent id: 100 teammates, one member each; and the memory
 // an idle teammate holds is bounded.

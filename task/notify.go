@@ -27,7 +27,7 @@ type Notification struct {
 
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// XML renders n in PROTOCOL.md section 11 order: task-id, tool-use-id,
+// XML renders n in docs/protocol.md section 11 order: task-id, tool-use-id,
 // task-type, output-file, status, summary, then output-tail, note, result
 // and usage.
 // Text is XML-escaped (&, < and >; quotes stay as they are).

@@ -1,5 +1,5 @@
 // Package tasklist models a team's shared task list: the task record of
-// PROTOCOL.md section 8, the dependency graph as pure functions (ready set,
+// docs/protocol.md section 8, the dependency graph as pure functions (ready set,
 // cycle check, who may claim), the Store that persists tasks with
 // compare-and-swap, and List, which enforces the list's rules on top of any
 // Store.

@@ -10,7 +10,7 @@ import (
 	"github.com/troupe-dev/troupe/tasklist"
 )
 
-// observedTask is the task file of PROTOCOL.md section 8.
+// observedTask is the task file of docs/protocol.md section 8.
 const observedTask = `{
   "id": "1",
   "subject": "Greet",

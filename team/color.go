@@ -1,6 +1,6 @@
 package team
 
-// Palette is the fixed color list, in assignment order (PROTOCOL.md 10.7).
+// Palette is the fixed color list, in assignment order (docs/protocol.md section 10.7).
 // The lead owns the first entry; teammates start at the second.
 var Palette = [...]string{"red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan"}
 

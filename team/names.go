@@ -94,7 +94,7 @@ func checkPathSafe(kind, name string) error {
 }
 
 // Sanitize returns the folder name of a team: lower-cased, every character
-// outside [a-z0-9] replaced by '-' (PROTOCOL.md section 1).
+// outside [a-z0-9] replaced by '-' (docs/protocol.md section 1).
 func Sanitize(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {

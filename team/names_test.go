@@ -107,7 +107,7 @@ func TestValidateTeamName(t *testing.T) {
 	}
 }
 
-// TestSanitizers uses the two folder-name rules of PROTOCOL.md section 1.
+// TestSanitizers uses the two folder-name rules of docs/protocol.md section 1.
 func TestSanitizers(t *testing.T) {
 	tests := []struct {
 		in, team, path string

@@ -1,5 +1,5 @@
 // Package team models an agent team: the team file (config.json in
-// PROTOCOL.md section 2), its members, their names and colors, and the Store
+// docs/protocol.md section 2), its members, their names and colors, and the Store
 // that persists teams.
 //
 // The types encode to and decode from exactly the JSON that Claude Code

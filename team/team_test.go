@@ -11,7 +11,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
-// observedConfig is the team file of PROTOCOL.md section 2, with a
+// observedConfig is the team file of docs/protocol.md section 2, with a
 // pane teammate and a key troupe does not model in a member.
 const observedConfig = `{
   "name": "session-fe1abf51",

@@ -32,7 +32,7 @@ func (a *app) benchCommand() *cobra.Command {
 		a.benchTeamCommand(),
 		a.benchChildCommand(),
 	)
-	c.Long = `Benchmark the file store the way PEER-BASELINE.md measured Claude Code's
+	c.Long = `Benchmark the file store the way docs/benchmarks.md measured Claude Code's
 file protocol: every writer, watcher and claimer is a separate troupe
 process, started behind a barrier, working in a fresh temporary store.
 

@@ -13,7 +13,7 @@ import (
 
 // A headless run whose lead starts a background shell and a background
 // sub-agent keeps running until both have finished, and the lead gets both
-// notifications (PROTOCOL.md section 11) before the final result.
+// notifications (docs/protocol.md section 11) before the final result.
 func TestHeadlessBackgroundShellAndAgent(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(t.TempDir(), "script.json")

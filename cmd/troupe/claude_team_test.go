@@ -31,7 +31,7 @@ import (
 // reason when claude cannot be installed or tmux is missing.
 
 // shutdownRequestID finds the request id in the instruction Claude Code
-// appends under a shutdown_request it shows its model (PROTOCOL.md 7).
+// appends under a shutdown_request it shows its model (docs/protocol.md section 7).
 var shutdownRequestID = regexp.MustCompile(`"request_id":"([^"]+)","approve":true`)
 
 func toolCall(id, name string, in any) llmtest.AnthropicResponse {
@@ -624,7 +624,7 @@ func (cl *claudeLead) fail(format string, args ...any) {
 	cl.t.Fatalf(format+"\nlead's turns:\n%s\nteam file:\n%s\ntroupe teammate log:\n%s\nscreens:\n%s", append(args, cl.log, cfg, cl.mateLog(), screens)...)
 }
 
-// The permission relay with the real lead (PROTOCOL.md 6.4): troupe as a
+// The permission relay with the real lead (docs/protocol.md section 6.4): troupe as a
 // pane teammate in default mode asks the Claude Code lead before running
 // Bash; the lead shows its dialog ("from the helper agent"), the user
 // approves, the lead's signed verdict reaches troupe, which checks it

@@ -18,7 +18,7 @@ var flagGroups = []cli.FlagGroup{
 }
 
 // internalFlags are the flags a lead gives the teammate processes it
-// starts (PROTOCOL.md 10.2, and Claude Code's spelling of
+// starts (docs/protocol.md section 10.2, and Claude Code's spelling of
 // --disallowedTools it passes through): accepted, not shown in help.
 var internalFlags = []string{"agent-id", "agent-name", "team-name", "agent-color", "parent-session-id", "plan-mode-required",
 	"lead-verify-key", "agent-type", "disallowed-tools"}

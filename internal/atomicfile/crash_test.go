@@ -61,7 +61,7 @@ func makeDoc(v, size int) []byte {
 	return b.Bytes()
 }
 
-// TestCrashDuringWrite is PEER-BASELINE R3: a writer killed with SIGKILL at
+// TestCrashDuringWrite is R3 of docs/benchmarks.md: a writer killed with SIGKILL at
 // a random moment never leaves an invalid or torn target; 30 trials per
 // size.
 func TestCrashDuringWrite(t *testing.T) {

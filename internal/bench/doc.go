@@ -1,5 +1,5 @@
 // Package bench measures troupe's file store with the scenarios of the
-// peer baseline (PEER-BASELINE.md section 6), so that the two can be put
+// peer baseline (docs/benchmarks.md, "The peer's scenarios"), so that the two can be put
 // side by side on one machine.
 //
 // Every writer, watcher and claimer is a separate operating-system process,

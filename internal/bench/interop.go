@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Peer write paths (PEER-BASELINE.md section 3.7).
+// Peer write paths (docs/benchmarks.md, "The peer's scenarios": PEER_MODE).
 const (
 	PeerLegacy  = "legacy"  // 2.1.110: the inbox rewritten in place
 	PeerCurrent = "current" // 2.1.3xx: temp file renamed over the inbox

@@ -1,6 +1,6 @@
 // Package claudecodetest installs the real Claude Code CLI for tests and
 // runs it against a local fake Messages API (llm/llmtest), so troupe can be
-// checked against the program it interoperates with (PROTOCOL.md sections
+// checked against the program it interoperates with (docs/protocol.md sections
 // 14-16) without network access beyond the npm registry.
 //
 // The package lives under internal/ with a name ending in "test" because it
@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// Version is the Claude Code release troupe is checked against; PROTOCOL.md
+// Version is the Claude Code release troupe is checked against; docs/protocol.md
 // was read off this version.
 const Version = "2.1.328"
 

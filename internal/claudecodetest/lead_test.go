@@ -84,7 +84,7 @@ func waitFile(ctx context.Context, path string) ([]byte, error) {
 	}
 }
 
-// TestRealLeadLaunchesTeammateCommand replays PROTOCOL.md section 16: a
+// TestRealLeadLaunchesTeammateCommand replays docs/protocol.md section 16: a
 // real Claude Code lead in tmux, told by the fake model to spawn a named
 // teammate, runs CLAUDE_CODE_TEAMMATE_COMMAND in a new pane with the flags
 // of section 10.2 and writes the prompt, signed, into its inbox first.

@@ -137,7 +137,7 @@ func (mt *mixedTeam) waitLead(what string, ok func(mailbox.Frame) bool) mailbox.
 	}
 }
 
-// TestRealClaudeTeammateOfATroupeTeam is the other direction of PROTOCOL.md
+// TestRealClaudeTeammateOfATroupeTeam is the other direction of docs/protocol.md
 // section 15: a team made with troupe's own file store, a real claude
 // started with the teammate flags, its prompt sent (signed) through
 // troupe's mailbox. The teammate must take the prompt, report idle to the
@@ -165,7 +165,7 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 		t.Errorf("idle notification %+v; want from helper, available, result HELPER-DONE", idle)
 	}
 
-	// Unsigned plain text from the lead is marked too (PROTOCOL.md 4.3
+	// Unsigned plain text from the lead is marked too (docs/protocol.md section 4.3
 	// says only protocol frames are; the program marks every entry).
 	mt.send("PLAIN-UNSIGNED-TEXT", "", false)
 	if turn, err = log.Wait(mt.ctx, "PLAIN-UNSIGNED-TEXT"); err != nil {
@@ -238,7 +238,7 @@ func TestRealClaudeTeammateOfATroupeTeam(t *testing.T) {
 	}
 }
 
-// TestRealClaudeTeammatePermissionRelay checks PROTOCOL.md 6.4 against the
+// TestRealClaudeTeammatePermissionRelay checks docs/protocol.md section 6.4 against the
 // real program: a claude teammate in default mode asks troupe's lead
 // through the inbox before running Bash. 2.1.328 fails closed on a verdict
 // it cannot verify: an unsigned verdict for a pending request refuses the

@@ -16,7 +16,7 @@ import (
 // Tmux is a private tmux server (its socket in a test folder, no config
 // file) whose first pane runs an interactive claude. Claude Code's team
 // lead needs an interactive session: in -p mode it makes no team
-// (PROTOCOL.md section 14), and it starts pane teammates inside the tmux it
+// (docs/protocol.md section 14), and it starts pane teammates inside the tmux it
 // runs in (section 10.5).
 type Tmux struct {
 	Socket string // the -S path

@@ -297,7 +297,7 @@ func TestSharedWatch(t *testing.T) {
 	}
 }
 
-// TestOverflowKicksEveryone is PEER-BASELINE R14's rescan rule: after an
+// TestOverflowKicksEveryone is R14 of docs/benchmarks.md's rescan rule: after an
 // event-queue overflow every subscriber of every directory is kicked.
 func TestOverflowKicksEveryone(t *testing.T) {
 	w := newTestWatcher(t, mode{name: "fsnotify"})

@@ -25,7 +25,7 @@ import (
 
 // Names are the tags the runtime wraps text in for a model (lower case).
 var Names = []string{
-	"teammate-message",     // swarm: a teammate's message (PROTOCOL.md section 7)
+	"teammate-message",     // swarm: a teammate's message (docs/protocol.md section 7)
 	"teammate-idle-digest", // swarm: the lead's digest of idle notifications
 	"task-notification",    // task: a background task's end
 	"system-reminder",      // session, swarm, brief: runtime notes

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// lockSuffix ends the name of a lock directory that locks a file (PROTOCOL.md
+// lockSuffix ends the name of a lock directory that locks a file (docs/protocol.md
 // section 5: <file>.lock).
 const lockSuffix = ".lock"
 

@@ -24,7 +24,7 @@ func newWatcher(t *testing.T) *dirwatch.Watcher {
 	return w
 }
 
-// TestKilledHolder is PEER-BASELINE R1: a holder killed with SIGKILL leaves
+// TestKilledHolder is R1 of docs/benchmarks.md: a holder killed with SIGKILL leaves
 // its lock directory; a waiter takes it once it is stale, and everything
 // keeps working.
 func TestKilledHolder(t *testing.T) {
@@ -59,7 +59,7 @@ func TestKilledHolder(t *testing.T) {
 	l2.Release()
 }
 
-// TestPausedHolder is PEER-BASELINE R2: a holder paused (SIGSTOP) past the
+// TestPausedHolder is R2 of docs/benchmarks.md: a holder paused (SIGSTOP) past the
 // stale time loses the lock to another process, which writes; resumed, the
 // paused holder's Verify fails, so its commit is refused, Lost is closed,
 // and its Release leaves the new holder's lock alone.
@@ -115,7 +115,7 @@ func TestPausedHolder(t *testing.T) {
 	assertNoStaleLeftovers(t, base)
 }
 
-// TestLongHold is PEER-BASELINE R10: a live holder that keeps the lock for
+// TestLongHold is R10 of docs/benchmarks.md: a live holder that keeps the lock for
 // three stale periods refreshes it and is never judged stale by a waiter,
 // which gets the lock only after the release. Stale is 4 s (refresh every
 // 2 s) so that a loaded machine cannot starve the refresher for a whole

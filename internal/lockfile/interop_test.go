@@ -17,7 +17,7 @@ import (
 const peerHold = 12 * time.Second
 
 // nodeLockOptions are the proper-lockfile options Claude Code passes for an
-// inbox (PROTOCOL.md section 5); stale and update are left at their
+// inbox (docs/protocol.md section 5); stale and update are left at their
 // defaults (10 s, 5 s).
 const nodeLockOptions = `{
   lockfilePath: target + '.lock',
@@ -68,7 +68,7 @@ const deadline = Date.now() + +untilMs;
 })().catch((e) => { console.log('error ' + (e.code || '') + ' ' + e.message); process.exit(1); });
 `
 
-// TestNodeInterop checks PEER-BASELINE R10 against the real proper-lockfile
+// TestNodeInterop checks R10 of docs/benchmarks.md against the real proper-lockfile
 // with Claude Code's options, both ways: a Go waiter never steals a live
 // Node lock held past the stale time, and a Node contender never steals a
 // live Go lock held past it.

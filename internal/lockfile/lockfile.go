@@ -1,6 +1,6 @@
 // Package lockfile implements the lock-directory protocol that Claude Code
 // (through proper-lockfile) uses for its agent-team files, so that troupe
-// and Claude Code processes exclude each other (PROTOCOL.md section 5).
+// and Claude Code processes exclude each other (docs/protocol.md section 5).
 //
 // The lock for a file is a directory, normally <file>.lock. Acquiring is
 // mkdir; the holder refreshes the directory's mtime every Options.Update;

@@ -70,7 +70,7 @@ func TestMoveLiveLock(t *testing.T) {
 	}
 }
 
-// TestReclaimRace is PEER-BASELINE R11 (proper-lockfile#121): several
+// TestReclaimRace is R11 of docs/benchmarks.md (proper-lockfile#121): several
 // reclaimers, in this process and in others, race for the same stale lock,
 // round after round. Every holder marks the critical section with an
 // exclusive marker file; two holders at once would collide on it.

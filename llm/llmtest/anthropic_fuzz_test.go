@@ -9,7 +9,7 @@ import (
 // decoder and validator: neither may panic, and a body they accept has
 // only the roles and block shapes the server promises its handlers.
 func FuzzAnthropicDecodeRequest(f *testing.F) {
-	// The shape Claude Code 2.1.328 sends (PROTOCOL.md section 14), with
+	// The shape Claude Code 2.1.328 sends (docs/protocol.md section 14), with
 	// our own text: system blocks with cache_control, a mid-conversation
 	// system message, thinking and context management, a tool round trip.
 	f.Add([]byte(`{"model":"claude-opus-5-5","max_tokens":128000,"stream":true,

@@ -88,7 +88,7 @@ func anthEventNames(evs []anthSSE) []string {
 	return out
 }
 
-// claudeCodeBody is shaped like Claude Code's first request (PROTOCOL.md
+// claudeCodeBody is shaped like Claude Code's first request (docs/protocol.md
 // section 14): system blocks with cache_control, string and block content,
 // a trailing role "system" message, a deferred tool, adaptive thinking.
 const claudeCodeBody = `{

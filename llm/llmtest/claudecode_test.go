@@ -20,7 +20,7 @@ import (
 // assertion.
 const claudeDeadline = 3 * time.Minute
 
-// checkClaudeRequest checks what PROTOCOL.md section 14 says the real CLI
+// checkClaudeRequest checks what docs/protocol.md section 14 says the real CLI
 // sends on every Messages call, so a change in a newer release shows up here.
 func checkClaudeRequest(t *testing.T, i int, q llmtest.AnthropicRequest, key string) {
 	t.Helper()
@@ -73,7 +73,7 @@ func TestRealClaudePrint(t *testing.T) {
 	q := reqs[0]
 	checkClaudeRequest(t, 0, q, s.APIKey)
 	// The prompt is in the first user message, and the environment block
-	// comes as a mid-conversation system message (PROTOCOL.md section 14).
+	// comes as a mid-conversation system message (docs/protocol.md section 14).
 	if rs := roles(q); len(rs) < 2 || rs[0] != "user" || rs[len(rs)-1] != "system" {
 		t.Errorf("message roles %q; want user first and a system message last", rs)
 	}

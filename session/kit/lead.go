@@ -80,7 +80,7 @@ type LeadTeamConfig struct {
 type LeadTeam struct {
 	Lead *swarm.Lead
 	// Stores are the ones the lead's tools use: its mail is signed (the
-	// lead's frames, PROTOCOL.md 4.3) and recorded by the Lead (what is
+	// lead's frames, docs/protocol.md section 4.3) and recorded by the Lead (what is
 	// owed an answer).
 	Stores Stores
 	// Raw are the stores as given, without the lead's signing and

@@ -22,7 +22,7 @@ import (
 )
 
 // Benchmarks of the code paths of the peer-baseline scenarios
-// (PEER-BASELINE.md section 6), in one process: goroutines stand in for the
+// (docs/benchmarks.md, "The peer's scenarios"), in one process: goroutines stand in for the
 // writer and claimer processes of internal/bench (troupe bench), which
 // measures the same paths across processes.
 //

@@ -1,6 +1,6 @@
 package file
 
-// Reliability tests R1-R7 and R12 of PEER-BASELINE.md section 6, for
+// Reliability tests R1-R7 and R12 of docs/benchmarks.md, "The peer's scenarios", for
 // inboxes. Each fault is real: SIGKILL, SIGSTOP, torn in-place writes by a
 // peer, corrupt files.
 

@@ -1,5 +1,5 @@
 // Package file stores teams, mailboxes and task lists as files, on-disk
-// compatible with Claude Code's agent teams (PROTOCOL.md): the same folders,
+// compatible with Claude Code's agent teams (docs/protocol.md): the same folders,
 // file names, JSON fields and lock-directory protocol, so that a Claude Code
 // session and a troupe session pointed at the same root share a team and
 // exclude each other.

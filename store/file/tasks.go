@@ -23,7 +23,7 @@ import (
 
 var _ tasklist.Store = (*Tasks)(nil)
 
-// Task list layout (PROTOCOL.md sections 1, 5 and 8).
+// Task list layout (docs/protocol.md sections 1, 5 and 8).
 const (
 	// MaxListNameLen bounds task list names, in bytes.
 	MaxListNameLen = 128

@@ -793,7 +793,7 @@ func TestTaskAndTeamAfterClose(t *testing.T) {
 	}
 }
 
-// R9 of PEER-BASELINE.md: 64 contenders on one task, round after round:
+// R9 of docs/benchmarks.md: 64 contenders on one task, round after round:
 // exactly one winner every time. (troupe bench claim --agents 64 --rounds
 // 1000 runs the same with processes.)
 func TestTaskClaimRace64(t *testing.T) {

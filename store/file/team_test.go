@@ -22,7 +22,7 @@ import (
 	"github.com/troupe-dev/troupe/team/teamtest"
 )
 
-// ftClaudeTeamFile is a team file shaped like Claude Code's (PROTOCOL.md
+// ftClaudeTeamFile is a team file shaped like Claude Code's (docs/protocol.md
 // section 2), with keys troupe does not model: leadProcess, and
 // customKey on a member.
 const ftClaudeTeamFile = `{

@@ -28,7 +28,7 @@ func inotifyFDs(t *testing.T) int {
 	return n
 }
 
-// R14 (PEER-BASELINE.md section 6): the watcher under load. 128 agents
+// R14 (docs/benchmarks.md, "The peer's scenarios"): the watcher under load. 128 agents
 // each wait on their inbox with Watch, and 4 writers send 128 messages
 // as fast as they can; every write replaces an inbox by rename. The store
 // uses one inotify instance for all of them, and every agent reads every

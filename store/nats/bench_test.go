@@ -23,7 +23,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 )
 
-// The B1-B3 scenarios of the peer baseline (PEER-BASELINE.md section 6)
+// The B1-B3 scenarios of the peer baseline (docs/benchmarks.md, "The peer's scenarios")
 // against store/nats and store/file side by side, in one process: W
 // writers, each with a store of its own (its own connection, or its own
 // file.Store on the shared root) as separate processes would have, send M

@@ -34,7 +34,7 @@ func testUpdateFnError(t *testing.T, s stores) {
 	}
 }
 
-// observedConfig is a team file as Claude Code writes it (PROTOCOL.md
+// observedConfig is a team file as Claude Code writes it (docs/protocol.md
 // section 2), with keys troupe does not model at both levels.
 const observedConfig = `{
   "name": "session-fe1abf51",

@@ -51,7 +51,7 @@ const inProcess = "in-process"
 // MaxModelLen bounds a teammate's model id.
 const MaxModelLen = 200
 
-// teammateResult is the spawn result the model reads (PROTOCOL.md section
+// teammateResult is the spawn result the model reads (docs/protocol.md section
 // 9, the Agent tool's teammate output).
 type teammateResult struct {
 	TeammateID       string `json:"teammate_id"`
@@ -72,7 +72,7 @@ type teammateResult struct {
 // checkTeammate validates what only a teammate call allows or needs: any
 // model id (not just the aliases), a name that is not reserved (main,
 // team-lead, user, system, ...), and a prompt that is not a protocol
-// frame (one mailbox decodes, or one of PROTOCOL.md 6.6's list).
+// frame (one mailbox decodes, or one of docs/protocol.md section 6.6's list).
 func checkTeammate(in input) (tool.Result, bool) {
 	if strings.ContainsAny(in.Model, "\r\n\t ") || len(in.Model) > MaxModelLen {
 		return tool.Errorf("Agent: invalid input: model %q is not a model id (one word, at most %d bytes)", in.Model, MaxModelLen), false

@@ -435,7 +435,7 @@ type stopInput struct {
 	ShellID string `json:"shell_id"`
 }
 
-// stopOutput is TaskStop's result, as in PROTOCOL.md section 9.
+// stopOutput is TaskStop's result, as in docs/protocol.md section 9.
 type stopOutput struct {
 	Message  string `json:"message"`
 	TaskID   string `json:"task_id"`

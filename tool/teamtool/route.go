@@ -57,14 +57,14 @@ func resolve(to string, self Self, c team.Config) (target, error) {
 	return target{Name: found.Name, Color: found.Color, Member: true}, nil
 }
 
-// teammateTerminated is the one lifecycle frame of PROTOCOL.md 6.6 that
+// teammateTerminated is the one lifecycle frame of docs/protocol.md section 6.6 that
 // neither mailbox.Decode nor mailbox.ProtocolKind knows; only the runtime
 // writes it.
 const teammateTerminated = "teammate_terminated"
 
 // frameType returns the protocol frame type that text would be read as, or
 // "" when it is plain text: a frame mailbox.Decode knows, one of
-// PROTOCOL.md 6.6's protocol list (mailbox.ProtocolKind), or
+// docs/protocol.md section 6.6's protocol list (mailbox.ProtocolKind), or
 // teammate_terminated. Receivers treat them as protocol, so only the
 // tools that own them may write them.
 func frameType(text string) string {

@@ -175,7 +175,7 @@ func parseInput(input json.RawMessage) (sendInput, message, error) {
 // the same value.
 const summaryLeak = `</summary><parameter name="message">`
 
-// repairSummary splits a summary that swallowed the message (PROTOCOL.md 9:
+// repairSummary splits a summary that swallowed the message (docs/protocol.md section 9:
 // the leak is repaired, not refused): the summary keeps what precedes the
 // leak, and the rest becomes the message when the call has none. It
 // returns the message to use.

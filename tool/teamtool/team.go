@@ -1,5 +1,5 @@
 // Package teamtool provides the team tools an agent's model calls to work
-// in an agent team (PROTOCOL.md sections 6, 8 and 9): TeamCreate and
+// in an agent team (docs/protocol.md sections 6, 8 and 9): TeamCreate and
 // TeamDelete for the lead, SendMessage (plain messages, broadcast, and the
 // structured shutdown and plan-approval answers), the shared task list
 // tools TaskCreate, TaskGet, TaskList and TaskUpdate, and ExitPlanMode for
