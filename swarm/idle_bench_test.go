@@ -10,7 +10,7 @@ import (
 
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/backend/inprocess"
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/team"
 )

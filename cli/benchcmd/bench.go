@@ -1,6 +1,6 @@
 // Package benchcmd is `troupe bench`: the mailbox, claim and team benchmarks
 // against a store, with real processes for writers, watchers, claimers and
-// hosts (internal/bench holds the plans).
+// hosts (package bench holds the plans).
 package benchcmd
 
 import (
@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 	"github.com/troupe-dev/troupe/session/kit"
 )
 

@@ -2,7 +2,7 @@ package benchcmd
 
 import (
 	"github.com/troupe-dev/troupe/cli"
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 )
 
 // benchStore resolves the store the bench commands measure from --store

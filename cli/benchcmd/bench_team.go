@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 )
 
 func (a *app) benchTeamCommand() *cobra.Command {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 )
 
 func TestBenchTeam(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/agent"
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/teamtool"

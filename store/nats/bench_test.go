@@ -16,7 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/store/file"
 	natsstore "github.com/troupe-dev/troupe/store/nats"

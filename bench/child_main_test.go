@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/bench"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/team"
 )
