@@ -1,8 +1,8 @@
 package benchcmd
 
 import (
-	"github.com/troupe-dev/troupe/cli"
 	"github.com/troupe-dev/troupe/bench"
+	"github.com/troupe-dev/troupe/cli"
 )
 
 // benchStore resolves the store the bench commands measure from --store
