@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/troupe-dev/troupe/cli/benchcmd"
 	"github.com/troupe-dev/troupe/bench"
+	"github.com/troupe-dev/troupe/cli/benchcmd"
 	"github.com/troupe-dev/troupe/mcp/mcptest"
 )
 
