@@ -93,8 +93,7 @@ func (m *model) slash(text string) tea.Cmd {
 	case "tasks":
 		m.screen, m.selTask = screenTasks, 0
 	case "clear":
-		m.convo.entries = nil
-		m.convo.offset = 0
+		m.convo.clear()
 	case "expand":
 		m.convo.toggleLast()
 	case "compact":
@@ -122,12 +121,12 @@ func (m *model) slash(text string) tea.Cmd {
 // custom runs a command the model does not know through Options.Slash:
 // a prompt to send, or a note to show.
 func (m *model) custom(name, args, text string) tea.Cmd {
-	slashFn, drv, ctx, working := m.opts.Slash, m.drv, m.ctx, m.working
+	slashFn, drv, ctx := m.opts.Slash, m.drv, m.ctx
 	if slashFn == nil {
 		m.convo.add(entry{kind: entryError, text: "/" + name + ": not available here"})
 		return nil
 	}
-	m.convo.add(entry{kind: entryUser, text: text, queued: working})
+	m.convo.add(entry{kind: entryUser, text: text})
 	return func() tea.Msg {
 		prompt, note, err := slashFn(ctx, name, args)
 		if err != nil {

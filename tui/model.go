@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,6 +50,10 @@ type model struct {
 	input  textarea.Model
 	hist   []string // submitted prompts, oldest first
 	histAt int      // position while browsing history; len(hist) when not
+	draft  string   // the unsent prompt while browsing history
+	// mainDraft is the lead's prompt set aside while a teammate's view
+	// has the text field.
+	mainDraft string
 
 	working   bool
 	turnStart time.Time
@@ -70,13 +73,18 @@ type model struct {
 	selTask    int                  // selected row of the task list
 	viewTask   task.ID              // the task whose detail is open
 	confirmed  string               // "stop" while asking to confirm a stop
-	mateTyping bool                 // writing a message in the teammate view
+	mateEsc    time.Time            // the last Esc in the teammate view
 
 	questions []session.Question // permission questions, oldest first
 	feedback  bool               // typing the deny feedback of questions[0]
 	qFor      string             // the question qScroll and qNote are about
 	qScroll   scroll             // its dialog's scroll (dialog.go)
 	qNote     string             // why its last answer key was refused
+	qFiles    map[string]*fileText // by question: the file an edit or write changes, read from disk
+
+	// pending are the prompts typed while the lead worked, not yet taken:
+	// shown below the conversation until the lead takes them.
+	pending []string
 
 	lastCtrlC time.Time
 	notice    string // a transient line above the prompt
@@ -102,21 +110,16 @@ type mateView struct {
 	task               task.ID
 	lines              []string // its timeline, newest last (capped)
 	lastAt             time.Time
-	// Its transcript (Options.Transcript), read while its view is open.
-	said    []saidLine // newest last (capped)
-	off     int64      // where the next read goes on
+	// Its transcript (Options.Transcript), read while its view is open,
+	// as a conversation (the newest maxSaidEntries).
+	convo   convo
+	off     int64 // where the next read goes on
 	reading bool       // a read is under way
 	readErr string
 }
 
-// saidLine is one line of a teammate's transcript, for its view.
-type saidLine struct {
-	kind string // text, call, result, error, note
-	text string
-}
-
-// maxSaidLines bounds the transcript lines a teammate's view keeps.
-const maxSaidLines = 2000
+// maxSaidEntries bounds the transcript entries a teammate's view keeps.
+const maxSaidEntries = 2000
 
 // transcriptMsg is what a read of a teammate's transcript found.
 type transcriptMsg struct {
@@ -143,7 +146,7 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 	ta.SetStyles(inputStyles(opts.NoColor))
 	ta.Focus()
 	m := &model{ctx: ctx, drv: drv, opts: opts, st: newStyles(opts.NoColor), now: opts.Now(), width: 80, height: 24,
-		input: ta, tasks: map[task.ID]*taskView{}, mateInfo: map[string]*mateView{}, selMate: -1, mode: opts.Mode}
+		input: ta, tasks: map[task.ID]*taskView{}, qFiles: map[string]*fileText{}, mateInfo: map[string]*mateView{}, selMate: -1, mode: opts.Mode}
 	if m.mode == "" {
 		m.mode = "default"
 	}
@@ -177,7 +180,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.said(msg)
 		return m, nil
 	case eventMsg:
-		m.event(msg.e)
+		return m, m.event(msg.e)
+	case fileMsg:
+		if slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == msg.id }) {
+			m.qFiles[msg.id] = &msg.file
+		}
 		return m, nil
 	case noticeMsg:
 		m.notice = string(msg)
@@ -200,11 +207,17 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
+		c := &m.convo
+		if m.screen == screenTeammate {
+			if mv := m.mateInfo[m.viewMate]; mv != nil {
+				c = &mv.convo
+			}
+		}
 		switch msg.Button {
 		case tea.MouseWheelUp:
-			m.convo.scroll(3)
+			c.scroll(m.st, 3, m.now)
 		case tea.MouseWheelDown:
-			m.convo.scroll(-3)
+			c.scroll(m.st, -3, m.now)
 		}
 		return m, nil
 	case tea.PasteMsg:
@@ -268,11 +281,22 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	return m.mainKey(k)
 }
 
+// ctrlC cancels first, clears second and quits third: a running turn of
+// the lead is interrupted (as Esc does), else a typed prompt is cleared,
+// else a second Ctrl+C within 2 s on the idle, empty prompt quits. In a
+// teammate's view the lead's turn is left alone (Esc interrupts the
+// teammate there).
 func (m *model) ctrlC() tea.Cmd {
+	if m.working && m.screen != screenTeammate {
+		m.lastCtrlC = time.Time{}
+		m.notice = "Interrupting the lead's turn (Ctrl+C twice on an idle, empty prompt leaves)"
+		drv := m.drv
+		return func() tea.Msg { drv.Interrupt(); return nil }
+	}
 	if m.input.Value() != "" {
 		m.input.Reset()
 		m.fitInput()
-		m.lastCtrlC = time.Time{}
+		m.lastCtrlC, m.notice = time.Time{}, ""
 		return nil
 	}
 	if !m.lastCtrlC.IsZero() && m.now.Sub(m.lastCtrlC) < 2*time.Second {
@@ -286,11 +310,13 @@ func (m *model) ctrlC() tea.Cmd {
 
 func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	m.notice = ""
+	if m.pageKey(&m.convo, k.String(), true) {
+		return nil
+	}
 	switch k.String() {
 	case "enter":
 		if m.input.Value() == "" && m.selMate >= 0 && m.selMate < len(m.mates) {
-			m.viewMate, m.screen, m.mateTyping = m.mates[m.selMate], screenTeammate, false
-			return nil
+			return m.openMate(m.mates[m.selMate])
 		}
 		return m.submit()
 	case "esc":
@@ -315,12 +341,6 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	case "shift+tab":
 		next := nextMode(m.mode)
 		return m.do(func(context.Context) error { return m.drv.SetMode(next) })
-	case "pgup":
-		m.convo.scroll(m.convoHeight() - 1)
-		return nil
-	case "pgdown":
-		m.convo.scroll(-(m.convoHeight() - 1))
-		return nil
 	case "shift+down":
 		if len(m.mates) > 0 {
 			m.selMate = min(m.selMate+1, len(m.mates)-1)
@@ -332,9 +352,15 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "up":
-		if m.input.LineCount() <= 1 && len(m.hist) > 0 && m.histAt > 0 {
+		// History, from the first line of the prompt only: a multi-line
+		// entry is edited with the arrows inside it.
+		if m.input.Line() == 0 && m.input.LineInfo().RowOffset == 0 && m.histAt > 0 {
+			if m.histAt == len(m.hist) {
+				m.draft = m.input.Value() // kept: Down past the newest brings it back
+			}
 			m.histAt--
 			m.input.SetValue(m.hist[m.histAt])
+			m.fitInput()
 			return nil
 		}
 	case "down":
@@ -342,13 +368,15 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 			m.screen, m.selTask = screenTasks, 0
 			return nil
 		}
-		if m.input.LineCount() <= 1 && m.histAt < len(m.hist) {
+		if m.input.Line() == m.input.LineCount()-1 && m.histAt < len(m.hist) {
 			m.histAt++
 			if m.histAt == len(m.hist) {
-				m.input.SetValue("")
+				m.input.SetValue(m.draft)
+				m.draft = ""
 			} else {
 				m.input.SetValue(m.hist[m.histAt])
 			}
+			m.fitInput()
 			return nil
 		}
 	case "tab":
@@ -362,6 +390,32 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	m.input, cmd = m.input.Update(k)
 	m.fitInput()
 	return cmd
+}
+
+// say shows a prompt the person sent: in the conversation, or below it
+// while the lead works (it waits there, never inside the answer).
+func (m *model) say(text string) {
+	if m.working {
+		m.pending = append(m.pending, text)
+		return
+	}
+	m.convo.add(entry{kind: entryUser, text: text})
+	m.convo.follow()
+}
+
+// delivered moves the waiting prompts the lead has now taken into the
+// conversation, after what it has said so far.
+func (m *model) delivered(text string) {
+	if text == "" {
+		return
+	}
+	m.pending = slices.DeleteFunc(m.pending, func(p string) bool {
+		if !strings.Contains(text, p) {
+			return false
+		}
+		m.convo.add(entry{kind: entryUser, text: p})
+		return true
+	})
 }
 
 // submit sends the prompt (or runs a slash command).
@@ -379,8 +433,7 @@ func (m *model) submit() tea.Cmd {
 	if strings.HasPrefix(text, "/") {
 		return m.slash(text)
 	}
-	m.convo.add(entry{kind: entryUser, text: text, queued: m.working})
-	m.convo.follow()
+	m.say(text)
 	drv := m.drv
 	ctx := m.ctx
 	return func() tea.Msg { drv.Submit(ctx, text); return nil }
@@ -471,69 +524,6 @@ func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
-	name := m.viewMate
-	mv := m.mateInfo[name]
-	if m.confirmed == "stop" {
-		m.confirmed = ""
-		if k.String() == "x" && mv != nil && mv.task != "" { // x twice: no word typed by mistake stops it
-			id := mv.task
-			return m.do(func(ctx context.Context) error { _, err := m.drv.Stop(ctx, string(id)); return err })
-		}
-		return nil
-	}
-	if m.mateTyping { // writing a message to the teammate
-		switch k.String() {
-		case "esc":
-			m.mateTyping = false
-			return nil
-		case "enter":
-			text := strings.TrimSpace(m.input.Value())
-			m.mateTyping = false
-			if text == "" {
-				return nil
-			}
-			m.input.Reset()
-			if mv != nil {
-				mv.add(m.now, "you → "+name+": "+text)
-			}
-			return m.do(func(ctx context.Context) error { return m.drv.SendTo(ctx, name, text) })
-		}
-		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(k)
-		return cmd
-	}
-	// Viewing: single keys act; Enter, or any other text, starts a message.
-	switch k.String() {
-	case "esc":
-		m.screen, m.viewMate = screenMain, ""
-		return nil
-	case "enter":
-		m.mateTyping = true
-		return nil
-	case "x":
-		m.confirmed = "stop"
-		return nil
-	case "i":
-		return func() tea.Msg {
-			switch ran, err := m.drv.InterruptTeammate(name); {
-			case err != nil:
-				return noticeMsg("⚠ " + err.Error())
-			case !ran:
-				return noticeMsg(name + " was not in a turn")
-			}
-			return noticeMsg("Interrupted " + name + "'s turn")
-		}
-	}
-	if k.Text == "" {
-		return nil // a key that types nothing
-	}
-	m.mateTyping = true
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(k)
-	return cmd
-}
-
 // visibleTasks are the tasks the list shows: active ones, and ended ones
 // within their grace.
 func (m *model) visibleTasks() []*taskView {
@@ -564,8 +554,7 @@ func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
 		if m.selTask < len(list) {
 			tv := list[m.selTask]
 			if d, ok := tv.state.Detail.(*task.Teammate); ok {
-				m.viewMate, m.screen, m.mateTyping = d.AgentName, screenTeammate, false
-				return nil
+				return m.openMate(d.AgentName)
 			}
 			m.viewTask, m.screen = tv.state.ID, screenTask
 		}
@@ -679,8 +668,9 @@ func (mv *mateView) add(at time.Time, line string) {
 	mv.lastAt = at
 }
 
-// event applies one session event.
-func (m *model) event(e session.Event) {
+// event applies one session event; the command it returns reads what
+// a new question's dialog shows from disk.
+func (m *model) event(e session.Event) tea.Cmd {
 	if !e.Time.IsZero() && e.Time.After(m.now) {
 		m.now = e.Time
 	}
@@ -690,6 +680,7 @@ func (m *model) event(e session.Event) {
 	switch e.Kind {
 	case session.KindTurnStarted:
 		m.working, m.turnStart, m.activity = true, e.Time, "Thinking"
+		m.delivered(e.Text)
 	case session.KindTurnEnded:
 		m.working, m.activity = false, ""
 		m.convo.endStream()
@@ -713,10 +704,12 @@ func (m *model) event(e session.Event) {
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)
+			return m.readFile(*e.Question)
 		}
 	case session.KindPermissionAnswer:
 		if e.Question != nil {
 			m.questions = slices.DeleteFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID })
+			delete(m.qFiles, e.Question.ID)
 			if e.Verdict != nil {
 				m.convo.add(entry{kind: entryQuiet, text: answered(*e.Question, *e.Verdict)})
 			}
@@ -734,16 +727,17 @@ func (m *model) event(e session.Event) {
 	default:
 		if e.Team != nil {
 			m.team(*e.Team, e.Kind)
-			return
+			return nil
 		}
 		if e.Agent != nil {
 			if e.TaskID != "" {
 				m.taskAgent(task.ID(e.TaskID), *e.Agent)
-				return
+				return nil
 			}
 			m.agent(*e.Agent)
 		}
 	}
+	return nil
 }
 
 // taskAgent notes what a backgrounded turn does, on its task.
@@ -753,7 +747,7 @@ func (m *model) taskAgent(id task.ID, e agent.Event) {
 		return
 	}
 	if e.Type == agent.EventToolUse && e.Call != nil {
-		tv.tail = toolSummary(e.Call.Name, e.Call.Input)
+		tv.tail = toolTitle(m.opts.Dir, e.Call.Name, e.Call.Input)
 	}
 }
 
@@ -778,17 +772,17 @@ func (m *model) agent(e agent.Event) {
 		}
 	case agent.EventUser:
 		if e.Message != nil {
-			m.convo.delivered(e.Message.Text())
+			m.delivered(e.Message.Text())
 		}
 	case agent.EventToolUse:
 		if e.Call != nil {
-			sum := toolSummary(e.Call.Name, e.Call.Input)
+			sum := toolTitle(m.opts.Dir, e.Call.Name, e.Call.Input)
 			m.activity = sum
-			m.convo.add(entry{kind: entryTool, id: e.Call.ToolUseID, text: sum, start: e.At, input: e.Call.Input})
+			m.convo.add(entry{kind: entryTool, id: e.Call.ToolUseID, tool: e.Call.Name, text: sum, start: e.At, input: e.Call.Input})
 		}
 	case agent.EventToolResult:
 		if e.ToolResult != nil {
-			m.convo.toolDone(e.ToolResult.ToolUseID, e.ToolResult.IsError, firstLineOf(e.ToolResult.Text), e.Elapsed)
+			m.convo.toolDone(e.ToolResult.ToolUseID, e.ToolResult.IsError, e.ToolResult.Text, e.Elapsed)
 			m.activity = "Thinking"
 		}
 	case agent.EventRetry:
@@ -862,21 +856,6 @@ func answered(q session.Question, v session.Verdict) string {
 		return fmt.Sprintf("%s: %s denied: %s", who, call, v.Message)
 	}
 	return fmt.Sprintf("%s: %s denied", who, call)
-}
-
-// toolSummary is a tool call in one line: "Bash go test ./...".
-func toolSummary(name string, input json.RawMessage) string {
-	var in map[string]any
-	_ = json.Unmarshal(input, &in)
-	for _, k := range []string{"command", "file_path", "pattern", "path", "url", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId"} {
-		if v, ok := in[k].(string); ok && v != "" {
-			if k == "taskId" {
-				v = "#" + v
-			}
-			return name + " " + firstLineOf(v)
-		}
-	}
-	return name
 }
 
 func firstLineOf(s string) string {
@@ -964,7 +943,7 @@ func (m *model) replay(history []llm.Message) {
 				m.convo.add(entry{kind: entryAssistant, text: t})
 			}
 			for _, u := range msg.ToolUses() {
-				m.convo.add(entry{kind: entryTool, id: u.ToolUseID, text: toolSummary(u.Name, u.Input), input: u.Input, done: true})
+				m.convo.add(entry{kind: entryTool, id: u.ToolUseID, tool: u.Name, text: toolTitle(m.opts.Dir, u.Name, u.Input), input: u.Input, done: true})
 			}
 		}
 	}
@@ -1003,50 +982,60 @@ func (m *model) said(msg transcriptMsg) {
 		mv.readErr = msg.err.Error()
 	}
 	for _, l := range msg.lines {
-		mv.said = append(mv.said, saidLines(l)...)
+		m.sayTo(&mv.convo, l)
 	}
-	if len(mv.said) > maxSaidLines {
-		mv.said = slices.Delete(mv.said, 0, len(mv.said)-maxSaidLines)
+	if n := len(mv.convo.entries) - maxSaidEntries; n > 0 {
+		mv.convo.drop(n)
 	}
 }
 
-// saidLines turns one transcript line into the view's lines: the
-// teammate's words whole, a tool call and its result on one line each.
-func saidLines(l transcript.Line) []saidLine {
+// sayTo adds one transcript line to a teammate's conversation: its words
+// whole, each tool call as an action with its outcome, the messages it
+// got as who said what.
+func (m *model) sayTo(c *convo, l transcript.Line) {
 	switch l.Type {
 	case agent.EventUser:
-		if l.Message != nil {
-			if t := strings.TrimSpace(l.Message.Text()); t != "" {
-				return []saidLine{{kind: "note", text: "› " + firstLineOf(t)}}
-			}
+		if l.Message == nil {
+			return
 		}
+		t := strings.TrimSpace(l.Message.Text())
+		if t == "" {
+			return
+		}
+		if msgs := teammateMessages(t); len(msgs) > 0 {
+			for _, tm := range msgs {
+				color := tm.color
+				if mv := m.mateInfo[tm.from]; mv != nil && mv.color != "" {
+					color = mv.color
+				}
+				c.add(entry{kind: entryMessage, who: tm.from, color: color, text: tm.text})
+			}
+			return
+		}
+		c.add(entry{kind: entryUser, text: t})
 	case agent.EventAssistant:
 		if l.Message != nil {
 			if t := strings.TrimSpace(l.Message.Text()); t != "" {
-				return []saidLine{{kind: "text", text: t}}
+				c.add(entry{kind: entryAssistant, text: t})
 			}
 		}
 	case agent.EventToolUse:
 		if l.Call != nil {
-			return []saidLine{{kind: "call", text: "→ " + l.Call.Name + " " + firstLineOf(string(l.Call.Input))}}
+			c.add(entry{kind: entryTool, id: l.Call.ToolUseID, tool: l.Call.Name, text: toolTitle(m.opts.Dir, l.Call.Name, l.Call.Input), input: l.Call.Input})
 		}
 	case agent.EventToolResult:
 		if l.ToolResult != nil {
-			kind, mark := "result", "←"
-			if l.ToolResult.IsError {
-				kind, mark = "error", "✗"
-			}
-			return []saidLine{{kind: kind, text: fmt.Sprintf("  %s %s (%s)", mark, firstLineOf(l.ToolResult.Text), fmtDur(time.Duration(l.ElapsedMS)*time.Millisecond))}}
+			c.toolDone(l.ToolResult.ToolUseID, l.ToolResult.IsError, l.ToolResult.Text, time.Duration(l.ElapsedMS)*time.Millisecond)
 		}
 	case agent.EventRetry:
-		return []saidLine{{kind: "error", text: "retry: " + firstLineOf(l.Error)}}
+		c.add(entry{kind: entryError, text: "retry: " + firstLineOf(l.Error)})
 	case agent.EventCompact:
-		return []saidLine{{kind: "note", text: "(conversation compacted)"}}
+		c.add(entry{kind: entryQuiet, text: "the conversation was compacted"})
 	case agent.EventResult:
 		if l.Error != "" {
-			return []saidLine{{kind: "error", text: "run ended: " + firstLineOf(l.Error)}}
+			c.add(entry{kind: entryError, text: "run ended: " + firstLineOf(l.Error)})
+			return
 		}
-		return []saidLine{{kind: "note", text: "(turn ended)"}}
+		c.add(entry{kind: entryQuiet, text: "turn ended"})
 	}
-	return nil
 }

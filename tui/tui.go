@@ -41,6 +41,9 @@ type Driver interface {
 // Options set up the interactive lead.
 type Options struct {
 	Title   string // shown in the header: the session and model
+	// Dir is the working folder: paths in it are shown relative, and a
+	// command's dialog names it.
+	Dir     string
 	Mode    string // the lead's permission mode at the start
 	NoColor bool   // NO_COLOR: plain text only
 	// Commands are the custom slash commands (name: description) beside

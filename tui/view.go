@@ -96,11 +96,15 @@ func (m *model) bottom() (out []string, at int) {
 		dialog, at = m.questionDialog(max(3, m.height-1-len(foot)))
 		out = append(out, dialog...)
 	} else {
-		out = append(out, m.status())
+		if m.screen == screenMain {
+			for _, p := range m.pending { // typed while the lead works: below its answer
+				out = append(out, wrapped(m.st.dim("> (waiting) "), termtext.Line(p), m.width, m.st.dim)...)
+			}
+		}
+		out = append(out, m.status()...)
 		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
 		in := m.inputView()
-		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume) && m.confirmed == "" &&
-			(m.screen != screenTeammate || m.mateTyping) {
+		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume) && m.confirmed == "" {
 			at = len(out)
 		}
 		out = append(out, strings.Split(in, "\n")...)
@@ -126,12 +130,9 @@ func (m *model) inputView() string {
 	switch m.screen {
 	case screenTeammate:
 		if m.confirmed == "stop" {
-			return m.st.warn(fmt.Sprintf("Stop %s? x again stops it, any other key keeps it", termtext.Line(m.viewMate)))
+			return m.st.warn(fmt.Sprintf("Stop %s? Ctrl+X again stops it, any other key keeps it", termtext.Line(m.viewMate)))
 		}
-		if !m.mateTyping {
-			return m.st.dim("type to message " + termtext.Line(m.viewMate) + " · i interrupts its turn · x twice stops it · Esc back")
-		}
-		m.input.Placeholder = "Message " + termtext.Line(m.viewMate) + " (Enter sends · Esc stops writing)"
+		m.input.Placeholder = "Message " + termtext.Line(m.viewMate) + " (Enter sends)"
 	case screenTasks, screenTask:
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
 	case screenResume:
@@ -150,10 +151,15 @@ func (m *model) inputView() string {
 	return v
 }
 
-// status is the line above the prompt: the spinner while the lead works,
-// else the latest notice.
-func (m *model) status() string {
-	if m.working {
+// status is what is above the prompt: the latest notice, and the
+// spinner under it while the lead works (one line at least). In a
+// teammate's view, its keys when there is no notice.
+func (m *model) status() []string {
+	var out []string
+	if m.notice != "" {
+		out = append(out, m.st.warn(termtext.Line(m.notice)))
+	}
+	if m.working && m.screen != screenTeammate {
 		el := m.now.Sub(m.turnStart).Round(time.Second)
 		if m.turnStart.IsZero() || el < 0 {
 			el = 0
@@ -162,13 +168,16 @@ func (m *model) status() string {
 		if act == "" {
 			act = "Working"
 		}
-		return fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), termtext.Line(act),
-			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.usage.TotalInput()+m.usage.OutputTokens))))
+		out = append(out, fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), termtext.Line(act),
+			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.usage.TotalInput()+m.usage.OutputTokens)))))
 	}
-	if m.notice != "" {
-		return m.st.warn(termtext.Line(m.notice))
+	if len(out) == 0 && m.screen == screenTeammate {
+		out = append(out, m.st.dim(ansi.Truncate("Esc interrupts "+termtext.Line(m.viewMate)+" (twice: back) · /stop or Ctrl+X twice stops it · PgUp/PgDn scroll · Shift+↓/↑ next", m.width, "…")))
 	}
-	return ""
+	if len(out) == 0 {
+		out = append(out, "")
+	}
+	return out
 }
 
 // footer is the pills line and the teammate strip.
@@ -275,32 +284,27 @@ func (m *model) mateScreen(h int) []string {
 		}
 	}
 	head = append(head, m.st.dim(strings.Repeat("─", m.width)))
+	room := h - len(head)
+	if mv.readErr != "" {
+		room--
+	}
+	if room < 0 {
+		return head[:h]
+	}
 	var body []string
-	if len(mv.said) > 0 { // its transcript: what it wrote and did
-		for _, l := range mv.said {
-			for _, wl := range strings.Split(ansi.Wrap(termtext.Clean(l.text), m.width, " "), "\n") {
-				switch l.kind {
-				case "call", "note", "result":
-					wl = m.st.dim(wl)
-				case "error":
-					wl = m.st.warn(wl)
-				}
-				body = append(body, wl)
-			}
-		}
+	if len(mv.convo.entries) > 0 { // its transcript: what it wrote and did
+		mv.convo.width = m.width
+		body = mv.convo.view(m.st, room, m.now)
 	} else {
 		for _, l := range mv.lines {
 			body = append(body, strings.Split(ansi.Wrap(termtext.Clean(l), m.width, " "), "\n")...)
 		}
+		body = fit(body, room)
 	}
 	if mv.readErr != "" {
 		body = append(body, m.st.warn("transcript: "+ansi.Truncate(termtext.Line(mv.readErr), m.width-12, "…")))
 	}
-	room := h - len(head)
-	if room < 0 {
-		return head[:h]
-	}
-	return append(head, fit(body, room)...)
+	return append(head, body...)
 }
 
 func modelNote(model string) string {
