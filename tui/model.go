@@ -66,20 +66,20 @@ type model struct {
 	tasks map[task.ID]*taskView // every task seen
 	order []task.ID             // in the order they came
 
-	mates      []string             // teammate names in joining order
-	mateInfo   map[string]*mateView // by name
-	selMate    int                  // selected teammate in the strip; -1 none
-	viewMate   string               // the teammate whose view is open
-	selTask    int                  // selected row of the task list
-	viewTask   task.ID              // the task whose detail is open
-	confirmed  string               // "stop" while asking to confirm a stop
-	mateEsc    time.Time            // the last Esc in the teammate view
+	mates     []string             // teammate names in joining order
+	mateInfo  map[string]*mateView // by name
+	selMate   int                  // selected teammate in the strip; -1 none
+	viewMate  string               // the teammate whose view is open
+	selTask   int                  // selected row of the task list
+	viewTask  task.ID              // the task whose detail is open
+	confirmed string               // "stop" while asking to confirm a stop
+	mateEsc   time.Time            // the last Esc in the teammate view
 
-	questions []session.Question // permission questions, oldest first
-	feedback  bool               // typing the deny feedback of questions[0]
-	qFor      string             // the question qScroll and qNote are about
-	qScroll   scroll             // its dialog's scroll (dialog.go)
-	qNote     string             // why its last answer key was refused
+	questions []session.Question   // permission questions, oldest first
+	feedback  bool                 // typing the deny feedback of questions[0]
+	qFor      string               // the question qScroll and qNote are about
+	qScroll   scroll               // its dialog's scroll (dialog.go)
+	qNote     string               // why its last answer key was refused
 	qFiles    map[string]*fileText // by question: the file an edit or write changes, read from disk
 
 	// pending are the prompts typed while the lead worked, not yet taken:
@@ -114,7 +114,7 @@ type mateView struct {
 	// as a conversation (the newest maxSaidEntries).
 	convo   convo
 	off     int64 // where the next read goes on
-	reading bool       // a read is under way
+	reading bool  // a read is under way
 	readErr string
 }
 

@@ -40,7 +40,7 @@ type Driver interface {
 
 // Options set up the interactive lead.
 type Options struct {
-	Title   string // shown in the header: the session and model
+	Title string // shown in the header: the session and model
 	// Dir is the working folder: paths in it are shown relative, and a
 	// command's dialog names it.
 	Dir     string
