@@ -59,12 +59,12 @@ func lineDiff(a, b []string) []diffLine {
 			case i < len(ma) && j < len(mb) && ma[i] == mb[j]:
 				out = append(out, diffLine{' ', pre + i + 1, ma[i]})
 				i, j = i+1, j+1
-			case j < len(mb) && (i == len(ma) || lcs[i*w+j+1] >= lcs[(i+1)*w+j]):
+			case i < len(ma) && (j == len(mb) || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
+				out = append(out, diffLine{'-', pre + i + 1, ma[i]}) // removals first
+				i++
+			default:
 				out = append(out, diffLine{'+', pre + j + 1, mb[j]})
 				j++
-			default:
-				out = append(out, diffLine{'-', pre + i + 1, ma[i]})
-				i++
 			}
 		}
 	}

@@ -166,6 +166,12 @@ func (c *convo) home(st styles, now time.Time) {
 // when typed is false (the prompt is empty and the view is scrolled
 // back: else g and G are letters); it reports whether k was one.
 func (m *model) pageKey(c *convo, k string, letters bool) bool {
+	switch k {
+	case "pgup", "pgdown", "ctrl+home", "ctrl+end", "g", "G":
+		m.frame() // lays the view out: c.h is its height now
+	default:
+		return false
+	}
 	page := max(1, c.h-2)
 	switch k {
 	case "pgup":

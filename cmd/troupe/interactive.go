@@ -85,7 +85,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	lr.hooks.SessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
 	names["mcp"] = "the MCP servers: their state and tools"           // mcp.go
 	out, runErr := tui.Run(ctx, sess, tui.Options{
-		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
+		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode, Dir: cwd,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
