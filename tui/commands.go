@@ -17,6 +17,7 @@ var builtins = map[string]string{
 	"team":        "the teammates and what they do",
 	"agents":      "the teammates (as /team)",
 	"tasks":       "every background task",
+	"board":       "the team's shared task list (Ctrl+T)",
 	"permissions": "the permission mode and rules; add or remove a rule",
 	"model":       "the model in use",
 	"clear":       "clear the screen (the conversation goes on)",
@@ -92,6 +93,8 @@ func (m *model) slash(text string) tea.Cmd {
 		m.convo.add(entry{kind: entryNotice, text: m.roster()})
 	case "tasks":
 		m.screen, m.selTask = screenTasks, 0
+	case "board":
+		return m.openBoard()
 	case "clear":
 		m.convo.clear()
 	case "expand":

@@ -25,11 +25,13 @@ import (
 type screen int
 
 const (
-	screenMain     screen = iota // the conversation
-	screenTeammate               // one teammate's view
-	screenTasks                  // the task list
-	screenTask                   // one task's detail
-	screenResume                 // /resume: the recent sessions
+	screenMain      screen = iota // the conversation
+	screenTeammate                // one teammate's view
+	screenTasks                   // the task list
+	screenTask                    // one task's detail
+	screenResume                  // /resume: the recent sessions
+	screenBoard                   // the team's task board (board.go)
+	screenBoardTask               // one task of the board
 )
 
 // Grace is how long a finished task stays in the list (the seed's 30 s).
@@ -90,6 +92,8 @@ type model struct {
 	notice    string // a transient line above the prompt
 	quitting  bool
 	inputRow  int // the frame line where the prompt starts (for the cursor)
+
+	board boardState // the task board (board.go)
 
 	sessions []SessionInfo // /resume's list
 	selSess  int
@@ -175,9 +179,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.spin++
 		m.evict()
-		return m, m.readMate()
+		return m, tea.Batch(m.readMate(), m.readBoard())
 	case transcriptMsg:
 		m.said(msg)
+		return m, nil
+	case boardMsg:
+		m.boardRead(msg)
 		return m, nil
 	case eventMsg:
 		return m, m.event(msg.e)
@@ -277,6 +284,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.taskKey(k)
 	case screenResume:
 		return m.resumeKey(k)
+	case screenBoard, screenBoardTask:
+		return m.boardKey(k)
 	}
 	return m.mainKey(k)
 }
@@ -332,6 +341,8 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		m.convo.toggleLast()
 		return nil
+	case "ctrl+t":
+		return m.openBoard()
 	case "ctrl+b":
 		if !m.working {
 			m.notice = "Nothing to background: the lead is not working"

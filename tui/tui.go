@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -81,6 +82,10 @@ type Options struct {
 	// from on (transcript.Tail): the teammate's view then shows what it
 	// wrote and did, not only its timeline. Called from a command.
 	Transcript func(name string, from int64) ([]transcript.Line, int64, error)
+	// Board, when set, reads the team's shared task list for the task
+	// board (Ctrl+T, /board; BoardOf builds one): the team's name ("" when
+	// there is no team) and its tasks. Called from a command.
+	Board func(ctx context.Context) (team string, tasks []tasklist.Task, err error)
 }
 
 // SessionInfo is a recorded session /resume offers.

@@ -20,7 +20,7 @@ func (m *model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "troupe"
-	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume {
+	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume && m.screen != screenBoard && m.screen != screenBoardTask {
 		c.Position.Y += m.inputRow
 		v.Cursor = c
 	}
@@ -46,6 +46,10 @@ func (m *model) frame() string {
 		top = m.taskScreen(h)
 	case screenResume:
 		top = m.resumeScreen(h)
+	case screenBoard:
+		top = m.boardScreen(h)
+	case screenBoardTask:
+		top = m.boardTaskScreen(h)
 	default:
 		if len(m.convo.entries) == 0 {
 			top = m.welcome()
@@ -104,7 +108,7 @@ func (m *model) bottom() (out []string, at int) {
 		out = append(out, m.status()...)
 		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
 		in := m.inputView()
-		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume) && m.confirmed == "" {
+		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume || m.screen == screenBoard || m.screen == screenBoardTask) && m.confirmed == "" {
 			at = len(out)
 		}
 		out = append(out, strings.Split(in, "\n")...)
@@ -137,6 +141,10 @@ func (m *model) inputView() string {
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
 	case screenResume:
 		return m.st.dim("↑↓ select · Enter continues that session (this one is kept) · Esc back")
+	case screenBoard:
+		return m.st.dim("↑↓ select · Enter opens a task · Esc back · /tasks lists background work")
+	case screenBoardTask:
+		return m.st.dim("↑↓ PgUp/PgDn scroll · Esc back to the board")
 	default:
 		m.input.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
 	}
