@@ -12,7 +12,8 @@ import (
 // a message such as "is it safe?" reaches the teammate whole: no letter
 // is a hot key there. Esc interrupts the teammate's turn (a second Esc
 // within 2 s, or Esc on a teammate not in a turn, goes back); Ctrl+X
-// twice or /stop stops it. Ctrl+I is not used: terminals send it as Tab.
+// twice or /stop stops it; ← on an empty line or /back goes back. Ctrl+I
+// is not used: terminals send it as Tab.
 
 // openMate opens name's view; the lead's unsent prompt is set aside and
 // given back when the view closes.
@@ -53,14 +54,30 @@ func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
 		m.confirmed = "stop"
 		return nil
 	case "esc":
+		// The runtime, not the strip's state, tells whether it is in a
+		// turn: one just woken by a message may still show idle.
 		again := !m.mateEsc.IsZero() && m.now.Sub(m.mateEsc) < 2*time.Second
 		m.mateEsc = m.now
-		if again || mv == nil || (mv.state != "working" && mv.state != "waiting") {
+		if again || mv == nil {
 			m.closeMate()
 			return nil
 		}
 		m.notice = "Interrupting " + name + "'s turn (Esc again goes back)"
-		return m.interruptMate(name)
+		drv := m.drv
+		return func() tea.Msg {
+			switch ran, err := drv.InterruptTeammate(name); {
+			case err != nil:
+				return noticeMsg("⚠ " + err.Error())
+			case !ran:
+				return mateBackMsg(name) // not in a turn: Esc goes back
+			}
+			return noticeMsg("Interrupted " + name + "'s turn")
+		}
+	case "left":
+		if m.input.Value() == "" {
+			m.closeMate()
+			return nil
+		}
 	case "enter":
 		text := strings.TrimSpace(m.input.Value())
 		if text == "" {
@@ -79,9 +96,9 @@ func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		if mv != nil {
 			mv.add(m.now, "you → "+name+": "+text)
-			mv.convo.add(entry{kind: entryUser, text: text})
 			mv.convo.follow()
 		}
+		m.notice = "Sent to " + name + ": it reads it at its next tool round, or as its next prompt"
 		return m.do(func(ctx context.Context) error { return m.drv.SendTo(ctx, name, text) })
 	case "shift+down", "shift+up": // the next or previous teammate
 		if n := len(m.mates); n > 1 {
@@ -112,6 +129,10 @@ func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
 	m.fitInput()
 	return cmd
 }
+
+// mateBackMsg closes the named teammate's view (Esc on a teammate not
+// in a turn).
+type mateBackMsg string
 
 // stopMate stops the teammate's task.
 func (m *model) stopMate(mv *mateView) tea.Cmd {

@@ -196,6 +196,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case noticeMsg:
 		m.notice = string(msg)
 		return m, nil
+	case mateBackMsg:
+		if m.screen == screenTeammate && m.viewMate == string(msg) && len(m.questions) == 0 {
+			m.notice = ""
+			m.closeMate()
+		}
+		return m, nil
 	case noteMsg:
 		m.convo.add(entry{kind: entryNotice, text: string(msg)})
 		m.convo.follow()

@@ -180,7 +180,7 @@ func (m *model) status() []string {
 			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.usage.TotalInput()+m.usage.OutputTokens)))))
 	}
 	if len(out) == 0 && m.screen == screenTeammate {
-		out = append(out, m.st.dim(ansi.Truncate("Esc interrupts "+termtext.Line(m.viewMate)+" (twice: back) · /stop or Ctrl+X twice stops it · PgUp/PgDn scroll · Shift+↓/↑ next", m.width, "…")))
+		out = append(out, m.st.dim(ansi.Truncate("Esc interrupts "+termtext.Line(m.viewMate)+" · ← back · /stop or Ctrl+X twice stops · PgUp/PgDn scroll", m.width, "…")))
 	}
 	if len(out) == 0 {
 		out = append(out, "")
