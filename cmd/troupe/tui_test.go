@@ -310,7 +310,7 @@ func TestTUIHostileCommand(t *testing.T) {
 	p.keys("Escape")
 	// The denial is on screen before Ctrl+C: an Escape and a Ctrl+C sent
 	// together read as one Alt+Ctrl+C.
-	p.wait("python3 '*' denied", 10*time.Second)
+	p.wait("Bash(python3 '*') denied", 10*time.Second)
 	p.quit()
 	if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
 		t.Error("the denied command ran")
