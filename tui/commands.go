@@ -147,7 +147,7 @@ func (m *model) custom(name, args, text string) tea.Cmd {
 
 func (m *model) help() string {
 	var b strings.Builder
-	b.WriteString("Keys: Enter sends · Ctrl+J new line · Up/Down history · Esc interrupts the lead · Ctrl+B moves its turn to the background · Ctrl+O shows or folds the last tool call · Shift+Tab cycles the permission mode · PgUp/PgDn scroll · Shift+Down/Up pick a teammate, Enter opens it · Down on an empty prompt opens the tasks · Ctrl+C clears, twice exits.\nCommands:")
+	b.WriteString("Keys: Enter sends · Ctrl+J new line · Up/Down history (the unsent draft is kept) · Esc interrupts the lead · Ctrl+C interrupts, then clears, then twice on an empty prompt exits · Ctrl+B moves the turn to the background · Ctrl+O shows or folds the last tool call · Shift+Tab cycles the permission mode · PgUp/PgDn scroll, Ctrl+Home/End (g/G on an empty prompt while scrolled back) go to the start or follow the end · Ctrl+T the task board · Shift+Down/Up pick a teammate, Enter opens it (there: type to it, Esc interrupts it, ← back, /stop or Ctrl+X twice stops it) · Down on an empty prompt opens the tasks.\nCommands:")
 	names := m.commandNames()
 	for _, n := range names {
 		d := builtins[n]
