@@ -161,6 +161,9 @@ func (m *model) help() string {
 
 func (m *model) roster() string {
 	if len(m.mates) == 0 {
+		if !m.opts.Teams {
+			return "No teammates: agent teams are off (start troupe with --agent-teams to have them)."
+		}
 		return "No teammates yet: ask the lead to create a team."
 	}
 	var b strings.Builder
@@ -177,7 +180,8 @@ func (m *model) roster() string {
 		}
 		// Plain: a notice is drawn through the terminal-text sanitizer,
 		// which would show a color's escape as text.
-		fmt.Fprintf(&b, "\n  %s %s%s: %s%s", newStyles(true).dot(mv.state), n, model, mv.state, cur)
+		state := m.mateState(mv)
+		fmt.Fprintf(&b, "\n  %s %s%s: %s%s", newStyles(true).dot(state), n, model, state, cur)
 	}
 	return b.String()
 }

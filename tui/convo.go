@@ -32,14 +32,18 @@ type entry struct {
 	streaming bool // entryAssistant: still arriving
 
 	// entryTool
-	id       string
-	tool     string // the tool's name
-	input    json.RawMessage
-	start    time.Time
-	done     bool
-	failed   bool
-	result   string // the result, up to maxResultShown bytes
-	outcome  string // what it did, briefly (toolOutcome)
+	id      string
+	tool    string // the tool's name
+	input   json.RawMessage
+	start   time.Time
+	done    bool
+	failed  bool
+	result  string // the result, up to maxResultShown bytes
+	outcome string // what it did, briefly (toolOutcome)
+	// The time spent waiting for the person's permission, left out of the
+	// duration shown: asked is when the open question came.
+	waited   time.Duration
+	asked    time.Time
 	elapsed  time.Duration
 	expanded bool
 
@@ -105,6 +109,30 @@ func (c *convo) finish(text string) {
 // endStream closes a streaming answer cut short.
 func (c *convo) endStream() { c.finish("") }
 
+// asking marks the running call q is about (the lead's own, matched by
+// tool and input) as waiting for the person since at; answered ends the
+// wait, which the duration shown leaves out.
+func (c *convo) asking(tool string, input []byte, at time.Time) {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		e := &c.entries[i]
+		if e.kind == entryTool && !e.done && e.tool == tool && string(e.input) == string(input) {
+			e.asked, e.lines = at, nil
+			return
+		}
+	}
+}
+
+func (c *convo) answered(tool string, input []byte, at time.Time) {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		e := &c.entries[i]
+		if e.kind == entryTool && !e.asked.IsZero() && e.tool == tool && string(e.input) == string(input) {
+			e.waited += max(0, at.Sub(e.asked))
+			e.asked, e.lines = time.Time{}, nil
+			return
+		}
+	}
+}
+
 // maxResultShown bounds the result a tool call keeps for Ctrl+O.
 const maxResultShown = 8 << 10
 
@@ -168,10 +196,13 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 		case e.done:
 			mark = st.good("✓")
 		}
-		if e.done && (e.elapsed > 0 || !e.start.IsZero()) {
-			dur = " " + st.dim(fmtDur(e.elapsed))
-		} else if !e.start.IsZero() {
-			dur = " " + st.dim(fmtDur(now.Sub(e.start)))
+		switch {
+		case e.done && (e.elapsed > 0 || !e.start.IsZero()):
+			dur = " " + st.dim(fmtDur(max(0, e.elapsed-e.waited)))
+		case !e.asked.IsZero():
+			dur = " " + st.dim("waiting for your answer")
+		case !e.start.IsZero():
+			dur = " " + st.dim(fmtDur(max(0, now.Sub(e.start)-e.waited)))
 		}
 		title := termtext.Line(e.text)
 		out := ""

@@ -98,6 +98,7 @@ func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
 			mv.add(m.now, "you → "+name+": "+text)
 			mv.convo.follow()
 		}
+		m.woken(name)
 		m.notice = "Sent to " + name + ": it reads it at its next tool round, or as its next prompt"
 		return m.do(func(ctx context.Context) error { return m.drv.SendTo(ctx, name, text) })
 	case "shift+down", "shift+up": // the next or previous teammate
@@ -141,6 +142,9 @@ func (m *model) stopMate(mv *mateView) tea.Cmd {
 		return nil
 	}
 	id := mv.task
+	if !ended(mv.state) {
+		mv.state = "stopping"
+	}
 	return m.do(func(ctx context.Context) error { _, err := m.drv.Stop(ctx, string(id)); return err })
 }
 

@@ -647,11 +647,14 @@ func (m *model) track(st task.State) *taskView {
 			mv.color = d.Color
 		}
 		switch {
+		case st.Status == task.Completed:
+			mv.state = "shut down"
+		case st.Status == task.Killed:
+			mv.state = "stopped" // stopped on purpose, not a crash
 		case st.Status.Terminal():
 			mv.state = "dead"
-			if st.Status == task.Completed {
-				mv.state = "shut down"
-			}
+		case mv.state == "stopping":
+			// stays until it ends
 		case d.AwaitingApproval:
 			mv.state = "waiting"
 		case d.Idle:
@@ -700,6 +703,9 @@ func (m *model) event(e session.Event) tea.Cmd {
 		m.delivered(e.Text)
 	case session.KindTurnEnded:
 		m.working, m.activity = false, ""
+		if strings.HasPrefix(m.notice, "Interrupting the lead") {
+			m.notice = "" // its outcome is in the conversation
+		}
 		m.convo.endStream()
 		if e.Err != nil {
 			m.convo.add(entry{kind: entryError, text: plainError(e.Err)})
@@ -721,12 +727,16 @@ func (m *model) event(e session.Event) tea.Cmd {
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)
+			if e.Question.Agent == "team-lead" || e.Question.Agent == "" {
+				m.convo.asking(e.Question.Tool, e.Question.Input, m.now)
+			}
 			return m.readFile(*e.Question)
 		}
 	case session.KindPermissionAnswer:
 		if e.Question != nil {
 			m.questions = slices.DeleteFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID })
 			delete(m.qFiles, e.Question.ID)
+			m.convo.answered(e.Question.Tool, e.Question.Input, m.now)
 			if e.Verdict != nil {
 				m.convo.add(entry{kind: entryQuiet, text: answered(*e.Question, *e.Verdict)})
 			}
@@ -793,6 +803,9 @@ func (m *model) agent(e agent.Event) {
 		}
 	case agent.EventToolUse:
 		if e.Call != nil {
+			if e.Call.Name == "SendMessage" {
+				m.woken(decodeInput(e.Call.Input).str("to"))
+			}
 			sum := toolTitle(m.opts.Dir, e.Call.Name, e.Call.Input)
 			m.activity = sum
 			m.convo.add(entry{kind: entryTool, id: e.Call.ToolUseID, tool: e.Call.Name, text: sum, start: e.At, input: e.Call.Input})
@@ -807,6 +820,9 @@ func (m *model) agent(e agent.Event) {
 			m.convo.add(entry{kind: entryQuiet, text: "Retrying the model call: " + plainError(e.Err)})
 		}
 	case agent.EventCompact:
+		if strings.HasPrefix(m.notice, "Compacting") {
+			m.notice = "" // done: the line below says so
+		}
 		m.convo.add(entry{kind: entryQuiet, text: "The conversation was compacted to fit the model's context"})
 	}
 }
@@ -827,29 +843,71 @@ func (m *model) team(e swarm.Event, kind session.Kind) {
 	mv.add(e.Time, text)
 	switch e.Kind {
 	case swarm.EventIdle:
-		mv.state = "idle"
+		if !ended(mv.state) && mv.state != "stopping" {
+			mv.state = "idle"
+		}
 		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "is idle"})
 	case swarm.EventMessage:
 		m.convo.add(entry{kind: entryMessage, who: e.Agent, color: mv.color, text: text})
-		mv.state = "working"
+		if !ended(mv.state) && mv.state != "stopping" {
+			mv.state = "working"
+		}
 	case swarm.EventDead:
 		mv.state = "dead"
 		m.convo.add(entry{kind: entryError, who: e.Agent, text: e.Text})
-	case swarm.EventExit, swarm.EventShutdown:
-		if kind == session.KindTeammateState && strings.Contains(e.Text, "shut") {
+	case swarm.EventShutdown:
+		if strings.Contains(e.Text, "rejected") {
+			mv.state = "working"
+		} else if !ended(mv.state) {
+			mv.state = "stopping"
+		}
+	case swarm.EventExit:
+		if mv.state != "dead" && mv.state != "stopped" {
 			mv.state = "shut down"
 		}
 	case swarm.EventSpawned, swarm.EventFallback:
 		mv.state = "working"
 		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "joined: " + e.Text})
-	case swarm.EventPermission:
-		if strings.Contains(e.Text, "asks") {
-			mv.state = "waiting"
-		} else {
+	case swarm.EventPermission, swarm.EventPlan:
+		// Whether it waits is read from the open questions (mateState).
+	default:
+		if !ended(mv.state) && mv.state != "idle" && mv.state != "stopping" {
 			mv.state = "working"
 		}
-	default:
-		if mv.state != "dead" && mv.state != "shut down" && mv.state != "idle" {
+	}
+}
+
+// ended reports whether a teammate's state is final.
+func ended(state string) bool {
+	return state == "dead" || state == "shut down" || state == "stopped"
+}
+
+// mateState is the state a teammate is shown in: "waiting" while a
+// permission question of its own is open (and only then), "plan" while
+// its plan awaits approval, else what its events said.
+func (m *model) mateState(mv *mateView) string {
+	if ended(mv.state) || mv.state == "stopping" {
+		return mv.state
+	}
+	for _, q := range m.questions {
+		if q.Agent == mv.name {
+			if q.Plan != "" {
+				return "plan"
+			}
+			return "waiting"
+		}
+	}
+	if mv.state == "waiting" || mv.state == "plan" {
+		return "working"
+	}
+	return mv.state
+}
+
+// woken marks the teammates a message wakes as working at once: name, or
+// every idle one for "*".
+func (m *model) woken(name string) {
+	for _, n := range m.mates {
+		if mv := m.mateInfo[n]; (n == name || name == "*") && mv.state == "idle" {
 			mv.state = "working"
 		}
 	}

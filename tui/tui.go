@@ -47,6 +47,9 @@ type Options struct {
 	Dir     string
 	Mode    string // the lead's permission mode at the start
 	NoColor bool   // NO_COLOR: plain text only
+	// Teams says agent teams are on: the welcome line and /team speak of
+	// teammates only then.
+	Teams bool
 	// Commands are the custom slash commands (name: description) beside
 	// the built-in ones, for completion.
 	Commands map[string]string

@@ -249,11 +249,12 @@ func (m *model) strip() string {
 	var cells []string
 	for i, n := range m.mates {
 		mv := m.mateInfo[n]
-		act := mv.state
-		if tv := m.tasks[mv.task]; tv != nil && tv.tail != "" && mv.state == "working" {
+		state := m.mateState(mv)
+		act := state
+		if tv := m.tasks[mv.task]; tv != nil && tv.tail != "" && state == "working" {
 			act = tv.tail
 		}
-		cell := m.st.dot(mv.state) + " " + m.st.name(n, mv.color) + " " + m.st.dim(ansi.Truncate(termtext.Line(act), 24, "…"))
+		cell := m.st.dot(state) + " " + m.st.name(n, mv.color) + " " + m.st.dim(ansi.Truncate(termtext.Line(act), 24, "…"))
 		if i == m.selMate {
 			cell = m.st.sel(ansi.Strip(cell))
 		}
@@ -276,7 +277,8 @@ func (m *model) mateScreen(h int) []string {
 	if mv == nil {
 		return []string{"No teammate " + termtext.Line(m.viewMate)}
 	}
-	head := []string{m.st.dot(mv.state) + " " + m.st.name(mv.name, mv.color) + " · " + mv.state + modelNote(termtext.Line(mv.model))}
+	state := m.mateState(mv)
+	head := []string{m.st.dot(state) + " " + m.st.name(mv.name, mv.color) + " · " + state + modelNote(termtext.Line(mv.model))}
 	if tv := m.tasks[mv.task]; tv != nil {
 		if d, ok := tv.state.Detail.(*task.Teammate); ok {
 			head = append(head, m.st.dim(fmt.Sprintf("task %s · %d tool uses · %s tokens · %s", tv.state.ID, d.Usage.ToolUses, tokens(d.Usage.TotalTokens), fmtDur(m.now.Sub(tv.state.Start)))))
@@ -460,9 +462,13 @@ func (m *model) welcome() []string {
 	if title == "" {
 		title = "troupe"
 	}
+	what := "Ask for work: the lead plans it, does it and reports back."
+	if m.opts.Teams {
+		what = "Ask for work: the lead plans it, makes teammates and reports back."
+	}
 	return []string{
 		m.st.accent(termtext.Line(title)),
-		m.st.dim("Ask for work: the lead plans it, makes teammates and reports back."),
+		m.st.dim(what),
 		m.st.dim("/help lists the keys and commands; Ctrl+C twice leaves."),
 	}
 }

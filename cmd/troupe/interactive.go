@@ -90,7 +90,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		board = tui.BoardOf(lt.Raw.Tasks, lt.Lead.Team)
 	}
 	out, runErr := tui.Run(ctx, sess, tui.Options{
-		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode, Dir: cwd,
+		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
