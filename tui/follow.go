@@ -162,10 +162,18 @@ func (c *convo) home(st styles, now time.Time) {
 	c.top = &anchor{}
 }
 
-// pageKey scrolls c for PgUp/PgDn, Ctrl+Home/End, and g/G (top, end)
-// when typed is false (the prompt is empty and the view is scrolled
-// back: else g and G are letters); it reports whether k was one.
+// pageKey scrolls c for PgUp/PgDn and Ctrl+Home/End; while the view is
+// scrolled back and the prompt is empty, also for Home/End, and for g/G
+// when letters allows (else they edit or type). It reports whether k was
+// one.
 func (m *model) pageKey(c *convo, k string, letters bool) bool {
+	switch k {
+	case "home", "end":
+		if c.top == nil || m.input.Value() != "" {
+			return false
+		}
+		k = "ctrl+" + k
+	}
 	switch k {
 	case "pgup", "pgdown", "ctrl+home", "ctrl+end", "g", "G":
 		m.frame() // lays the view out: c.h is its height now

@@ -73,6 +73,11 @@ func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return noticeMsg("Interrupted " + name + "'s turn")
 		}
+	case "ctrl+o":
+		if mv != nil {
+			mv.convo.toggleLast()
+		}
+		return nil
 	case "left":
 		if m.input.Value() == "" {
 			m.closeMate()
