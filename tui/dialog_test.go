@@ -313,3 +313,36 @@ func TestUnifiedDiff(t *testing.T) {
 		t.Errorf("counts +%d -%d; want +2 -1", add, del)
 	}
 }
+
+// A 60-line plan is shown whole, scrolled, and 1 approves it only once
+// its last line has been on screen; golden frames at 80x24 and 200x60.
+func TestFramesLongPlan(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Plan\n")
+	for i := 1; i < 60; i++ {
+		fmt.Fprintf(&b, "%d. Step %02d: change the parser so that the lexer keeps every byte it reads, then test it\n", i, i)
+	}
+	b.WriteString("60. LAST STEP: push to main")
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		m, r := newTest(t)
+		conversation(m)
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		ask(m, session.Question{ID: "p1", Agent: "bob", Color: "green", Teammate: true, Plan: b.String()})
+		name := fmt.Sprintf("plan-long-%dx%d", sz[0], sz[1])
+		golden(t, m, name)
+		calls := len(r.calls)
+		press(m, "1")
+		if len(r.calls) != calls {
+			t.Errorf("%s: 1 approved the plan before its end was shown: %v", name, r.calls)
+		}
+		press(m, "end")
+		golden(t, m, name+"-end")
+		if f := ansi.Strip(m.frame()); !strings.Contains(f, "LAST STEP: push to main") {
+			t.Errorf("%s: the plan's last line is not shown at its end:\n%s", name, f)
+		}
+		press(m, "1")
+		if last := r.calls[len(r.calls)-1]; last != `answer p1 allow=true always=false rule="" msg=""` {
+			t.Errorf("%s: 1 at the end: last call %q", name, last)
+		}
+	}
+}
