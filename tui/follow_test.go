@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -82,5 +83,30 @@ func TestTeammateViewScrolls(t *testing.T) {
 	press(m, "ctrl+end")
 	if f := ansi.Strip(m.frame()); !strings.Contains(f, "alice says 079") {
 		t.Errorf("Ctrl+End does not show alice's latest words:\n%s", f)
+	}
+}
+
+// A task's detail scrolls: a 100-line result is read to its end.
+func TestTaskDetailScrolls(t *testing.T) {
+	m, _ := newTest(t)
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "result line %03d\n", i)
+	}
+	st := task.State{ID: "a00000001", Type: task.LocalAgent, Status: task.Completed, Start: t0, End: t0, Description: "review",
+		Detail: &task.Agent{Prompt: "review it", Result: b.String()}}
+	ev(m, session.Event{Kind: session.KindTaskEnded, Task: &task.Event{Kind: task.EventTerminated, State: st}})
+	press(m, "/tasks", "enter", "enter")
+	if m.screen != screenTask {
+		t.Fatalf("screen %d; want the task's detail", m.screen)
+	}
+	if f := m.frame(); strings.Contains(f, "result line 099") || !strings.Contains(f, "more lines below") {
+		t.Fatalf("the whole result fits, or no marker says more is below:\n%s", f)
+	}
+	for range 10 {
+		press(m, "pgdown")
+	}
+	if f := m.frame(); !strings.Contains(f, "result line 099") || !strings.Contains(f, "a00000001") {
+		t.Errorf("PgDn does not reach the result's end with the head kept:\n%s", f)
 	}
 }

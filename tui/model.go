@@ -68,14 +68,15 @@ type model struct {
 	tasks map[task.ID]*taskView // every task seen
 	order []task.ID             // in the order they came
 
-	mates     []string             // teammate names in joining order
-	mateInfo  map[string]*mateView // by name
-	selMate   int                  // selected teammate in the strip; -1 none
-	viewMate  string               // the teammate whose view is open
-	selTask   int                  // selected row of the task list
-	viewTask  task.ID              // the task whose detail is open
-	confirmed string               // "stop" while asking to confirm a stop
-	mateEsc   time.Time            // the last Esc in the teammate view
+	mates      []string             // teammate names in joining order
+	mateInfo   map[string]*mateView // by name
+	selMate    int                  // selected teammate in the strip; -1 none
+	viewMate   string               // the teammate whose view is open
+	selTask    int                  // selected row of the task list
+	viewTask   task.ID              // the task whose detail is open
+	taskScroll int                  // its detail's first line shown
+	confirmed  string               // "stop" while asking to confirm a stop
+	mateEsc    time.Time            // the last Esc in the teammate view
 
 	questions []session.Question   // permission questions, oldest first
 	feedback  bool                 // typing the deny feedback of questions[0]
@@ -573,7 +574,7 @@ func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
 			if d, ok := tv.state.Detail.(*task.Teammate); ok {
 				return m.openMate(d.AgentName)
 			}
-			m.viewTask, m.screen = tv.state.ID, screenTask
+			m.viewTask, m.screen, m.taskScroll = tv.state.ID, screenTask, 0
 		}
 	case "x":
 		if m.selTask < len(list) && list[m.selTask].state.Status.Active() {
@@ -591,7 +592,18 @@ func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *model) taskKey(k tea.KeyPressMsg) tea.Cmd {
+	page := max(1, m.convoHeight()-2)
 	switch k.String() {
+	case "up", "k":
+		m.taskScroll = max(0, m.taskScroll-1)
+	case "down", "j":
+		m.taskScroll++
+	case "pgup":
+		m.taskScroll = max(0, m.taskScroll-page)
+	case "pgdown", "space":
+		m.taskScroll += page
+	case "home":
+		m.taskScroll = 0
 	case "esc", "left":
 		m.screen = screenTasks
 	case "x":

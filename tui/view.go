@@ -137,8 +137,10 @@ func (m *model) inputView() string {
 			return m.st.warn(fmt.Sprintf("Stop %s? Ctrl+X again stops it, any other key keeps it", termtext.Line(m.viewMate)))
 		}
 		m.input.Placeholder = "Message " + termtext.Line(m.viewMate) + " (Enter sends)"
-	case screenTasks, screenTask:
+	case screenTasks:
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
+	case screenTask:
+		return m.st.dim("↑↓ PgUp/PgDn scroll · x stop · f foreground a turn · Esc back")
 	case screenResume:
 		return m.st.dim("↑↓ select · Enter continues that session (this one is kept) · Esc back")
 	case screenBoard:
@@ -418,6 +420,15 @@ func (m *model) taskScreen(h int) []string {
 	}
 	for i, l := range out {
 		out[i] = ansi.Truncate(l, m.width, "…")
+	}
+	// Scrolled with ↑/↓ and PgUp/PgDn; the head stays, the rest moves.
+	if len(out) > h && h > 2 {
+		m.taskScroll = min(m.taskScroll, len(out)-h+1)
+		rest := out[2+m.taskScroll:]
+		if len(rest) > h-2 {
+			rest = append(rest[:h-3:h-3], m.st.dim(fmt.Sprintf("↓ %s below (↓, PgDn)", plural(len(out)-2-m.taskScroll-(h-3), "more line"))))
+		}
+		out = append(out[:2:2], rest...)
 	}
 	return out
 }
