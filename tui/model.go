@@ -2,9 +2,7 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
-	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
 )
@@ -681,25 +678,6 @@ func (m *model) track(st task.State) *taskView {
 	return tv
 }
 
-// mate returns the teammate named name, adding it to the strip.
-func (m *model) mate(name string) *mateView {
-	mv := m.mateInfo[name]
-	if mv == nil {
-		mv = &mateView{name: name, state: "working"}
-		m.mateInfo[name] = mv
-		m.mates = append(m.mates, name)
-	}
-	return mv
-}
-
-func (mv *mateView) add(at time.Time, line string) {
-	mv.lines = append(mv.lines, line)
-	if len(mv.lines) > maxMateLines {
-		mv.lines = slices.Delete(mv.lines, 0, len(mv.lines)-maxMateLines)
-	}
-	mv.lastAt = at
-}
-
 // event applies one session event; the command it returns reads what
 // a new question's dialog shows from disk.
 func (m *model) event(e session.Event) tea.Cmd {
@@ -839,92 +817,6 @@ func (m *model) agent(e agent.Event) {
 	}
 }
 
-// team applies a line of the team's timeline.
-func (m *model) team(e swarm.Event, kind session.Kind) {
-	if e.Agent == "" || e.Agent == "team-lead" {
-		if kind == session.KindTeamCreated || kind == session.KindTeamDeleted {
-			m.convo.add(entry{kind: entryQuiet, text: e.Text})
-		}
-		return
-	}
-	mv := m.mate(e.Agent)
-	text := e.Text
-	if e.Body != "" {
-		text = e.Body
-	}
-	mv.add(e.Time, text)
-	switch e.Kind {
-	case swarm.EventIdle:
-		if !ended(mv.state) && mv.state != "stopping" {
-			mv.state = "idle"
-		}
-		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "is idle"})
-	case swarm.EventMessage:
-		m.convo.add(entry{kind: entryMessage, who: e.Agent, color: mv.color, text: text})
-		if !ended(mv.state) && mv.state != "stopping" {
-			mv.state = "working"
-		}
-	case swarm.EventDead:
-		mv.state = "dead"
-		m.convo.add(entry{kind: entryError, who: e.Agent, text: e.Text})
-	case swarm.EventShutdown:
-		if strings.Contains(e.Text, "rejected") {
-			mv.state = "working"
-		} else if !ended(mv.state) {
-			mv.state = "stopping"
-		}
-	case swarm.EventExit:
-		if mv.state != "dead" && mv.state != "stopped" {
-			mv.state = "shut down"
-		}
-	case swarm.EventSpawned, swarm.EventFallback:
-		mv.state = "working"
-		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "joined: " + e.Text})
-	case swarm.EventPermission, swarm.EventPlan:
-		// Whether it waits is read from the open questions (mateState).
-	default:
-		if !ended(mv.state) && mv.state != "idle" && mv.state != "stopping" {
-			mv.state = "working"
-		}
-	}
-}
-
-// ended reports whether a teammate's state is final.
-func ended(state string) bool {
-	return state == "dead" || state == "shut down" || state == "stopped"
-}
-
-// mateState is the state a teammate is shown in: "waiting" while a
-// permission question of its own is open (and only then), "plan" while
-// its plan awaits approval, else what its events said.
-func (m *model) mateState(mv *mateView) string {
-	if ended(mv.state) || mv.state == "stopping" {
-		return mv.state
-	}
-	for _, q := range m.questions {
-		if q.Agent == mv.name {
-			if q.Plan != "" {
-				return "plan"
-			}
-			return "waiting"
-		}
-	}
-	if mv.state == "waiting" || mv.state == "plan" {
-		return "working"
-	}
-	return mv.state
-}
-
-// woken marks the teammates a message wakes as working at once: name, or
-// every idle one for "*".
-func (m *model) woken(name string) {
-	for _, n := range m.mates {
-		if mv := m.mateInfo[n]; (n == name || name == "*") && mv.state == "idle" {
-			mv.state = "working"
-		}
-	}
-}
-
 func answered(q session.Question, v session.Verdict) string {
 	who := q.Agent
 	if q.Plan != "" {
@@ -1036,93 +928,5 @@ func (m *model) replay(history []llm.Message) {
 	}
 	if len(history) > 0 {
 		m.convo.add(entry{kind: entryQuiet, text: "resumed: the conversation above goes on"})
-	}
-}
-
-// readMate returns the command that reads what the open teammate's
-// transcript gained since the last read; nil when no view is open, a
-// read is under way or there are no transcripts.
-func (m *model) readMate() tea.Cmd {
-	if m.screen != screenTeammate || m.opts.Transcript == nil {
-		return nil
-	}
-	mv := m.mateInfo[m.viewMate]
-	if mv == nil || mv.reading {
-		return nil
-	}
-	mv.reading = true
-	read, name, from := m.opts.Transcript, mv.name, mv.off
-	return func() tea.Msg {
-		lines, next, err := read(name, from)
-		return transcriptMsg{name: name, lines: lines, next: next, err: err}
-	}
-}
-
-// said adds what a read of a teammate's transcript found to its view.
-func (m *model) said(msg transcriptMsg) {
-	mv := m.mateInfo[msg.name]
-	if mv == nil {
-		return
-	}
-	mv.reading, mv.off, mv.readErr = false, msg.next, ""
-	if msg.err != nil && !errors.Is(msg.err, fs.ErrNotExist) {
-		mv.readErr = msg.err.Error()
-	}
-	for _, l := range msg.lines {
-		m.sayTo(&mv.convo, l)
-	}
-	if n := len(mv.convo.entries) - maxSaidEntries; n > 0 {
-		mv.convo.drop(n)
-	}
-}
-
-// sayTo adds one transcript line to a teammate's conversation: its words
-// whole, each tool call as an action with its outcome, the messages it
-// got as who said what.
-func (m *model) sayTo(c *convo, l transcript.Line) {
-	switch l.Type {
-	case agent.EventUser:
-		if l.Message == nil {
-			return
-		}
-		t := strings.TrimSpace(l.Message.Text())
-		if t == "" {
-			return
-		}
-		if msgs := teammateMessages(t); len(msgs) > 0 {
-			for _, tm := range msgs {
-				color := tm.color
-				if mv := m.mateInfo[tm.from]; mv != nil && mv.color != "" {
-					color = mv.color
-				}
-				c.add(entry{kind: entryMessage, who: tm.from, color: color, text: tm.text})
-			}
-			return
-		}
-		c.add(entry{kind: entryUser, text: t})
-	case agent.EventAssistant:
-		if l.Message != nil {
-			if t := strings.TrimSpace(l.Message.Text()); t != "" {
-				c.add(entry{kind: entryAssistant, text: t})
-			}
-		}
-	case agent.EventToolUse:
-		if l.Call != nil {
-			c.add(entry{kind: entryTool, id: l.Call.ToolUseID, tool: l.Call.Name, text: toolTitle(m.opts.Dir, l.Call.Name, l.Call.Input), input: l.Call.Input})
-		}
-	case agent.EventToolResult:
-		if l.ToolResult != nil {
-			c.toolDone(l.ToolResult.ToolUseID, l.ToolResult.IsError, l.ToolResult.Text, time.Duration(l.ElapsedMS)*time.Millisecond)
-		}
-	case agent.EventRetry:
-		c.add(entry{kind: entryError, text: "retry: " + firstLineOf(l.Error)})
-	case agent.EventCompact:
-		c.add(entry{kind: entryQuiet, text: "the conversation was compacted"})
-	case agent.EventResult:
-		if l.Error != "" {
-			c.add(entry{kind: entryError, text: "run ended: " + firstLineOf(l.Error)})
-			return
-		}
-		c.add(entry{kind: entryQuiet, text: "turn ended"})
 	}
 }
