@@ -112,7 +112,7 @@ func TestTUITeammateTypingAndBoard(t *testing.T) {
 	s = p.wait("alice: ALICE-HEARD-THE-QUESTION", 20*time.Second)
 
 	p.keys("C-t")
-	s = p.wait("Task board", 5*time.Second)
+	p.wait("Task board", 5*time.Second)
 	s = p.wait("in_progress alice", 10*time.Second)
 	if !strings.Contains(s, "Build the widget") {
 		t.Errorf("the board does not show the task's subject:\n%s", s)
@@ -124,5 +124,39 @@ func TestTUITeammateTypingAndBoard(t *testing.T) {
 	p.wait("Enter opens a task", 5*time.Second)
 	p.keys("Escape")
 	p.wait("Ask the lead", 5*time.Second)
+	p.quit()
+}
+
+// An Edit's dialog in the real terminal: the diff against the file on
+// disk with its line numbers, the path relative to the working folder;
+// once allowed, the call reads as an action with its outcome.
+func TestTUIEditDiff(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&b, "line %02d\n", i)
+	}
+	writeFile(t, filepath.Join(dir, "calc.go"), b.String())
+	in := fmt.Sprintf(`{"file_path":%q,"old_string":"line 15\n","new_string":"line fifteen\nline 15b\n"}`, filepath.Join(dir, "calc.go"))
+	script := `{"turns":[
+ {"match":{"user":"edit it"},"reply":{"tool_calls":[{"name":"Edit","input":` + in + `}]}},
+ {"match":{"tool_result":"Edit"},"reply":{"text":"EDITED-IT"}}
+]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	writeFile(t, scriptFile, script)
+	p := startTUISize(t, 80, 24, dir, []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir}, "--provider", "scripted", "--script", scriptFile)
+	p.submit("edit it")
+	p.wait("team-lead asks: Edit", 10*time.Second)
+	s := p.wait("+2 −1, with 3 lines of context", 5*time.Second)
+	for _, want := range []string{"update calc.go", "12   line 12", "15 - line 15", "15 + line fifteen", "16 + line 15b", "16   line 16"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the dialog lacks %q:\n%s", want, s)
+		}
+	}
+	p.keys("1")
+	s = p.wait("EDITED-IT", 10*time.Second)
+	if !strings.Contains(s, "Update(calc.go)  ⎿ +2 −1") {
+		t.Errorf("the call does not read as Update(calc.go)  ⎿ +2 −1:\n%s", s)
+	}
 	p.quit()
 }
