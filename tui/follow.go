@@ -121,8 +121,12 @@ func (c *convo) newLines(st styles, now time.Time) int {
 // scroll moves the view n lines up (n < 0: down). Scrolling up from the
 // end holds the view there: new output no longer moves it.
 func (c *convo) scroll(st styles, n int, now time.Time) {
+	if len(c.entries) == 0 {
+		c.top = nil
+		return
+	}
 	if c.top == nil {
-		if n <= 0 || len(c.entries) == 0 {
+		if n <= 0 {
 			return
 		}
 		_, a := c.tail(st, max(1, c.h), now)

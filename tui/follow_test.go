@@ -110,3 +110,34 @@ func TestTaskDetailScrolls(t *testing.T) {
 		t.Errorf("PgDn does not reach the result's end with the head kept:\n%s", f)
 	}
 }
+
+// Scrolling an emptied or shrunk conversation neither panics nor sticks.
+func TestScrollEdges(t *testing.T) {
+	m, _ := newTest(t)
+	for i := range 50 {
+		m.convo.add(entry{kind: entryNotice, text: fmt.Sprint("note ", i)})
+	}
+	m.frame()
+	m.convo.scroll(m.st, 10, m.now)
+	m.convo.drop(50)
+	m.convo.scroll(m.st, 5, m.now)
+	m.convo.scroll(m.st, -5, m.now)
+	if f := m.frame(); strings.Contains(f, "End to follow") {
+		t.Errorf("an empty conversation shows a scroll marker:\n%s", f)
+	}
+	for i := range 50 {
+		m.convo.add(entry{kind: entryNotice, text: fmt.Sprint("again ", i)})
+	}
+	m.frame()
+	m.convo.scroll(m.st, 1000, m.now)
+	if f := ansi.Strip(m.frame()); !strings.Contains(f, "again 0") {
+		t.Errorf("scrolling far past the top does not stop at the first line:\n%s", f)
+	}
+	m.convo.scroll(m.st, -1000, m.now)
+	if m.convo.top != nil {
+		m.frame()
+	}
+	if m.convo.top != nil {
+		t.Errorf("scrolling far past the end does not follow it again")
+	}
+}
