@@ -312,6 +312,10 @@ func (m *model) ctrlC() tea.Cmd {
 		m.lastCtrlC, m.notice = time.Time{}, ""
 		return nil
 	}
+	if m.working { // a teammate's view: the lead is not idle, so no quitting
+		m.notice = "The lead is working: Ctrl+C in the conversation interrupts it (Esc here interrupts " + m.viewMate + ")"
+		return nil
+	}
 	if !m.lastCtrlC.IsZero() && m.now.Sub(m.lastCtrlC) < 2*time.Second {
 		m.quitting = true
 		return tea.Quit

@@ -567,6 +567,15 @@ func TestCtrlCAndDraft(t *testing.T) {
 		t.Error("two Ctrl+C on an idle, empty prompt did not quit")
 	}
 
+	// In a teammate's view, with the lead working, Ctrl+C never quits.
+	m, r = newTest(t)
+	teammates(m)
+	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "go"})
+	press(m, "shift+down", "enter", "ctrl+c", "ctrl+c", "ctrl+c")
+	if m.quitting || slices.Contains(r.calls, "interrupt") {
+		t.Errorf("Ctrl+C in a teammate's view with the lead working: quitting %v, calls %v", m.quitting, r.calls)
+	}
+
 	m, _ = newTest(t)
 	press(m, "one", "enter", "half-written", "up")
 	if v := m.input.Value(); v != "one" {
