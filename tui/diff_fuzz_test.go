@@ -73,3 +73,11 @@ func TestTeammateMessages(t *testing.T) {
 		t.Errorf("bob's text %q; want %q", got[0].text, want)
 	}
 }
+
+// The runtime's note blocks in a teammate's input show as their text.
+func TestRuntimeNotes(t *testing.T) {
+	notes, rest := runtimeNotes("<system-reminder>\nTask #2 is yours.\n</system-reminder>\nplease go on")
+	if len(notes) != 1 || notes[0] != "Task #2 is yours." || rest != "please go on" {
+		t.Errorf("runtimeNotes = %q, %q", notes, rest)
+	}
+}

@@ -326,7 +326,10 @@ func (m *model) sayTo(c *convo, l transcript.Line) {
 		if l.Message == nil {
 			return
 		}
-		t := strings.TrimSpace(l.Message.Text())
+		notes, t := runtimeNotes(strings.TrimSpace(l.Message.Text()))
+		for _, n := range notes {
+			c.add(entry{kind: entryQuiet, text: n})
+		}
 		if t == "" {
 			return
 		}

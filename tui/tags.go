@@ -32,3 +32,23 @@ func teammateMessages(s string) []teammateMsg {
 	}
 	return out
 }
+
+// noteTags are the runtime's other blocks a teammate's input may hold:
+// shown as quiet lines of their text, never as tags.
+var noteTags = []*regexp.Regexp{
+	regexp.MustCompile(`(?s)<system-reminder>\n?(.*?)\n?</system-reminder>`),
+	regexp.MustCompile(`(?s)<task-notification>\n?(.*?)\n?</task-notification>`),
+	regexp.MustCompile(`(?s)<teammate-idle-digest>\n?(.*?)\n?</teammate-idle-digest>`),
+}
+
+// runtimeNotes takes the runtime's note blocks out of s: the notes'
+// texts, and s without them.
+func runtimeNotes(s string) (notes []string, rest string) {
+	for _, re := range noteTags {
+		for _, g := range re.FindAllStringSubmatch(s, -1) {
+			notes = append(notes, strings.ReplaceAll(strings.TrimSpace(g[1]), "&lt;", "<"))
+		}
+		s = re.ReplaceAllString(s, "")
+	}
+	return notes, strings.TrimSpace(s)
+}
