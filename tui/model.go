@@ -918,6 +918,11 @@ func (m *model) replay(history []llm.Message) {
 	for _, msg := range history {
 		switch msg.Role {
 		case llm.RoleUser:
+			for _, b := range msg.Content { // the outcomes of the calls before
+				if b.Type == llm.BlockToolResult {
+					m.convo.toolDone(b.ToolUseID, b.IsError, b.Text, 0)
+				}
+			}
 			if t := strings.TrimSpace(msg.Text()); t != "" && !strings.HasPrefix(t, "<") {
 				m.convo.add(entry{kind: entryUser, text: t})
 			}
