@@ -218,6 +218,18 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
+		}
+		switch m.screen {
+		case screenTask:
+			m.taskScroll = max(0, m.taskScroll+d)
+			return m, nil
+		case screenBoardTask:
+			m.board.scroll = max(0, m.board.scroll+d)
+			return m, nil
+		}
 		c := &m.convo
 		if m.screen == screenTeammate {
 			if mv := m.mateInfo[m.viewMate]; mv != nil {
