@@ -142,7 +142,7 @@ func BenchmarkKeystrokeToFrame(b *testing.B) {
 			b.Fatalf("the typed %q never reached the screen", c)
 		}
 		if i%40 == 39 { // keep the prompt short, as a person would
-			inW.Write([]byte{0x03}) // Ctrl+C clears the prompt
+			inW.Write([]byte{0x15}) // Ctrl+U clears the prompt (Ctrl+C would interrupt the working lead)
 			time.Sleep(20 * time.Millisecond)
 		}
 	}

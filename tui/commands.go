@@ -17,6 +17,7 @@ var builtins = map[string]string{
 	"team":        "the teammates and what they do",
 	"agents":      "the teammates (as /team)",
 	"tasks":       "every background task",
+	"board":       "the team's shared task list (Ctrl+T)",
 	"permissions": "the permission mode and rules; add or remove a rule",
 	"model":       "the model in use",
 	"clear":       "clear the screen (the conversation goes on)",
@@ -100,9 +101,10 @@ func (m *model) slash(text string) tea.Cmd {
 		m.convo.add(entry{kind: entryNotice, text: m.roster()})
 	case "tasks":
 		m.screen, m.selTask = screenTasks, 0
+	case "board":
+		return m.openBoard()
 	case "clear":
-		m.convo.entries = nil
-		m.convo.offset = 0
+		m.convo.clear()
 	case "expand":
 		m.convo.toggleLast()
 	case "hide", "show":
@@ -155,12 +157,12 @@ func (m *model) hide(verb, name string) tea.Cmd {
 // custom runs a command the model does not know through Options.Slash:
 // a prompt to send, or a note to show.
 func (m *model) custom(name, args, text string) tea.Cmd {
-	slashFn, drv, ctx, working := m.opts.Slash, m.drv, m.ctx, m.working
+	slashFn, drv, ctx := m.opts.Slash, m.drv, m.ctx
 	if slashFn == nil {
 		m.convo.add(entry{kind: entryError, text: "/" + name + ": not available here"})
 		return nil
 	}
-	m.convo.add(entry{kind: entryUser, text: text, queued: working})
+	m.convo.add(entry{kind: entryUser, text: text})
 	return func() tea.Msg {
 		prompt, note, err := slashFn(ctx, name, args)
 		if err != nil {
@@ -178,7 +180,7 @@ func (m *model) custom(name, args, text string) tea.Cmd {
 
 func (m *model) help() string {
 	var b strings.Builder
-	b.WriteString("Keys: Enter sends · Ctrl+J new line · Up/Down history · Esc interrupts the lead · Ctrl+B moves its turn to the background · Ctrl+O shows or folds the last tool call · Shift+Tab cycles the permission mode · PgUp/PgDn scroll · Shift+Down/Up pick a teammate, Enter opens it · Down on an empty prompt opens the tasks · Ctrl+C clears, twice exits.\nCommands:")
+	b.WriteString("Keys: Enter sends · Ctrl+J new line · Up/Down history (the unsent draft is kept) · Esc interrupts the lead · Ctrl+C interrupts, then clears, then twice on an empty prompt exits · Ctrl+B moves the turn to the background · Ctrl+O shows or folds the last tool call · Shift+Tab cycles the permission mode · PgUp/PgDn scroll, Ctrl+Home/End (g/G on an empty prompt while scrolled back) go to the start or follow the end · Ctrl+T the task board · Shift+Down/Up pick a teammate, Enter opens it (there: type to it, Esc interrupts it, ← back, /stop or Ctrl+X twice stops it) · Down on an empty prompt opens the tasks.\nCommands:")
 	names := m.commandNames()
 	for _, n := range names {
 		d := builtins[n]
@@ -192,6 +194,9 @@ func (m *model) help() string {
 
 func (m *model) roster() string {
 	if len(m.mates) == 0 {
+		if !m.opts.Teams {
+			return "No teammates: agent teams are off (start troupe with --agent-teams to have them)."
+		}
 		return "No teammates yet: ask the lead to create a team."
 	}
 	var b strings.Builder
@@ -208,7 +213,8 @@ func (m *model) roster() string {
 		}
 		// Plain: a notice is drawn through the terminal-text sanitizer,
 		// which would show a color's escape as text.
-		fmt.Fprintf(&b, "\n  %s %s%s: %s%s", newStyles(true).dot(mv.state), n, model, mv.state, cur)
+		state := m.mateState(mv)
+		fmt.Fprintf(&b, "\n  %s %s%s: %s%s", newStyles(true).dot(state), n, model, state, cur)
 	}
 	return b.String()
 }

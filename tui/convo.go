@@ -29,16 +29,21 @@ type entry struct {
 	text      string
 	who       string // entryMessage, entryQuiet: the teammate
 	color     string
-	queued    bool // entryUser: typed while the lead worked, not yet taken
 	streaming bool // entryAssistant: still arriving
 
 	// entryTool
-	id       string
-	input    json.RawMessage
-	start    time.Time
-	done     bool
-	failed   bool
-	result   string
+	id      string
+	tool    string // the tool's name
+	input   json.RawMessage
+	start   time.Time
+	done    bool
+	failed  bool
+	result  string // the result, up to maxResultShown bytes
+	outcome string // what it did, briefly (toolOutcome)
+	// The time spent waiting for the person's permission, left out of the
+	// duration shown: asked is when the open question came.
+	waited   time.Duration
+	asked    time.Time
 	elapsed  time.Duration
 	expanded bool
 
@@ -48,13 +53,19 @@ type entry struct {
 	w     int
 }
 
-// convo is the lead's conversation: entries and a scroll position
-// counted in lines from the bottom. Only the entries on screen are
-// rendered, each once per change and width.
+// convo is a conversation (the lead's, or a teammate's in its view):
+// entries and a scroll position (follow.go). Only the entries on screen
+// are rendered, each once per change and width.
 type convo struct {
 	entries []entry
 	width   int
-	offset  int // lines scrolled up from the bottom; 0 follows the end
+	// top is the first line shown while the person reads back; nil
+	// follows the end. New output never moves it.
+	top *anchor
+	// mark is where the end was when the person scrolled back: what
+	// came after it is counted as new.
+	mark anchor
+	h    int // the height of the last view: a page
 }
 
 func (c *convo) add(e entry) {
@@ -62,15 +73,6 @@ func (c *convo) add(e entry) {
 		return // the same quiet line again (an idle teammate idle again)
 	}
 	c.entries = append(c.entries, e)
-	if c.offset > 0 {
-		c.offset += 1 // keep the view still while the person reads back
-	}
-}
-
-func (c *convo) follow() { c.offset = 0 }
-
-func (c *convo) scroll(n int) {
-	c.offset = max(0, c.offset+n)
 }
 
 // stream appends a delta to the streaming answer, starting one.
@@ -94,7 +96,7 @@ func (c *convo) finish(text string) {
 				e.text = text
 			}
 			if strings.TrimSpace(e.text) == "" {
-				c.entries = append(c.entries[:i], c.entries[i+1:]...)
+				c.remove(i)
 			}
 			return
 		}
@@ -107,22 +109,43 @@ func (c *convo) finish(text string) {
 // endStream closes a streaming answer cut short.
 func (c *convo) endStream() { c.finish("") }
 
-// delivered marks the queued prompt the lead has now taken.
-func (c *convo) delivered(text string) {
-	for i := range c.entries {
+// asking marks the running call q is about (the lead's own, matched by
+// tool and input) as waiting for the person since at; answered ends the
+// wait, which the duration shown leaves out.
+func (c *convo) asking(tool string, input []byte, at time.Time) {
+	for i := len(c.entries) - 1; i >= 0; i-- {
 		e := &c.entries[i]
-		if e.kind == entryUser && e.queued && strings.Contains(text, e.text) {
-			e.queued, e.lines = false, nil
+		if e.kind == entryTool && !e.done && e.tool == tool && string(e.input) == string(input) {
+			e.asked, e.lines = at, nil
+			return
 		}
 	}
 }
+
+func (c *convo) answered(tool string, input []byte, at time.Time) {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		e := &c.entries[i]
+		if e.kind == entryTool && !e.asked.IsZero() && e.tool == tool && string(e.input) == string(input) {
+			e.waited += max(0, at.Sub(e.asked))
+			e.asked, e.lines = time.Time{}, nil
+			return
+		}
+	}
+}
+
+// maxResultShown bounds the result a tool call keeps for Ctrl+O.
+const maxResultShown = 8 << 10
 
 // toolDone records a tool call's end.
 func (c *convo) toolDone(id string, failed bool, result string, elapsed time.Duration) {
 	for i := len(c.entries) - 1; i >= 0; i-- {
 		e := &c.entries[i]
 		if e.kind == entryTool && e.id == id {
-			e.done, e.failed, e.result, e.elapsed, e.lines = true, failed, result, elapsed, nil
+			outcome := toolOutcome(e.tool, e.input, result, failed)
+			if len(result) > maxResultShown {
+				result = result[:maxResultShown] + "\n…"
+			}
+			e.done, e.failed, e.result, e.outcome, e.elapsed, e.lines = true, failed, result, outcome, elapsed, nil
 			return
 		}
 	}
@@ -137,36 +160,6 @@ func (c *convo) toggleLast() {
 			return
 		}
 	}
-}
-
-// view returns the height lines ending offset lines above the bottom,
-// rendering only the entries it needs.
-func (c *convo) view(st styles, height int, now time.Time) []string {
-	if height <= 0 {
-		return nil
-	}
-	need := height + c.offset
-	var rev [][]string // rendered entries, newest first
-	got := 0
-	for i := len(c.entries) - 1; i >= 0 && got < need; i-- {
-		ls := c.render(st, i, now)
-		rev = append(rev, ls)
-		got += len(ls)
-	}
-	all := make([]string, 0, got)
-	for i := len(rev) - 1; i >= 0; i-- {
-		all = append(all, rev[i]...)
-	}
-	if c.offset > max(0, len(all)-height) && len(rev) == len(c.entries) {
-		c.offset = max(0, len(all)-height) // scrolled past the top
-	}
-	end := len(all) - c.offset
-	start := max(0, end-height)
-	out := all[start:max(start, end)]
-	for len(out) < height {
-		out = append([]string{""}, out...)
-	}
-	return out
 }
 
 // render returns entry i's lines, from the cache when it holds.
@@ -190,11 +183,7 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 	}
 	switch e.kind {
 	case entryUser:
-		prefix := "> "
-		if e.queued {
-			prefix = "> (queued) "
-		}
-		wrap(st.userPrefix(prefix), termtext.Clean(e.text), st.user)
+		wrap(st.userPrefix("> "), termtext.Clean(e.text), st.user)
 		ls = append(ls, "")
 	case entryAssistant:
 		ls = append(ls, markdown(st, termtext.Clean(e.text), w)...)
@@ -207,18 +196,36 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 		case e.done:
 			mark = st.good("✓")
 		}
-		if e.done && (e.elapsed > 0 || !e.start.IsZero()) {
-			dur = " " + st.dim(fmtDur(e.elapsed))
-		} else if !e.start.IsZero() {
-			dur = " " + st.dim(fmtDur(now.Sub(e.start)))
+		switch {
+		case e.done && (e.elapsed > 0 || !e.start.IsZero()):
+			dur = " " + st.dim(fmtDur(max(0, e.elapsed-e.waited)))
+		case !e.asked.IsZero():
+			dur = " " + st.dim("waiting for your answer")
+		case !e.start.IsZero():
+			dur = " " + st.dim(fmtDur(max(0, now.Sub(e.start)-e.waited)))
 		}
-		line := mark + " " + ansi.Truncate(termtext.Line(e.text), w-4-ansi.StringWidth(dur), "…") + dur
-		ls = append(ls, line)
-		if e.done && e.result != "" && (e.expanded || e.failed) {
+		title := termtext.Line(e.text)
+		out := ""
+		if e.done && e.outcome != "" {
+			out = "  ⎿ " + termtext.Line(e.outcome)
+		}
+		room := w - 2 - ansi.StringWidth(dur)
+		if tw := ansi.StringWidth(title); tw+ansi.StringWidth(out) > room {
+			// The title keeps at least half the line; the outcome is cut first.
+			title = ansi.Truncate(title, max(room/2, room-ansi.StringWidth(out)), "…")
+			out = ansi.Truncate(out, max(0, room-ansi.StringWidth(title)), "…")
+		}
+		if e.failed {
+			out = st.bad(out)
+		} else {
+			out = st.dim(out)
+		}
+		ls = append(ls, mark+" "+title+out+dur)
+		if e.expanded && len(e.input) > 0 { // the input formatted, never as JSON text
+			ls = append(ls, inputLines(st, "", e.tool, e.input, w, nil)...)
+		}
+		if e.done && e.result != "" && e.expanded {
 			wrap("  ⎿ ", termtext.Clean(e.result), st.dim)
-		}
-		if e.expanded && len(e.input) > 0 {
-			wrap("  ", termtext.Clean(string(e.input)), st.dim)
 		}
 	case entryMessage:
 		wrap(st.name(e.who, e.color)+": ", termtext.Clean(e.text), func(s string) string { return s })

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -197,41 +196,15 @@ func (m *model) questionDialog(h int) ([]string, int) {
 	return out, at
 }
 
-// callLines shows a tool call's input whole: the command with its lines
-// and indentation, an edit's old and new text, a write's content, any
-// other tool's input as indented JSON; wrapped to the screen, never cut,
-// and drawn through the terminal-text sanitizer.
+// callLines shows a tool call's input whole (inputLines, tool.go); an
+// edit or a write of the open question is a diff against the file as
+// read from disk when its read has come back.
 func (m *model) callLines(tool string, input json.RawMessage) []string {
-	var in map[string]any
-	_ = json.Unmarshal(input, &in)
-	str := func(k string) string { s, _ := in[k].(string); return s }
-	w := m.width
-	var out []string
-	switch tool {
-	case "Bash":
-		out = textLines("  $ ", "    ", str("command"), w, plain)
-		if d := str("description"); d != "" {
-			out = append(out, textLines("  description: ", "  ", d, w, m.st.dim)...)
-		}
-		if bg, _ := in["run_in_background"].(bool); bg {
-			out = append(out, m.st.dim("  runs in the background"))
-		}
-	case "Edit":
-		out = textLines("  ", "  ", str("file_path"), w, plain)
-		out = append(out, textLines("  - ", "  - ", str("old_string"), w, m.st.bad)...)
-		out = append(out, textLines("  + ", "  + ", str("new_string"), w, m.st.good)...)
-	case "Write":
-		out = textLines("  ", "  ", str("file_path")+" (new content)", w, plain)
-		out = append(out, textLines("  + ", "  + ", str("content"), w, m.st.good)...)
-	default:
-		var b bytes.Buffer
-		if json.Indent(&b, input, "", "  ") != nil {
-			b.Reset()
-			b.Write(input)
-		}
-		out = textLines("  ", "  ", b.String(), w, plain)
+	var file *fileText
+	if len(m.questions) > 0 {
+		file = m.qFiles[m.questions[0].ID]
 	}
-	return out
+	return inputLines(m.st, m.opts.Dir, tool, input, m.width, file)
 }
 
 // dialogKey handles the keys that scroll the open question's dialog; it

@@ -3,12 +3,15 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
@@ -217,5 +220,129 @@ func TestFramesLongCommand(t *testing.T) {
 		golden(t, m, name)
 		press(m, "end")
 		golden(t, m, name+"-end")
+	}
+}
+
+// writeLines writes a file of n numbered lines in a temporary folder.
+func writeLines(t *testing.T, n int) (dir, path, text string) {
+	t.Helper()
+	dir = t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %03d of calc.go\n", i)
+	}
+	path = filepath.Join(dir, "calc.go")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, b.String()
+}
+
+// ask shows q's dialog, with the file read its command does.
+func ask(m *model, q session.Question) {
+	_, cmd := m.Update(eventMsg{session.Event{Kind: session.KindPermission, Question: &q, Queued: 1}})
+	if msg := run(cmd); msg != nil {
+		m.Update(msg)
+	}
+}
+
+// Golden frames of an Edit's dialog: a unified diff against the file on
+// disk, 3 lines of context, line numbers, the whole change scrollable;
+// and of a Write over an existing file ("overwrite" and the diff against
+// what is there), at 80x24 and 200x60, top and end.
+func TestFramesEditWrite(t *testing.T) {
+	dir, path, text := writeLines(t, 200)
+	lines := splitLines(text)
+	old := strings.Join(lines[99:104], "\n")
+	var repl []string
+	for i := range 40 {
+		repl = append(repl, fmt.Sprintf("\tnew line %02d\twith a tab and a long tail that goes past the eighty columns of a small terminal", i))
+	}
+	edit, _ := json.Marshal(map[string]any{"file_path": path, "old_string": old, "new_string": strings.Join(repl, "\n")})
+	lines[9] = "line 010 changed"
+	lines[149] = "line 150 changed"
+	write, _ := json.Marshal(map[string]any{"file_path": path, "content": strings.Join(lines, "\n") + "\nline 201 added\n"})
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		for _, c := range []struct {
+			name string
+			q    session.Question
+		}{
+			{"edit", session.Question{ID: "q1", Agent: "team-lead", Tool: "Edit", Input: edit, Always: "Edit(calc.go)"}},
+			{"write", session.Question{ID: "q2", Agent: "team-lead", Tool: "Write", Input: write}},
+		} {
+			m, r := newTest(t)
+			m.opts.Dir = dir
+			conversation(m)
+			m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			ask(m, c.q)
+			name := fmt.Sprintf("permission-%s-%dx%d", c.name, sz[0], sz[1])
+			golden(t, m, name)
+			frame := ansi.Strip(m.frame())
+			for _, want := range []string{"calc.go", "+", "-"} {
+				if !strings.Contains(frame, want) {
+					t.Errorf("%s: the dialog lacks %q", name, want)
+				}
+			}
+			if c.name == "write" && !strings.Contains(frame, "overwrite calc.go") {
+				t.Errorf("%s: the dialog does not say overwrite:\n%s", name, frame)
+			}
+			press(m, "end")
+			golden(t, m, name+"-end")
+			press(m, "1")
+			if last := r.calls[len(r.calls)-1]; !strings.HasPrefix(last, "answer "+c.q.ID+" allow=true") {
+				t.Errorf("%s: 1 at the end: last call %q", name, last)
+			}
+		}
+	}
+}
+
+// The diff: the common head and tail kept, the change aligned, 3 lines
+// of context around each hunk and a gap mark between hunks.
+func TestUnifiedDiff(t *testing.T) {
+	a := splitLines("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n")
+	b := splitLines("1\n2\nthree\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n")
+	var got []string
+	for _, l := range unified(lineDiff(a, b), 3) {
+		got = append(got, fmt.Sprintf("%c%d %s", l.op, l.num, l.text))
+	}
+	want := []string{" 1 1", " 2 2", "-3 3", "+3 three", " 4 4", " 5 5", " 6 6", "~0 ", " 10 10", " 11 11", " 12 12", "+13 13"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unified (-want +got):\n%s", diff)
+	}
+	if add, del := diffCounts(lineDiff(a, b)); add != 2 || del != 1 {
+		t.Errorf("counts +%d -%d; want +2 -1", add, del)
+	}
+}
+
+// A 60-line plan is shown whole, scrolled, and 1 approves it only once
+// its last line has been on screen; golden frames at 80x24 and 200x60.
+func TestFramesLongPlan(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Plan\n")
+	for i := 1; i < 60; i++ {
+		fmt.Fprintf(&b, "%d. Step %02d: change the parser so that the lexer keeps every byte it reads, then test it\n", i, i)
+	}
+	b.WriteString("60. LAST STEP: push to main")
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		m, r := newTest(t)
+		conversation(m)
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		ask(m, session.Question{ID: "p1", Agent: "bob", Color: "green", Teammate: true, Plan: b.String()})
+		name := fmt.Sprintf("plan-long-%dx%d", sz[0], sz[1])
+		golden(t, m, name)
+		calls := len(r.calls)
+		press(m, "1")
+		if len(r.calls) != calls {
+			t.Errorf("%s: 1 approved the plan before its end was shown: %v", name, r.calls)
+		}
+		press(m, "end")
+		golden(t, m, name+"-end")
+		if f := ansi.Strip(m.frame()); !strings.Contains(f, "LAST STEP: push to main") {
+			t.Errorf("%s: the plan's last line is not shown at its end:\n%s", name, f)
+		}
+		press(m, "1")
+		if last := r.calls[len(r.calls)-1]; last != `answer p1 allow=true always=false rule="" msg=""` {
+			t.Errorf("%s: 1 at the end: last call %q", name, last)
+		}
 	}
 }

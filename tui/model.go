@@ -2,10 +2,7 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +14,6 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
-	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
 )
@@ -26,11 +22,13 @@ import (
 type screen int
 
 const (
-	screenMain     screen = iota // the conversation
-	screenTeammate               // one teammate's view
-	screenTasks                  // the task list
-	screenTask                   // one task's detail
-	screenResume                 // /resume: the recent sessions
+	screenMain      screen = iota // the conversation
+	screenTeammate                // one teammate's view
+	screenTasks                   // the task list
+	screenTask                    // one task's detail
+	screenResume                  // /resume: the recent sessions
+	screenBoard                   // the team's task board (board.go)
+	screenBoardTask               // one task of the board
 )
 
 // Grace is how long a finished task stays in the list (the seed's 30 s).
@@ -51,6 +49,10 @@ type model struct {
 	input  textarea.Model
 	hist   []string // submitted prompts, oldest first
 	histAt int      // position while browsing history; len(hist) when not
+	draft  string   // the unsent prompt while browsing history
+	// mainDraft is the lead's prompt set aside while a teammate's view
+	// has the text field.
+	mainDraft string
 
 	working   bool
 	turnStart time.Time
@@ -69,19 +71,27 @@ type model struct {
 	viewMate   string               // the teammate whose view is open
 	selTask    int                  // selected row of the task list
 	viewTask   task.ID              // the task whose detail is open
+	taskScroll int                  // its detail's first line shown
 	confirmed  string               // "stop" while asking to confirm a stop
-	mateTyping bool                 // writing a message in the teammate view
+	mateEsc    time.Time            // the last Esc in the teammate view
 
-	questions []session.Question // permission questions, oldest first
-	feedback  bool               // typing the deny feedback of questions[0]
-	qFor      string             // the question qScroll and qNote are about
-	qScroll   scroll             // its dialog's scroll (dialog.go)
-	qNote     string             // why its last answer key was refused
+	questions []session.Question   // permission questions, oldest first
+	feedback  bool                 // typing the deny feedback of questions[0]
+	qFor      string               // the question qScroll and qNote are about
+	qScroll   scroll               // its dialog's scroll (dialog.go)
+	qNote     string               // why its last answer key was refused
+	qFiles    map[string]*fileText // by question: the file an edit or write changes, read from disk
+
+	// pending are the prompts typed while the lead worked, not yet taken:
+	// shown below the conversation until the lead takes them.
+	pending []string
 
 	lastCtrlC time.Time
 	notice    string // a transient line above the prompt
 	quitting  bool
 	inputRow  int // the frame line where the prompt starts (for the cursor)
+
+	board boardState // the task board (board.go)
 
 	sessions []SessionInfo // /resume's list
 	selSess  int
@@ -102,21 +112,16 @@ type mateView struct {
 	task               task.ID
 	lines              []string // its timeline, newest last (capped)
 	lastAt             time.Time
-	// Its transcript (Options.Transcript), read while its view is open.
-	said    []saidLine // newest last (capped)
-	off     int64      // where the next read goes on
-	reading bool       // a read is under way
+	// Its transcript (Options.Transcript), read while its view is open,
+	// as a conversation (the newest maxSaidEntries).
+	convo   convo
+	off     int64 // where the next read goes on
+	reading bool  // a read is under way
 	readErr string
 }
 
-// saidLine is one line of a teammate's transcript, for its view.
-type saidLine struct {
-	kind string // text, call, result, error, note
-	text string
-}
-
-// maxSaidLines bounds the transcript lines a teammate's view keeps.
-const maxSaidLines = 2000
+// maxSaidEntries bounds the transcript entries a teammate's view keeps.
+const maxSaidEntries = 2000
 
 // transcriptMsg is what a read of a teammate's transcript found.
 type transcriptMsg struct {
@@ -143,7 +148,7 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 	ta.SetStyles(inputStyles(opts.NoColor))
 	ta.Focus()
 	m := &model{ctx: ctx, drv: drv, opts: opts, st: newStyles(opts.NoColor), now: opts.Now(), width: 80, height: 24,
-		input: ta, tasks: map[task.ID]*taskView{}, mateInfo: map[string]*mateView{}, selMate: -1, mode: opts.Mode}
+		input: ta, tasks: map[task.ID]*taskView{}, qFiles: map[string]*fileText{}, mateInfo: map[string]*mateView{}, selMate: -1, mode: opts.Mode}
 	if m.mode == "" {
 		m.mode = "default"
 	}
@@ -172,15 +177,28 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.spin++
 		m.evict()
-		return m, m.readMate()
+		return m, tea.Batch(m.readMate(), m.readBoard())
 	case transcriptMsg:
 		m.said(msg)
 		return m, nil
+	case boardMsg:
+		m.boardRead(msg)
+		return m, nil
 	case eventMsg:
-		m.event(msg.e)
+		return m, m.event(msg.e)
+	case fileMsg:
+		if slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == msg.id }) {
+			m.qFiles[msg.id] = &msg.file
+		}
 		return m, nil
 	case noticeMsg:
 		m.notice = string(msg)
+		return m, nil
+	case mateBackMsg:
+		if m.screen == screenTeammate && m.viewMate == string(msg) && len(m.questions) == 0 {
+			m.notice = ""
+			m.closeMate()
+		}
 		return m, nil
 	case noteMsg:
 		m.convo.add(entry{kind: entryNotice, text: string(msg)})
@@ -200,11 +218,29 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
+		}
+		switch m.screen {
+		case screenTask:
+			m.taskScroll = max(0, m.taskScroll+d)
+			return m, nil
+		case screenBoardTask:
+			m.board.scroll = max(0, m.board.scroll+d)
+			return m, nil
+		}
+		c := &m.convo
+		if m.screen == screenTeammate {
+			if mv := m.mateInfo[m.viewMate]; mv != nil {
+				c = &mv.convo
+			}
+		}
 		switch msg.Button {
 		case tea.MouseWheelUp:
-			m.convo.scroll(3)
+			c.scroll(m.st, 3, m.now)
 		case tea.MouseWheelDown:
-			m.convo.scroll(-3)
+			c.scroll(m.st, -3, m.now)
 		}
 		return m, nil
 	case tea.PasteMsg:
@@ -264,15 +300,32 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.taskKey(k)
 	case screenResume:
 		return m.resumeKey(k)
+	case screenBoard, screenBoardTask:
+		return m.boardKey(k)
 	}
 	return m.mainKey(k)
 }
 
+// ctrlC cancels first, clears second and quits third: a running turn of
+// the lead is interrupted (as Esc does), else a typed prompt is cleared,
+// else a second Ctrl+C within 2 s on the idle, empty prompt quits. In a
+// teammate's view the lead's turn is left alone (Esc interrupts the
+// teammate there).
 func (m *model) ctrlC() tea.Cmd {
+	if m.working && m.screen != screenTeammate {
+		m.lastCtrlC = time.Time{}
+		m.notice = "Interrupting the lead's turn (Ctrl+C twice on an idle, empty prompt leaves)"
+		drv := m.drv
+		return func() tea.Msg { drv.Interrupt(); return nil }
+	}
 	if m.input.Value() != "" {
 		m.input.Reset()
 		m.fitInput()
-		m.lastCtrlC = time.Time{}
+		m.lastCtrlC, m.notice = time.Time{}, ""
+		return nil
+	}
+	if m.working { // a teammate's view: the lead is not idle, so no quitting
+		m.notice = "The lead is working: Ctrl+C in the conversation interrupts it (Esc here interrupts " + m.viewMate + ")"
 		return nil
 	}
 	if !m.lastCtrlC.IsZero() && m.now.Sub(m.lastCtrlC) < 2*time.Second {
@@ -286,11 +339,13 @@ func (m *model) ctrlC() tea.Cmd {
 
 func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	m.notice = ""
+	if m.pageKey(&m.convo, k.String(), true) {
+		return nil
+	}
 	switch k.String() {
 	case "enter":
 		if m.input.Value() == "" && m.selMate >= 0 && m.selMate < len(m.mates) {
-			m.viewMate, m.screen, m.mateTyping = m.mates[m.selMate], screenTeammate, false
-			return nil
+			return m.openMate(m.mates[m.selMate])
 		}
 		return m.submit()
 	case "esc":
@@ -306,6 +361,8 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		m.convo.toggleLast()
 		return nil
+	case "ctrl+t":
+		return m.openBoard()
 	case "ctrl+b":
 		if !m.working {
 			m.notice = "Nothing to background: the lead is not working"
@@ -315,12 +372,6 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	case "shift+tab":
 		next := nextMode(m.mode)
 		return m.do(func(context.Context) error { return m.drv.SetMode(next) })
-	case "pgup":
-		m.convo.scroll(m.convoHeight() - 1)
-		return nil
-	case "pgdown":
-		m.convo.scroll(-(m.convoHeight() - 1))
-		return nil
 	case "shift+down":
 		if len(m.mates) > 0 {
 			m.selMate = min(m.selMate+1, len(m.mates)-1)
@@ -332,9 +383,15 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "up":
-		if m.input.LineCount() <= 1 && len(m.hist) > 0 && m.histAt > 0 {
+		// History, from the first line of the prompt only: a multi-line
+		// entry is edited with the arrows inside it.
+		if m.input.Line() == 0 && m.input.LineInfo().RowOffset == 0 && m.histAt > 0 {
+			if m.histAt == len(m.hist) {
+				m.draft = m.input.Value() // kept: Down past the newest brings it back
+			}
 			m.histAt--
 			m.input.SetValue(m.hist[m.histAt])
+			m.fitInput()
 			return nil
 		}
 	case "down":
@@ -342,13 +399,15 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 			m.screen, m.selTask = screenTasks, 0
 			return nil
 		}
-		if m.input.LineCount() <= 1 && m.histAt < len(m.hist) {
+		if m.input.Line() == m.input.LineCount()-1 && m.histAt < len(m.hist) {
 			m.histAt++
 			if m.histAt == len(m.hist) {
-				m.input.SetValue("")
+				m.input.SetValue(m.draft)
+				m.draft = ""
 			} else {
 				m.input.SetValue(m.hist[m.histAt])
 			}
+			m.fitInput()
 			return nil
 		}
 	case "tab":
@@ -362,6 +421,32 @@ func (m *model) mainKey(k tea.KeyPressMsg) tea.Cmd {
 	m.input, cmd = m.input.Update(k)
 	m.fitInput()
 	return cmd
+}
+
+// say shows a prompt the person sent: in the conversation, or below it
+// while the lead works (it waits there, never inside the answer).
+func (m *model) say(text string) {
+	if m.working {
+		m.pending = append(m.pending, text)
+		return
+	}
+	m.convo.add(entry{kind: entryUser, text: text})
+	m.convo.follow()
+}
+
+// delivered moves the waiting prompts the lead has now taken into the
+// conversation, after what it has said so far.
+func (m *model) delivered(text string) {
+	if text == "" {
+		return
+	}
+	m.pending = slices.DeleteFunc(m.pending, func(p string) bool {
+		if !strings.Contains(text, p) {
+			return false
+		}
+		m.convo.add(entry{kind: entryUser, text: p})
+		return true
+	})
 }
 
 // submit sends the prompt (or runs a slash command).
@@ -379,8 +464,7 @@ func (m *model) submit() tea.Cmd {
 	if strings.HasPrefix(text, "/") {
 		return m.slash(text)
 	}
-	m.convo.add(entry{kind: entryUser, text: text, queued: m.working})
-	m.convo.follow()
+	m.say(text)
 	drv := m.drv
 	ctx := m.ctx
 	return func() tea.Msg { drv.Submit(ctx, text); return nil }
@@ -471,69 +555,6 @@ func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (m *model) mateKey(k tea.KeyPressMsg) tea.Cmd {
-	name := m.viewMate
-	mv := m.mateInfo[name]
-	if m.confirmed == "stop" {
-		m.confirmed = ""
-		if k.String() == "x" && mv != nil && mv.task != "" { // x twice: no word typed by mistake stops it
-			id := mv.task
-			return m.do(func(ctx context.Context) error { _, err := m.drv.Stop(ctx, string(id)); return err })
-		}
-		return nil
-	}
-	if m.mateTyping { // writing a message to the teammate
-		switch k.String() {
-		case "esc":
-			m.mateTyping = false
-			return nil
-		case "enter":
-			text := strings.TrimSpace(m.input.Value())
-			m.mateTyping = false
-			if text == "" {
-				return nil
-			}
-			m.input.Reset()
-			if mv != nil {
-				mv.add(m.now, "you → "+name+": "+text)
-			}
-			return m.do(func(ctx context.Context) error { return m.drv.SendTo(ctx, name, text) })
-		}
-		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(k)
-		return cmd
-	}
-	// Viewing: single keys act; Enter, or any other text, starts a message.
-	switch k.String() {
-	case "esc":
-		m.screen, m.viewMate = screenMain, ""
-		return nil
-	case "enter":
-		m.mateTyping = true
-		return nil
-	case "x":
-		m.confirmed = "stop"
-		return nil
-	case "i":
-		return func() tea.Msg {
-			switch ran, err := m.drv.InterruptTeammate(name); {
-			case err != nil:
-				return noticeMsg("⚠ " + err.Error())
-			case !ran:
-				return noticeMsg(name + " was not in a turn")
-			}
-			return noticeMsg("Interrupted " + name + "'s turn")
-		}
-	}
-	if k.Text == "" {
-		return nil // a key that types nothing
-	}
-	m.mateTyping = true
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(k)
-	return cmd
-}
-
 // visibleTasks are the tasks the list shows: active ones, and ended ones
 // within their grace.
 func (m *model) visibleTasks() []*taskView {
@@ -564,10 +585,9 @@ func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
 		if m.selTask < len(list) {
 			tv := list[m.selTask]
 			if d, ok := tv.state.Detail.(*task.Teammate); ok {
-				m.viewMate, m.screen, m.mateTyping = d.AgentName, screenTeammate, false
-				return nil
+				return m.openMate(d.AgentName)
 			}
-			m.viewTask, m.screen = tv.state.ID, screenTask
+			m.viewTask, m.screen, m.taskScroll = tv.state.ID, screenTask, 0
 		}
 	case "x":
 		if m.selTask < len(list) && list[m.selTask].state.Status.Active() {
@@ -585,7 +605,18 @@ func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *model) taskKey(k tea.KeyPressMsg) tea.Cmd {
+	page := max(1, m.convoHeight()-2)
 	switch k.String() {
+	case "up", "k":
+		m.taskScroll = max(0, m.taskScroll-1)
+	case "down", "j":
+		m.taskScroll++
+	case "pgup":
+		m.taskScroll = max(0, m.taskScroll-page)
+	case "pgdown", "space":
+		m.taskScroll += page
+	case "home":
+		m.taskScroll = 0
 	case "esc", "left":
 		m.screen = screenTasks
 	case "x":
@@ -641,11 +672,14 @@ func (m *model) track(st task.State) *taskView {
 			mv.color = d.Color
 		}
 		switch {
+		case st.Status == task.Completed:
+			mv.state = "shut down"
+		case st.Status == task.Killed:
+			mv.state = "stopped" // stopped on purpose, not a crash
 		case st.Status.Terminal():
 			mv.state = "dead"
-			if st.Status == task.Completed {
-				mv.state = "shut down"
-			}
+		case mv.state == "stopping":
+			// stays until it ends
 		case d.AwaitingApproval:
 			mv.state = "waiting"
 		case d.Idle:
@@ -660,27 +694,9 @@ func (m *model) track(st task.State) *taskView {
 	return tv
 }
 
-// mate returns the teammate named name, adding it to the strip.
-func (m *model) mate(name string) *mateView {
-	mv := m.mateInfo[name]
-	if mv == nil {
-		mv = &mateView{name: name, state: "working"}
-		m.mateInfo[name] = mv
-		m.mates = append(m.mates, name)
-	}
-	return mv
-}
-
-func (mv *mateView) add(at time.Time, line string) {
-	mv.lines = append(mv.lines, line)
-	if len(mv.lines) > maxMateLines {
-		mv.lines = slices.Delete(mv.lines, 0, len(mv.lines)-maxMateLines)
-	}
-	mv.lastAt = at
-}
-
-// event applies one session event.
-func (m *model) event(e session.Event) {
+// event applies one session event; the command it returns reads what
+// a new question's dialog shows from disk.
+func (m *model) event(e session.Event) tea.Cmd {
 	if !e.Time.IsZero() && e.Time.After(m.now) {
 		m.now = e.Time
 	}
@@ -690,8 +706,12 @@ func (m *model) event(e session.Event) {
 	switch e.Kind {
 	case session.KindTurnStarted:
 		m.working, m.turnStart, m.activity = true, e.Time, "Thinking"
+		m.delivered(e.Text)
 	case session.KindTurnEnded:
 		m.working, m.activity = false, ""
+		if strings.HasPrefix(m.notice, "Interrupting the lead") {
+			m.notice = "" // its outcome is in the conversation
+		}
 		m.convo.endStream()
 		if e.Err != nil {
 			m.convo.add(entry{kind: entryError, text: plainError(e.Err)})
@@ -713,10 +733,16 @@ func (m *model) event(e session.Event) {
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)
+			if e.Question.Agent == "team-lead" || e.Question.Agent == "" {
+				m.convo.asking(e.Question.Tool, e.Question.Input, m.now)
+			}
+			return m.readFile(*e.Question)
 		}
 	case session.KindPermissionAnswer:
 		if e.Question != nil {
 			m.questions = slices.DeleteFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID })
+			delete(m.qFiles, e.Question.ID)
+			m.convo.answered(e.Question.Tool, e.Question.Input, m.now)
 			if e.Verdict != nil {
 				m.convo.add(entry{kind: entryQuiet, text: answered(*e.Question, *e.Verdict)})
 			}
@@ -734,16 +760,17 @@ func (m *model) event(e session.Event) {
 	default:
 		if e.Team != nil {
 			m.team(*e.Team, e.Kind)
-			return
+			return nil
 		}
 		if e.Agent != nil {
 			if e.TaskID != "" {
 				m.taskAgent(task.ID(e.TaskID), *e.Agent)
-				return
+				return nil
 			}
 			m.agent(*e.Agent)
 		}
 	}
+	return nil
 }
 
 // taskAgent notes what a backgrounded turn does, on its task.
@@ -753,7 +780,7 @@ func (m *model) taskAgent(id task.ID, e agent.Event) {
 		return
 	}
 	if e.Type == agent.EventToolUse && e.Call != nil {
-		tv.tail = toolSummary(e.Call.Name, e.Call.Input)
+		tv.tail = toolTitle(m.opts.Dir, e.Call.Name, e.Call.Input)
 	}
 }
 
@@ -778,17 +805,20 @@ func (m *model) agent(e agent.Event) {
 		}
 	case agent.EventUser:
 		if e.Message != nil {
-			m.convo.delivered(e.Message.Text())
+			m.delivered(e.Message.Text())
 		}
 	case agent.EventToolUse:
 		if e.Call != nil {
-			sum := toolSummary(e.Call.Name, e.Call.Input)
+			if e.Call.Name == "SendMessage" {
+				m.woken(decodeInput(e.Call.Input).str("to"))
+			}
+			sum := toolTitle(m.opts.Dir, e.Call.Name, e.Call.Input)
 			m.activity = sum
-			m.convo.add(entry{kind: entryTool, id: e.Call.ToolUseID, text: sum, start: e.At, input: e.Call.Input})
+			m.convo.add(entry{kind: entryTool, id: e.Call.ToolUseID, tool: e.Call.Name, text: sum, start: e.At, input: e.Call.Input})
 		}
 	case agent.EventToolResult:
 		if e.ToolResult != nil {
-			m.convo.toolDone(e.ToolResult.ToolUseID, e.ToolResult.IsError, firstLineOf(e.ToolResult.Text), e.Elapsed)
+			m.convo.toolDone(e.ToolResult.ToolUseID, e.ToolResult.IsError, e.ToolResult.Text, e.Elapsed)
 			m.activity = "Thinking"
 		}
 	case agent.EventRetry:
@@ -796,51 +826,10 @@ func (m *model) agent(e agent.Event) {
 			m.convo.add(entry{kind: entryQuiet, text: "Retrying the model call: " + plainError(e.Err)})
 		}
 	case agent.EventCompact:
+		if strings.HasPrefix(m.notice, "Compacting") {
+			m.notice = "" // done: the line below says so
+		}
 		m.convo.add(entry{kind: entryQuiet, text: "The conversation was compacted to fit the model's context"})
-	}
-}
-
-// team applies a line of the team's timeline.
-func (m *model) team(e swarm.Event, kind session.Kind) {
-	if e.Agent == "" || e.Agent == "team-lead" {
-		if kind == session.KindTeamCreated || kind == session.KindTeamDeleted {
-			m.convo.add(entry{kind: entryQuiet, text: e.Text})
-		}
-		return
-	}
-	mv := m.mate(e.Agent)
-	text := e.Text
-	if e.Body != "" {
-		text = e.Body
-	}
-	mv.add(e.Time, text)
-	switch e.Kind {
-	case swarm.EventIdle:
-		mv.state = "idle"
-		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "is idle"})
-	case swarm.EventMessage:
-		m.convo.add(entry{kind: entryMessage, who: e.Agent, color: mv.color, text: text})
-		mv.state = "working"
-	case swarm.EventDead:
-		mv.state = "dead"
-		m.convo.add(entry{kind: entryError, who: e.Agent, text: e.Text})
-	case swarm.EventExit, swarm.EventShutdown:
-		if kind == session.KindTeammateState && strings.Contains(e.Text, "shut") {
-			mv.state = "shut down"
-		}
-	case swarm.EventSpawned, swarm.EventFallback:
-		mv.state = "working"
-		m.convo.add(entry{kind: entryQuiet, who: e.Agent, color: mv.color, text: "joined: " + e.Text})
-	case swarm.EventPermission:
-		if strings.Contains(e.Text, "asks") {
-			mv.state = "waiting"
-		} else {
-			mv.state = "working"
-		}
-	default:
-		if mv.state != "dead" && mv.state != "shut down" && mv.state != "idle" {
-			mv.state = "working"
-		}
 	}
 }
 
@@ -862,21 +851,6 @@ func answered(q session.Question, v session.Verdict) string {
 		return fmt.Sprintf("%s: %s denied: %s", who, call, v.Message)
 	}
 	return fmt.Sprintf("%s: %s denied", who, call)
-}
-
-// toolSummary is a tool call in one line: "Bash go test ./...".
-func toolSummary(name string, input json.RawMessage) string {
-	var in map[string]any
-	_ = json.Unmarshal(input, &in)
-	for _, k := range []string{"command", "file_path", "pattern", "path", "url", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId"} {
-		if v, ok := in[k].(string); ok && v != "" {
-			if k == "taskId" {
-				v = "#" + v
-			}
-			return name + " " + firstLineOf(v)
-		}
-	}
-	return name
 }
 
 func firstLineOf(s string) string {
@@ -956,6 +930,11 @@ func (m *model) replay(history []llm.Message) {
 	for _, msg := range history {
 		switch msg.Role {
 		case llm.RoleUser:
+			for _, b := range msg.Content { // the outcomes of the calls before
+				if b.Type == llm.BlockToolResult {
+					m.convo.toolDone(b.ToolUseID, b.IsError, b.Text, 0)
+				}
+			}
 			if t := strings.TrimSpace(msg.Text()); t != "" && !strings.HasPrefix(t, "<") {
 				m.convo.add(entry{kind: entryUser, text: t})
 			}
@@ -964,89 +943,11 @@ func (m *model) replay(history []llm.Message) {
 				m.convo.add(entry{kind: entryAssistant, text: t})
 			}
 			for _, u := range msg.ToolUses() {
-				m.convo.add(entry{kind: entryTool, id: u.ToolUseID, text: toolSummary(u.Name, u.Input), input: u.Input, done: true})
+				m.convo.add(entry{kind: entryTool, id: u.ToolUseID, tool: u.Name, text: toolTitle(m.opts.Dir, u.Name, u.Input), input: u.Input, done: true})
 			}
 		}
 	}
 	if len(history) > 0 {
 		m.convo.add(entry{kind: entryQuiet, text: "resumed: the conversation above goes on"})
 	}
-}
-
-// readMate returns the command that reads what the open teammate's
-// transcript gained since the last read; nil when no view is open, a
-// read is under way or there are no transcripts.
-func (m *model) readMate() tea.Cmd {
-	if m.screen != screenTeammate || m.opts.Transcript == nil {
-		return nil
-	}
-	mv := m.mateInfo[m.viewMate]
-	if mv == nil || mv.reading {
-		return nil
-	}
-	mv.reading = true
-	read, name, from := m.opts.Transcript, mv.name, mv.off
-	return func() tea.Msg {
-		lines, next, err := read(name, from)
-		return transcriptMsg{name: name, lines: lines, next: next, err: err}
-	}
-}
-
-// said adds what a read of a teammate's transcript found to its view.
-func (m *model) said(msg transcriptMsg) {
-	mv := m.mateInfo[msg.name]
-	if mv == nil {
-		return
-	}
-	mv.reading, mv.off, mv.readErr = false, msg.next, ""
-	if msg.err != nil && !errors.Is(msg.err, fs.ErrNotExist) {
-		mv.readErr = msg.err.Error()
-	}
-	for _, l := range msg.lines {
-		mv.said = append(mv.said, saidLines(l)...)
-	}
-	if len(mv.said) > maxSaidLines {
-		mv.said = slices.Delete(mv.said, 0, len(mv.said)-maxSaidLines)
-	}
-}
-
-// saidLines turns one transcript line into the view's lines: the
-// teammate's words whole, a tool call and its result on one line each.
-func saidLines(l transcript.Line) []saidLine {
-	switch l.Type {
-	case agent.EventUser:
-		if l.Message != nil {
-			if t := strings.TrimSpace(l.Message.Text()); t != "" {
-				return []saidLine{{kind: "note", text: "› " + firstLineOf(t)}}
-			}
-		}
-	case agent.EventAssistant:
-		if l.Message != nil {
-			if t := strings.TrimSpace(l.Message.Text()); t != "" {
-				return []saidLine{{kind: "text", text: t}}
-			}
-		}
-	case agent.EventToolUse:
-		if l.Call != nil {
-			return []saidLine{{kind: "call", text: "→ " + l.Call.Name + " " + firstLineOf(string(l.Call.Input))}}
-		}
-	case agent.EventToolResult:
-		if l.ToolResult != nil {
-			kind, mark := "result", "←"
-			if l.ToolResult.IsError {
-				kind, mark = "error", "✗"
-			}
-			return []saidLine{{kind: kind, text: fmt.Sprintf("  %s %s (%s)", mark, firstLineOf(l.ToolResult.Text), fmtDur(time.Duration(l.ElapsedMS)*time.Millisecond))}}
-		}
-	case agent.EventRetry:
-		return []saidLine{{kind: "error", text: "retry: " + firstLineOf(l.Error)}}
-	case agent.EventCompact:
-		return []saidLine{{kind: "note", text: "(conversation compacted)"}}
-	case agent.EventResult:
-		if l.Error != "" {
-			return []saidLine{{kind: "error", text: "run ended: " + firstLineOf(l.Error)}}
-		}
-		return []saidLine{{kind: "note", text: "(turn ended)"}}
-	}
-	return nil
 }

@@ -139,6 +139,18 @@ func press(m *model, keys ...string) []tea.Msg {
 			km = tea.KeyPressMsg{Code: tea.KeyEnd}
 		case "home":
 			km = tea.KeyPressMsg{Code: tea.KeyHome}
+		case "backspace":
+			km = tea.KeyPressMsg{Code: tea.KeyBackspace}
+		case "ctrl+x":
+			km = tea.KeyPressMsg{Code: 'x', Mod: tea.ModCtrl}
+		case "ctrl+home":
+			km = tea.KeyPressMsg{Code: tea.KeyHome, Mod: tea.ModCtrl}
+		case "ctrl+end":
+			km = tea.KeyPressMsg{Code: tea.KeyEnd, Mod: tea.ModCtrl}
+		case "ctrl+o":
+			km = tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl}
+		case "ctrl+t":
+			km = tea.KeyPressMsg{Code: 't', Mod: tea.ModCtrl}
 		default:
 			for _, r := range k {
 				_, cmd := m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
@@ -378,7 +390,7 @@ func TestKeys(t *testing.T) {
 	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "hello"})
 	press(m, "esc", "ctrl+b", "shift+tab")
 	teammates(m)
-	press(m, "shift+down", "enter", "please rebase", "enter", "i", "x", "x")
+	press(m, "shift+down", "enter", "please rebase", "enter", "esc", "ctrl+x", "ctrl+x")
 	if m.screen != screenTeammate {
 		t.Errorf("screen %d after opening a teammate, want its view", m.screen)
 	}
@@ -444,18 +456,24 @@ func TestPromptKeys(t *testing.T) {
 	if len(r.calls) != 2 {
 		t.Errorf("calls %v", r.calls)
 	}
-	// A prompt typed while the lead works is shown queued until the lead
-	// takes it.
+	// A prompt typed while the lead works waits below its answer, never
+	// inside it, until the lead takes it.
 	m2, _ := newTest(t)
 	ev(m2, session.Event{Kind: session.KindTurnStarted, Text: "x"})
+	agentEv(m2, agent.Event{Type: agent.EventDelta, Text: "first half "})
 	press(m2, "later", "enter")
-	if e := m2.convo.entries[len(m2.convo.entries)-1]; !e.queued {
-		t.Fatal("a prompt typed while working is not marked queued")
+	agentEv(m2, agent.Event{Type: agent.EventDelta, Text: "second half"})
+	if n := len(m2.convo.entries); n != 1 || m2.convo.entries[0].text != "first half second half" {
+		t.Fatalf("the answer was split by the waiting prompt: %d entries", n)
 	}
+	if f := m2.frame(); !strings.Contains(f, "> (waiting) later") {
+		t.Errorf("the waiting prompt is not below the answer:\n%s", f)
+	}
+	agentEv(m2, agent.Event{Type: agent.EventAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("first half second half")}}})
 	u := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("later")}}
 	agentEv(m2, agent.Event{Type: agent.EventUser, Message: &u})
-	if e := m2.convo.entries[len(m2.convo.entries)-1]; e.queued {
-		t.Error("the queued prompt is still marked queued after the lead took it")
+	if e := m2.convo.entries[len(m2.convo.entries)-1]; e.kind != entryUser || e.text != "later" || len(m2.pending) != 0 {
+		t.Error("the waiting prompt is not in the conversation after the lead took it")
 	}
 }
 
@@ -498,16 +516,74 @@ func TestPaste(t *testing.T) {
 	}
 }
 
-// In a teammate's view, i and x act on the teammate; a message may still
-// begin with either once writing has started (Enter, or any other key).
+// In a teammate's view every printable key types: "is it safe?" and
+// "xylophone" reach the teammate whole; Esc interrupts it, Ctrl+X twice
+// (or /stop) stops it, Ctrl+X then another key does not.
 func TestTeammateViewTyping(t *testing.T) {
 	m, r := newTest(t)
 	teammates(m)
-	press(m, "shift+down", "enter", "enter", "is it done?", "enter", "enter", "xylophone", "enter", "i", "x", "y")
-	// "x" then "y": the stop is not confirmed (x twice confirms it).
-	want := []string{"send alice is it done?", "send alice xylophone", "interrupt alice"}
+	press(m, "shift+down", "enter", "is it safe?", "enter", "xylophone", "enter", "i", "x", "backspace", "backspace", "esc", "ctrl+x", "y", "backspace")
+	want := []string{"send alice is it safe?", "send alice xylophone", "interrupt alice"}
 	if diff := cmp.Diff(want, r.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if m.screen != screenTeammate {
+		t.Fatalf("screen %d; want the teammate's view still", m.screen)
+	}
+	press(m, "/stop", "enter")
+	if got := r.calls[len(r.calls)-1]; got != "stop t00000000" {
+		t.Errorf("/stop: last call %q", got)
+	}
+	m.Update(tickMsg(t0.Add(10 * time.Second)))
+	press(m, "esc", "esc")
+	if m.screen != screenMain || m.input.Value() != "" {
+		t.Errorf("Esc twice: screen %d, prompt %q; want the conversation and an empty prompt", m.screen, m.input.Value())
+	}
+}
+
+// Ctrl+C interrupts a running turn first, clears the prompt second, and
+// quits only twice on an idle, empty prompt; its notice shows above the
+// spinner. Up/Down keep the unsent draft.
+func TestCtrlCAndDraft(t *testing.T) {
+	m, r := newTest(t)
+	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "go"})
+	press(m, "typed", "ctrl+c")
+	if len(r.calls) == 0 || r.calls[len(r.calls)-1] != "interrupt" {
+		t.Errorf("Ctrl+C while working: calls %v; want an interrupt", r.calls)
+	}
+	if m.input.Value() != "typed" || m.quitting {
+		t.Errorf("Ctrl+C while working cleared the prompt (%q) or quit", m.input.Value())
+	}
+	if f := m.frame(); !strings.Contains(f, "Interrupting the lead's turn") || !strings.Contains(f, "Esc to interrupt") {
+		t.Errorf("the notice is not above the spinner:\n%s", f)
+	}
+	ev(m, session.Event{Kind: session.KindTurnEnded, Result: &agent.Result{Interrupted: true}})
+	press(m, "ctrl+c")
+	if m.input.Value() != "" || m.quitting {
+		t.Errorf("second Ctrl+C: prompt %q quitting %v; want cleared", m.input.Value(), m.quitting)
+	}
+	press(m, "ctrl+c", "ctrl+c")
+	if !m.quitting {
+		t.Error("two Ctrl+C on an idle, empty prompt did not quit")
+	}
+
+	// In a teammate's view, with the lead working, Ctrl+C never quits.
+	m, r = newTest(t)
+	teammates(m)
+	ev(m, session.Event{Kind: session.KindTurnStarted, Text: "go"})
+	press(m, "shift+down", "enter", "ctrl+c", "ctrl+c", "ctrl+c")
+	if m.quitting || slices.Contains(r.calls, "interrupt") {
+		t.Errorf("Ctrl+C in a teammate's view with the lead working: quitting %v, calls %v", m.quitting, r.calls)
+	}
+
+	m, _ = newTest(t)
+	press(m, "one", "enter", "half-written", "up")
+	if v := m.input.Value(); v != "one" {
+		t.Errorf("Up: prompt %q", v)
+	}
+	press(m, "down")
+	if v := m.input.Value(); v != "half-written" {
+		t.Errorf("Down past the newest: prompt %q; want the draft back", v)
 	}
 }
 
@@ -537,8 +613,8 @@ func TestTeammateViewTranscript(t *testing.T) {
 	if cmd := m.readMate(); cmd != nil {
 		t.Fatal("a transcript read with no teammate view open")
 	}
-	press(m, "shift+down", "enter")
-	for range 2 {
+	press(m, "shift+down", "enter") // opening the view reads at once
+	for range 1 {
 		_, cmd := m.Update(tickMsg(t0))
 		if cmd == nil {
 			t.Fatal("no transcript read on a tick with the view open")
@@ -549,7 +625,7 @@ func TestTeammateViewTranscript(t *testing.T) {
 		t.Errorf("reads %q; want %q (the second from where the first ended)", reads, want)
 	}
 	frame := m.frame()
-	for _, want := range []string{"› fix the alice bug", "the token check runs after the redirect", "→ Edit", `✗ \x1b[31mno match\x1b[0m (12ms)`} {
+	for _, want := range []string{"> fix the alice bug", "the token check runs after the redirect", `✗ Update(auth.go)  ⎿ \x1b[31mno match\x1b[0m 12ms`} {
 		if !strings.Contains(ansi.Strip(frame), want) {
 			t.Errorf("the teammate's view lacks %q:\n%s", want, frame)
 		}

@@ -84,8 +84,12 @@ func (s styles) dot(state string) string {
 		return s.good("●")
 	case "idle":
 		return s.dim("○")
-	case "waiting":
+	case "waiting", "plan":
 		return s.warn("?")
+	case "stopping":
+		return s.warn("◌")
+	case "stopped":
+		return s.dim("■")
 	case "dead":
 		return s.bad("✗")
 	}

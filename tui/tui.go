@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -40,9 +41,15 @@ type Driver interface {
 
 // Options set up the interactive lead.
 type Options struct {
-	Title   string // shown in the header: the session and model
+	Title string // shown in the header: the session and model
+	// Dir is the working folder: paths in it are shown relative, and a
+	// command's dialog names it.
+	Dir     string
 	Mode    string // the lead's permission mode at the start
 	NoColor bool   // NO_COLOR: plain text only
+	// Teams says agent teams are on: the welcome line and /team speak of
+	// teammates only then.
+	Teams bool
 	// Commands are the custom slash commands (name: description) beside
 	// the built-in ones, for completion.
 	Commands map[string]string
@@ -78,6 +85,10 @@ type Options struct {
 	// from on (transcript.Tail): the teammate's view then shows what it
 	// wrote and did, not only its timeline. Called from a command.
 	Transcript func(name string, from int64) ([]transcript.Line, int64, error)
+	// Board, when set, reads the team's shared task list for the task
+	// board (Ctrl+T, /board; BoardOf builds one): the team's name ("" when
+	// there is no team) and its tasks. Called from a command.
+	Board func(ctx context.Context) (team string, tasks []tasklist.Task, err error)
 }
 
 // SessionInfo is a recorded session /resume offers.

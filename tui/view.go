@@ -20,7 +20,7 @@ func (m *model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "troupe"
-	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume {
+	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume && m.screen != screenBoard && m.screen != screenBoardTask {
 		c.Position.Y += m.inputRow
 		v.Cursor = c
 	}
@@ -46,6 +46,10 @@ func (m *model) frame() string {
 		top = m.taskScreen(h)
 	case screenResume:
 		top = m.resumeScreen(h)
+	case screenBoard:
+		top = m.boardScreen(h)
+	case screenBoardTask:
+		top = m.boardTaskScreen(h)
 	default:
 		if len(m.convo.entries) == 0 {
 			top = m.welcome()
@@ -96,11 +100,15 @@ func (m *model) bottom() (out []string, at int) {
 		dialog, at = m.questionDialog(max(3, m.height-1-len(foot)))
 		out = append(out, dialog...)
 	} else {
-		out = append(out, m.status())
+		if m.screen == screenMain {
+			for _, p := range m.pending { // typed while the lead works: below its answer
+				out = append(out, wrapped(m.st.dim("> (waiting) "), termtext.Line(p), m.width, m.st.dim)...)
+			}
+		}
+		out = append(out, m.status()...)
 		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
 		in := m.inputView()
-		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume) && m.confirmed == "" &&
-			(m.screen != screenTeammate || m.mateTyping) {
+		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume || m.screen == screenBoard || m.screen == screenBoardTask) && m.confirmed == "" {
 			at = len(out)
 		}
 		out = append(out, strings.Split(in, "\n")...)
@@ -126,16 +134,19 @@ func (m *model) inputView() string {
 	switch m.screen {
 	case screenTeammate:
 		if m.confirmed == "stop" {
-			return m.st.warn(fmt.Sprintf("Stop %s? x again stops it, any other key keeps it", termtext.Line(m.viewMate)))
+			return m.st.warn(fmt.Sprintf("Stop %s? Ctrl+X again stops it, any other key keeps it", termtext.Line(m.viewMate)))
 		}
-		if !m.mateTyping {
-			return m.st.dim("type to message " + termtext.Line(m.viewMate) + " · i interrupts its turn · x twice stops it · Esc back")
-		}
-		m.input.Placeholder = "Message " + termtext.Line(m.viewMate) + " (Enter sends · Esc stops writing)"
-	case screenTasks, screenTask:
+		m.input.Placeholder = "Message " + termtext.Line(m.viewMate) + " (Enter sends)"
+	case screenTasks:
 		return m.st.dim("↑↓ select · Enter open · x stop · f foreground a turn · Esc back")
+	case screenTask:
+		return m.st.dim("↑↓ PgUp/PgDn scroll · x stop · f foreground a turn · Esc back")
 	case screenResume:
 		return m.st.dim("↑↓ select · Enter continues that session (this one is kept) · Esc back")
+	case screenBoard:
+		return m.st.dim("↑↓ select · Enter opens a task · Esc back · /tasks lists background work")
+	case screenBoardTask:
+		return m.st.dim("↑↓ PgUp/PgDn scroll · Esc back to the board")
 	default:
 		m.input.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
 	}
@@ -150,10 +161,15 @@ func (m *model) inputView() string {
 	return v
 }
 
-// status is the line above the prompt: the spinner while the lead works,
-// else the latest notice.
-func (m *model) status() string {
-	if m.working {
+// status is what is above the prompt: the latest notice, and the
+// spinner under it while the lead works (one line at least). In a
+// teammate's view, its keys when there is no notice.
+func (m *model) status() []string {
+	var out []string
+	if m.notice != "" {
+		out = append(out, m.st.warn(termtext.Line(m.notice)))
+	}
+	if m.working && m.screen != screenTeammate {
 		el := m.now.Sub(m.turnStart).Round(time.Second)
 		if m.turnStart.IsZero() || el < 0 {
 			el = 0
@@ -162,13 +178,16 @@ func (m *model) status() string {
 		if act == "" {
 			act = "Working"
 		}
-		return fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), termtext.Line(act),
-			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.usage.TotalInput()+m.usage.OutputTokens))))
+		out = append(out, fmt.Sprintf("%s %s… %s", m.st.accent(spinFrames[m.spin%len(spinFrames)]), termtext.Line(act),
+			m.st.dim(fmt.Sprintf("(%s · %s tokens · Esc to interrupt · Ctrl+B to background)", el, tokens(m.usage.TotalInput()+m.usage.OutputTokens)))))
 	}
-	if m.notice != "" {
-		return m.st.warn(termtext.Line(m.notice))
+	if len(out) == 0 && m.screen == screenTeammate {
+		out = append(out, m.st.dim(ansi.Truncate("Esc interrupts "+termtext.Line(m.viewMate)+" · ← back · /stop or Ctrl+X twice stops · PgUp/PgDn scroll", m.width, "…")))
 	}
-	return ""
+	if len(out) == 0 {
+		out = append(out, "")
+	}
+	return out
 }
 
 // footer is the pills line and the teammate strip.
@@ -232,11 +251,12 @@ func (m *model) strip() string {
 	var cells []string
 	for i, n := range m.mates {
 		mv := m.mateInfo[n]
-		act := mv.state
-		if tv := m.tasks[mv.task]; tv != nil && tv.tail != "" && mv.state == "working" {
+		state := m.mateState(mv)
+		act := state
+		if tv := m.tasks[mv.task]; tv != nil && tv.tail != "" && state == "working" {
 			act = tv.tail
 		}
-		cell := m.st.dot(mv.state) + " " + m.st.name(n, mv.color) + " " + m.st.dim(ansi.Truncate(termtext.Line(act), 24, "…"))
+		cell := m.st.dot(state) + " " + m.st.name(n, mv.color) + " " + m.st.dim(ansi.Truncate(termtext.Line(act), 24, "…"))
 		if i == m.selMate {
 			cell = m.st.sel(ansi.Strip(cell))
 		}
@@ -259,7 +279,8 @@ func (m *model) mateScreen(h int) []string {
 	if mv == nil {
 		return []string{"No teammate " + termtext.Line(m.viewMate)}
 	}
-	head := []string{m.st.dot(mv.state) + " " + m.st.name(mv.name, mv.color) + " · " + mv.state + modelNote(termtext.Line(mv.model))}
+	state := m.mateState(mv)
+	head := []string{m.st.dot(state) + " " + m.st.name(mv.name, mv.color) + " · " + state + modelNote(termtext.Line(mv.model))}
 	if tv := m.tasks[mv.task]; tv != nil {
 		if d, ok := tv.state.Detail.(*task.Teammate); ok {
 			head = append(head, m.st.dim(fmt.Sprintf("task %s · %d tool uses · %s tokens · %s", tv.state.ID, d.Usage.ToolUses, tokens(d.Usage.TotalTokens), fmtDur(m.now.Sub(tv.state.Start)))))
@@ -275,32 +296,27 @@ func (m *model) mateScreen(h int) []string {
 		}
 	}
 	head = append(head, m.st.dim(strings.Repeat("─", m.width)))
+	room := h - len(head)
+	if mv.readErr != "" {
+		room--
+	}
+	if room < 0 {
+		return head[:h]
+	}
 	var body []string
-	if len(mv.said) > 0 { // its transcript: what it wrote and did
-		for _, l := range mv.said {
-			for _, wl := range strings.Split(ansi.Wrap(termtext.Clean(l.text), m.width, " "), "\n") {
-				switch l.kind {
-				case "call", "note", "result":
-					wl = m.st.dim(wl)
-				case "error":
-					wl = m.st.warn(wl)
-				}
-				body = append(body, wl)
-			}
-		}
+	if len(mv.convo.entries) > 0 { // its transcript: what it wrote and did
+		mv.convo.width = m.width
+		body = mv.convo.view(m.st, room, m.now)
 	} else {
 		for _, l := range mv.lines {
 			body = append(body, strings.Split(ansi.Wrap(termtext.Clean(l), m.width, " "), "\n")...)
 		}
+		body = fit(body, room)
 	}
 	if mv.readErr != "" {
 		body = append(body, m.st.warn("transcript: "+ansi.Truncate(termtext.Line(mv.readErr), m.width-12, "…")))
 	}
-	room := h - len(head)
-	if room < 0 {
-		return head[:h]
-	}
-	return append(head, fit(body, room)...)
+	return append(head, body...)
 }
 
 func modelNote(model string) string {
@@ -405,6 +421,15 @@ func (m *model) taskScreen(h int) []string {
 	for i, l := range out {
 		out[i] = ansi.Truncate(l, m.width, "…")
 	}
+	// Scrolled with ↑/↓ and PgUp/PgDn; the head stays, the rest moves.
+	if len(out) > h && h > 2 {
+		m.taskScroll = min(m.taskScroll, len(out)-h+1)
+		rest := out[2+m.taskScroll:]
+		if len(rest) > h-2 {
+			rest = append(rest[:h-3:h-3], m.st.dim(fmt.Sprintf("↓ %s below (↓, PgDn)", plural(len(out)-2-m.taskScroll-(h-3), "more line"))))
+		}
+		out = append(out[:2:2], rest...)
+	}
 	return out
 }
 
@@ -448,9 +473,13 @@ func (m *model) welcome() []string {
 	if title == "" {
 		title = "troupe"
 	}
+	what := "Ask for work: the lead plans it, does it and reports back."
+	if m.opts.Teams {
+		what = "Ask for work: the lead plans it, makes teammates and reports back."
+	}
 	return []string{
 		m.st.accent(termtext.Line(title)),
-		m.st.dim("Ask for work: the lead plans it, makes teammates and reports back."),
+		m.st.dim(what),
 		m.st.dim("/help lists the keys and commands; Ctrl+C twice leaves."),
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/record"
+	"github.com/troupe-dev/troupe/tasklist"
 	"github.com/troupe-dev/troupe/transcript"
 	"github.com/troupe-dev/troupe/tui"
 )
@@ -84,8 +85,12 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	names["dream"] = "consolidate the project's memory now, in the background (dream.go)"
 	lr.hooks.SessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
 	names["mcp"] = "the MCP servers: their state and tools"           // mcp.go
+	var board func(context.Context) (string, []tasklist.Task, error)
+	if lt := lr.bg.team; lt != nil { // agent teams on: the task board reads the team's list
+		board = tui.BoardOf(lt.Raw.Tasks, lt.Lead.Team)
+	}
 	out, runErr := tui.Run(ctx, sess, tui.Options{
-		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
+		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
@@ -94,6 +99,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 			return transcript.Tail(filepath.Join(transcript.Dir(troupeHome, lr.id), transcript.FileName(name)), from)
 		},
 		Spent: tuiSpent(lr.out.Meter), // budget.go: the session's spending in the footer
+		Board: board,
 		Slash: func(ctx context.Context, name, args string) (string, string, error) {
 			switch name {
 			case "dream": // dream.go

@@ -110,13 +110,35 @@ func (p *tuiPane) wait(want string, d time.Duration) string {
 	}
 }
 
-// quit presses Ctrl+C twice and waits for troupe to exit 0.
+// quit presses Ctrl+C until troupe asks for a second one (the first
+// interrupts the lead when it is working), then once more, and waits for
+// troupe to exit 0.
 func (p *tuiPane) quit() {
 	p.t.Helper()
-	p.keys("C-c")
-	p.wait("Press Ctrl+C again", 5*time.Second)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		p.keys("C-c")
+		if waitFor(p, "Press Ctrl+C again", time.Second) {
+			break
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("Ctrl+C never asked for a second press:\n%s", p.screen())
+		}
+	}
 	p.keys("C-c")
 	p.wait("EXITED 0", 40*time.Second)
+}
+
+// waitFor reports whether want appears on the screen within d.
+func waitFor(p *tuiPane, want string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !strings.Contains(p.screen(), want) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
 }
 
 // processesWith returns the pids of processes whose command line has
@@ -288,7 +310,7 @@ func TestTUIHostileCommand(t *testing.T) {
 	p.keys("Escape")
 	// The denial is on screen before Ctrl+C: an Escape and a Ctrl+C sent
 	// together read as one Alt+Ctrl+C.
-	p.wait("python3 '*' denied", 10*time.Second)
+	p.wait("Bash(python3 '*') denied", 10*time.Second)
 	p.quit()
 	if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
 		t.Error("the denied command ran")
@@ -341,21 +363,26 @@ func TestTUITeam(t *testing.T) {
 
 	p.keys("S-Down")
 	p.keys("Enter")
-	p.wait("type to message alice", 5*time.Second)
-	// Her view shows her transcript: her calls as she made them.
-	p.wait(`→ Bash {"command":"touch team-file"}`, 5*time.Second)
-	// i interrupts the turn alice is in; she stays and takes the next line.
+	p.wait("Message alice", 5*time.Second)
+	// Her view shows her transcript: her calls as actions.
+	p.wait(`Bash(touch team-file)`, 5*time.Second)
+	// Esc interrupts the turn alice is in; she stays and takes the next line.
 	p.submit("long-job")
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(p.screen(), "Interrupted alice's turn") {
 		if time.Now().After(deadline) {
-			t.Fatalf("i did not interrupt alice's turn:\n%s", p.screen())
+			t.Fatalf("Esc did not interrupt alice's turn:\n%s", p.screen())
 		}
-		p.keys("i")
-		time.Sleep(200 * time.Millisecond)
+		p.keys("Escape")
+		time.Sleep(700 * time.Millisecond)
+		if strings.Contains(p.screen(), "Ask the lead") { // she was not in a turn yet: Esc went back
+			time.Sleep(2 * time.Second) // Esc again within 2 s would go back at once
+			p.keys("Enter")             // she is still the selected teammate
+			p.wait("Message alice", 5*time.Second)
+		}
 	}
 	p.submit("ping-from-person")
-	p.keys("Escape")
+	p.submit("/back") // Esc would interrupt the turn the line starts
 	p.wait("alice: PONG-FROM-ALICE", 15*time.Second)
 
 	p.quit()
@@ -457,10 +484,13 @@ func TestTUIAnthropic(t *testing.T) {
 	p.wait("team-lead asks: Bash", 15*time.Second)
 	p.keys("1")
 	s := p.wait("SDK-DONE", 15*time.Second)
-	if strings.Contains(s, "⎿ SDK-MARK-OUTPUT") {
-		t.Errorf("a successful call's result shows before Ctrl+O:\n%s", s)
+	if !strings.Contains(s, "Bash(touch sdk-file && echo SDK-MARK-OUTPUT)  ⎿ SDK-MARK-OUTPUT") {
+		t.Errorf("the call does not read as an action with its outcome:\n%s", s)
 	}
-	p.keys("C-o")
-	p.wait("⎿ SDK-MARK-OUTPUT", 5*time.Second)
+	if strings.Contains(s, "$ touch sdk-file") {
+		t.Errorf("the call's input shows before Ctrl+O:\n%s", s)
+	}
+	p.keys("C-o") // the input formatted as a command, not as JSON
+	p.wait("$ touch sdk-file && echo SDK-MARK-OUTPUT", 5*time.Second)
 	p.quit()
 }
