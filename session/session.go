@@ -495,11 +495,22 @@ func (s *Session) signal() {
 // watch.
 func (s *Session) wait(ctx context.Context, tm *swarm.Lead) error {
 	if tm == nil {
-		err := s.sub.Wait(ctx)
-		if err == nil {
+		// Input delivered meanwhile (another session's message, peer.go)
+		// wakes the run too.
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.wake:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+		if err := s.sub.Wait(wctx); err == nil {
 			s.take() // none when another reader took it: the run looks again
+			return nil
 		}
-		return err
+		return ctx.Err()
 	}
 	look := 30 * time.Second
 	if !tm.Watching() {
