@@ -16,6 +16,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/peer"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -710,6 +711,10 @@ func (m *model) event(e session.Event) {
 		m.convo.add(entry{kind: entryQuiet, text: "permissions: " + e.Text})
 	case session.KindNotice:
 		m.convo.add(entry{kind: entryNotice, text: e.Text})
+	case session.KindPeerMessage:
+		if p := e.Peer; p != nil { // another session's words: the person sees who sent them
+			m.convo.add(entry{kind: entryNotice, text: "✉ from session " + p.Sender() + " [" + peer.Short(p.Session) + "]: " + p.Text})
+		}
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)

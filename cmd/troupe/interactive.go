@@ -82,8 +82,9 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		names[n] = c.Description
 	}
 	names["dream"] = "consolidate the project's memory now, in the background (dream.go)"
-	lr.hooks.SessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
-	names["mcp"] = "the MCP servers: their state and tools"           // mcp.go
+	lr.hooks.SessionStart(ctx, len(lr.history) > 0, sess.Lead().Send)                                            // hooks.go
+	names["mcp"] = "the MCP servers: their state and tools"                                                      // mcp.go
+	names["rename"] = "rename this session: the name other sessions address it by (troupe sessions, ListAgents)" // peers.go
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
@@ -102,6 +103,8 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 				return "", a.mcpReport(), nil
 			case "model":
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
+			case "rename": // peers.go
+				return "", slashRename(ctx, lr, args), nil
 			case "hooks": // hooks.go: list them; adopt changed settings once seen
 				note, err := lr.hooks.Review()
 				return "", note, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -119,4 +120,18 @@ func (b *background) peerMessage(m peer.Message) {
 	}
 	b.out.Notice(b.stderr, fmt.Sprintf("%s message from session %s [%s]: %s", b.now().Format("15:04:05.000"),
 		termtext.Line(m.Sender()), termtext.Line(peer.Short(m.Session)), termtext.Line(what)))
+}
+
+// slashRename is /rename NAME: the session's name in the registry.
+func slashRename(ctx context.Context, lr *leadRun, name string) string {
+	if lr.presence == nil {
+		return "This session is not registered among the running sessions."
+	}
+	if strings.TrimSpace(name) == "" {
+		return "This session is " + lr.presence.Entry().Label() + "; /rename NAME renames it."
+	}
+	if err := lr.presence.Rename(ctx, name); err != nil {
+		return "/rename: " + err.Error()
+	}
+	return "Other sessions now see this one as " + lr.presence.Entry().Label() + "."
 }
