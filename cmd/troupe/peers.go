@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -65,8 +66,9 @@ func (a *app) openPresence(ctx context.Context, h *headless, lr *leadRun, cwd, k
 		cfg.Registry, cfg.Bridge = ss, ss
 	}
 	p, err := kit.OpenPresence(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("register the session: %w", err)
+	if err != nil { // the session runs all the same, unreachable by others
+		a.WarnOnce(fmt.Sprintf("troupe: other sessions cannot reach this one: %v", err))
+		return nil
 	}
 	lr.presence = p
 	lr.defer_(func() {
@@ -134,4 +136,22 @@ func slashRename(ctx context.Context, lr *leadRun, name string) string {
 		return "/rename: " + err.Error()
 	}
 	return "Other sessions now see this one as " + lr.presence.Entry().Label() + "."
+}
+
+// workerPresence lists a worker among the running sessions of its NATS
+// store (kind worker). A worker runs jobs, not a conversation: it
+// refuses messages.
+func (a *app) workerPresence(ctx context.Context, s *natsstore.Store, name, cwd string) (func(), error) {
+	ss := s.Sessions()
+	p, err := kit.OpenPresence(ctx, kit.PresenceConfig{Registry: ss, Refuse: true, Now: a.Now,
+		Entry:   peer.Entry{ID: a.NewID(), Name: name, Folder: cwd, Kind: peer.KindWorker},
+		Deliver: func(peer.Message) error { return errors.New("a worker runs jobs, not a conversation") }})
+	if err != nil {
+		return nil, fmt.Errorf("register the worker: %w", err)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Close(ctx)
+	}, nil
 }

@@ -24,7 +24,7 @@ type Addressing struct {
 }
 
 // Addressable returns tools with their SendMessage wrapped to reach other
-// sessions (tool/peertool) and ListAgents added; the sub-agents listed
+// sessions (tool/peertool) and ListAgents added after it; the sub-agents listed
 // are those of the Agent tool among tools. Tools without a SendMessage
 // are returned as they are.
 func Addressable(tools []tool.Tool, a Addressing) []tool.Tool {
@@ -45,14 +45,15 @@ func Addressable(tools []tool.Tool, a Addressing) []tool.Tool {
 	wrapped := false
 	for _, t := range tools {
 		if t.Spec().Name == "SendMessage" && !wrapped {
-			t, wrapped = peertool.Wrap(t, cfg), true
+			out, wrapped = append(out, peertool.Wrap(t, cfg), peertool.NewListAgents(cfg)), true
+			continue
 		}
 		out = append(out, t)
 	}
 	if !wrapped {
 		return tools
 	}
-	return append(out, peertool.NewListAgents(cfg))
+	return out
 }
 
 // subAgentRows lists the Agent tool's background sub-agents.

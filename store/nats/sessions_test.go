@@ -3,6 +3,7 @@ package nats_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,34 @@ func TestSessionsTTL(t *testing.T) {
 			t.Fatalf("entry still listed after its TTL: %+v", got)
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// BenchmarkBridgeSend measures one message over the bridge (request and
+// reply through the server) between two connections; it reports p50 and
+// p99.
+func BenchmarkBridgeSend(b *testing.B) {
+	ts := startServer(b, "")
+	a := ts.open(b, natsstore.Options{Namespace: "bench"}).Sessions()
+	r := ts.open(b, natsstore.Options{Namespace: "bench"}).Sessions()
+	stop, err := r.ServeBridge("sess-r", func(peer.Message) error { return nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	m := peer.Message{From: "a", Host: "h", Session: "sess-a", To: "sess-r", Text: "ping"}
+	ctx := context.Background()
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := a.SendBridge(ctx, "sess-r", m); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}
 }

@@ -186,3 +186,12 @@ func BenchmarkListAgents1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkListAgentsPage1000 is one ListAgents call (a full page of 200)
+// over 1,000 rows.
+func BenchmarkListAgentsPage1000(b *testing.B) {
+	la := peertool.NewListAgents(peertool.Config{Sources: []peertool.Source{manyRows(1000)}})
+	for b.Loop() {
+		run(b, la, `{"limit":200}`)
+	}
+}
