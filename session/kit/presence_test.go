@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -114,5 +115,44 @@ func TestPresence(t *testing.T) {
 	}
 	if es, _ := reg.List(t.Context()); len(es) != 2 {
 		t.Errorf("entries after Close: %+v", es)
+	}
+}
+
+// BenchmarkPresenceDeliver measures a message from one session's
+// SendPeer (resolving "session:<id>" in the registry) to the other's
+// Deliver, on one machine; it reports p50 and p99.
+func BenchmarkPresenceDeliver(b *testing.B) {
+	reg := file.NewSessions(b.TempDir())
+	sockDir, err := os.MkdirTemp("", "pb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	got := make(chan struct{}, 1)
+	open := func(id string, deliver func(peer.Message) error) *kit.Presence {
+		p, err := kit.OpenPresence(context.Background(), kit.PresenceConfig{Registry: reg, SocketDir: sockDir,
+			Entry: peer.Entry{ID: id, Kind: peer.KindPrint}, Deliver: deliver})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Close(context.Background()) })
+		return p
+	}
+	a := open("aaaaaaaa-bench", func(peer.Message) error { return nil })
+	open("bbbbbbbb-bench", func(peer.Message) error { got <- struct{}{}; return nil })
+	ctx := context.Background()
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := a.SendPeer(ctx, "session:bbbbbbbb-bench", "ping", ""); err != nil {
+			b.Fatal(err)
+		}
+		<-got
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}
 }
