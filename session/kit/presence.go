@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -234,6 +236,18 @@ func (p *Presence) SendPeer(ctx context.Context, addr, text, summary string) (st
 	a := peer.ParseAddress(addr)
 	switch a.Scheme {
 	case peer.SchemeUDS:
+		// Only a registered session's socket: a uds: address is no way to
+		// write to any other socket of the machine.
+		others, err := p.Others(ctx)
+		if err != nil {
+			return "", err
+		}
+		target := filepath.Clean(a.Target)
+		if !slices.ContainsFunc(others, func(e peer.Entry) bool {
+			return e.Socket != "" && filepath.Clean(e.Socket) == target && e.Host == me.Host
+		}) {
+			return "", fmt.Errorf("%s is not the socket of a running troupe session; call ListAgents for the sessions there are", a.Target)
+		}
 		if err := peer.Send(ctx, a.Target, m); err != nil {
 			return "", err
 		}

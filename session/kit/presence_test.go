@@ -156,3 +156,22 @@ func BenchmarkPresenceDeliver(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}
 }
+
+// A uds: address must be a registered session's socket.
+func TestPresenceUDSOnlyToSessions(t *testing.T) {
+	reg := file.NewSessions(t.TempDir())
+	sockDir, err := os.MkdirTemp("", "pu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	a := openPresence(t, reg, sockDir, "aaaaaaaa-uds", "alpha", false, &peerInbox{})
+	stray, err := peer.Listen(sockDir+"/stray.sock", peer.ListenConfig{Deliver: func(peer.Message) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stray.Close()
+	if _, err := a.SendPeer(t.Context(), "uds:"+stray.Path(), "hi", ""); err == nil || !strings.Contains(err.Error(), "not the socket of a running troupe session") {
+		t.Fatalf("SendPeer to an unregistered socket = %v; want refused", err)
+	}
+}
