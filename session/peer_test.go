@@ -39,7 +39,20 @@ func TestPeerMessage(t *testing.T) {
 		t.Fatalf("the peer's text closed the block:\n%s", input)
 	}
 	s.Close()
-	if err := s.PeerMessage(m); !errors.Is(err, ErrClosed) {
+	if err := s.PeerMessage(m); !errors.Is(err, ErrClosed) && !errors.Is(err, ErrEnded) {
 		t.Fatalf("PeerMessage after Close = %v; want ErrClosed", err)
+	}
+}
+
+// Once a headless run ended, a peer's message is refused: nothing would
+// read it.
+func TestPeerMessageAfterHeadlessRun(t *testing.T) {
+	s, _ := newSession(t, `{"turns":[{"match":{},"reply":{"text":"done"},"repeat":true}]}`)
+	if _, err := s.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.PeerMessage(peer.Message{From: "alpha", Session: "s-a", Text: "too late"})
+	if !errors.Is(err, ErrEnded) {
+		t.Fatalf("PeerMessage after the run = %v; want ErrEnded", err)
 	}
 }

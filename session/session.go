@@ -66,6 +66,7 @@ type Session struct {
 	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
 	team     *swarm.Lead
 	running  bool // a Run or Submit is under way
+	ended    bool // a headless run ended: nothing will read a peer's message (peer.go)
 	closed   bool // Close was called: no run starts
 	runs     sync.WaitGroup
 
@@ -346,7 +347,7 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 		s.mu.Unlock()
 		return agent.Result{}, nil
 	}
-	s.running = true
+	s.running, s.ended = true, false
 	st.halt = false // an Interrupt of an earlier run is spent
 	s.mu.Unlock()
 	start := s.cfg.Now()
@@ -460,6 +461,7 @@ func (s *Session) endRun(ctx context.Context, total agent.Result, err error, sta
 	// Not running from here: what was sent meanwhile is run again
 	// (Submit's runs) or left for the next run, which Serve starts.
 	s.running = false
+	s.ended = !s.cfg.Interactive // peer.go: a headless run reads no more
 	again := resubmit && pending && !s.closed
 	if again {
 		s.runs.Add(1)
