@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/internal/fifo"
+	"github.com/troupe-dev/troupe/peer"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -70,6 +71,8 @@ type Event struct {
 	Question *Question // KindPermission, KindPermissionAnswer
 	Verdict  *Verdict  // KindPermissionAnswer
 	Queued   int       // KindPermission, KindPermissionAnswer: questions waiting now
+
+	Peer *peer.Message // KindPeerMessage (peer.go)
 }
 
 // coalescable reports events a subscriber may replace by a later one of

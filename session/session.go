@@ -66,6 +66,7 @@ type Session struct {
 	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
 	team     *swarm.Lead
 	running  bool // a Run or Submit is under way
+	ended    bool // a headless run ended: nothing will read a peer's message (peer.go)
 	closed   bool // Close was called: no run starts
 	runs     sync.WaitGroup
 
@@ -360,7 +361,7 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 		s.mu.Unlock()
 		return agent.Result{}, nil
 	}
-	s.running = true
+	s.running, s.ended = true, false
 	st.halt = false // an Interrupt of an earlier run is spent
 	s.mu.Unlock()
 	start := s.cfg.Now()
@@ -474,6 +475,7 @@ func (s *Session) endRun(ctx context.Context, total agent.Result, err error, sta
 	// Not running from here: what was sent meanwhile is run again
 	// (Submit's runs) or left for the next run, which Serve starts.
 	s.running = false
+	s.ended = !s.cfg.Interactive // peer.go: a headless run reads no more
 	again := resubmit && pending && !s.closed
 	if again {
 		s.runs.Add(1)
@@ -509,11 +511,22 @@ func (s *Session) signal() {
 // watch.
 func (s *Session) wait(ctx context.Context, tm *swarm.Lead) error {
 	if tm == nil {
-		err := s.sub.Wait(ctx)
-		if err == nil {
+		// Input delivered meanwhile (another session's message, peer.go)
+		// wakes the run too.
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.wake:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+		if err := s.sub.Wait(wctx); err == nil {
 			s.take() // none when another reader took it: the run looks again
+			return nil
 		}
-		return err
+		return ctx.Err()
 	}
 	look := 30 * time.Second
 	if !tm.Watching() {

@@ -13,9 +13,10 @@ import (
 )
 
 // TeamTools are the coordination tools every member may call without
-// asking: they only touch the team's mailboxes and task list. Deny rules
+// asking: they only touch the team's mailboxes and task list (and
+// ListAgents reads who can be messaged). Deny rules
 // still refuse them.
-var TeamTools = []string{"SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "ExitPlanMode", "TeamCreate", "TeamDelete"}
+var TeamTools = []string{"SendMessage", "ListAgents", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "ExitPlanMode", "TeamCreate", "TeamDelete"}
 
 // planTools may run in plan mode: talking to the team, reading the list,
 // and submitting the plan.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/peer"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
@@ -730,6 +731,10 @@ func (m *model) event(e session.Event) tea.Cmd {
 		m.convo.add(entry{kind: entryQuiet, text: "permissions: " + e.Text})
 	case session.KindNotice:
 		m.convo.add(entry{kind: entryNotice, text: e.Text})
+	case session.KindPeerMessage:
+		if p := e.Peer; p != nil { // another session's words: the person sees who sent them
+			m.convo.add(entry{kind: entryNotice, text: "✉ from session " + p.Sender() + " [" + peer.Short(p.Session) + "]: " + p.Text})
+		}
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)

@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/cli/mcpcmd"
 	"github.com/troupe-dev/troupe/cli/permissionscmd"
 	"github.com/troupe-dev/troupe/cli/servecmd"
+	"github.com/troupe-dev/troupe/cli/sessionscmd"
 	"github.com/troupe-dev/troupe/cli/taskcmd"
 	"github.com/troupe-dev/troupe/cli/teamcmd"
 	"github.com/troupe-dev/troupe/cli/transcriptcmd"
@@ -155,6 +156,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		dashboardcmd.New(a.App),
 		usagecmd.New(a.App),
 		trustcmd.New(a.App),
+		sessionscmd.New(a.App),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -42,6 +43,9 @@ type background struct {
 	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
 	ac           *kit.Context      // the lead's instructions and environment, for its sub-agents (context.go)
 	tx           *kit.Transcripts  // the session's transcripts (session.go: transcriptsFor)
+	// presence follows the lead's runs (peers.go); set once, after the
+	// printer started.
+	presence atomic.Pointer[kit.Presence]
 }
 
 func newBackground(cwd, sessionID string, out *streamjson.Writer, now func() time.Time, interactive bool) (*background, error) {
@@ -108,7 +112,12 @@ func (b *background) print() {
 		if err != nil {
 			return
 		}
+		if p := b.presence.Load(); p != nil {
+			presenceState(p, e)
+		}
 		switch {
+		case e.Peer != nil: // peers.go: who sent it, for the person
+			b.peerMessage(*e.Peer)
 		case e.Agent != nil && e.TaskID != "": // a backgrounded turn's: its task reports it
 		case e.Agent != nil:
 			b.out.Event(*e.Agent)

@@ -120,7 +120,7 @@ func TestCoordinatorPhases(t *testing.T) {
 	  {"match": {"system": "`+m+`", "tool_result": "SendMessage"}, "reply": {"text": "Implementer continued."}},
 	  {"match": {"system": "`+m+`", "tool_result": "Agent"}, "reply": {"text": "Workers launched; waiting for their reports."}, "repeat": true}]}`)
 	s, _ := runCoordinator(t, dir, nil, script, "--coordinator", "--permission-mode", "acceptEdits", "fix the crash")
-	if want := coordinator.LeadTools; !slices.Equal(s.tools, want) {
+	if want := coordinatorTools(); !slices.Equal(s.tools, want) {
 		t.Errorf("coordinator tools = %v; want %v (no Read, Write or Bash)", s.tools, want)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "fix.txt")); err != nil || string(b) != "FIXED\n" {
@@ -169,8 +169,8 @@ func TestCoordinatorStopAndContinue(t *testing.T) {
 	  {"match": {"system": "`+m+`", "tool_result": "SendMessage"}, "reply": {"text": "Continued the worker."}}]}`)
 	env := map[string]string{coordinator.EnvMode: "1"}
 	s, out := runCoordinator(t, dir, env, script, "do the job")
-	if !slices.Equal(s.tools, coordinator.LeadTools) {
-		t.Errorf("coordinator tools = %v; want %v", s.tools, coordinator.LeadTools)
+	if !slices.Equal(s.tools, coordinatorTools()) {
+		t.Errorf("coordinator tools = %v; want %v", s.tools, coordinatorTools())
 	}
 	// A worker the coordinator stopped ends without a notification (the
 	// stream shows it killed); the continued run notifies once.
@@ -311,4 +311,17 @@ func TestCoordinatorForegroundWorkerClaims(t *testing.T) {
 	if last := s.last(); last["result"] != "FG-BG-FINAL" {
 		t.Errorf("last line = %v; want FG-BG-FINAL", last)
 	}
+}
+
+// coordinatorTools are a coordinator's tools: coordinator.LeadTools, with
+// ListAgents after SendMessage (peers.go: other sessions are reachable).
+func coordinatorTools() []string {
+	var out []string
+	for _, n := range coordinator.LeadTools {
+		out = append(out, n)
+		if n == "SendMessage" {
+			out = append(out, "ListAgents")
+		}
+	}
+	return out
 }

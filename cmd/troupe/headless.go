@@ -56,6 +56,8 @@ type headless struct {
 	teams teamFlags // agent teams (swarm.go)
 
 	session sessionFlags // --resume, --continue (session.go)
+
+	peers peerFlags // --name, --no-peer-messages (peers.go)
 	// noResumeHint: the session cannot be resumed (the demo's home goes
 	// with it), so the interactive lead does not say how.
 	noResumeHint bool
@@ -77,6 +79,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	a.addTeamFlags(root, &h.teams)
 	h.budget.Add(f)
 	addSessionFlags(f, &h.session)
+	addPeerFlags(f, &h.peers)
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1 or "+coordinator.EnvClaudeMode+"=1")
 }
 
@@ -181,6 +184,9 @@ type leadRun struct {
 	explain func(error) error // a model server's explanation of a failed run
 	hooks   *kit.Hooks        // hooks.go: the settings' hooks, read once
 	trace   func(agent.Event) // telemetry.go: OpenTelemetry spans, nil when off
+	// presence is the session's entry among the running sessions and
+	// its way to them (peers.go).
+	presence *kit.Presence
 	// spentSync reads what agents outside troupe spent (Claude Code
 	// teammates, budget_claude.go) into the meter; nil when none can.
 	spentSync func()
@@ -266,6 +272,10 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.bg = bg
 	lr.defer_(bg.close)
+	if err := a.openPresence(ctx, h, lr, cwd, sessionKind(interactive, lr.coord)); err != nil { // peers.go
+		return lr, err
+	}
+	bg.presence.Store(lr.presence)
 	if home, err := a.Home(); err == nil { // old sessions' task outputs go
 		if _, warn := sweepTaskOutputs(settings.Files(home, cwd), "", filepath.Dir(bg.dir), a.Now()); warn != "" {
 			a.WarnOnce(warn)
@@ -401,6 +411,10 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		if system, err = ac.System(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}
+	}
+	if lr.presence != nil { // peers.go: other sessions, and ListAgents
+		toolList = kit.Addressable(toolList, lr.addressing())
+		approver = kit.WithAllow(approver, "ListAgents")
 	}
 	tools, err := tool.NewRegistry(toolList...)
 	if err != nil {

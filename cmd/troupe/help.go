@@ -10,7 +10,7 @@ import (
 // flag in none of them is listed under "Other flags".
 var flagGroups = []cli.FlagGroup{
 	{Title: "Running one agent (-p)", Flags: []string{"print", "output-format", "provider", "model", "script", "max-turns", "cwd", "trust", "add-dir", "system-prompt", "transcript"}},
-	{Title: "Sessions", Flags: []string{"resume", "continue"}},
+	{Title: "Sessions", Flags: []string{"resume", "continue", "name", "no-peer-messages"}},
 	{Title: "Budgets", Flags: []string{"max-budget-usd", "max-tokens"}}, // budget.go
 	{Title: "Permissions", Flags: []string{"permission-mode", "allowedTools", "disallowedTools", "dangerously-skip-permissions", "permission-prompt-command", "permission-prompt-timeout", "audit"}},
 	{Title: "Agent teams and coordinator mode", Flags: []string{"agent-teams", "teammate-mode", "teammate-command", "idle-digest", "permission-answer-timeout", "shutdown-answer-timeout", "keep-team", "coordinator", "worktrees", "worktree-dir", "fork-subagents"}},

@@ -83,8 +83,9 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		names[n] = c.Description
 	}
 	names["dream"] = "consolidate the project's memory now, in the background (dream.go)"
-	lr.hooks.SessionStart(ctx, len(lr.history) > 0, sess.Lead().Send) // hooks.go
-	names["mcp"] = "the MCP servers: their state and tools"           // mcp.go
+	lr.hooks.SessionStart(ctx, len(lr.history) > 0, sess.Lead().Send)                                            // hooks.go
+	names["mcp"] = "the MCP servers: their state and tools"                                                      // mcp.go
+	names["rename"] = "rename this session: the name other sessions address it by (troupe sessions, ListAgents)" // peers.go
 	var board func(context.Context) (string, []tasklist.Task, error)
 	if lt := lr.bg.team; lt != nil { // agent teams on: the task board reads the team's list
 		board = tui.BoardOf(lt.Raw.Tasks, lt.Lead.Team)
@@ -108,6 +109,8 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 				return "", a.mcpReport(), nil
 			case "model":
 				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
+			case "rename": // peers.go
+				return "", slashRename(ctx, lr, args), nil
 			case "hooks": // hooks.go: list them; adopt changed settings once seen
 				note, err := lr.hooks.Review()
 				return "", note, err

@@ -32,7 +32,7 @@ func TestCoordinatorModeFromSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, `"tools":["Agent","SendMessage","TaskStop"]`) {
+	if !strings.Contains(out, `"tools":["Agent","SendMessage","ListAgents","TaskStop"]`) {
 		t.Errorf("coordinatorMode true in settings: the lead's tools are not the coordinator's:\n%s", out)
 	}
 	writeFile(t, settingsFile, `{"coordinatorMode": "yes please"}`)

@@ -108,6 +108,11 @@ func (a *app) runWorker(ctx context.Context, f *workerFlags) error {
 	if err != nil {
 		return fmt.Errorf("remote agents on %s: %w", s.URL(), err)
 	}
+	closePresence, err := a.workerPresence(ctx, s, f.name, cwd) // peers.go: listed among the sessions
+	if err != nil {
+		return err
+	}
+	defer closePresence()
 	say := kit.Sayer(a.Stdout, a.Now)
 	closeMCP, err := a.startWorkerMCP(ctx, cwd, say) // worker_mcp.go: this host's MCP servers, for every job
 	if err != nil {

@@ -25,14 +25,15 @@ import (
 
 // Names are the tags the runtime wraps text in for a model (lower case).
 var Names = []string{
-	"teammate-message",     // swarm: a teammate's message (docs/protocol.md section 7)
-	"teammate-idle-digest", // swarm: the lead's digest of idle notifications
-	"task-notification",    // task: a background task's end
-	"system-reminder",      // session, swarm, brief: runtime notes
-	"project-instructions", // brief: CLAUDE.md and AGENTS.md
-	"memory",               // memory: what earlier sessions kept
-	"skills",               // brief: the skills list
-	"env",                  // brief: the environment
+	"teammate-message",      // swarm: a teammate's message (docs/protocol.md section 7)
+	"teammate-idle-digest",  // swarm: the lead's digest of idle notifications
+	"cross-session-message", // peer: another session's message (docs/teams.md, Addressing)
+	"task-notification",     // task: a background task's end
+	"system-reminder",       // session, swarm, brief: runtime notes
+	"project-instructions",  // brief: CLAUDE.md and AGENTS.md
+	"memory",                // memory: what earlier sessions kept
+	"skills",                // brief: the skills list
+	"env",                   // brief: the environment
 }
 
 // Tags returns s with the "<" of every opening or closing tag named in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/troupe-dev/troupe/backend"
@@ -88,6 +89,10 @@ type LeadTeam struct {
 	Raw   Stores
 	Trees *TeamWorktrees
 	hooks *Hooks
+	// session is the lead's session id, naming its implicit team
+	// (implicit.go).
+	session    string
+	implicitMu sync.Mutex
 }
 
 // NewLeadTeam builds a lead's team runtime: the Lead with its signing
@@ -160,7 +165,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 	}
 	st := c.Stores
 	st.Mail = lead.Mail() // the lead's tools send through it: it records what is owed an answer
-	return &LeadTeam{Lead: lead, Stores: st, Raw: c.Stores, Trees: c.Trees, hooks: c.Hooks}, nil
+	return &LeadTeam{Lead: lead, Stores: st, Raw: c.Stores, Trees: c.Trees, hooks: c.Hooks, session: c.Session}, nil
 }
 
 // answerer is c.Answer, or one made from the approver's asker.
@@ -212,10 +217,10 @@ func (lt *LeadTeam) Tools(subSend tool.Tool, now func() time.Time) []tool.Tool {
 // in its own worktree when asked.
 func (lt *LeadTeam) Teammates() agenttool.Teammates {
 	var inner agenttool.Teammates = spawner{lt.Lead}
-	if lt.Trees == nil {
-		return inner
+	if lt.Trees != nil {
+		inner = IsolatedTeammates{Inner: inner, Team: lt.Lead.Team, Trees: lt.Trees}
 	}
-	return IsolatedTeammates{Inner: inner, Team: lt.Lead.Team, Trees: lt.Trees}
+	return implicitTeam{inner: inner, lead: lt.Lead, name: SessionTeam(lt.session), mu: &lt.implicitMu} // implicit.go
 }
 
 // spawner adapts a Lead to the Agent tool's Teammates.

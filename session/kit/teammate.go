@@ -153,7 +153,8 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 			tt := teamtool.Tools(teamtool.Config{Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.Now,
 				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted, TaskGate: p.Context.hooks.TaskGate()}})
-			tools, err := tool.NewRegistry(append(core, tt...)...)
+			all := Addressable(append(core, tt...), Addressing{Teams: p.Stores.Teams, Team: func() string { return p.Team }, Self: p.Member.Name}) // ListAgents: the lead, teammates, its sub-agents
+			tools, err := tool.NewRegistry(all...)
 			if err != nil {
 				return agent.Config{}, err
 			}

@@ -279,6 +279,27 @@ func (e *Writer) TeamEvent(agent, kind, text string) bool {
 	return true
 }
 
+// PeerMessage writes another session's message (docs/teams.md,
+// "Addressing") as a stream-json cross_session_message event and reports
+// true; in the other formats it writes nothing and reports false.
+func (e *Writer) PeerMessage(from, session, summary, text string) bool {
+	if e.format != "stream-json" {
+		return false
+	}
+	e.line(streamPeer{"system", "cross_session_message", e.session, from, session, summary, text})
+	return true
+}
+
+type streamPeer struct {
+	Type        string `json:"type"`
+	Subtype     string `json:"subtype"`
+	Session     string `json:"session_id"`
+	From        string `json:"from"`
+	FromSession string `json:"from_session"`
+	Summary     string `json:"summary,omitempty"`
+	Text        string `json:"text"`
+}
+
 type streamTeam struct {
 	Type    string `json:"type"`
 	Subtype string `json:"subtype"`
