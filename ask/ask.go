@@ -201,3 +201,45 @@ func Unanswered(r Reply) string {
 	}
 	return "Your questions were not answered: " + why + ". Do not ask them again now: continue with the option you judge best for each question, and state in your reply which assumptions you made."
 }
+
+// WithAnswers returns the tool input with the answers added under
+// "answers": how an answer travels back in a permission response's
+// updated input (Claude Code's SDK returns AskUserQuestion answers that
+// way too, docs/ask.md).
+func WithAnswers(input json.RawMessage, a Answers) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(input, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("the question's input is not a JSON object: %.100s", input)
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	obj["answers"] = b
+	return json.Marshal(obj)
+}
+
+// AnswersOf reads the answers WithAnswers put in an updated input; false
+// when it holds none.
+func AnswersOf(updated json.RawMessage) (Answers, bool) {
+	var v struct {
+		Answers Answers `json:"answers"`
+	}
+	if json.Unmarshal(updated, &v) != nil || len(v.Answers) == 0 {
+		return nil, false
+	}
+	return v.Answers, true
+}
+
+// Summary is a one-line view of a question set for timelines: the first
+// question, and how many more.
+func Summary(qs []Question) string {
+	if len(qs) == 0 {
+		return ""
+	}
+	s := qs[0].Question
+	if len(qs) > 1 {
+		s += fmt.Sprintf(" (+%d more)", len(qs)-1)
+	}
+	return s
+}

@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
@@ -77,6 +78,7 @@ type model struct {
 	qFor      string             // the question qScroll and qNote are about
 	qScroll   scroll             // its dialog's scroll (dialog.go)
 	qNote     string             // why its last answer key was refused
+	pick      *picker            // the open question set's state (askdialog.go)
 
 	lastCtrlC time.Time
 	notice    string // a transient line above the prompt
@@ -397,6 +399,12 @@ func nextMode(cur string) string {
 // questionKey answers the first permission question.
 func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 	q := m.questions[0]
+	if len(q.Questions) > 0 {
+		if q.ID != m.qFor {
+			m.bottom() // lay its dialog out first: the keys act on what shows
+		}
+		return m.askKey(q, k)
+	}
 	answer := func(v session.Verdict) tea.Cmd {
 		m.feedback = false
 		m.input.Reset()
@@ -852,6 +860,18 @@ func answered(q session.Question, v session.Verdict) string {
 		}
 		return who + "'s plan sent back: " + v.Message
 	}
+	if len(q.Questions) > 0 {
+		if !v.Allow {
+			return fmt.Sprintf("%s's questions not answered: %s", who, v.Message)
+		}
+		var parts []string
+		for _, x := range q.Questions {
+			if a, ok := v.Answers[x.Question]; ok {
+				parts = append(parts, x.Header+": "+a)
+			}
+		}
+		return fmt.Sprintf("%s's questions answered: %s", who, strings.Join(parts, " · "))
+	}
 	call := toolSummary(q.Tool, q.Input)
 	switch {
 	case v.Allow && v.Always:
@@ -868,6 +888,11 @@ func answered(q session.Question, v session.Verdict) string {
 func toolSummary(name string, input json.RawMessage) string {
 	var in map[string]any
 	_ = json.Unmarshal(input, &in)
+	if name == ask.ToolName {
+		var qs ask.Input
+		_ = json.Unmarshal(input, &qs)
+		return name + " " + firstLineOf(ask.Summary(qs.Questions))
+	}
 	for _, k := range []string{"command", "file_path", "pattern", "path", "url", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId"} {
 		if v, ok := in[k].(string); ok && v != "" {
 			if k == "taskId" {
