@@ -20,6 +20,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 
 	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/asktool"
 )
 
 // background is the cmd side of a headless run: the session (package
@@ -42,6 +43,9 @@ type background struct {
 	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
 	ac           *kit.Context      // the lead's instructions and environment, for its sub-agents (context.go)
 	tx           *kit.Transcripts  // the session's transcripts (session.go: transcriptsFor)
+	// questions answers the lead's AskUserQuestion calls: the person
+	// (interactive), the --permission-prompt-command, or nil (nobody).
+	questions asktool.Asker
 }
 
 func newBackground(cwd, sessionID string, out *streamjson.Writer, now func() time.Time, interactive bool) (*background, error) {
