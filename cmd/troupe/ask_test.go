@@ -87,3 +87,50 @@ func isErrorResult(t *testing.T, out, id string) bool {
 	}
 	return false
 }
+
+// A headless lead's --permission-prompt-command answers a teammate's
+// question (kind "question", naming the teammate), and the teammate's
+// model gets the answer; with no prompt command, the teammate is told
+// nobody can answer.
+func TestHeadlessTeammateAsk(t *testing.T) {
+	for _, withCommand := range []bool{true, false} {
+		dir := t.TempDir()
+		cwd := filepath.Join(dir, "work")
+		if err := os.MkdirAll(cwd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		script := filepath.Join(dir, "script.json")
+		writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"asks"}},
+   {"name":"Agent","input":{"description":"asker","name":"ann","prompt":"ask"}}]}},
+ {"match":{"system":"teammate ann","turn":0},"reply":{"tool_calls":[{"name":"AskUserQuestion","input":`+askInput+`}]}},
+ {"match":{"system":"teammate ann","tool_result":"AskUserQuestion","user":"=\"Bob\""},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch got-bob"}}]}},
+ {"match":{"system":"teammate ann","tool_result":"AskUserQuestion","user":"no person is available"},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"touch got-nobody"}}]}},
+ {"match":{"system":"teammate ann"},"reply":{"text":"ANN-DONE"},"repeat":true},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"ok"},"repeat":true}
+]}`)
+		reqFile := filepath.Join(dir, "request.json")
+		args := []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
+			"--cwd", cwd, "--provider", "scripted", "--script", script, "--allowedTools", "Bash(touch:*)"}
+		want := "got-nobody"
+		if withCommand {
+			prompt := `cat > ` + reqFile + `; echo '{"answers":{"Which database?":"Postgres","Who reviews?":"Bob"}}'`
+			args = append(args, "--permission-prompt-command", prompt)
+			want = "got-bob"
+		}
+		var out, errOut strings.Builder
+		m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+		if err := m.Run(t.Context(), append(args, "go")); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+		}
+		if _, err := os.Stat(filepath.Join(cwd, want)); err != nil {
+			t.Errorf("with command %v: the teammate did not get the expected result (%s missing)\n%s", withCommand, want, errOut.String())
+		}
+		if withCommand {
+			if b, err := os.ReadFile(reqFile); err != nil || !strings.Contains(string(b), `"kind":"question"`) || !strings.Contains(string(b), `"agent":"ann"`) {
+				t.Errorf("the prompt command's request: %s %v; want a question naming ann", b, err)
+			}
+		}
+	}
+}
