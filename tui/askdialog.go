@@ -114,11 +114,15 @@ func (m *model) askDialog(q session.Question, h int) ([]string, int) {
 	}
 
 	n := strconv.Itoa(len(qq.Options) + 1)
-	keys := fmt.Sprintf("%s move · %s choose · %s submit · Tab next question · %s decline",
-		m.st.accent("↑↓"), m.st.accent("1-"+n), m.st.accent("Enter"), m.st.accent("Esc"))
+	tab := ""
+	if len(q.Questions) > 1 {
+		tab = " · Tab next question"
+	}
+	keys := fmt.Sprintf("%s move · %s choose · %s submit%s · %s decline",
+		m.st.accent("↑↓"), m.st.accent("1-"+n), m.st.accent("Enter"), tab, m.st.accent("Esc"))
 	if qq.MultiSelect {
-		keys = fmt.Sprintf("%s move · %s toggle · %s submit the ticked · Tab next question · %s decline",
-			m.st.accent("↑↓"), m.st.accent("Space/1-"+n), m.st.accent("Enter"), m.st.accent("Esc"))
+		keys = fmt.Sprintf("%s move · %s toggle · %s submit the ticked%s · %s decline",
+			m.st.accent("↑↓"), m.st.accent("Space/1-"+n), m.st.accent("Enter"), tab, m.st.accent("Esc"))
 	}
 	foot := strings.Split(ansi.Wrap(keys, w, " "), "\n")
 	if m.qNote != "" {

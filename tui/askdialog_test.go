@@ -149,3 +149,19 @@ func TestAskLongPreview(t *testing.T) {
 		t.Fatalf("calls %q", r.calls)
 	}
 }
+
+// A question withdrawn while its Other field is open (the turn was
+// interrupted) closes the dialog and leaves the prompt empty.
+func TestAskWithdrawn(t *testing.T) {
+	m, r := newTest(t)
+	askSet(m, "q1", "team-lead", questions()[2:])
+	press(m, "3", "half typed")
+	q := session.Question{ID: "q1", Agent: "team-lead", Questions: questions()[2:]}
+	ev(m, session.Event{Kind: session.KindPermissionAnswer, Question: &q})
+	if m.pick != nil || m.input.Value() != "" || len(m.questions) != 0 || len(r.calls) != 0 {
+		t.Fatalf("after withdrawal: pick %v, prompt %q, %d questions, calls %q", m.pick, m.input.Value(), len(m.questions), r.calls)
+	}
+	if frame := m.frame(); strings.Contains(frame, "Who should review") {
+		t.Fatalf("the dialog stays:\n%s", frame)
+	}
+}

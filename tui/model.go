@@ -725,6 +725,12 @@ func (m *model) event(e session.Event) {
 	case session.KindPermissionAnswer:
 		if e.Question != nil {
 			m.questions = slices.DeleteFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID })
+			if m.pick != nil && m.pick.id == e.Question.ID { // withdrawn while open
+				if m.pick.typing {
+					m.input.Reset()
+				}
+				m.pick = nil
+			}
 			if e.Verdict != nil {
 				m.convo.add(entry{kind: entryQuiet, text: answered(*e.Question, *e.Verdict)})
 			}
