@@ -53,7 +53,7 @@ func TestProcessTeammateAsk(t *testing.T) {
 	a.HomeFlag = home
 	base := &approve.Approver{Policy: permission.Policy{Shell: shell.Parse}, Cwd: cwd, Mode: permission.ModeDefault}
 	lt, err := a.newLeadTeam(&headless{}, backend.ModeInProcess, kit.LeadTeamConfig{Session: "s-ask", Approver: base, AnswerQuestions: answer,
-		Mates: kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base},
+		Mates:   kit.InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base},
 		Deliver: func(text string) { mu.Lock(); delivered = append(delivered, text); mu.Unlock() },
 		OnEvent: func(e swarm.Event) { t.Logf("%s %s %s", e.Agent, e.Kind, e.Text); events <- e }})
 	if err != nil {
