@@ -53,7 +53,7 @@ func (p *Permissions) Add(f *pflag.FlagSet, prefix string, questions bool) {
 	if !questions {
 		return
 	}
-	f.StringVar(&p.PromptCommand, "permission-prompt-command", "", prefix+"a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout)")
+	f.StringVar(&p.PromptCommand, "permission-prompt-command", "", prefix+"a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout) and the agents' AskUserQuestion calls (\"kind\":\"question\", docs/ask.md)")
 	f.DurationVar(&p.PromptTimeout, "permission-prompt-timeout", DefaultPromptTimeout, prefix+"how long --permission-prompt-command may take before the call is denied")
 }
 
