@@ -165,3 +165,31 @@ func TestAskWithdrawn(t *testing.T) {
 		t.Fatalf("the dialog stays:\n%s", frame)
 	}
 }
+
+// At every size the dialog fills the window exactly, no line is wider
+// than it, and "Esc decline" stays on screen.
+func TestAskSizes(t *testing.T) {
+	for _, sz := range [][2]int{{20, 8}, {40, 12}, {99, 30}, {100, 30}} {
+		m, _ := newTest(t)
+		conversation(m)
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		askSet(m, "q1", "alice", questions())
+		for _, keys := range [][]string{nil, {"down"}, {"tab"}, {"tab", "4"}} {
+			press(m, keys...)
+			frame := ansi.Strip(m.frame())
+			lines := strings.Split(frame, "\n")
+			if len(lines) != m.height {
+				t.Errorf("%dx%d after %q: %d lines", sz[0], sz[1], keys, len(lines))
+			}
+			for i, l := range lines {
+				if w := ansi.StringWidth(l); w > m.width {
+					t.Errorf("%dx%d after %q: line %d is %d wide: %q", sz[0], sz[1], keys, i, w, l)
+				}
+			}
+			flat := strings.ReplaceAll(strings.ReplaceAll(frame, "\n", " "), "  ", " ")
+			if !strings.Contains(flat, "decline") && !strings.Contains(flat, "Enter sends") {
+				t.Errorf("%dx%d after %q: the keys are off screen:\n%s", sz[0], sz[1], keys, frame)
+			}
+		}
+	}
+}
