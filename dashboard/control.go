@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/ask"
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
@@ -247,6 +248,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "dashboard: answer: the request's questions: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	req.Answers = pageKeys(req.Answers, in.Questions)
 	if err := req.Answers.Check(in.Questions); err != nil {
 		http.Error(w, "dashboard: answer: "+err.Error(), http.StatusBadRequest)
 		return
@@ -269,4 +271,20 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, teamName, from st
 	if _, ok := s.sendAsLead(w, r, teamName, from, text); ok {
 		fmt.Fprint(w, done)
 	}
+}
+
+// pageKeys maps the keys of answers from the page, which shows each
+// question through termtext, back to the questions' own texts.
+func pageKeys(a ask.Answers, qs []ask.Question) ask.Answers {
+	out := ask.Answers{}
+	for k, v := range a {
+		for _, q := range qs {
+			if k != q.Question && k == termtext.Clean(q.Question) {
+				k = q.Question
+				break
+			}
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/dashboard"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/llm/scripted"
@@ -124,4 +125,12 @@ func holds(ms []llm.Message, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestPageKeys(t *testing.T) {
+	qs := []ask.Question{{Question: "Run \x1b[8m?"}, {Question: "Plain?"}}
+	got := dashboard.PageKeys(ask.Answers{`Run \x1b[8m?`: "yes", "Plain?": "no"}, qs)
+	if got["Run \x1b[8m?"] != "yes" || got["Plain?"] != "no" || len(got) != 2 {
+		t.Fatalf("PageKeys = %q", got)
+	}
 }
