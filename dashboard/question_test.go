@@ -27,8 +27,11 @@ import (
 // shows it as a form, refuses answers to questions not asked and a
 // permission verdict for it, and its answer reaches the teammate's model
 // as the tool result.
-func TestQuestionAnswers(t *testing.T) {
-	f := newFixture(t, dashboard.Config{Control: true})
+// askingTeammate runs alice, a real teammate whose model asks two
+// questions (one with a preview, one multiSelect) by mail as a pane
+// teammate does, and returns it.
+func askingTeammate(t *testing.T, f *fixture) *swarm.Teammate {
+	t.Helper()
 	input := json.RawMessage(`{"questions":[{"question":"Which database?","header":"Database","multiSelect":false,"options":[
 		{"label":"Postgres","description":"a server"},{"label":"SQLite","description":"a file","preview":"sql.Open(\"sqlite\", \"app.db\")"}]},
 		{"question":"Which checks?","header":"Checks","multiSelect":true,"options":[{"label":"Tests","description":"t"},{"label":"Lint","description":"l"}]}]}`)
@@ -64,6 +67,12 @@ func TestQuestionAnswers(t *testing.T) {
 	wg.Go(func() { _ = tm.Run(runCtx) })
 	t.Cleanup(func() { stop(); wg.Wait() })
 
+	return tm
+}
+
+func TestQuestionAnswers(t *testing.T) {
+	f := newFixture(t, dashboard.Config{Control: true})
+	tm := askingTeammate(t, f)
 	var id string
 	deadline := time.Now().Add(10 * time.Second)
 	for id == "" {
