@@ -19,7 +19,7 @@ var ranks = []struct {
 	rank   int
 }{
 	{"internal/jsonx", 0},
-	{"team", 1}, {"mailbox", 1}, {"tasklist", 1}, {"permission", 1}, {"llm", 1}, {"backend", 1}, {"tool", 2},
+	{"team", 1}, {"mailbox", 1}, {"tasklist", 1}, {"permission", 1}, {"llm", 1}, {"backend", 1}, {"ask", 1}, {"tool", 2},
 	{"internal", 10}, {"internal/gitenv", 5}, {"peer", 15}, {"internal/lockfile", 11}, {"internal/fileedit", 12}, {"memory", 10}, {"worktree", 10},
 	{"store", 20}, {"llm/", 20}, {"tool/", 20}, {"backend/", 20}, {"permission/shell", 20}, {"permission/settings", 20},
 	{"permission/audit", 20}, {"brief", 20}, {"mcp", 20}, {"hooks", 20}, {"budget", 20},

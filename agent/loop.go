@@ -397,7 +397,19 @@ func describeInput(in json.RawMessage) string {
 			return v
 		}
 	}
+	if qs, ok := m["questions"].([]any); ok && len(qs) > 0 { // AskUserQuestion: its first question
+		if q, ok := qs[0].(map[string]any); ok {
+			if v, ok := q["question"].(string); ok {
+				return describeInput(mustJSON(map[string]string{"description": v}))
+			}
+		}
+	}
 	return ""
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 func (a *Agent) emit(e Event) {

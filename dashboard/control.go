@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/troupe-dev/troupe/ask"
+	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
@@ -124,8 +126,53 @@ func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// pendingRequest finds the permission request id in the lead's inbox
+// that the page may answer: not a pane teammate's (refuseSigned) and not
+// answered yet. It writes the error and reports false otherwise. The
+// caller holds s.answering.
+func (s *Server) pendingRequest(w http.ResponseWriter, r *http.Request, teamName, id, what string) (string, mailbox.PermissionRequest, bool) {
+	ctx := r.Context()
+	inbox, err := s.cfg.Mail.Read(ctx, teamName, team.LeadName, false)
+	if err != nil {
+		http.Error(w, "dashboard: "+what+": read the lead's inbox: "+err.Error(), http.StatusInternalServerError)
+		return "", mailbox.PermissionRequest{}, false
+	}
+	var from string
+	var found *mailbox.PermissionRequest
+	for _, m := range inbox {
+		if f, err := mailbox.Decode(m.Text); err == nil {
+			if p, ok := f.(mailbox.PermissionRequest); ok && p.RequestID == id {
+				from, found = m.From, &p
+			}
+		}
+	}
+	if found == nil {
+		http.Error(w, fmt.Sprintf("dashboard: %s: no request %q in the lead's inbox", what, id), http.StatusNotFound)
+		return "", mailbox.PermissionRequest{}, false
+	}
+	if s.refuseSigned(w, r, teamName, from, what) {
+		return "", mailbox.PermissionRequest{}, false
+	}
+	// Already answered (by the lead, or another tab)?
+	theirs, err := s.cfg.Mail.Read(ctx, teamName, from, false)
+	if err != nil {
+		http.Error(w, "dashboard: "+what+": read the inbox of "+from+": "+err.Error(), http.StatusInternalServerError)
+		return "", mailbox.PermissionRequest{}, false
+	}
+	for _, m := range theirs {
+		if f, err := mailbox.Decode(m.Text); err == nil {
+			if p, ok := f.(mailbox.PermissionResponse); ok && p.RequestID == id {
+				http.Error(w, fmt.Sprintf("dashboard: %s: request %s was already answered", what, id), http.StatusConflict)
+				return "", mailbox.PermissionRequest{}, false
+			}
+		}
+	}
+	return from, *found, true
+}
+
 // permission answers a pending permission request in the lead's inbox:
 // {"request_id": ID, "decision": "allow"|"always"|"deny", "feedback": TEXT}.
+// A question (AskUserQuestion) is answered with answer instead.
 func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RequestID string `json:"request_id"`
@@ -139,44 +186,16 @@ func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("dashboard: permission: decision %q: want allow, always or deny", req.Decision), http.StatusBadRequest)
 		return
 	}
-	ctx := r.Context()
 	teamName := r.PathValue("team")
 	s.answering.Lock()
 	defer s.answering.Unlock()
-	inbox, err := s.cfg.Mail.Read(ctx, teamName, team.LeadName, false)
-	if err != nil {
-		http.Error(w, "dashboard: permission: read the lead's inbox: "+err.Error(), http.StatusInternalServerError)
+	from, found, ok := s.pendingRequest(w, r, teamName, req.RequestID, "permission")
+	if !ok {
 		return
 	}
-	var from string
-	var found *mailbox.PermissionRequest
-	for _, m := range inbox {
-		if f, err := mailbox.Decode(m.Text); err == nil {
-			if p, ok := f.(mailbox.PermissionRequest); ok && p.RequestID == req.RequestID {
-				from, found = m.From, &p
-			}
-		}
-	}
-	if found == nil {
-		http.Error(w, fmt.Sprintf("dashboard: permission: no request %q in the lead's inbox", req.RequestID), http.StatusNotFound)
+	if found.ToolName == ask.ToolName {
+		http.Error(w, fmt.Sprintf("dashboard: permission: request %s is a question to the person: answer it (POST answer)", req.RequestID), http.StatusBadRequest)
 		return
-	}
-	if s.refuseSigned(w, r, teamName, from, "permission") {
-		return
-	}
-	// Already answered (by the lead, or another tab)?
-	theirs, err := s.cfg.Mail.Read(ctx, teamName, from, false)
-	if err != nil {
-		http.Error(w, "dashboard: permission: read the inbox of "+from+": "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	for _, m := range theirs {
-		if f, err := mailbox.Decode(m.Text); err == nil {
-			if p, ok := f.(mailbox.PermissionResponse); ok && p.RequestID == req.RequestID {
-				http.Error(w, fmt.Sprintf("dashboard: permission: request %s was already answered", req.RequestID), http.StatusConflict)
-				return
-			}
-		}
 	}
 	var rules []string
 	if req.Decision == "always" {
@@ -184,17 +203,88 @@ func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
 			rules = []string{r} // none names the call exactly: allowed once
 		}
 	}
-	resp, err := swarm.Verdict(*found, req.Decision != "deny", rules, strings.TrimSpace(req.Feedback))
+	resp, err := swarm.Verdict(found, req.Decision != "deny", rules, strings.TrimSpace(req.Feedback))
 	if err != nil {
 		http.Error(w, "dashboard: permission: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.reply(w, r, teamName, from, resp, "answered "+from+": "+req.Decision)
+}
+
+// answer answers a teammate's pending question (AskUserQuestion,
+// docs/ask.md): {"request_id": ID, "answers": {"<question>": "<answer>"}},
+// or {"request_id": ID, "decline": true, "feedback": TEXT}.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RequestID string      `json:"request_id"`
+		Answers   ask.Answers `json:"answers"`
+		Decline   bool        `json:"decline"`
+		Feedback  string      `json:"feedback"`
+	}
+	if !decodeControl(w, r, &req) {
+		return
+	}
+	teamName := r.PathValue("team")
+	s.answering.Lock()
+	defer s.answering.Unlock()
+	from, found, ok := s.pendingRequest(w, r, teamName, req.RequestID, "answer")
+	if !ok {
+		return
+	}
+	if found.ToolName != ask.ToolName {
+		http.Error(w, fmt.Sprintf("dashboard: answer: request %s asks permission for %s, not a question", req.RequestID, found.ToolName), http.StatusBadRequest)
+		return
+	}
+	if req.Decline {
+		why := "the user declined to answer"
+		if f := strings.TrimSpace(req.Feedback); f != "" {
+			why += ": " + f
+		}
+		s.reply(w, r, teamName, from, swarm.Unanswered(found, why), "declined "+from+"'s questions")
+		return
+	}
+	in, err := ask.Parse(found.Input)
+	if err != nil {
+		http.Error(w, "dashboard: answer: the request's questions: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	req.Answers = pageKeys(req.Answers, in.Questions)
+	if err := req.Answers.Check(in.Questions); err != nil {
+		http.Error(w, "dashboard: answer: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	resp, err := swarm.Answered(found, req.Answers)
+	if err != nil {
+		http.Error(w, "dashboard: answer: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.reply(w, r, teamName, from, resp, "answered "+from+"'s questions")
+}
+
+// reply sends resp to from as the lead, and done to the page.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, teamName, from string, resp mailbox.PermissionResponse, done string) {
 	text, err := mailbox.Encode(resp)
 	if err != nil {
-		http.Error(w, "dashboard: permission: "+err.Error(), http.StatusInternalServerError)
+		http.Error(w, "dashboard: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	if _, ok := s.sendAsLead(w, r, teamName, from, text); ok {
-		fmt.Fprintf(w, "answered %s: %s", from, req.Decision)
+		fmt.Fprint(w, done)
 	}
+}
+
+// pageKeys maps the keys of answers from the page, which shows each
+// question through termtext, back to the questions' own texts.
+func pageKeys(a ask.Answers, qs []ask.Question) ask.Answers {
+	out := ask.Answers{}
+	for k, v := range a {
+		for _, q := range qs {
+			if k != q.Question && k == termtext.Clean(q.Question) {
+				k = q.Question
+				break
+			}
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -3,8 +3,10 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/mailbox"
 )
 
@@ -55,8 +57,17 @@ func Describe(from, to, text string) (kind, words string) {
 		}
 		return f.Kind(), withReason(fmt.Sprintf("%s rejected %s's plan", from, to), f.Feedback)
 	case mailbox.PermissionRequest:
+		if f.ToolName == ask.ToolName {
+			in, _ := ask.Parse(f.Input)
+			return f.Kind(), fmt.Sprintf("%s asks the person: %s", from, ask.Summary(in.Questions))
+		}
 		return f.Kind(), fmt.Sprintf("%s asks to %s", from, Action(f.ToolName, f.Input, f.Description))
 	case mailbox.PermissionResponse:
+		if f.Subtype == "success" && f.Response != nil {
+			if a, ok := ask.AnswersOf(f.Response.UpdatedInput); ok && toolOf(f) == ask.ToolName {
+				return f.Kind(), fmt.Sprintf("%s answered %s's questions: %s", from, to, answerList(a))
+			}
+		}
 		if f.Subtype == "success" {
 			always := ""
 			if f.Response != nil && len(f.Response.PermissionUpdates) > 0 {
@@ -122,4 +133,14 @@ func orWord(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// answerList is answers as "question: answer" pairs, sorted.
+func answerList(a ask.Answers) string {
+	parts := make([]string, 0, len(a))
+	for q, v := range a {
+		parts = append(parts, q+" → "+v)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
 }

@@ -28,6 +28,10 @@ func TestDescribe(t *testing.T) {
 		{"alice", "team-lead", enc(mailbox.IdleNotification{From: "alice", CompletedTaskID: "3", CompletedStatus: "resolved"}), "alice is idle after task #3 (resolved)"},
 		{"team-lead", "alice", enc(mailbox.PermissionResponse{RequestID: "p", Subtype: "error", Error: "no"}), "team-lead denied alice's tool call: no"},
 		{"alice", "team-lead", `{"type":"permission_request","request_id":5}`, "alice sent a malformed protocol message"},
+		{"alice", "team-lead", enc(mailbox.PermissionRequest{RequestID: "q", ToolName: "AskUserQuestion", Input: []byte(`{"questions":[{"question":"Which DB?","header":"DB","multiSelect":false,"options":[{"label":"a","description":"x"},{"label":"b","description":"y"}]}]}`)}),
+			"alice asks the person: Which DB?"},
+		{"team-lead", "alice", enc(mailbox.PermissionResponse{RequestID: "q", Subtype: "success", ApprovedRequest: &mailbox.ApprovedRequest{ToolName: "AskUserQuestion"},
+			Response: &mailbox.PermissionVerdict{UpdatedInput: []byte(`{"questions":[],"answers":{"Which DB?":"b"}}`)}}), "team-lead answered alice's questions: Which DB? → b"},
 	}
 	for _, tt := range tests {
 		if _, got := dashboard.Describe(tt.from, tt.to, tt.text); !strings.HasPrefix(got, tt.want) {

@@ -109,6 +109,7 @@ func New(cfg Config) (*Server, error) {
 		s.mux.HandleFunc("POST /team/{team}/send", s.send)
 		s.mux.HandleFunc("POST /team/{team}/stop", s.stop)
 		s.mux.HandleFunc("POST /team/{team}/permission", s.permission)
+		s.mux.HandleFunc("POST /team/{team}/answer", s.answer)
 	}
 	return s, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/swarm"
@@ -60,6 +61,37 @@ type pendingView struct {
 	// Signed: the asker is a pane teammate, which takes only a verdict
 	// its lead signed; the page cannot answer it.
 	Signed bool
+	// Questions is set when the request is a question to the person
+	// (AskUserQuestion, docs/ask.md), answered by choosing.
+	Questions []questionView
+}
+
+// questionView is one question of a pending AskUserQuestion; its text
+// is sanitized (termtext) before the template escapes it.
+type questionView struct {
+	N                int // 1-based, names its inputs
+	Question, Header string
+	Multi            bool
+	Options          []optionView
+}
+
+type optionView struct{ Label, Description, Preview string }
+
+// questionViews returns the questions of input, nil when it holds none.
+func questionViews(input []byte) []questionView {
+	in, err := ask.Parse(input)
+	if err != nil {
+		return nil
+	}
+	out := make([]questionView, len(in.Questions))
+	for i, q := range in.Questions {
+		qv := questionView{N: i + 1, Question: termtext.Clean(q.Question), Header: termtext.Line(q.Header), Multi: q.MultiSelect}
+		for _, o := range q.Options {
+			qv.Options = append(qv.Options, optionView{Label: termtext.Line(o.Label), Description: termtext.Clean(o.Description), Preview: termtext.Clean(o.Preview)})
+		}
+		out[i] = qv
+	}
+	return out
 }
 
 // load reads the team's current state from the stores.
@@ -134,8 +166,12 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 	v.Messages = msgs
 	for _, r := range requests {
 		if !answered[r.f.RequestID] {
-			v.Pending = append(v.Pending, pendingView{RequestID: termtext.Line(r.f.RequestID), From: termtext.Line(r.m.From), Signed: signed[r.m.From],
-				Tool: termtext.Line(r.f.ToolName), Action: termtext.Clean(Action(r.f.ToolName, r.f.Input, r.f.Description))})
+			pv := pendingView{RequestID: termtext.Line(r.f.RequestID), From: termtext.Line(r.m.From), Signed: signed[r.m.From],
+				Tool: termtext.Line(r.f.ToolName), Action: termtext.Clean(Action(r.f.ToolName, r.f.Input, r.f.Description))}
+			if r.f.ToolName == ask.ToolName {
+				pv.Questions = questionViews(r.f.Input)
+			}
+			v.Pending = append(v.Pending, pv)
 		}
 	}
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
@@ -34,6 +35,11 @@ type Question struct {
 	// (Tool is then empty): Allow approves it, Message is the feedback
 	// of a rejection.
 	Plan string
+	// Questions is set when the question is an agent's questions to
+	// the person (AskUserQuestion, docs/ask.md; Tool is then empty):
+	// Allow with Answers answers them, a denial declines them with
+	// Message as the reason.
+	Questions []ask.Question
 	// Always is the rule an Always answer saves when it names none: the
 	// rule that covers exactly this call (permission.ExactRule), set by
 	// Ask, so that a dialog can show it before the person chooses. Empty
@@ -51,6 +57,8 @@ type Verdict struct {
 	Rule   string
 	// Message is what the asking agent's model sees with a denial.
 	Message string
+	// Answers answers a Question's Questions (with Allow).
+	Answers ask.Answers
 }
 
 // Kinds of the permission events; Event.Question is set on both,
@@ -110,6 +118,11 @@ func (s *Session) Answer(id string, v Verdict) error {
 	s.asks.mu.Lock()
 	p, ok := s.asks.pending[id]
 	s.asks.mu.Unlock()
+	if ok && len(p.q.Questions) > 0 && v.Allow {
+		if err := v.Answers.Check(p.q.Questions); err != nil {
+			return fmt.Errorf("session: answers to question %s: %w", id, err)
+		}
+	}
 	if !ok || !s.withdraw(id) {
 		return fmt.Errorf("session: no question %q waits for an answer (answered already, or withdrawn)", id)
 	}
@@ -269,4 +282,30 @@ func (s *Session) TeamAnswerer() swarm.Answerer {
 		}
 		return swarm.PermissionAnswer{Allow: v.Allow, Always: v.Always, Rule: v.Rule, Message: v.Message}, nil
 	}
+}
+
+// AskQuestions puts the lead's questions (AskUserQuestion) in the queue
+// and waits for the person (tool/asktool's Asker).
+func (s *Session) AskQuestions(ctx context.Context, r ask.Request) (ask.Reply, error) {
+	return s.askQuestions(ctx, Question{Agent: cmp.Or(r.Agent, team.LeadName), Questions: r.Questions, Reason: "question"})
+}
+
+// TeamQuestions returns the swarm.QuestionAnswerer that puts teammates'
+// questions in the queue, with their badge, for
+// swarm.LeadConfig.AnswerQuestions.
+func (s *Session) TeamQuestions() swarm.QuestionAnswerer {
+	return func(ctx context.Context, a swarm.QuestionAsk) (ask.Reply, error) {
+		return s.askQuestions(ctx, Question{Agent: a.Worker, Color: a.Color, Questions: a.Questions, Reason: "question", Teammate: true})
+	}
+}
+
+func (s *Session) askQuestions(ctx context.Context, q Question) (ask.Reply, error) {
+	v, err := s.Ask(ctx, q)
+	if err != nil {
+		return ask.Reply{}, err
+	}
+	if !v.Allow || len(v.Answers) == 0 {
+		return ask.Reply{Declined: true, Reason: v.Message}, nil
+	}
+	return ask.Reply{Answers: v.Answers}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 )
@@ -18,9 +19,9 @@ import (
 // still refuse them.
 var TeamTools = []string{"SendMessage", "ListAgents", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "ExitPlanMode", "TeamCreate", "TeamDelete"}
 
-// planTools may run in plan mode: talking to the team, reading the list,
-// and submitting the plan.
-var planTools = []string{"SendMessage", "TaskGet", "TaskList", "ExitPlanMode"}
+// planTools may run in plan mode: talking to the team or the person,
+// reading the list, and submitting the plan.
+var planTools = []string{"SendMessage", "TaskGet", "TaskList", "ExitPlanMode", ask.ToolName}
 
 // Approver is a teammate's permission layer: an approve.Approver whose
 // mode and allow rules change while it runs (plan approved, "allow always"

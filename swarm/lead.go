@@ -87,6 +87,9 @@ type PermissionAnswer struct {
 	Rule   string
 	// Message is the feedback the worker's model sees on a denial.
 	Message string
+	// UpdatedInput, with Allow, replaces the call's input: a question's
+	// input with the person's answers (QuestionAsk).
+	UpdatedInput json.RawMessage
 }
 
 // Answerer answers permission questions, one at a time.
@@ -149,6 +152,9 @@ type LeadConfig struct {
 	// person at the helm); nil hands them to the lead's model, which
 	// answers with SendMessage.
 	AnswerPlan PlanAnswerer
+	// AnswerQuestions, when set, puts teammates' questions
+	// (AskUserQuestion) to the person; nil tells them nobody can answer.
+	AnswerQuestions QuestionAnswerer
 	// Policy is the template for checking team-wide "allow always"
 	// rules (its Shell parser and Home; its rules are ignored).
 	Policy permission.Policy

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
@@ -76,13 +77,17 @@ func (l *Lead) AskInProcess(ctx context.Context, worker, color string, req appro
 			m.addRules(rules)
 		}
 	}
-	return approve.Answer{Allow: ans.Allow, Message: ans.Message}, nil
+	return approve.Answer{Allow: ans.Allow, Message: ans.Message, UpdatedInput: ans.UpdatedInput}, nil
 }
 
 // decide answers one question: from the team's allow-always rules when
 // one covers it, else from the Answerer (one question at a time). It
 // returns the rules the answer added.
 func (l *Lead) decide(ctx context.Context, a PermissionAsk) (PermissionAnswer, []string, error) {
+	if a.Tool == ask.ToolName { // a question for the person, not a permission
+		ans, err := l.askPerson(ctx, a)
+		return ans, nil, err
+	}
 	what := fmt.Sprintf("%s asks to run %s (%s)", a.Worker, a.Tool, summarizeInput(a.Input))
 	if l.teamAllows(a) {
 		l.event(a.Worker, EventPermission, what+": allowed by a team rule")
@@ -188,6 +193,10 @@ func (l *Lead) teamAllows(a PermissionAsk) bool {
 
 // answerMail answers a permission request that came by mail.
 func (l *Lead) answerMail(ctx context.Context, teamName string, m mailbox.Message, f mailbox.PermissionRequest) {
+	if f.ToolName == ask.ToolName {
+		l.answerQuestionMail(ctx, teamName, m, f)
+		return
+	}
 	ans, rules, err := l.decide(ctx, PermissionAsk{Worker: m.From, Color: m.Color, Tool: f.ToolName, ToolUseID: f.ToolUseID,
 		Input: f.Input, Description: f.Description})
 	var resp mailbox.PermissionResponse

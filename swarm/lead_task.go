@@ -109,7 +109,7 @@ func Activity(tool, input string) string {
 	verb := map[string]string{"Read": "Reading", "Write": "Writing", "Edit": "Editing", "MultiEdit": "Editing", "NotebookEdit": "Editing",
 		"Bash": "Running", "Grep": "Searching for", "Glob": "Listing", "WebFetch": "Fetching", "WebSearch": "Searching the web for",
 		"SendMessage": "Messaging", "TaskUpdate": "Updating task", "TaskCreate": "Creating a task:", "TaskList": "Listing the tasks",
-		"Agent": "Starting a sub-agent:", "Skill": "Loading the skill"}[tool]
+		"Agent": "Starting a sub-agent:", "Skill": "Loading the skill", "AskUserQuestion": "Asking the person:"}[tool]
 	if verb == "" {
 		verb = "Using " + tool
 	}

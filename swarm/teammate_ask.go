@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/team"
@@ -180,7 +181,11 @@ func (tm *Teammate) AskMirrored(ctx context.Context, req approve.AskRequest, inP
 		// Answered here: the verdict by mail marks the mirror answered;
 		// the pump drops it when it comes back.
 		tm.forget(q.frame.RequestID, true)
-		if resp, err := Verdict(q.frame, r.ans.Allow, nil, r.ans.Message); err == nil {
+		resp, err := Verdict(q.frame, r.ans.Allow, nil, r.ans.Message)
+		if err == nil && r.ans.Allow && len(r.ans.UpdatedInput) > 0 {
+			resp, err = withInput(q.frame, r.ans.UpdatedInput) // a question's answers
+		}
+		if err == nil {
 			if text, err := mailbox.Encode(resp); err == nil {
 				if _, err := tm.cfg.Mail.Send(ctx, tm.cfg.Team, tm.cfg.Name, mailbox.Message{From: team.LeadName, Text: text}); err != nil && ctx.Err() == nil {
 					tm.cfg.Log.Warn("mark a mirrored permission request answered", "agent", tm.cfg.Name, "err", err)
@@ -231,7 +236,11 @@ func (tm *Teammate) mailAsk(ctx context.Context, req approve.AskRequest, prefix 
 		tm.forget(id, false)
 		return question{}, fmt.Errorf("ask the team lead: %w", err)
 	}
-	tm.event(EventPermission, fmt.Sprintf("asked the lead to allow %s (%s)", req.Tool, summarizeInput(input)))
+	if req.Tool == ask.ToolName {
+		tm.event(EventPermission, "asked the lead's person: "+firstLine(req.Reason, 100))
+	} else {
+		tm.event(EventPermission, fmt.Sprintf("asked the lead to allow %s (%s)", req.Tool, summarizeInput(input)))
+	}
 	return q, nil
 }
 

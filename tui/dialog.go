@@ -135,6 +135,9 @@ func (m *model) questionDialog(h int) ([]string, int) {
 	if q.ID != m.qFor {
 		m.qFor, m.qScroll, m.qNote = q.ID, scroll{}, ""
 	}
+	if len(q.Questions) > 0 {
+		return m.askDialog(q, h)
+	}
 	who := m.st.name(q.Agent, q.Color)
 	more := ""
 	if len(m.questions) > 1 {

@@ -238,8 +238,8 @@ func writeLines(t *testing.T, n int) (dir, path, text string) {
 	return dir, path, b.String()
 }
 
-// ask shows q's dialog, with the file read its command does.
-func ask(m *model, q session.Question) {
+// showQuestion shows q's dialog, with the file read its command does.
+func showQuestion(m *model, q session.Question) {
 	_, cmd := m.Update(eventMsg{session.Event{Kind: session.KindPermission, Question: &q, Queued: 1}})
 	if msg := run(cmd); msg != nil {
 		m.Update(msg)
@@ -274,7 +274,7 @@ func TestFramesEditWrite(t *testing.T) {
 			m.opts.Dir = dir
 			conversation(m)
 			m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-			ask(m, c.q)
+			showQuestion(m, c.q)
 			name := fmt.Sprintf("permission-%s-%dx%d", c.name, sz[0], sz[1])
 			golden(t, m, name)
 			frame := ansi.Strip(m.frame())
@@ -327,7 +327,7 @@ func TestFramesLongPlan(t *testing.T) {
 		m, r := newTest(t)
 		conversation(m)
 		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-		ask(m, session.Question{ID: "p1", Agent: "bob", Color: "green", Teammate: true, Plan: b.String()})
+		showQuestion(m, session.Question{ID: "p1", Agent: "bob", Color: "green", Teammate: true, Plan: b.String()})
 		name := fmt.Sprintf("plan-long-%dx%d", sz[0], sz[1])
 		golden(t, m, name)
 		calls := len(r.calls)

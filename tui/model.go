@@ -82,6 +82,7 @@ type model struct {
 	qScroll   scroll               // its dialog's scroll (dialog.go)
 	qNote     string               // why its last answer key was refused
 	qFiles    map[string]*fileText // by question: the file an edit or write changes, read from disk
+	pick      *picker              // the open question set's state (askdialog.go)
 
 	// pending are the prompts typed while the lead worked, not yet taken:
 	// shown below the conversation until the lead takes them.
@@ -482,6 +483,12 @@ func nextMode(cur string) string {
 // questionKey answers the first permission question.
 func (m *model) questionKey(k tea.KeyPressMsg) tea.Cmd {
 	q := m.questions[0]
+	if len(q.Questions) > 0 {
+		if q.ID != m.qFor {
+			m.bottom() // lay its dialog out first: the keys act on what shows
+		}
+		return m.askKey(q, k)
+	}
 	answer := func(v session.Verdict) tea.Cmd {
 		m.feedback = false
 		m.input.Reset()
@@ -748,6 +755,12 @@ func (m *model) event(e session.Event) tea.Cmd {
 			m.questions = slices.DeleteFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID })
 			delete(m.qFiles, e.Question.ID)
 			m.convo.answered(e.Question.Tool, e.Question.Input, m.now)
+			if m.pick != nil && m.pick.id == e.Question.ID { // withdrawn while open
+				if m.pick.typing {
+					m.input.Reset()
+				}
+				m.pick = nil
+			}
 			if e.Verdict != nil {
 				m.convo.add(entry{kind: entryQuiet, text: answered(*e.Question, *e.Verdict)})
 			}
@@ -845,6 +858,18 @@ func answered(q session.Question, v session.Verdict) string {
 			return who + "'s plan approved"
 		}
 		return who + "'s plan sent back: " + v.Message
+	}
+	if len(q.Questions) > 0 {
+		if !v.Allow {
+			return fmt.Sprintf("%s's questions not answered: %s", who, v.Message)
+		}
+		var parts []string
+		for _, x := range q.Questions {
+			if a, ok := v.Answers[x.Question]; ok {
+				parts = append(parts, x.Header+": "+a)
+			}
+		}
+		return fmt.Sprintf("%s's questions answered: %s", who, strings.Join(parts, " · "))
 	}
 	call := toolSummary(q.Tool, q.Input)
 	switch {

@@ -51,6 +51,10 @@ func (r *recorder) Foreground(_ context.Context, id task.ID) error {
 	return nil
 }
 func (r *recorder) Answer(id string, v session.Verdict) error {
+	if v.Answers != nil {
+		r.add("answer %s allow=%v answers=%s msg=%q", id, v.Allow, answersText(v.Answers), v.Message)
+		return nil
+	}
 	r.add("answer %s allow=%v always=%v rule=%q msg=%q", id, v.Allow, v.Always, v.Rule, v.Message)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/internal/termtext"
 )
 
@@ -48,6 +49,11 @@ func relPath(dir, p string) string {
 // toolTitle is a call in one line: "Update(calc.go)", "Bash(go test
 // ./...)".
 func toolTitle(dir, name string, raw json.RawMessage) string {
+	if name == ask.ToolName { // its first question
+		var qs ask.Input
+		_ = json.Unmarshal(raw, &qs)
+		return shownName(name) + "(" + firstLineOf(ask.Summary(qs.Questions)) + ")"
+	}
 	in := decodeInput(raw)
 	for _, k := range []string{"command", "file_path", "notebook_path", "pattern", "path", "url", "query", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId"} {
 		if v := in.str(k); v != "" {

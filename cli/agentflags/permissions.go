@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/cli"
 	"github.com/troupe-dev/troupe/internal/realpath"
 	"github.com/troupe-dev/troupe/permission"
@@ -52,7 +53,7 @@ func (p *Permissions) Add(f *pflag.FlagSet, prefix string, questions bool) {
 	if !questions {
 		return
 	}
-	f.StringVar(&p.PromptCommand, "permission-prompt-command", "", prefix+"a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout)")
+	f.StringVar(&p.PromptCommand, "permission-prompt-command", "", prefix+"a shell `COMMAND` that answers permission questions (request JSON on stdin, {\"behavior\":\"allow\"|\"deny\",\"message\":...} on stdout) and the agents' AskUserQuestion calls (\"kind\":\"question\", docs/ask.md)")
 	f.DurationVar(&p.PromptTimeout, "permission-prompt-timeout", DefaultPromptTimeout, prefix+"how long --permission-prompt-command may take before the call is denied")
 }
 
@@ -108,6 +109,9 @@ func (p Permissions) Approver(a *cli.App, cwd string) (*approve.Approver, func()
 	// Loading a skill (the Skill tool) only reads its file; a deny or ask
 	// rule for Skill still wins over this.
 	pol.Allow = append(pol.Allow, permission.Rule{Tool: "Skill", Source: "built-in (loading a skill only reads it)"})
+	// A question to the person is not a permission: the tool asks the
+	// person itself, in every mode (docs/ask.md).
+	pol.Allow = append(pol.Allow, permission.Rule{Tool: ask.ToolName, Source: "built-in (a question asks the person itself)"})
 	dirs, err := addDirs(a, s.Dirs, p.AddDirs)
 	if err != nil {
 		return nil, nop, err

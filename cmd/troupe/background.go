@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 
 	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/asktool"
 )
 
 // background is the cmd side of a headless run: the session (package
@@ -46,6 +47,9 @@ type background struct {
 	// presence follows the lead's runs (peers.go); set once, after the
 	// printer started.
 	presence atomic.Pointer[kit.Presence]
+	// questions answers the lead's AskUserQuestion calls: the person
+	// (interactive), the --permission-prompt-command, or nil (nobody).
+	questions asktool.Asker
 }
 
 func newBackground(cwd, sessionID string, out *streamjson.Writer, now func() time.Time, interactive bool) (*background, error) {

@@ -284,6 +284,8 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	lr.defer_(a.teamMetrics(lr)) // telemetry_jobs.go: task durations and queue depths
 	if interactive {
 		a.askThePerson(h, lr, approver)
+	} else if pc, ok := approver.Asker.(*approve.Command); ok {
+		bg.questions = approve.QuestionCommand{Command: pc, Cwd: cwd} // docs/ask.md
 	}
 	closeRemote, err := a.openRemote(ctx, bg, lr.rec) // remote.go: remote agents when the store is NATS
 	if err != nil {
@@ -368,6 +370,10 @@ func (a *app) askThePerson(h *headless, lr *leadRun, approver *approve.Approver)
 	if h.teams.plans == nil {
 		h.teams.plans = sess.PlanAnswerer()
 	}
+	if h.teams.questions == nil {
+		h.teams.questions = sess.TeamQuestions()
+	}
+	lr.bg.questions = sess // the lead's own AskUserQuestion calls
 	h.teams.timeline = io.Discard
 }
 

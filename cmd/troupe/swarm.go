@@ -23,6 +23,7 @@ import (
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/asktool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -202,10 +203,13 @@ type teamFlags struct {
 	trees   *worktreeFlags // --worktrees, --worktree-dir (worktrees.go)
 
 	// Set by troupe demo, not by flags.
-	answer   swarm.Answerer     // answers teammates' permission questions
-	plans    swarm.PlanAnswerer // answers teammates' plans (the interactive lead)
-	timeline io.Writer          // where the team's timeline goes (default stderr)
-	onEvent  func(swarm.Event)  // sees every timeline event
+	answer swarm.Answerer     // answers teammates' permission questions
+	plans  swarm.PlanAnswerer // answers teammates' plans (the interactive lead)
+	// questions answers teammates' AskUserQuestion calls (the
+	// interactive lead's person).
+	questions swarm.QuestionAnswerer
+	timeline  io.Writer         // where the team's timeline goes (default stderr)
+	onEvent   func(swarm.Event) // sees every timeline event
 }
 
 // Values of --idle-digest.
@@ -241,9 +245,12 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	opts := kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Approver: approver, Remote: bg.remote, Context: bg.ac,
 		Transcripts: bg.tx, Parent: transcript.KindLead, WorktreeRoot: h.teams.trees.get().root, Fork: fork,
 		ParentMode: bg.sess.Mode} // sub-agents never run wider than the lead is now
+	// The lead may ask its person; sub-agents, which have none, may not
+	// (kit.Tools leaves AskUserQuestion out of theirs).
+	askTool := asktool.New(team.LeadName, bg.questions)
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := kit.Tools(opts)
-		return append(tools, sub), approver, nil
+		return append(tools, sub, askTool), approver, nil
 	}
 	if cmd := teammateCommand(a, h); cmd != "" {
 		if h.teams.mate.TeammateMode == backend.ModeInProcess {
@@ -278,7 +285,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	}
 	lt, err := a.newLeadTeam(h, mode, kit.LeadTeamConfig{Session: session, Approver: approver, ModeNow: bg.sess.Mode,
 		Mates:  kit.InProcess{Cwd: cwd, Model: model, Approver: approver, Transcripts: bg.tx},
-		Answer: h.teams.answer, AnswerPlan: h.teams.plans, OnEvent: trees.OnEvent(bg.sess.TeamEvent), Deliver: bg.sess.Deliver,
+		Answer: h.teams.answer, AnswerPlan: h.teams.plans, AnswerQuestions: h.teams.questions, OnEvent: trees.OnEvent(bg.sess.TeamEvent), Deliver: bg.sess.Deliver,
 		Registry: bg.reg, PaneArgv: a.paneArgv(h, home, cwd), IdleNote: trees.IdleNote, Trees: trees, Window: window})
 	if err != nil {
 		return nil, nil, err
@@ -287,7 +294,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	bg.sess.SetTeam(lt.Lead)
 	opts.Teammates = lt.Teammates()
 	tools, sub := kit.Tools(opts)
-	return append(tools, lt.Tools(sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
+	return append(append(tools, askTool), lt.Tools(sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
 }
 
 // validate checks the lead's team flags before anything is opened.

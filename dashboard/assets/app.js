@@ -26,8 +26,28 @@
   var es = new EventSource(base + "/events");
   es.addEventListener("open", function () { conn.textContent = "live"; conn.className = "conn live"; });
   es.addEventListener("error", function () { conn.textContent = "reconnecting"; conn.className = "conn down"; });
+  // What the person has chosen in a question's form survives the
+  // page's live updates.
+  function formKey(i) { return i.type === "text" ? "t:" + i.name : "c:" + i.name + "\u0000" + i.value; }
+  function saveForms() {
+    var saved = {};
+    live.querySelectorAll("li.question input").forEach(function (i) {
+      saved[formKey(i)] = i.type === "text" ? i.value : i.checked;
+    });
+    return saved;
+  }
+  function restoreForms(saved) {
+    live.querySelectorAll("li.question input").forEach(function (i) {
+      var v = saved[formKey(i)];
+      if (v === undefined) return;
+      if (i.type === "text") i.value = v; else i.checked = v;
+    });
+  }
+
   es.addEventListener("state", function (e) {
+    var saved = saveForms();
     live.innerHTML = e.data;
+    restoreForms(saved);
     var sel = document.getElementById("filter");
     if (sel) sel.value = filterValue;
     applyFilter();
@@ -66,6 +86,19 @@
     var act = b.dataset.act;
     if (act === "stop") {
       post("/stop", { name: b.dataset.name });
+    } else if (act === "answer") {
+      var li = b.closest("li.question"), answers = {};
+      li.querySelectorAll("fieldset.q").forEach(function (fs) {
+        var picked = [];
+        fs.querySelectorAll("input:checked").forEach(function (i) { picked.push(i.value); });
+        var other = fs.querySelector("input.other").value.trim();
+        if (other !== "") picked.push(other);
+        if (picked.length > 0) answers[fs.dataset.question] = fs.dataset.multi === "true" ? picked.join(", ") : picked[picked.length - 1];
+      });
+      post("/answer", { request_id: b.dataset.request, answers: answers });
+    } else if (act === "decline") {
+      b.disabled = true;
+      post("/answer", { request_id: b.dataset.request, decline: true, feedback: document.getElementById("deny-feedback").value });
     } else {
       b.disabled = true;
       post("/permission", { request_id: b.dataset.request, decision: act,

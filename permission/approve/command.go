@@ -24,6 +24,9 @@ type Command struct {
 
 // CommandRequest is what the command reads on stdin.
 type CommandRequest struct {
+	// Kind is "permission" (a tool call to allow or deny) or "question"
+	// (an AskUserQuestion call to answer, docs/ask.md).
+	Kind string `json:"kind"`
 	// Agent is the teammate asking, when a team lead relays the question.
 	Agent     string          `json:"agent,omitempty"`
 	ToolName  string          `json:"tool_name"`
@@ -63,9 +66,36 @@ func (pc *Command) Ask(ctx context.Context, r AskRequest) (Answer, error) {
 
 // Decide runs the command on one question and returns its checked answer.
 func (pc *Command) Decide(ctx context.Context, req CommandRequest) (CommandAnswer, error) {
+	if req.Kind == "" {
+		req.Kind = KindPermission
+	}
+	out, err := pc.run(ctx, req)
+	if err != nil {
+		return CommandAnswer{}, err
+	}
+	var ans CommandAnswer
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&ans); err != nil || dec.More() {
+		if err == nil {
+			err = errors.New("more than one JSON value")
+		}
+		return CommandAnswer{}, fmt.Errorf("permission prompt command %q printed no valid answer (%v): %q; want {\"behavior\":\"allow\"|\"deny\",\"message\":\"...\"}", pc.Shell, err, truncate(string(out), 200))
+	}
+	return pc.check(ans)
+}
+
+// Kinds of CommandRequest.
+const (
+	KindPermission = "permission"
+	KindQuestion   = "question"
+)
+
+// run runs the command on one request and returns what it printed,
+// trimmed.
+func (pc *Command) run(ctx context.Context, req CommandRequest) ([]byte, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
-		return CommandAnswer{}, fmt.Errorf("permission prompt command: encode the request: %v", err)
+		return nil, fmt.Errorf("permission prompt command: encode the request: %v", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, pc.Timeout)
 	defer cancel()
@@ -79,27 +109,23 @@ func (pc *Command) Decide(ctx context.Context, req CommandRequest) (CommandAnswe
 	cmd.WaitDelay = 500 * time.Millisecond
 	runErr := cmd.Run()
 	if err := ctx.Err(); err != nil {
-		return CommandAnswer{}, err
+		return nil, err
 	}
 	if cctx.Err() == context.DeadlineExceeded {
-		return CommandAnswer{}, fmt.Errorf("permission prompt command %q timed out after %s (--permission-prompt-timeout)", pc.Shell, pc.Timeout)
+		return nil, fmt.Errorf("permission prompt command %q timed out after %s (--permission-prompt-timeout)", pc.Shell, pc.Timeout)
 	}
 	if runErr != nil {
 		msg := fmt.Sprintf("permission prompt command %q failed: %v", pc.Shell, runErr)
 		if e := strings.TrimSpace(stderr.String()); e != "" {
 			msg += ": " + e
 		}
-		return CommandAnswer{}, errors.New(msg)
+		return nil, errors.New(msg)
 	}
-	out := bytes.TrimSpace(stdout.Bytes())
-	var ans CommandAnswer
-	dec := json.NewDecoder(bytes.NewReader(out))
-	if err := dec.Decode(&ans); err != nil || dec.More() {
-		if err == nil {
-			err = errors.New("more than one JSON value")
-		}
-		return CommandAnswer{}, fmt.Errorf("permission prompt command %q printed no valid answer (%v): %q; want {\"behavior\":\"allow\"|\"deny\",\"message\":\"...\"}", pc.Shell, err, truncate(string(out), 200))
-	}
+	return bytes.TrimSpace(stdout.Bytes()), nil
+}
+
+// check checks a permission answer.
+func (pc *Command) check(ans CommandAnswer) (CommandAnswer, error) {
 	switch ans.Behavior {
 	case "allow":
 		if len(ans.UpdatedInput) == 0 {

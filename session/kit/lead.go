@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/troupe-dev/troupe/ask"
 	"github.com/troupe-dev/troupe/backend"
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission"
@@ -53,6 +54,10 @@ type LeadTeamConfig struct {
 	// AnswerPlan answers teammates' plans (a person at the helm); nil
 	// leaves them to the lead's model.
 	AnswerPlan swarm.PlanAnswerer
+	// AnswerQuestions puts teammates' questions (AskUserQuestion) to the
+	// person; nil asks the approver's --permission-prompt-command when it
+	// has one, else teammates are told nobody can answer (docs/ask.md).
+	AnswerQuestions swarm.QuestionAnswerer
 	// Queuing: the pane teammates are Claude Code, which claims no task by
 	// itself and queues the lead's messages.
 	Queuing bool
@@ -141,7 +146,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 	lead, err := swarm.NewLead(swarm.LeadConfig{
 		Teams: c.Stores.Teams, Mail: mail, Tasks: c.Stores.Tasks,
 		Session: c.Session, Cwd: cwd, Model: c.ModelName, Mode: string(c.Approver.Mode), ModeNow: c.ModeNow,
-		Backend: c.Backend, Fallback: c.Fallback, Answer: c.answerer(), AnswerPlan: c.AnswerPlan, Policy: c.Approver.Policy,
+		Backend: c.Backend, Fallback: c.Fallback, Answer: c.answerer(), AnswerPlan: c.AnswerPlan, AnswerQuestions: c.questions(), Policy: c.Approver.Policy,
 		NoAutoClaim: c.Queuing, QueuingPanes: c.Queuing, Window: c.Window,
 		ShutdownAnswerTimeout: c.ShutdownAnswerTimeout, Registry: c.Registry, Reap: c.Reap,
 		PersistRule: func(rule string) error {
@@ -168,6 +173,22 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 	return &LeadTeam{Lead: lead, Stores: st, Raw: c.Stores, Trees: c.Trees, hooks: c.Hooks, session: c.Session}, nil
 }
 
+// questions is c.AnswerQuestions, or one made from the approver's
+// --permission-prompt-command.
+func (c LeadTeamConfig) questions() swarm.QuestionAnswerer {
+	if c.AnswerQuestions != nil || c.Approver == nil {
+		return c.AnswerQuestions
+	}
+	pc, ok := c.Approver.Asker.(*approve.Command)
+	if !ok {
+		return nil
+	}
+	qc := approve.QuestionCommand{Command: pc, Cwd: c.Mates.Cwd}
+	return func(ctx context.Context, q swarm.QuestionAsk) (ask.Reply, error) {
+		return qc.AskQuestions(ctx, ask.Request{Agent: q.Worker, ToolUseID: q.ToolUseID, Questions: q.Questions})
+	}
+}
+
 // answerer is c.Answer, or one made from the approver's asker.
 func (c LeadTeamConfig) answerer() swarm.Answerer {
 	if c.Answer != nil || c.Approver == nil || c.Approver.Asker == nil {
@@ -179,9 +200,9 @@ func (c LeadTeamConfig) answerer() swarm.Answerer {
 			return CommandAnswer(ctx, pc, q, cwd)
 		}
 	}
-	ask := c.Approver.Asker
+	asker := c.Approver.Asker
 	return func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
-		ans, err := ask.Ask(ctx, approve.AskRequest{Agent: q.Worker, Tool: q.Tool, ToolUseID: q.ToolUseID, Input: q.Input, Cwd: cwd, Reason: q.Description})
+		ans, err := asker.Ask(ctx, approve.AskRequest{Agent: q.Worker, Tool: q.Tool, ToolUseID: q.ToolUseID, Input: q.Input, Cwd: cwd, Reason: q.Description})
 		return swarm.PermissionAnswer{Allow: ans.Allow, Message: ans.Message}, err
 	}
 }

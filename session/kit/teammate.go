@@ -23,6 +23,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/telemetry"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/asktool"
 	"github.com/troupe-dev/troupe/tool/teamtool"
 	"github.com/troupe-dev/troupe/transcript"
 )
@@ -153,6 +154,9 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 			tt := teamtool.Tools(teamtool.Config{Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.Now,
 				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted, TaskGate: p.Context.hooks.TaskGate()}})
+			if p.Asker != nil { // its questions go to the lead's person (docs/ask.md)
+				tt = append(tt, asktool.New(p.Member.Name, swarm.PersonAsker{Asker: p.Asker, Cwd: p.Cwd}))
+			}
 			all := Addressable(append(core, tt...), Addressing{Teams: p.Stores.Teams, Team: func() string { return p.Team }, Self: p.Member.Name}) // ListAgents: the lead, teammates, its sub-agents
 			tools, err := tool.NewRegistry(all...)
 			if err != nil {

@@ -1,0 +1,4 @@
+package dashboard
+
+// PageKeys is pageKeys, for tests.
+var PageKeys = pageKeys
