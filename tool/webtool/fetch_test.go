@@ -139,3 +139,5 @@ func mustURL(s string) *url.URL {
 func toolCall(input string) tool.Call {
 	return tool.Call{ID: "c1", Name: "WebFetch", Input: json.RawMessage(input)}
 }
+
+func utfValid(s string) bool { return strings.ToValidUTF8(s, "") == s }

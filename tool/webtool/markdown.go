@@ -30,13 +30,10 @@ func Markdown(body []byte, contentType, pageURL string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("convert HTML to Markdown: %w", err)
 		}
-		return md, nil
+		return strings.ToValidUTF8(md, "\uFFFD"), nil
 	case strings.HasPrefix(mt, "text/"), mt == "application/json", mt == "application/xml",
 		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"), mt == "application/javascript":
-		if !utf8.Valid(body) {
-			return strings.ToValidUTF8(string(body), "\uFFFD"), nil
-		}
-		return string(body), nil
+		return strings.ToValidUTF8(string(body), "\uFFFD"), nil
 	}
 	return "", fmt.Errorf("the content is %s, not text or HTML", mt)
 }
