@@ -171,13 +171,14 @@ func (f *Fetch) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	key := u.String()
 	p, cached := f.cache.get(key)
 	if !cached {
-		var res *tool.Result
+		var stop *tool.Result
 		var err error
-		if p, res, err = f.fetch(ctx, u, in.Prompt); err != nil || res != nil {
-			if res == nil {
-				return tool.Result{}, err
-			}
-			return *res, err
+		p, stop, err = f.fetch(ctx, u, in.Prompt)
+		switch {
+		case err != nil:
+			return tool.Result{}, err
+		case stop != nil: // a failure or a redirect to another host
+			return *stop, nil
 		}
 		f.cache.put(p)
 	}
