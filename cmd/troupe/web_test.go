@@ -133,3 +133,65 @@ func TestHeadlessWebSearchScripted(t *testing.T) {
 		t.Errorf("output %q; want the scripted answer after the search's result", out)
 	}
 }
+
+// TestHeadlessWebFetchScripted: the same WebFetch on the scripted
+// provider, whose script answers the page's question by its system
+// prompt.
+func TestHeadlessWebFetchScripted(t *testing.T) {
+	site := webSite(t)
+	dir := t.TempDir()
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(fmt.Sprintf(`{"turns": [
+	  {"match": {"system": "question about one web page", "user": "The answer is *forty-two*"}, "reply": {"text": "FORTY-TWO"}},
+	  {"match": {"tool_result": "WebFetch", "user": "FORTY-TWO"}, "reply": {"text": "The page says FORTY-TWO."}},
+	  {"match": {"turn": 0}, "reply": {"tool_calls": [{"id": "toolu_w", "name": "WebFetch", "input": {"url": %q, "prompt": "What is the answer?"}}]}}
+	]}`, site.URL+"/faq")), 0o644)
+	out, err := headlessRun(t, dir, nil, "", "-p", "--trust", "--script", script, "--allowedTools", "WebFetch(domain:127.0.0.1)", "look it up")
+	if err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "The page says FORTY-TWO.") {
+		t.Errorf("output %q; want the lead's answer after WebFetch's", out)
+	}
+}
+
+// TestHeadlessWebSearchAnthropic: on the fake Anthropic server, WebSearch
+// makes one request offering only the server-side search, and the lead
+// gets the hits' titles and URLs.
+func TestHeadlessWebSearchAnthropic(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+		llmtest.AnthropicToolCall("toolu_s", "WebSearch", `{"query": "go release", "allowed_domains": ["go.dev"]}`),
+		llmtest.AnthropicContent(llmtest.AnthropicServerToolUseBlock("srvtoolu_1", "web_search", `{"query": "go release"}`),
+			llmtest.AnthropicWebSearchResultBlock("srvtoolu_1", llmtest.AnthropicSearchHit{Title: "Go 1.26 is released", URL: "https://go.dev/blog/go1.26"}),
+			llmtest.AnthropicTextBlock("Go 1.26 came out.")),
+		llmtest.AnthropicText("LEAD-DONE"),
+	))
+	root := t.TempDir()
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }, HomeDir: func() (string, error) { return root, nil }}
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--allowedTools", "WebSearch", "--home", filepath.Join(root, "home"), "--cwd", root, "news?"}); err != nil {
+		t.Fatalf("troupe -p: %v\n%s", err, errOut.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests; want 3 (lead, search, lead)", len(reqs))
+	}
+	if ws, ok := reqs[1].WebSearchTool(); !ok || len(reqs[1].Tools) != 1 || !slices.Equal(ws.AllowedDomains, []string{"go.dev"}) {
+		t.Errorf("search request tools %+v; want only the web search, allowed_domains [go.dev]", reqs[1].Tools)
+	}
+	var result string
+	for _, b := range reqs[2].LastMessage().Content {
+		if b.Type == "tool_result" {
+			result = b.Text
+		}
+	}
+	for _, want := range []string{"[Go 1.26 is released](https://go.dev/blog/go1.26)", "Go 1.26 came out."} {
+		if !strings.Contains(result, want) {
+			t.Errorf("tool result %q lacks %q", result, want)
+		}
+	}
+	if !strings.Contains(out.String(), "LEAD-DONE") {
+		t.Errorf("output %q", out.String())
+	}
+}

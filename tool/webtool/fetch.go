@@ -94,8 +94,9 @@ func NewFetch(cfg FetchConfig) *Fetch {
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConns:          10,
-		IdleConnTimeout:       90 * time.Second,
+		// No connection outlives its call: no idle goroutines to own,
+		// and every request dials (and so is checked) afresh.
+		DisableKeepAlives: true,
 	}
 	f := &Fetch{cfg: cfg, cache: newCache(cfg.CacheTTL, cfg.CacheBytes, cfg.Now)}
 	f.client = &http.Client{Transport: tr, CheckRedirect: f.checkRedirect}
