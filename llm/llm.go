@@ -42,6 +42,10 @@ const (
 //     tool returned, after the text), IsError
 //   - thinking: Text, Signature
 //   - redacted_thinking: Data
+//   - server_tool_use: ToolUseID, Name, Input (a tool the provider ran
+//     itself, such as its web search; websearch.go)
+//   - web_search_tool_result: ToolUseID, Results, or IsError with Text
+//     the provider's error code
 type Block struct {
 	Type      BlockType       `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -52,6 +56,8 @@ type Block struct {
 	Signature string          `json:"signature,omitempty"`
 	Data      string          `json:"data,omitempty"`
 	Images    []Image         `json:"images,omitempty"`
+	// Results are a web_search_tool_result's hits (websearch.go).
+	Results []SearchResult `json:"results,omitempty"`
 }
 
 // Text returns a text block.
@@ -156,6 +162,10 @@ type Request struct {
 	StopSequences  []string
 	// NoCache turns prompt caching off where the provider does it.
 	NoCache bool
+	// WebSearch, when set, offers the model the provider's own web search
+	// (websearch.go); providers without one fail the call with
+	// ErrNoWebSearch.
+	WebSearch *WebSearch
 }
 
 // Response is a complete model answer.

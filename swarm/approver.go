@@ -194,3 +194,9 @@ func (a *Approver) Confine(tool, abs, real string) error {
 func (a *Approver) Withholds(abs string) bool {
 	return a != nil && a.cur.Load().Withholds(abs)
 }
+
+// NamesHost implements tool/webtool's FetchConfig.Allows with the current
+// state (see approve.Approver.NamesHost).
+func (a *Approver) NamesHost(host string) bool {
+	return a != nil && a.cur.Load().NamesHost(host)
+}

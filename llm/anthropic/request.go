@@ -51,6 +51,16 @@ func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, []option.Re
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
+	if ws := req.WebSearch; ws != nil {
+		if len(ws.AllowedDomains) > 0 && len(ws.BlockedDomains) > 0 {
+			return p, nil, errors.New("anthropic: web search: allowed and blocked domains cannot both be set")
+		}
+		wp := &anthropic.WebSearchTool20250305Param{AllowedDomains: ws.AllowedDomains, BlockedDomains: ws.BlockedDomains}
+		if ws.MaxUses > 0 {
+			wp.MaxUses = anthropic.Int(int64(ws.MaxUses))
+		}
+		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfWebSearchTool20250305: wp})
+	}
 	for i, msg := range llm.TrimImages(req.Messages, llm.MaxRequestImages, llm.MaxRequestImageBytes) {
 		mp, err := messageParam(msg)
 		if err != nil {
@@ -171,6 +181,11 @@ func blockParam(b llm.Block) (p anthropic.ContentBlockParamUnion, ok bool, err e
 		p.OfThinking = &anthropic.ThinkingBlockParam{Thinking: b.Text, Signature: b.Signature}
 	case llm.BlockRedactedThinking:
 		p.OfRedactedThinking = &anthropic.RedactedThinkingBlockParam{Data: b.Data}
+	case llm.BlockServerToolUse, llm.BlockWebSearchResult:
+		// A server tool's call and result are kept for the record only:
+		// the result's encrypted content, which the API wants back, is
+		// not, so they are not sent again.
+		return p, false, nil
 	default:
 		return p, false, fmt.Errorf("unknown block type %q", b.Type)
 	}

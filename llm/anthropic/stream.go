@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -106,7 +107,7 @@ func (s *streamState) handle(ev anthropic.MessageStreamEventUnion) error {
 				s.deltas[i] = buf
 			}
 			buf.WriteString(d.PartialJSON)
-			if d.PartialJSON != "" {
+			if d.PartialJSON != "" && s.acc.Content[i].Type == "tool_use" { // a server tool's input is not the caller's to run
 				s.emit(llm.Event{Type: llm.EventToolInput, Index: i, Text: d.PartialJSON})
 			}
 		}
@@ -149,8 +150,46 @@ func (s *streamState) block(i int) (b llm.Block, ok bool, err error) {
 			return b, false, err
 		}
 		return llm.ToolUse(cb.ID, cb.Name, input), true, nil
+	case "server_tool_use":
+		input, err := s.toolInput(i)
+		if err != nil {
+			return b, false, err
+		}
+		return llm.Block{Type: llm.BlockServerToolUse, ToolUseID: cb.ID, Name: cb.Name, Input: input}, true, nil
+	case "web_search_tool_result":
+		b, err := searchResult(cb.ToolUseID, cb.Content.RawJSON())
+		return b, err == nil, err
 	}
 	return b, false, nil
+}
+
+// searchResult converts a web_search_tool_result's content: an array of
+// web_search_result blocks, or an error object with its error_code.
+func searchResult(toolUseID, raw string) (llm.Block, error) {
+	b := llm.Block{Type: llm.BlockWebSearchResult, ToolUseID: toolUseID}
+	raw = strings.TrimSpace(raw)
+	if strings.HasPrefix(raw, "[") {
+		var hits []struct {
+			Title   string `json:"title"`
+			URL     string `json:"url"`
+			PageAge string `json:"page_age"`
+		}
+		if err := json.Unmarshal([]byte(raw), &hits); err != nil {
+			return b, badResponse("web_search_tool_result %s: %v", toolUseID, err)
+		}
+		for _, h := range hits {
+			b.Results = append(b.Results, llm.SearchResult{Title: h.Title, URL: h.URL, PageAge: h.PageAge})
+		}
+		return b, nil
+	}
+	var e struct {
+		ErrorCode string `json:"error_code"`
+	}
+	if err := json.Unmarshal([]byte(raw), &e); err != nil || e.ErrorCode == "" {
+		return b, badResponse("web_search_tool_result %s: content is neither results nor an error: %.200q", toolUseID, raw)
+	}
+	b.IsError, b.Text = true, e.ErrorCode
+	return b, nil
 }
 
 // toolInput returns the input of tool_use block i: its streamed partial

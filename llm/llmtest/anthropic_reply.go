@@ -318,8 +318,8 @@ func anthBlockEvents(i int, b AnthropicBlock) []anthEvent {
 		if b.Signature != "" {
 			evs = append(evs, delta(map[string]any{"type": "signature_delta", "signature": b.Signature}))
 		}
-	case "tool_use":
-		evs = append(evs, start(map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}))
+	case "tool_use", "server_tool_use":
+		evs = append(evs, start(map[string]any{"type": b.Type, "id": b.ID, "name": b.Name, "input": map[string]any{}}))
 		for _, d := range anthDeltas(b.Deltas, string(b.Input), anthSplitJSON) {
 			evs = append(evs, delta(map[string]any{"type": "input_json_delta", "partial_json": d}))
 		}
@@ -338,12 +338,12 @@ func anthWireBlock(b AnthropicBlock) map[string]any {
 		return map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": b.Signature}
 	case "redacted_thinking":
 		return map[string]any{"type": "redacted_thinking", "data": b.Data}
-	case "tool_use":
+	case "tool_use", "server_tool_use":
 		input := b.Input
 		if len(input) == 0 {
 			input = json.RawMessage(`{}`)
 		}
-		return map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": input}
+		return map[string]any{"type": b.Type, "id": b.ID, "name": b.Name, "input": input}
 	}
 	out := map[string]any{}
 	raw, _ := json.Marshal(b)

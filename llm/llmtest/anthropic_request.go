@@ -112,6 +112,11 @@ type AnthropicTool struct {
 	Description  string                 `json:"description,omitempty"`
 	InputSchema  json.RawMessage        `json:"input_schema,omitempty"`
 	CacheControl *AnthropicCacheControl `json:"cache_control,omitempty"`
+	// MaxUses, AllowedDomains and BlockedDomains configure a server-side
+	// web search tool (Type "web_search_20250305").
+	MaxUses        int      `json:"max_uses,omitempty"`
+	AllowedDomains []string `json:"allowed_domains,omitempty"`
+	BlockedDomains []string `json:"blocked_domains,omitempty"`
 }
 
 // AnthropicThinking is the thinking configuration of a request.
@@ -297,6 +302,11 @@ func anthValidate(r AnthropicRequest) string {
 					return fmt.Sprintf("messages.%d.content.%d.content.%d.type: unexpected %q in a tool_result", i, j, k, ib.Type)
 				}
 			}
+		}
+	}
+	for i, t := range r.Tools {
+		if msg := anthValidateTool(t); msg != "" {
+			return fmt.Sprintf("tools.%d.%s", i, msg)
 		}
 	}
 	if n := len(r.Images()); n > 100 {

@@ -26,6 +26,9 @@ func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) 
 	if p.Model == "" {
 		p.Model = m.model
 	}
+	if req.WebSearch != nil {
+		return p, fmt.Errorf("openai: %w", llm.ErrNoWebSearch)
+	}
 	if sys := strings.TrimSpace(req.System + "\n\n" + req.SystemVolatile); sys != "" {
 		p.Messages = append(p.Messages, openai.SystemMessage(sys))
 	}
@@ -89,7 +92,7 @@ func messages(msg llm.Message, textOnly bool) ([]openai.ChatCompletionMessagePar
 					content = strings.TrimPrefix(content+"\n"+note, "\n")
 				}
 				out = append(out, openai.ToolMessage(content, b.ToolUseID))
-			case llm.BlockThinking, llm.BlockRedactedThinking:
+			case llm.BlockThinking, llm.BlockRedactedThinking, llm.BlockServerToolUse, llm.BlockWebSearchResult:
 			default:
 				return nil, fmt.Errorf("user %s block: not supported", b.Type)
 			}
@@ -120,7 +123,7 @@ func messages(msg llm.Message, textOnly bool) ([]openai.ChatCompletionMessagePar
 						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args},
 					},
 				})
-			case llm.BlockThinking, llm.BlockRedactedThinking:
+			case llm.BlockThinking, llm.BlockRedactedThinking, llm.BlockServerToolUse, llm.BlockWebSearchResult:
 			default:
 				return nil, fmt.Errorf("assistant %s block: not supported", b.Type)
 			}

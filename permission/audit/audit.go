@@ -50,13 +50,13 @@ func NewEntry(now time.Time, agent string, req permission.Request, d permission.
 }
 
 // Summary returns a short description of a tool input: a Bash command,
-// a file path, a URL or pattern, or the compact JSON, cut to MaxInput
-// bytes.
+// a file path, a URL, a search query or pattern, or the compact JSON,
+// cut to MaxInput bytes.
 func Summary(tool string, input json.RawMessage) string {
 	var in map[string]any
 	s := string(input)
 	if json.Unmarshal(input, &in) == nil {
-		for _, k := range []string{"command", "file_path", "notebook_path", "url", "pattern", "path"} {
+		for _, k := range []string{"command", "file_path", "notebook_path", "url", "query", "pattern", "path"} {
 			if v, ok := in[k].(string); ok && v != "" {
 				s = v
 				break

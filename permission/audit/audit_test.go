@@ -77,6 +77,7 @@ func TestSummary(t *testing.T) {
 	tests := []struct{ tool, in, want string }{
 		{"Read", `{"file_path":"/a/b"}`, "/a/b"},
 		{"Grep", `{"pattern":"x","path":"src"}`, "x"},
+		{"WebSearch", `{"query":"go 1.26","allowed_domains":["go.dev"]}`, "go 1.26"},
 		{"Other", `{"q":1}`, `{"q":1}`},
 		{"Bad", `not json`, `not json`},
 	}

@@ -38,6 +38,7 @@ type Context struct {
 	getenv   func(string) string
 	hooks    *Hooks      // every agent built on this context runs the hooks (hooks.go)
 	mcp      []tool.Tool // the MCP servers' tools (mcp.go)
+	search   string      // the settings' webSearch.url (web.go)
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -89,6 +90,7 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 		warn(err.Error())
 	}
 	ac.agents = brief.WithBuiltins(custom)
+	ac.search = searchURL(r.TroupeHome, cwd, warn) // web.go
 	if r.TroupeHome != "" {
 		text, err := memory.Load(memory.Dir(r.TroupeHome, cwd), 0)
 		if err != nil {

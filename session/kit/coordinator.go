@@ -62,7 +62,8 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 	stop := tasktool.NewStop(reg, byName)
 	workerTools := append(filetool.All(FileConfig(cwd, workerApprover)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), stop)
-	workerTools = append(workerTools, ac.MCPTools()...) // mcp.go
+	workerTools = append(workerTools, webTools(ToolOptions{Model: model, ModelName: modelName, Approver: workerApprover, Context: ac})...) // web.go
+	workerTools = append(workerTools, ac.MCPTools()...)                                                                                    // mcp.go
 	parent, err := tool.NewRegistry(workerTools...)
 	if err != nil {
 		return nil, "", nil, err

@@ -66,6 +66,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	if st := o.Context.SkillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
 	}
+	base = append(base, webTools(o)...) // web.go
 	// mcp.go: every agent gets the MCP servers' tools
 	builtins := len(base)
 	base = append(base, o.Context.MCPTools()...)
