@@ -136,7 +136,11 @@ func (a *Agent) request() llm.Request {
 	msgs := cloneMessages(a.messages)
 	volatile := a.volatile
 	a.mu.Unlock()
-	return llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, SystemVolatile: volatile, Messages: msgs,
+	system := a.cfg.System
+	if note := a.cfg.Tools.DeferredNote(); note != "" { // the deferred tools, by name only (tool.Deferrer)
+		system += "\n\n" + note
+	}
+	return llm.Request{Model: a.cfg.ModelName, System: system, SystemVolatile: volatile, Messages: msgs,
 		Tools: a.cfg.Tools.Specs(), MaxTokens: a.cfg.MaxTokens}
 }
 
@@ -216,6 +220,9 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 	if !ok {
 		return a.cfg.Tools.Unknown(call.Name)
 	}
+	if a.cfg.Tools.Pending(call.Name) {
+		return tool.NotLoaded(call.Name)
+	}
 	input := call.Input
 	if !json.Valid(input) {
 		return tool.Errorf("%s: the input is not valid JSON", call.Name)
@@ -244,7 +251,7 @@ func (a *Agent) execute(ctx context.Context, call llm.Block) tool.Result {
 	if len(v.UpdatedInput) > 0 {
 		input = v.UpdatedInput
 	}
-	r, err := t.Run(context.WithValue(ctx, callerKey{}, a), tool.Call{ID: call.ToolUseID, Name: call.Name, Input: input})
+	r, err := t.Run(tool.WithRegistry(context.WithValue(ctx, callerKey{}, a), a.cfg.Tools), tool.Call{ID: call.ToolUseID, Name: call.Name, Input: input})
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Errorf("interrupted: %v", context.Cause(ctx))

@@ -63,6 +63,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 	workerTools := append(filetool.All(FileConfig(cwd, workerApprover)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), stop)
 	workerTools = append(workerTools, ac.MCPTools()...) // mcp.go
+	workerTools = ac.Defer(workerTools)
 	parent, err := tool.NewRegistry(workerTools...)
 	if err != nil {
 		return nil, "", nil, err

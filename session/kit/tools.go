@@ -69,6 +69,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	// mcp.go: every agent gets the MCP servers' tools
 	builtins := len(base)
 	base = append(base, o.Context.MCPTools()...)
+	base = o.Context.Defer(base) // past the thresholds, MCP tools are named only until ToolSearch loads them
 	parent, err := tool.NewRegistry(base...)
 	if err != nil {
 		// Unreachable while MCP names are unique and prefixed (mcp.Manager
@@ -90,7 +91,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			for _, name := range s.Tools.Names() {
 				t, _ := s.Tools.Get(name)
 				if name == "Bash" {
-					t = newBash(s.AgentID) // its background shells end with the sub-agent
+					t = tool.DeferredLike(newBash(s.AgentID), t) // its background shells end with the sub-agent
 				}
 				ts = append(ts, t)
 			}

@@ -93,7 +93,7 @@ func toolsIn(dir string, tools *tool.Registry, ap agent.Approver, reg *task.Regi
 	for _, name := range tools.Names() {
 		t, _ := tools.Get(name)
 		if l, ok := local[name]; ok {
-			t = l
+			t = tool.DeferredLike(l, t)
 		}
 		ts = append(ts, t)
 	}
