@@ -61,7 +61,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	}
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
-	base := append(filetool.All(FileConfig(cwd, o.Approver)), newBash(""),
+	base := append(filetool.All(FileConfig(cwd, o.Approver)), filetool.NewNotebookEdit(FileConfig(cwd, o.Approver)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
 	if st := o.Context.SkillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
