@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/llm/llmtest"
+	"github.com/troupe-dev/troupe/mcp/mcptest"
+	"github.com/troupe-dev/troupe/tool/toolsearch"
+)
+
+// generatedMCP returns an --mcp-config naming a generated server of n
+// tools over HTTP.
+func generatedMCP(t *testing.T, n int) string {
+	return `{"mcpServers":{"gen":{"type":"http","url":"` + mcptest.GeneratedHTTP(t, n) + `"}}}`
+}
+
+// TestToolSearchScripted: with 200 MCP tools, troupe -p offers them by
+// name only; a direct call fails saying to load it, ToolSearch loads it,
+// and the call then reaches the server.
+func TestToolSearchScripted(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "README"), "x\n")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"turn":0,"system":"mcp__gen__update_invoice"},"reply":{"tool_calls":[{"name":"mcp__gen__update_invoice","input":{"workspace_id":"w","title":"t"}}]}},
+ {"match":{"tool_result":"mcp__gen__update_invoice","user":"not loaded yet"},"reply":{"tool_calls":[{"name":"ToolSearch","input":{"query":"+invoice update"}}]}},
+ {"match":{"tool_result":"ToolSearch","user":"mcp__gen__update_invoice"},"reply":{"tool_calls":[{"name":"mcp__gen__update_invoice","input":{"workspace_id":"w","title":"t"}}]}},
+ {"match":{"tool_result":"mcp__gen__update_invoice","user":"update_invoice ok"},"reply":{"text":"invoice updated"}}]}`)
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script,
+		"--mcp-config", generatedMCP(t, 200), "--allowedTools", "mcp__gen,ToolSearch", "--output-format", "stream-json", "update the invoice")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	for _, want := range []string{"is a deferred tool and is not loaded yet", `Loaded 1 tool(s)`, `update_invoice ok: {`, "invoice updated"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestToolSearchAnthropic: on the Anthropic API the first request of a
+// lead with 200 MCP tools carries ToolSearch and the built-ins only, and
+// the deferred names in the system prompt; after ToolSearch the loaded
+// tool's schema is sent. It logs the request bytes saved (docs/benchmarks.md).
+func TestToolSearchAnthropic(t *testing.T) {
+	cfg := generatedMCP(t, 200)
+	run := func(search string) *llmtest.AnthropicServer {
+		srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+			llmtest.AnthropicToolCall("toolu_1", "ToolSearch", `{"query":"select:mcp__gen__list_alert"}`),
+			llmtest.AnthropicToolCall("toolu_2", "mcp__gen__list_alert", `{"workspace_id":"w"}`),
+			llmtest.AnthropicText("3 alerts"),
+		))
+		cwd, home := t.TempDir(), t.TempDir()
+		env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL, "ENABLE_TOOL_SEARCH": search}
+		var out, errOut bytes.Buffer
+		m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+			Getenv:  func(k string) string { return env[k] },
+			HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return cwd, nil },
+			Now: time.Now, NewID: func() string { return "session-1" }, Version: "v0.0.0-test"}
+		if err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "--mcp-config", cfg, "--allowedTools", "mcp__gen,ToolSearch", "list alerts"}); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+		}
+		return srv
+	}
+	srv := run("")
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests; want 3", len(reqs))
+	}
+	tools := func(i int) (n int, mcp []string) {
+		for _, tl := range reqs[i].Tools {
+			if toolsearch.IsMCP(tl.Name) {
+				mcp = append(mcp, tl.Name)
+			}
+		}
+		return len(reqs[i].Tools), mcp
+	}
+	system := ""
+	for _, b := range reqs[0].System {
+		system += b.Text
+	}
+	if n, mcp := tools(0); len(mcp) != 0 || n > 30 || !strings.Contains(system, "\nmcp__gen__export_project\n") {
+		t.Errorf("first request: %d tools, MCP %v; system names the deferred tools: %v", n, mcp, strings.Contains(system, "mcp__gen__export_project"))
+	}
+	if _, mcp := tools(2); len(mcp) != 1 || mcp[0] != "mcp__gen__list_alert" {
+		t.Errorf("after ToolSearch the MCP tools sent = %v; want list_alert", mcp)
+	}
+	if tr := reqs[2].LastMessage().Content[0]; tr.Type != "tool_result" || !strings.Contains(tr.Text, "list_alert ok") {
+		t.Errorf("the loaded call's result = %+v", tr)
+	}
+	all := run("false").Requests()
+	if len(all) != 3 {
+		t.Fatalf("without tool search: %d requests", len(all))
+	}
+	if n := len(all[0].Tools); n < 200 {
+		t.Fatalf("ENABLE_TOOL_SEARCH=false sends %d tools; want the 200 MCP tools too", n)
+	}
+	full, lean := len(all[0].Body), len(reqs[0].Body)
+	t.Logf("first request with 200 MCP tools: %d bytes (~%d tokens) sent whole, %d bytes (~%d tokens) deferred: %d bytes (~%d tokens) saved per request",
+		full, full/4, lean, lean/4, full-lean, (full-lean)/4)
+	if full-lean < 100000 {
+		t.Errorf("deferral saves %d bytes a request; want the schemas of 200 tools (more than 100 kB)", full-lean)
+	}
+}
+
+// TestNotebookEditScripted: troupe -p edits a notebook through
+// NotebookEdit (asking as an edit: allowed by an Edit rule) and reads it
+// back as cells.
+func TestNotebookEditScripted(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	nb, err := os.ReadFile(filepath.Join("..", "..", "tool", "filetool", "testdata", "notebooks", "analysis.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeIn(t, filepath.Join(cwd, "nb", "analysis.ipynb"), string(nb))
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"NotebookEdit","input":{"notebook_path":"nb/analysis.ipynb","cell_id":"e5f6a7b8","new_source":"import polars as pl"}}]}},
+ {"match":{"tool_result":"NotebookEdit","user":"Replaced the source of cell e5f6a7b8"},"reply":{"tool_calls":[{"name":"NotebookEdit","input":{"notebook_path":"nb/analysis.ipynb","new_source":"# Summary","cell_type":"markdown","edit_mode":"insert","cell_id":"4e5f6a7b"}}]}},
+ {"match":{"tool_result":"NotebookEdit","user":"Inserted a markdown cell"},"reply":{"tool_calls":[{"name":"Read","input":{"file_path":"nb/analysis.ipynb"}}]}},
+ {"match":{"tool_result":"Read","user":"import polars as pl"},"reply":{"text":"edited"}}]}`)
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script,
+		"--allowedTools", "Edit(nb/**)", "--output-format", "stream-json", "switch to polars")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.Contains(out, `"result":"edited"`) {
+		t.Errorf("the run did not end as scripted:\n%s", out)
+	}
+	got, _ := os.ReadFile(filepath.Join(cwd, "nb", "analysis.ipynb"))
+	if !bytes.Contains(got, []byte(`"import polars as pl"`)) || !bytes.Contains(got, []byte(`"# Summary"`)) || !bytes.Contains(got, []byte(`"ename": "ZeroDivisionError"`)) {
+		t.Errorf("notebook after the run:\n%s", got)
+	}
+	// Without a rule, headless asks and is refused: the notebook stays.
+	writeIn(t, filepath.Join(cwd, "nb", "analysis.ipynb"), string(nb))
+	writeFile(t, script, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"NotebookEdit","input":{"notebook_path":"nb/analysis.ipynb","cell_id":"e5f6a7b8","new_source":"x"}}]}},
+ {"match":{"tool_result":"NotebookEdit"},"reply":{"text":"refused"}}]}`)
+	if out, errOut, err = runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script, "--output-format", "stream-json", "edit"); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(cwd, "nb", "analysis.ipynb")); !bytes.Equal(got, nb) || !strings.Contains(out, "Permission to use NotebookEdit was denied") {
+		t.Errorf("a NotebookEdit without a rule changed the notebook or was not denied:\n%s", out)
+	}
+}
