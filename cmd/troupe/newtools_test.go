@@ -150,3 +150,40 @@ func TestNotebookEditScripted(t *testing.T) {
 		t.Errorf("a NotebookEdit without a rule changed the notebook or was not denied:\n%s", out)
 	}
 }
+
+// TestEnterPlanModeScripted: troupe -p refuses EnterPlanMode without a
+// rule, saying how to allow it; with the rule the session is in plan mode
+// and a Write after it is refused.
+func TestEnterPlanModeScripted(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	writeIn(t, filepath.Join(cwd, "README"), "x\n")
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"EnterPlanMode","input":{}}]}},
+ {"match":{"turn":1},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"plan.txt","content":"x"}}]}},
+ {"match":{"turn":2},"reply":{"text":"planned"}}]}`)
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script,
+		"--output-format", "stream-json", "--allowedTools", "Write", "plan it")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.Contains(out, "Permission to use EnterPlanMode was denied") || !strings.Contains(out, `--allowedTools \"EnterPlanMode\"`) {
+		t.Errorf("headless EnterPlanMode without a rule:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "plan.txt")); err != nil {
+		t.Errorf("the Write after a refused EnterPlanMode did not run: %v", err)
+	}
+	os.Remove(filepath.Join(cwd, "plan.txt"))
+	out, errOut, err = runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script,
+		"--output-format", "stream-json", "--allowedTools", "Write,EnterPlanMode", "plan it")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.Contains(out, "Entered plan mode (from default)") || !strings.Contains(out, "plan mode: Write is refused") {
+		t.Errorf("EnterPlanMode allowed by rule:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "plan.txt")); err == nil {
+		t.Error("a Write in plan mode wrote the file")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/sessiontool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -225,7 +226,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 		ParentMode: bg.sess.Mode} // sub-agents never run wider than the lead is now
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := kit.Tools(opts)
-		return append(tools, sub), approver, nil
+		return append(append(tools, sub), a.sessionTools(bg)...), approver, nil
 	}
 	if cmd := teammateCommand(a, h); cmd != "" {
 		if h.teams.mate.TeammateMode == backend.ModeInProcess {
@@ -265,7 +266,14 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	bg.sess.SetTeam(lt.Lead)
 	opts.Teammates = lt.Teammates()
 	tools, sub := kit.Tools(opts)
+	tools = append(tools, a.sessionTools(bg)...)
 	return append(tools, lt.Tools(sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
+}
+
+// sessionTools are the lead's tools that move its whole session:
+// EnterPlanMode (tool/sessiontool).
+func (a *app) sessionTools(bg *background) []tool.Tool {
+	return []tool.Tool{sessiontool.NewPlanMode(bg.sess)}
 }
 
 // validate checks the lead's team flags before anything is opened.
