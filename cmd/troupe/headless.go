@@ -402,6 +402,9 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 			return agent.Config{}, nil, err
 		}
 	}
+	if bg.wd != nil { // EnterWorktree moves the lead's folder tools (kit.Workdir)
+		toolList = bg.wd.Follow(toolList)
+	}
 	tools, err := tool.NewRegistry(toolList...)
 	if err != nil {
 		return agent.Config{}, nil, err
@@ -409,6 +412,9 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	lr.tools = tools.Names()
 	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
 	bg.sess.SetApprover(leadApprover)
+	if bg.wd != nil {
+		bg.wd.SetApprover(leadApprover) // and its folder (EnterWorktree)
+	}
 	lr.mode = string(leadApprover.Mode())
 	cfg := agent.Config{Model: model, ModelName: h.model.Name, System: system, Environment: ac.Environment, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
