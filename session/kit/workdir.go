@@ -19,8 +19,8 @@ import (
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
 	"github.com/troupe-dev/troupe/tool/filetool"
-	"github.com/troupe-dev/troupe/tool/tasktool"
 	"github.com/troupe-dev/troupe/tool/sessiontool"
+	"github.com/troupe-dev/troupe/tool/tasktool"
 	"github.com/troupe-dev/troupe/worktree"
 )
 
