@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,5 +186,53 @@ func TestEnterPlanModeScripted(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cwd, "plan.txt")); err == nil {
 		t.Error("a Write in plan mode wrote the file")
+	}
+}
+
+// TestWorktreeScripted: troupe -p's lead moves into a new worktree, writes
+// and commits there, is refused a removal that would lose the commit, and
+// comes back keeping it.
+func TestWorktreeScripted(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	home, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "proj")
+	writeIn(t, filepath.Join(cwd, "README"), "x\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "t"}, {"config", "user.email", "t@example.com"}, {"config", "commit.gpgsign", "false"}, {"add", "."}, {"commit", "-q", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = cwd
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[{"name":"EnterWorktree","input":{"name":"spike"}}]}},
+ {"match":{"tool_result":"EnterWorktree","user":"worktree/spike"},"reply":{"tool_calls":[{"name":"Write","input":{"file_path":"spike.txt","content":"s\n"}}]}},
+ {"match":{"tool_result":"Write"},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"git add spike.txt && git commit -q -m spike && git branch --show-current"}}]}},
+ {"match":{"tool_result":"Bash","user":"worktree/spike"},"reply":{"tool_calls":[{"name":"ExitWorktree","input":{"action":"remove"}}]}},
+ {"match":{"tool_result":"ExitWorktree","user":"that no other branch has"},"reply":{"tool_calls":[{"name":"ExitWorktree","input":{"action":"keep"}}]}},
+ {"match":{"tool_result":"ExitWorktree","user":"is kept on branch worktree/spike"},"reply":{"tool_calls":[{"name":"Bash","input":{"command":"pwd; ls"}}]}},
+ {"match":{"tool_result":"Bash"},"reply":{"text":"kept"}}]}`)
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script,
+		"--allowedTools", "EnterWorktree,ExitWorktree,Write,Bash", "--output-format", "stream-json", "spike it")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	tree := filepath.Join(dir, "proj-worktrees", "worktree", "spike")
+	if b, err := os.ReadFile(filepath.Join(tree, "spike.txt")); err != nil || string(b) != "s\n" {
+		t.Errorf("the Write in the worktree: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "spike.txt")); err == nil {
+		t.Error("the Write reached the main checkout")
+	}
+	if !strings.Contains(out, `"result":"kept"`) {
+		t.Errorf("the run did not end as scripted:\n%s", out)
+	}
+	cmd := exec.Command("git", "log", "--format=%s", "worktree/spike")
+	cmd.Dir = cwd
+	if log, err := cmd.Output(); err != nil || !strings.HasPrefix(string(log), "spike\n") {
+		t.Errorf("the branch's log: %q, %v\n%s", log, err, out)
 	}
 }
