@@ -34,7 +34,7 @@ func TestToolSearchScripted(t *testing.T) {
  {"match":{"tool_result":"ToolSearch","user":"mcp__gen__update_invoice"},"reply":{"tool_calls":[{"name":"mcp__gen__update_invoice","input":{"workspace_id":"w","title":"t"}}]}},
  {"match":{"tool_result":"mcp__gen__update_invoice","user":"update_invoice ok"},"reply":{"text":"invoice updated"}}]}`)
 	out, errOut, err := runIn(t, home, "-p", "--trust", "--cwd", cwd, "--provider", "scripted", "--script", script,
-		"--mcp-config", generatedMCP(t, 200), "--allowedTools", "mcp__gen,ToolSearch", "--output-format", "stream-json", "update the invoice")
+		"--mcp-config", generatedMCP(t, 200), "--allowedTools", "mcp__gen", "--output-format", "stream-json", "update the invoice")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
@@ -64,7 +64,7 @@ func TestToolSearchAnthropic(t *testing.T) {
 			Getenv:  func(k string) string { return env[k] },
 			HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return cwd, nil },
 			Now: time.Now, NewID: func() string { return "session-1" }, Version: "v0.0.0-test"}
-		if err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "--mcp-config", cfg, "--allowedTools", "mcp__gen,ToolSearch", "list alerts"}); err != nil {
+		if err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "--mcp-config", cfg, "--allowedTools", "mcp__gen", "list alerts"}); err != nil {
 			t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
 		}
 		return srv
