@@ -387,7 +387,7 @@ func describeInput(in json.RawMessage) string {
 	if json.Unmarshal(in, &m) != nil {
 		return ""
 	}
-	for _, k := range []string{"command", "file_path", "pattern", "path", "description", "prompt", "to"} {
+	for _, k := range []string{"command", "file_path", "notebook_path", "pattern", "path", "query", "description", "prompt", "to", "action"} {
 		if v, ok := m[k].(string); ok {
 			v = strings.ReplaceAll(v, "\n", " ")
 			if len(v) > 80 {

@@ -223,6 +223,36 @@ func (m *model) callLines(tool string, input json.RawMessage) []string {
 	case "Write":
 		out = textLines("  ", "  ", str("file_path")+" (new content)", w, plain)
 		out = append(out, textLines("  + ", "  + ", str("content"), w, m.st.good)...)
+	case "NotebookEdit":
+		mode := str("edit_mode")
+		if mode == "" {
+			mode = "replace"
+		}
+		head := str("notebook_path") + ": " + mode + " cell " + str("cell_id")
+		if t := str("cell_type"); t != "" {
+			head += " (" + t + ")"
+		}
+		out = textLines("  ", "  ", head, w, plain)
+		if mode != "delete" {
+			out = append(out, textLines("  + ", "  + ", str("new_source"), w, m.st.good)...)
+		}
+	case "EnterPlanMode":
+		out = textLines("  ", "  ", "switch the session to plan mode: read-only until you approve a plan", w, plain)
+	case "EnterWorktree":
+		branch := "worktree/" + str("name")
+		if str("name") == "" {
+			branch = "a new worktree/ branch"
+		}
+		out = textLines("  ", "  ", "move the session into a new git worktree on "+branch, w, plain)
+	case "ExitWorktree":
+		what := "leave the worktree, keeping it and its branch"
+		if str("action") == "remove" {
+			what = "leave the worktree and remove it with its branch"
+			if d, _ := in["discard_changes"].(bool); d {
+				what += ", DISCARDING uncommitted changes and unmerged commits"
+			}
+		}
+		out = textLines("  ", "  ", what, w, plain)
 	default:
 		var b bytes.Buffer
 		if json.Indent(&b, input, "", "  ") != nil {

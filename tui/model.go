@@ -868,7 +868,7 @@ func answered(q session.Question, v session.Verdict) string {
 func toolSummary(name string, input json.RawMessage) string {
 	var in map[string]any
 	_ = json.Unmarshal(input, &in)
-	for _, k := range []string{"command", "file_path", "pattern", "path", "url", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId"} {
+	for _, k := range []string{"command", "file_path", "notebook_path", "pattern", "path", "url", "query", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId", "action"} {
 		if v, ok := in[k].(string); ok && v != "" {
 			if k == "taskId" {
 				v = "#" + v
