@@ -402,7 +402,8 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 			return agent.Config{}, nil, err
 		}
 	}
-	if bg.wd != nil { // EnterWorktree moves the lead's folder tools (kit.Workdir)
+	toolList = ac.Defer(toolList) // the built-ins the toolSearch setting defers, the session and team tools too
+	if bg.wd != nil {             // EnterWorktree moves the lead's folder tools (kit.Workdir)
 		toolList = bg.wd.Follow(toolList)
 	}
 	tools, err := tool.NewRegistry(toolList...)

@@ -236,3 +236,52 @@ func TestWorktreeScripted(t *testing.T) {
 		t.Errorf("the branch's log: %q, %v\n%s", log, err, out)
 	}
 }
+
+// TestDeferBuiltinsSetting: the toolSearch setting's deferBuiltins keeps
+// built-ins (NotebookEdit, EnterPlanMode) out of the requests, named
+// only, until ToolSearch loads them; no MCP server is needed.
+func TestDeferBuiltinsSetting(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(t, llmtest.AnthropicScript(
+		llmtest.AnthropicToolCall("toolu_1", "EnterPlanMode", `{}`),
+		llmtest.AnthropicToolCall("toolu_2", "ToolSearch", `{"query":"+notebook"}`),
+		llmtest.AnthropicText("loaded"),
+	))
+	cwd, home := t.TempDir(), t.TempDir()
+	writeIn(t, filepath.Join(cwd, ".troupe", "settings.json"), `{"toolSearch":{"deferBuiltins":["NotebookEdit","EnterPlanMode"]}}`)
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}
+	var out, errOut bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+		Getenv:  func(k string) string { return env[k] },
+		HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return cwd, nil },
+		Now: time.Now, NewID: func() string { return "session-1" }, Version: "v0.0.0-test"}
+	if err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "plan"}); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	has := func(i int, name string) bool {
+		for _, tl := range reqs[i].Tools {
+			if tl.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	system := ""
+	for _, b := range reqs[0].System {
+		system += b.Text
+	}
+	if has(0, "NotebookEdit") || has(0, "EnterPlanMode") || !has(0, "ToolSearch") || !has(0, "Read") ||
+		!strings.Contains(system, "\nNotebookEdit\nEnterPlanMode\n") {
+		t.Errorf("first request: NotebookEdit %v, EnterPlanMode %v, ToolSearch %v; the system names them: %v",
+			has(0, "NotebookEdit"), has(0, "EnterPlanMode"), has(0, "ToolSearch"), strings.Contains(system, "NotebookEdit"))
+	}
+	if tr := reqs[1].LastMessage().Content[0]; !strings.Contains(tr.Text, `EnterPlanMode is a deferred tool and is not loaded yet`) {
+		t.Errorf("EnterPlanMode before loading = %+v", tr)
+	}
+	if !has(2, "NotebookEdit") || has(2, "EnterPlanMode") {
+		t.Errorf("after ToolSearch +notebook: NotebookEdit %v, EnterPlanMode %v", has(2, "NotebookEdit"), has(2, "EnterPlanMode"))
+	}
+}
