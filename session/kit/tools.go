@@ -5,6 +5,7 @@ import (
 
 	"github.com/troupe-dev/troupe/tool/agenttool"
 	"github.com/troupe-dev/troupe/tool/tasktool"
+	"github.com/troupe-dev/troupe/tool/toolsearch"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
@@ -95,7 +96,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 				}
 				ts = append(ts, t)
 			}
-			tools, err := tool.NewRegistry(ts...)
+			tools, err := tool.NewRegistry(toolsearch.Ensure(ts)...) // its deferred tools stay loadable
 			if err != nil {
 				return agent.Config{}, err
 			}

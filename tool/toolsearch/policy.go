@@ -140,3 +140,21 @@ func (p Policy) Apply(tools []tool.Tool) []tool.Tool {
 	}
 	return out
 }
+
+// Ensure returns tools with ToolSearch added when one of them is deferred
+// and ToolSearch is not among them: an agent given a narrowed set of
+// tools (a sub-agent type that names its tools) can still load the
+// deferred ones it has.
+func Ensure(tools []tool.Tool) []tool.Tool {
+	deferred := false
+	for _, t := range tools {
+		if t.Spec().Name == Name {
+			return tools
+		}
+		deferred = deferred || tool.IsDeferred(t)
+	}
+	if !deferred {
+		return tools
+	}
+	return append(tools, New())
+}

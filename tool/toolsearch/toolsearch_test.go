@@ -256,3 +256,18 @@ func TestAgent(t *testing.T) {
 		t.Errorf("the loaded call = %q", got)
 	}
 }
+
+func TestEnsure(t *testing.T) {
+	plain := []tool.Tool{named{"Read", ""}}
+	if got := toolsearch.Ensure(plain); len(got) != 1 {
+		t.Errorf("no deferred tool: %d tools", len(got))
+	}
+	some := []tool.Tool{named{"Read", ""}, tool.Defer(named{"mcp__a__b", ""})}
+	got := toolsearch.Ensure(some)
+	if len(got) != 3 || got[2].Spec().Name != toolsearch.Name {
+		t.Fatalf("a deferred tool without ToolSearch: %d tools", len(got))
+	}
+	if again := toolsearch.Ensure(got); len(again) != 3 {
+		t.Errorf("ToolSearch added twice: %d tools", len(again))
+	}
+}
