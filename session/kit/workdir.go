@@ -210,8 +210,8 @@ func (w *Workdir) Exit(ctx context.Context, remove, discard bool) (string, error
 	}
 	back := func() {
 		w.mu.Lock()
+		delete(w.tools, w.dir) // the worktree's tools are not needed again
 		w.dir, w.tree, w.mgr = w.home, nil, nil
-		delete(w.tools, t.Path) // its tools are not needed again
 		ap := w.approver
 		w.mu.Unlock()
 		if ap != nil {
