@@ -340,7 +340,7 @@ const (
 	ModeDelete  = "delete"
 )
 
-// NotebookEdit is one change to a notebook.
+// NotebookChange is one change to a notebook (NotebookEdit's input).
 type NotebookChange struct {
 	CellID string // the cell to replace or delete, or to insert after ("" inserts first)
 	Source string
