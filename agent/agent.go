@@ -154,6 +154,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Tools == nil {
 		cfg.Tools, _ = tool.NewRegistry()
 	}
+	// The conversation's own set of loaded deferred tools, starting with
+	// those it already called (a resumed or forked conversation).
+	cfg.Tools = cfg.Tools.Fresh()
+	cfg.Tools.Load(calledTools(cfg.History)...)
 	if cfg.Approver == nil {
 		cfg.Approver = AllowAll{}
 	}
@@ -390,3 +394,46 @@ func (a *Agent) fail(ctx context.Context, res Result, start time.Time, err error
 
 // errorf is a helper for wrapped loop errors.
 func errorf(format string, args ...any) error { return fmt.Errorf("agent: "+format, args...) }
+
+// calledTools returns the names of the tools the conversation ms called,
+// and those a ToolSearch of it loaded (named in its results), so that a
+// resumed conversation can call again what it had loaded.
+func calledTools(ms []llm.Message) []string {
+	var out []string
+	search := map[string]bool{}
+	for _, m := range ms {
+		for _, b := range m.Content {
+			switch b.Type {
+			case llm.BlockToolUse:
+				out = append(out, b.Name)
+				if b.Name == ToolSearchName {
+					search[b.ToolUseID] = true
+				}
+			case llm.BlockToolResult:
+				if search[b.ToolUseID] && !b.IsError {
+					out = append(out, loadedNames(b.Text)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ToolSearchName is the tool that loads deferred tools (tool/toolsearch).
+const ToolSearchName = "ToolSearch"
+
+// loadedNames returns the tool names a ToolSearch result lists: the
+// "name" fields of its definitions, one JSON object a line after the
+// header (tool/toolsearch).
+func loadedNames(text string) []string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		var d struct {
+			Name string `json:"name"`
+		}
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &d) == nil && d.Name != "" {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}

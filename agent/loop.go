@@ -136,7 +136,11 @@ func (a *Agent) request() llm.Request {
 	msgs := cloneMessages(a.messages)
 	volatile := a.volatile
 	a.mu.Unlock()
-	return llm.Request{Model: a.cfg.ModelName, System: a.cfg.System, SystemVolatile: volatile, Messages: msgs,
+	system := a.cfg.System
+	if note := a.cfg.Tools.DeferredNote(); note != "" { // the deferred tools, by name only (tool.Deferrer)
+		system += "\n\n" + note
+	}
+	return llm.Request{Model: a.cfg.ModelName, System: system, SystemVolatile: volatile, Messages: msgs,
 		Tools: a.cfg.Tools.Specs(), MaxTokens: a.cfg.MaxTokens}
 }
 
@@ -223,6 +227,9 @@ func (a *Agent) run(ctx context.Context, call llm.Block, denied *string) tool.Re
 	if !ok {
 		return a.cfg.Tools.Unknown(call.Name)
 	}
+	if a.cfg.Tools.Pending(call.Name) {
+		return tool.NotLoaded(call.Name)
+	}
 	input := call.Input
 	if !json.Valid(input) {
 		return tool.Errorf("%s: the input is not valid JSON", call.Name)
@@ -252,7 +259,7 @@ func (a *Agent) run(ctx context.Context, call llm.Block, denied *string) tool.Re
 	if len(v.UpdatedInput) > 0 {
 		input = v.UpdatedInput
 	}
-	r, err := t.Run(context.WithValue(ctx, callerKey{}, a), tool.Call{ID: call.ToolUseID, Name: call.Name, Input: input})
+	r, err := t.Run(tool.WithRegistry(context.WithValue(ctx, callerKey{}, a), a.cfg.Tools), tool.Call{ID: call.ToolUseID, Name: call.Name, Input: input})
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Errorf("interrupted: %v", context.Cause(ctx))
@@ -388,7 +395,7 @@ func describeInput(in json.RawMessage) string {
 	if json.Unmarshal(in, &m) != nil {
 		return ""
 	}
-	for _, k := range []string{"command", "file_path", "pattern", "path", "description", "prompt", "to"} {
+	for _, k := range []string{"command", "file_path", "notebook_path", "pattern", "path", "query", "description", "prompt", "to", "action"} {
 		if v, ok := m[k].(string); ok {
 			v = strings.ReplaceAll(v, "\n", " ")
 			if len(v) > 80 {

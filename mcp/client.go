@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,7 +82,6 @@ type Manager struct {
 	mu     sync.Mutex
 	closed bool // guarded by mu
 
-	deferOnce sync.Once // defers the tools past SearchThreshold once
 }
 
 // Start connects to every server in parallel and returns once each has
@@ -167,7 +165,6 @@ type server struct {
 	tools    []*sdk.Tool
 	caps     *sdk.ServerCapabilities
 	endLife  context.CancelCauseFunc // ends the current connection's context
-	flags    map[string]*atomic.Bool // each tool's deferral, by its name
 	err      error                   // the last start failure; nil while connected
 	restarts int
 	// restarting is closed when a restart in progress ends.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,11 +33,10 @@ func sanitize(s string) string {
 // Tools returns the tools of every connected server, in configuration
 // order, and ListMcpResources and ReadMcpResource when a connected server
 // offers resources. A tool keeps calling its server across a restart.
-// Past SearchThreshold tools, they are deferred (tool.Deferrer) and
-// SearchMcpTools is added to find and load them.
+// Whether they are sent to the model with every request or deferred
+// until ToolSearch loads them is the caller's policy (tool/toolsearch).
 func (m *Manager) Tools() []tool.Tool {
 	var out []tool.Tool
-	var mine []*Tool
 	resources := false
 	seen := map[string]bool{}
 	for _, s := range m.servers {
@@ -54,41 +52,16 @@ func (m *Manager) Tools() []tool.Tool {
 				continue
 			}
 			seen[mt.spec.Name] = true
-			mine = append(mine, mt)
 			out = append(out, mt)
 		}
 		if caps != nil && caps.Resources != nil {
 			resources = true
 		}
 	}
-	if len(mine) > SearchThreshold {
-		m.deferOnce.Do(func() { // later calls keep what searches loaded
-			for _, t := range mine {
-				t.deferred.Store(true)
-			}
-		})
-		out = append(out, &searchTools{tools: mine})
-	}
 	if resources {
 		out = append(out, &listResources{m: m}, &readResource{m: m})
 	}
 	return out
-}
-
-// deferredFlag returns the shared deferral flag of a server's tool, so
-// that every copy of it (each Tools call) agrees.
-func (s *server) deferredFlag(name string) *atomic.Bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.flags == nil {
-		s.flags = map[string]*atomic.Bool{}
-	}
-	f, ok := s.flags[name]
-	if !ok {
-		f = new(atomic.Bool)
-		s.flags[name] = f
-	}
-	return f
 }
 
 // Tool is one tool of an MCP server, as a tool.Tool.
@@ -97,9 +70,6 @@ type Tool struct {
 	name     string // the server's name for it
 	spec     llm.ToolSpec
 	readOnly bool
-	// deferred leaves the tool out of the model's requests until
-	// SearchMcpTools loads it.
-	deferred *atomic.Bool
 }
 
 var _ tool.Tool = (*Tool)(nil)
@@ -113,7 +83,7 @@ func newTool(s *server, t *sdk.Tool) *Tool {
 	if desc == "" {
 		desc = t.Title
 	}
-	return &Tool{s: s, name: t.Name, readOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint, deferred: s.deferredFlag(t.Name),
+	return &Tool{s: s, name: t.Name, readOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 		spec: llm.ToolSpec{Name: ToolName(s.cfg.Name, t.Name), Description: desc, InputSchema: schema}}
 }
 

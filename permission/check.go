@@ -114,6 +114,9 @@ func (p Policy) checkTool(req Request) Decision {
 	if r := match(p.Deny, true); r != nil {
 		return decide(Deny, r, "denied by rule %s", r)
 	}
+	if contains(freeTools, req.Tool) {
+		return decide(Allow, nil, "%s needs no approval", req.Tool)
+	}
 	readTool, editTool := contains(readTools, req.Tool), contains(editTools, req.Tool)
 	if req.Mode == ModePlan && !readTool && !req.ReadOnly {
 		return decide(Deny, nil, "plan mode: %s is refused until the plan is approved", req.Tool)

@@ -129,6 +129,10 @@ func (r Rule) String() string {
 var (
 	editTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
 	readTools = []string{"Read", "Glob", "Grep", "NotebookRead", "LS"}
+	// freeTools change nothing and reach nothing outside the
+	// conversation, so they need no approval in any mode (deny rules
+	// still hold): ToolSearch only loads deferred tools' definitions.
+	freeTools = []string{"ToolSearch"}
 )
 
 func isPathTool(name string) bool {

@@ -92,6 +92,19 @@ func (a *Approver) SetMode(mode string) error {
 	return nil
 }
 
+// Chdir moves the folder calls are judged against (relative paths, what
+// is inside the working folder) to dir, with the policy follow returns
+// from the current one (nil keeps it): a lead that moved into a worktree
+// of its project (EnterWorktree).
+func (a *Approver) Chdir(dir string, follow func(permission.Policy) permission.Policy) {
+	a.update(func(c *approve.Approver) {
+		c.Cwd = dir
+		if follow != nil {
+			c.Policy = follow(c.Policy)
+		}
+	})
+}
+
 // AddAllowRules adds allow rules (rule strings that do not parse are
 // reported and left out).
 func (a *Approver) AddAllowRules(rules []string) error {

@@ -55,7 +55,7 @@ func toolTitle(dir, name string, raw json.RawMessage) string {
 		return shownName(name) + "(" + firstLineOf(ask.Summary(qs.Questions)) + ")"
 	}
 	in := decodeInput(raw)
-	for _, k := range []string{"command", "file_path", "notebook_path", "pattern", "path", "url", "query", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId"} {
+	for _, k := range []string{"command", "file_path", "notebook_path", "pattern", "path", "url", "query", "subject", "to", "name", "skill", "team_name", "description", "prompt", "taskId", "action"} {
 		if v := in.str(k); v != "" {
 			switch k {
 			case "taskId":
@@ -131,6 +131,36 @@ func inputLines(st styles, dir, tool string, raw json.RawMessage, w int, file *f
 		}
 	case "Edit", "MultiEdit", "Write":
 		out = editLines(st, dir, tool, in, w, file)
+	case "NotebookEdit":
+		mode := in.str("edit_mode")
+		if mode == "" {
+			mode = "replace"
+		}
+		head := relPath(dir, in.str("notebook_path")) + ": " + mode + " cell " + in.str("cell_id")
+		if t := in.str("cell_type"); t != "" {
+			head += " (" + t + ")"
+		}
+		out = textLines("  ", "  ", head, w, plain)
+		if mode != "delete" {
+			out = append(out, textLines("  + ", "  + ", in.str("new_source"), w, st.good)...)
+		}
+	case "EnterPlanMode":
+		out = textLines("  ", "  ", "switch the session to plan mode: read-only until you approve a plan", w, plain)
+	case "EnterWorktree":
+		branch := "worktree/" + in.str("name")
+		if in.str("name") == "" {
+			branch = "a new worktree/ branch"
+		}
+		out = textLines("  ", "  ", "move the session into a new git worktree on "+branch, w, plain)
+	case "ExitWorktree":
+		what := "leave the worktree, keeping it and its branch"
+		if in.str("action") == "remove" {
+			what = "leave the worktree and remove it with its branch"
+			if d, _ := in["discard_changes"].(bool); d {
+				what += ", DISCARDING uncommitted changes and unmerged commits"
+			}
+		}
+		out = textLines("  ", "  ", what, w, plain)
 	default:
 		var b bytes.Buffer
 		if json.Indent(&b, raw, "", "  ") != nil {

@@ -125,7 +125,25 @@ func (m *Manager) Create(ctx context.Context, team, name string) (Tree, error) {
 			return Tree{}, fmt.Errorf("create worktree: %q cannot be part of a branch name (letters, digits, ., - and _)", p)
 		}
 	}
-	t := Tree{Path: filepath.Join(m.root, team, name), Branch: Branch(team, name)}
+	return m.create(ctx, Tree{Path: filepath.Join(m.root, team, name), Branch: Branch(team, name)})
+}
+
+// SessionBranchPrefix starts the branch of a session's own worktree
+// (CreateSession), as Claude Code's EnterWorktree names them.
+const SessionBranchPrefix = "worktree/"
+
+// CreateSession makes a worktree for a whole session to move into:
+// branch worktree/<name> from HEAD, checked out in <root>/worktree/<name>.
+// It fails as Create does.
+func (m *Manager) CreateSession(ctx context.Context, name string) (Tree, error) {
+	if !namePart.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, ".") {
+		return Tree{}, fmt.Errorf("create worktree: %q cannot be part of a branch name (letters, digits, ., - and _)", name)
+	}
+	return m.create(ctx, Tree{Path: filepath.Join(m.root, "worktree", name), Branch: SessionBranchPrefix + name})
+}
+
+// create makes t's branch from HEAD and checks it out in t.Path.
+func (m *Manager) create(ctx context.Context, t Tree) (Tree, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	base, err := m.run(ctx, m.repo, "rev-parse", "HEAD")
@@ -284,6 +302,36 @@ func (m *Manager) Finish(ctx context.Context, t Tree) (Result, error) {
 		return Result{Tree: t}, err
 	}
 	return Result{Tree: t, Removed: true, Changes: c}, nil
+}
+
+// Unmerged returns how many commits of t (its branch, and its HEAD) are
+// on no other branch: the commits Remove would lose.
+func (m *Manager) Unmerged(ctx context.Context, t Tree) (int, error) {
+	most := 0
+	for _, tip := range []string{"HEAD", "refs/heads/" + t.Branch} {
+		n, err := m.run(ctx, t.Path, "rev-list", "--count", tip, "--not", "--exclude="+t.Branch, "--branches") // --exclude matches names below refs/heads/
+		if err != nil {
+			if tip != "HEAD" {
+				continue // the branch is gone: HEAD tells
+			}
+			return 0, fmt.Errorf("commits of worktree %s: %w", t.Path, err)
+		}
+		k, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, fmt.Errorf("commits of worktree %s: rev-list gave %q", t.Path, n)
+		}
+		most = max(most, k)
+	}
+	return most, nil
+}
+
+// Head returns the commit t's work tree is at.
+func (m *Manager) Head(ctx context.Context, t Tree) (string, error) {
+	h, err := m.run(ctx, t.Path, "rev-parse", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("head of worktree %s: %w", t.Path, err)
+	}
+	return h, nil
 }
 
 // Remove deletes t's worktree and branch whatever they hold.

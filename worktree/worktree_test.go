@@ -271,3 +271,52 @@ func annTree(t *testing.T, dir string) (*worktree.Manager, worktree.Tree) {
 	}
 	return m, tr
 }
+
+// TestUnmerged: a session worktree on worktree/<name> counts the commits
+// no other branch has, and counts none once they are merged.
+func TestUnmerged(t *testing.T) {
+	dir := repo(t)
+	m, err := worktree.Open(t.Context(), dir, worktree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := m.CreateSession(t.Context(), "feat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Branch != "worktree/feat" || tr.Path != filepath.Join(m.Root(), "worktree", "feat") {
+		t.Errorf("tree = %+v", tr)
+	}
+	count := func() int {
+		n, err := m.Unmerged(t.Context(), tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 0 {
+		t.Errorf("fresh: %d unmerged", n)
+	}
+	for i, f := range []string{"a.go", "b.go"} {
+		os.WriteFile(filepath.Join(tr.Path, f), []byte("package main\n"), 0o644)
+		git(t, tr.Path, "add", f)
+		git(t, tr.Path, "commit", "-q", "-m", f)
+		if n := count(); n != i+1 {
+			t.Errorf("after %d commits: %d unmerged", i+1, n)
+		}
+	}
+	git(t, tr.Path, "checkout", "-q", "--detach", "HEAD~1") // the branch alone holds the tip
+	if n := count(); n != 2 {
+		t.Errorf("detached behind the branch: %d unmerged; want 2", n)
+	}
+	git(t, dir, "merge", "-q", "--ff-only", "worktree/feat")
+	if n := count(); n != 0 {
+		t.Errorf("merged into main: %d unmerged", n)
+	}
+	if _, err := m.CreateSession(t.Context(), "feat"); !errors.Is(err, worktree.ErrExists) {
+		t.Errorf("again: %v", err)
+	}
+	if _, err := m.CreateSession(t.Context(), "../x"); err == nil {
+		t.Error("a name with .. accepted")
+	}
+}

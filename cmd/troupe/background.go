@@ -29,6 +29,7 @@ import (
 // command prints of it, through one subscription to the session's events.
 type background struct {
 	sess *session.Session
+	wd   *kit.Workdir // the lead's working folder, which EnterWorktree moves; nil for a coordinator
 	reg  *task.Registry
 	dir  string // the registry's output folder
 	sub  *session.Subscription

@@ -422,6 +422,10 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		toolList = kit.Addressable(toolList, lr.addressing())
 		approver = kit.WithAllow(approver, "ListAgents")
 	}
+	toolList = ac.Defer(toolList) // the built-ins the toolSearch setting defers, the session and team tools too
+	if bg.wd != nil {             // EnterWorktree moves the lead's folder tools (kit.Workdir)
+		toolList = bg.wd.Follow(toolList)
+	}
 	tools, err := tool.NewRegistry(toolList...)
 	if err != nil {
 		return agent.Config{}, nil, err
@@ -429,6 +433,9 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	lr.tools = tools.Names()
 	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
 	bg.sess.SetApprover(leadApprover)
+	if bg.wd != nil {
+		bg.wd.SetApprover(leadApprover) // and its folder (EnterWorktree)
+	}
 	lr.mode = string(leadApprover.Mode())
 	cfg := agent.Config{Model: model, ModelName: h.model.Name, System: system, Environment: ac.Environment, Tools: tools,
 		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}

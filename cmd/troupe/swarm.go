@@ -24,6 +24,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/asktool"
+	"github.com/troupe-dev/troupe/tool/sessiontool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -250,7 +251,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	askTool := asktool.New(team.LeadName, bg.questions)
 	if !a.teamsEnabled(h.teams.enabled) {
 		tools, sub := kit.Tools(opts)
-		return append(tools, sub, askTool), approver, nil
+		return append(append(tools, sub, askTool), a.sessionTools(h, cwd, approver, bg)...), approver, nil
 	}
 	if cmd := teammateCommand(a, h); cmd != "" {
 		if h.teams.mate.TeammateMode == backend.ModeInProcess {
@@ -294,7 +295,21 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	bg.sess.SetTeam(lt.Lead)
 	opts.Teammates = lt.Teammates()
 	tools, sub := kit.Tools(opts)
-	return append(append(tools, askTool), lt.Tools(sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
+	tools = append(append(tools, askTool), a.sessionTools(h, cwd, approver, bg)...)
+	return append(tools, lt.Tools(sub, a.Now)...), kit.WithAllow(approver, append([]string{"Agent"}, swarm.TeamTools...)...), nil
+}
+
+// sessionTools are the lead's tools that move its whole session
+// (tool/sessiontool): EnterPlanMode, and EnterWorktree and ExitWorktree
+// over the session's working folder (kit.Workdir, which the lead's folder
+// tools follow: leadConfig wraps them and hands it the lead's approver).
+func (a *app) sessionTools(h *headless, cwd string, approver *approve.Approver, bg *background) []tool.Tool {
+	reg := bg.reg
+	bg.wd = kit.NewWorkdir(cwd, h.teams.trees.get().root, func(dir string) map[string]tool.Tool {
+		return kit.FolderToolsIn(dir, approver, reg)
+	})
+	enter, exit := sessiontool.NewWorktreeTools(bg.wd)
+	return []tool.Tool{sessiontool.NewPlanMode(bg.sess), enter, exit}
 }
 
 // validate checks the lead's team flags before anything is opened.

@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tool/skilltool"
+	"github.com/troupe-dev/troupe/tool/toolsearch"
 	"github.com/troupe-dev/troupe/worktree"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -26,19 +28,20 @@ import (
 // (package brief). One per agent: it remembers which subfolders' files
 // that agent has been given.
 type Context struct {
-	cwd      string
-	userHome string // for ~/ in skills' allowed-tools
-	model    string
-	loader   *brief.Loader // nil with --no-project-instructions
-	instr    *brief.Instructions
-	skills   []brief.Skill
-	agents   []brief.Agent // the agent types subagent_type selects (agents.go)
-	memory   string        // the project's memory, for the lead (dream.go)
-	now      func() time.Time
-	getenv   func(string) string
-	hooks    *Hooks      // every agent built on this context runs the hooks (hooks.go)
-	mcp      []tool.Tool // the MCP servers' tools (mcp.go)
-	search   string      // the settings' webSearch.url (web.go)
+	cwd       string
+	userHome  string // for ~/ in skills' allowed-tools
+	model     string
+	loader    *brief.Loader // nil with --no-project-instructions
+	instr     *brief.Instructions
+	skills    []brief.Skill
+	agents    []brief.Agent // the agent types subagent_type selects (agents.go)
+	memory    string        // the project's memory, for the lead (dream.go)
+	now       func() time.Time
+	getenv    func(string) string
+	hooks     *Hooks            // every agent built on this context runs the hooks (hooks.go)
+	mcp       []tool.Tool       // the MCP servers' tools (mcp.go)
+	webSearch string            // the settings' webSearch.url (web.go)
+	search    toolsearch.Policy // which tools ToolSearch defers (Defer)
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -80,6 +83,11 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 		warn = func(string) {}
 	}
 	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP}
+	if p, err := SearchPolicy(settings.Files(r.TroupeHome, cwd), getenv); err != nil {
+		warn(err.Error())
+	} else {
+		ac.search = p
+	}
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, r.UserHome, r.TroupeHome))
 	if err != nil {
 		warn(err.Error())
@@ -90,7 +98,7 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 		warn(err.Error())
 	}
 	ac.agents = brief.WithBuiltins(custom)
-	ac.search = searchURL(r.TroupeHome, cwd, warn) // web.go
+	ac.webSearch = searchURL(r.TroupeHome, cwd, warn) // web.go
 	if r.TroupeHome != "" {
 		text, err := memory.Load(memory.Dir(r.TroupeHome, cwd), 0)
 		if err != nil {
@@ -276,6 +284,30 @@ func (ac *Context) MCPTools() []tool.Tool {
 		return nil
 	}
 	return ac.mcp
+}
+
+// Defer returns tools with those ac's tool-search policy defers (the MCP
+// tools past its thresholds, the built-ins it names) wrapped by
+// tool.Defer, and ToolSearch added when any is (toolsearch.Policy).
+func (ac *Context) Defer(tools []tool.Tool) []tool.Tool {
+	var p toolsearch.Policy
+	if ac != nil {
+		p = ac.search
+	}
+	return p.Apply(tools)
+}
+
+// SearchPolicy reads the tool-search policy: the settings key
+// "toolSearch", then ENABLE_TOOL_SEARCH.
+func SearchPolicy(files []settings.File, getenv func(string) string) (toolsearch.Policy, error) {
+	p, file, err := settings.Key[toolsearch.Policy](files, "toolSearch")
+	if err != nil {
+		return toolsearch.Policy{}, err
+	}
+	if err := p.Check(); err != nil {
+		return toolsearch.Policy{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return p.WithEnv(getenv("ENABLE_TOOL_SEARCH"))
 }
 
 // MCPServers returns the names of the MCP servers whose tools ac has,

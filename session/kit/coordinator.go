@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-dev/troupe/tool/agenttool"
 	"github.com/troupe-dev/troupe/tool/tasktool"
+	"github.com/troupe-dev/troupe/tool/toolsearch"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
@@ -64,6 +65,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), stop)
 	workerTools = append(workerTools, webTools(ToolOptions{Model: model, ModelName: modelName, Approver: workerApprover, Context: ac})...) // web.go
 	workerTools = append(workerTools, ac.MCPTools()...)                                                                                    // mcp.go
+	workerTools = ac.Defer(workerTools)
 	parent, err := tool.NewRegistry(workerTools...)
 	if err != nil {
 		return nil, "", nil, err
@@ -76,13 +78,13 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 				t, _ := s.Tools.Get(name)
 				switch name {
 				case "Bash":
-					t = newBash(s.AgentID) // its background shells end with the worker
+					t = tool.DeferredLike(newBash(s.AgentID), t) // its background shells end with the worker
 				case "Write", "Edit":
-					t = claims.tool(name, coordinator.Worker{ID: s.AgentID, Description: s.Description})
+					t = tool.DeferredLike(claims.tool(name, coordinator.Worker{ID: s.AgentID, Description: s.Description}), t)
 				}
 				ts = append(ts, t)
 			}
-			tools, err := tool.NewRegistry(ts...)
+			tools, err := tool.NewRegistry(toolsearch.Ensure(ts)...)
 			if err != nil {
 				return agent.Config{}, err
 			}

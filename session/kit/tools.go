@@ -5,6 +5,7 @@ import (
 
 	"github.com/troupe-dev/troupe/tool/agenttool"
 	"github.com/troupe-dev/troupe/tool/tasktool"
+	"github.com/troupe-dev/troupe/tool/toolsearch"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/brief"
@@ -61,7 +62,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	}
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
-	base := append(filetool.All(FileConfig(cwd, o.Approver)), newBash(""),
+	base := append(filetool.All(FileConfig(cwd, o.Approver)), filetool.NewNotebookEdit(FileConfig(cwd, o.Approver)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
 	if st := o.Context.SkillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
@@ -70,6 +71,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	// mcp.go: every agent gets the MCP servers' tools
 	builtins := len(base)
 	base = append(base, o.Context.MCPTools()...)
+	base = o.Context.Defer(base) // past the thresholds, MCP tools are named only until ToolSearch loads them
 	parent, err := tool.NewRegistry(base...)
 	if err != nil {
 		// Unreachable while MCP names are unique and prefixed (mcp.Manager
@@ -91,11 +93,11 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			for _, name := range s.Tools.Names() {
 				t, _ := s.Tools.Get(name)
 				if name == "Bash" {
-					t = newBash(s.AgentID) // its background shells end with the sub-agent
+					t = tool.DeferredLike(newBash(s.AgentID), t) // its background shells end with the sub-agent
 				}
 				ts = append(ts, t)
 			}
-			tools, err := tool.NewRegistry(ts...)
+			tools, err := tool.NewRegistry(toolsearch.Ensure(ts)...) // its deferred tools stay loadable
 			if err != nil {
 				return agent.Config{}, err
 			}

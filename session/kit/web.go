@@ -30,8 +30,8 @@ func webTools(o ToolOptions) []tool.Tool {
 	}
 	out := []tool.Tool{webtool.NewFetch(fc)}
 	switch {
-	case o.Context != nil && o.Context.search != "":
-		out = append(out, webtool.NewSearch(webtool.SearXNG{URL: o.Context.search}))
+	case o.Context != nil && o.Context.webSearch != "":
+		out = append(out, webtool.NewSearch(webtool.SearXNG{URL: o.Context.webSearch}))
 	case o.Model.Info().Provider == "anthropic":
 		out = append(out, webtool.NewSearch(webtool.ModelSearch{Model: o.Model, ModelName: o.ModelName}))
 	}

@@ -39,7 +39,7 @@ func TestWebToolsOffered(t *testing.T) {
 		{"scripted", "http://localhost:8888/search", "WebFetch,WebSearch"},
 	}
 	for _, tt := range tests {
-		o := ToolOptions{Model: infoModel(tt.provider), Context: &Context{search: tt.search}}
+		o := ToolOptions{Model: infoModel(tt.provider), Context: &Context{webSearch: tt.search}}
 		var ts []interface{ Spec() llm.ToolSpec }
 		for _, x := range webTools(o) {
 			ts = append(ts, x)

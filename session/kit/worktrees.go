@@ -84,7 +84,7 @@ func (w *Worktrees) Isolate(ctx context.Context, name string) (agenttool.Workspa
 func toolsIn(dir string, tools *tool.Registry, ap agent.Approver, reg *task.Registry, agentID string) (*tool.Registry, agent.Approver, error) {
 	ap = approverIn(ap, dir)
 	local := map[string]tool.Tool{}
-	for _, t := range filetool.All(FileConfig(dir, ap)) {
+	for _, t := range append(filetool.All(FileConfig(dir, ap)), filetool.NewNotebookEdit(FileConfig(dir, ap))) {
 		local[t.Spec().Name] = t
 	}
 	local["Bash"] = bash.New(bash.Config{Dir: dir,
@@ -93,7 +93,7 @@ func toolsIn(dir string, tools *tool.Registry, ap agent.Approver, reg *task.Regi
 	for _, name := range tools.Names() {
 		t, _ := tools.Get(name)
 		if l, ok := local[name]; ok {
-			t = l
+			t = tool.DeferredLike(l, t)
 		}
 		ts = append(ts, t)
 	}

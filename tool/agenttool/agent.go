@@ -43,13 +43,14 @@ import (
 const DefaultType = "general-purpose"
 
 // Disallowed lists the tools a sub-agent never gets: the Agent tool (and
-// its old name, Task), so that sub-agents do not nest, and the team tools.
-var Disallowed = []string{"Agent", "Task", "TeamCreate", "TeamDelete", "SendMessage", "SyntheticOutput"}
+// its old name, Task), so that sub-agents do not nest, the team tools,
+// and the tools that move the whole session (plan mode, worktrees).
+var Disallowed = []string{"Agent", "Task", "TeamCreate", "TeamDelete", "SendMessage", "SyntheticOutput", "EnterPlanMode", "EnterWorktree", "ExitWorktree"}
 
 // AsyncAllowed lists the tools a background sub-agent may have (MCP tools
 // aside): the core file and shell tools and the task tools. A background
 // agent works alone, so nothing that needs a person or a team is on it.
-var AsyncAllowed = []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TaskOutput", "TaskStop", "WebFetch", "WebSearch", "NotebookEdit", "TodoWrite"}
+var AsyncAllowed = []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TaskOutput", "TaskStop", "WebFetch", "WebSearch", "NotebookEdit", "TodoWrite", "ToolSearch"}
 
 // MCPPrefix starts the name of an MCP tool; such tools are always allowed.
 const MCPPrefix = "mcp__"

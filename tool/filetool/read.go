@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -104,6 +105,18 @@ func (r *Read) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	defer f.Close()
 	if res, ok := r.cfg.confineFile("Read", abs, f); !ok {
 		return res, nil
+	}
+	if in.Offset == 0 && in.Limit == 0 && strings.EqualFold(filepath.Ext(abs), ".ipynb") && st.Size() <= maxNotebook {
+		// A notebook is shown as its cells; one that does not parse,
+		// or a range of lines, as its JSON text.
+		if data, err := io.ReadAll(f); err == nil {
+			if nb, err := ParseNotebook(data); err == nil {
+				return renderNotebook(abs, nb, r.cfg.MaxReadBytes, r.cfg.MaxImageBytes), nil
+			}
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return tool.Errorf("Read: cannot read %s: %v", abs, unwrapPath(err)), nil
+		}
 	}
 
 	head := make([]byte, sniffLen)
