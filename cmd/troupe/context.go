@@ -15,7 +15,11 @@ import (
 // kitRun is what every agent of this run shares, for session/kit.
 func (a *app) kitRun() kit.Run {
 	user, home := a.UserHomes()
-	return kit.Run{UserHome: user, TroupeHome: home, Hooks: a.hooks, MCP: a.mcp.tools, Now: a.Now, Getenv: a.Getenv, Warn: a.WarnOnce}
+	r := kit.Run{UserHome: user, TroupeHome: home, Hooks: a.hooks, MCP: a.mcp.tools, Now: a.Now, Getenv: a.Getenv, Warn: a.WarnOnce}
+	if a.mcp.mgr != nil { // a nil *mcp.Manager in the interface would not be nil
+		r.Resources = a.mcp.mgr
+	}
+	return r
 }
 
 // newAgentContext loads what an agent in cwd is told (kit.Run.NewContext).

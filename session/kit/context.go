@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tool/skilltool"
+	"github.com/troupe-dev/troupe/tool/tasktool"
 	"github.com/troupe-dev/troupe/worktree"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -38,6 +39,7 @@ type Context struct {
 	getenv   func(string) string
 	hooks    *Hooks      // every agent built on this context runs the hooks (hooks.go)
 	mcp      []tool.Tool // the MCP servers' tools (mcp.go)
+	res      tasktool.Resources
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -55,8 +57,11 @@ type Run struct {
 	TroupeHome string // troupe's home: AGENTS.md, skills, agents, memory
 	Hooks      *Hooks
 	MCP        []tool.Tool
-	Now        func() time.Time
-	Getenv     func(string) string
+	// Resources lets monitors follow the MCP servers' resources; nil
+	// without servers.
+	Resources tasktool.Resources
+	Now       func() time.Time
+	Getenv    func(string) string
 	// Warn reports a problem once a run (a malformed skill, agent
 	// definition or memory folder); the agent is built without it.
 	Warn func(string)
@@ -78,7 +83,7 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 	if warn == nil {
 		warn = func(string) {}
 	}
-	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP}
+	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP, res: r.Resources}
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, r.UserHome, r.TroupeHome))
 	if err != nil {
 		warn(err.Error())
@@ -274,6 +279,15 @@ func (ac *Context) MCPTools() []tool.Tool {
 		return nil
 	}
 	return ac.mcp
+}
+
+// Resources returns what follows the MCP servers' resources for a
+// monitor; nil when there is nothing to follow.
+func (ac *Context) Resources() tasktool.Resources {
+	if ac == nil {
+		return nil
+	}
+	return ac.res
 }
 
 // MCPServers returns the names of the MCP servers whose tools ac has,

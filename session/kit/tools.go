@@ -62,7 +62,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
 	base := append(filetool.All(FileConfig(cwd, o.Approver)), newBash(""),
-		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
+		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName), NewMonitor(reg, o.Context, "", cwd))
 	if st := o.Context.SkillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
 	}
@@ -128,6 +128,13 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			return o.Context.NarrowBySkills(cfg)
 		}})
 	return append(base, at), agenttool.NewSendMessage(at)
+}
+
+// NewMonitor returns the Monitor tool of agent agentID ("" for the one
+// that owns reg) working in dir: its monitors are tasks of reg, and it
+// follows the resources of ac's MCP servers.
+func NewMonitor(reg *task.Registry, ac *Context, agentID, dir string) tool.Tool {
+	return tasktool.NewMonitor(tasktool.MonitorConfig{Registry: reg, AgentID: agentID, Dir: dir, Resources: ac.Resources()})
 }
 
 // pathJudge is the part of a permission layer the file tools consult
