@@ -257,6 +257,8 @@ func (s *Session) handle(e task.Event) {
 		kind = KindTaskEnded
 	case task.EventStalled:
 		kind = KindTaskStalled
+	case task.EventMonitor:
+		kind = KindTaskMonitor
 	}
 	s.publish(Event{Kind: kind, Task: &e})
 	if e.Notification != "" {

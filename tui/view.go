@@ -202,6 +202,9 @@ func (m *model) footer() []string {
 func (m *model) pills() []string {
 	counts := map[task.Type]int{}
 	for _, tv := range m.tasks {
+		if sh, ok := tv.state.Detail.(*task.Shell); ok && sh.Kind == "monitor" {
+			continue // a monitor's own shell: its monitor_mcp task is the pill
+		}
 		if tv.state.Status.Active() {
 			counts[tv.state.Type]++
 		}
