@@ -9,6 +9,7 @@ import (
 
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
 )
 
@@ -22,9 +23,20 @@ func (a *app) kitRun() kit.Run {
 	return r
 }
 
-// newAgentContext loads what an agent in cwd is told (kit.Run.NewContext).
+// newAgentContext loads what an agent in cwd is told (kit.Run.NewContext),
+// with the settings of cwd that shape its model input
+// (taskOutputInContext).
 func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *kit.Context {
-	return a.kitRun().NewContext(cwd, model, off, appr)
+	r := a.kitRun()
+	if home, err := a.Home(); err == nil {
+		on, _, err := settings.Key[*bool](settings.Files(home, cwd), "taskOutputInContext")
+		if err != nil {
+			a.WarnOnce(err.Error() + "; background output reaches the model (the default)")
+		} else if on != nil && !*on {
+			r.NoTaskOutput = true
+		}
+	}
+	return r.NewContext(cwd, model, off, appr)
 }
 
 // expandCommand turns a prompt that calls a custom slash command ("/name

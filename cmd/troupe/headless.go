@@ -411,7 +411,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	bg.sess.SetApprover(leadApprover)
 	lr.mode = string(leadApprover.Mode())
 	cfg := agent.Config{Model: model, ModelName: h.model.Name, System: system, Environment: ac.Environment, Tools: tools,
-		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
+		Attach: ac.OutputDigest(bg.reg, ""), MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
 	lr.hooks.SetMode(func() string { return string(leadApprover.Mode()) })
 	cfg, err = ac.NarrowBySkills(cfg) // a skill's allowed-tools narrow the rest of its turn
 	return cfg, ac, err

@@ -28,6 +28,7 @@ var Names = []string{
 	"teammate-message",     // swarm: a teammate's message (PROTOCOL.md section 7)
 	"teammate-idle-digest", // swarm: the lead's digest of idle notifications
 	"task-notification",    // task: a background task's end
+	"task-output",          // task: a running shell's new output (OutputDigest)
 	"system-reminder",      // session, swarm, brief: runtime notes
 	"project-instructions", // brief: CLAUDE.md and AGENTS.md
 	"memory",               // memory: what earlier sessions kept

@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool/skilltool"
 	"github.com/troupe-dev/troupe/tool/tasktool"
 	"github.com/troupe-dev/troupe/worktree"
@@ -40,6 +41,7 @@ type Context struct {
 	hooks    *Hooks      // every agent built on this context runs the hooks (hooks.go)
 	mcp      []tool.Tool // the MCP servers' tools (mcp.go)
 	res      tasktool.Resources
+	noOutput bool // taskOutputInContext false: no OutputDigest
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -60,8 +62,11 @@ type Run struct {
 	// Resources lets monitors follow the MCP servers' resources; nil
 	// without servers.
 	Resources tasktool.Resources
-	Now       func() time.Time
-	Getenv    func(string) string
+	// NoTaskOutput keeps running shells' new output out of the agents'
+	// model input (the setting taskOutputInContext: false).
+	NoTaskOutput bool
+	Now          func() time.Time
+	Getenv       func(string) string
 	// Warn reports a problem once a run (a malformed skill, agent
 	// definition or memory folder); the agent is built without it.
 	Warn func(string)
@@ -83,7 +88,7 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 	if warn == nil {
 		warn = func(string) {}
 	}
-	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP, res: r.Resources}
+	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP, res: r.Resources, noOutput: r.NoTaskOutput}
 	skills, err := brief.LoadSkills(brief.SkillDirs(cwd, r.UserHome, r.TroupeHome))
 	if err != nil {
 		warn(err.Error())
@@ -288,6 +293,17 @@ func (ac *Context) Resources() tasktool.Resources {
 		return nil
 	}
 	return ac.res
+}
+
+// OutputDigest returns agent.Config.Attach for the agent agentID of reg
+// ("" for reg's own agent): what its running background shells printed
+// since its last model input (task.OutputDigest); nil when the setting
+// taskOutputInContext is false or there is no registry.
+func (ac *Context) OutputDigest(reg *task.Registry, agentID string) func() string {
+	if reg == nil || (ac != nil && ac.noOutput) {
+		return nil
+	}
+	return reg.NewOutputDigest(agentID).Take
 }
 
 // MCPServers returns the names of the MCP servers whose tools ac has,

@@ -158,6 +158,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 			tools, system = AsAgentType(p.Context.agents, p.Member.AgentType, tools, swarm.TeamTools, system) // agents.go
 			nested := p.Context.Nested(tm.Notify)
 			return p.Context.NarrowBySkills(agent.Config{Model: p.Model, ModelName: p.Member.Model, Tools: tools, Approver: appr, Now: p.Now, Hooks: p.Context.hooks.ForAgent(p.Member.Name, false),
+				Attach: p.Context.OutputDigest(reg, ""),
 				System: system, Environment: p.Context.Environment, Transcript: p.Transcripts.Writer(p.Member.Name, transcript.KindTeammate, ""),
 				OnEvent: func(e agent.Event) {
 					p.Telemetry.Observe(e) // nil-safe

@@ -109,7 +109,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			if s.Model != "" && s.Model != "inherit" { // the call's model, else its definition's
 				modelName = s.Model
 			}
-			cfg := agent.Config{Model: o.Model, ModelName: modelName, Tools: tools, Approver: ap,
+			cfg := agent.Config{Model: o.Model, ModelName: modelName, Tools: tools, Approver: ap, Attach: o.Context.OutputDigest(reg, string(s.AgentID)),
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
 			if o.Context != nil {
 				role, custom := subagentRole(s.Agent) // agents.go
