@@ -206,16 +206,30 @@ func (b *mateBackground) handed(id task.ID) {
 }
 
 // running reports whether a task still runs, or ended without its news
-// handed to the teammate yet.
+// handed to the teammate yet; monitors do not count (watch).
 func (b *mateBackground) running() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, s := range b.reg.List() {
+		if watch(s) {
+			continue
+		}
 		if s.Status.Active() || !b.done[s.ID] {
 			return true
 		}
 	}
 	return false
+}
+
+// watch reports whether s is a monitor or a monitor's shell: a watch, not
+// work. The teammate goes idle while it runs, and what it reports wakes
+// the teammate (Notify), so it must not keep the teammate active.
+func watch(s task.State) bool {
+	if s.Type == task.MonitorMCP {
+		return true
+	}
+	sh, ok := s.Detail.(*task.Shell)
+	return ok && sh.Kind == "monitor"
 }
 
 // report puts on the timeline the tasks still running as the teammate

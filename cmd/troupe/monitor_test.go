@@ -1,0 +1,100 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// userTexts returns the text blocks of the stream-json user messages.
+func userTexts(t *testing.T, out string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range streamLines(t, out) {
+		if l["type"] != "user" {
+			continue
+		}
+		msg, _ := l["message"].(map[string]any)
+		content, _ := msg["content"].([]any)
+		for _, c := range content {
+			if bl, _ := c.(map[string]any); bl["type"] == "text" {
+				s, _ := bl["text"].(string)
+				b.WriteString(s + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// A monitor started by an in-process teammate on a shell wakes it, idle,
+// when the shell prints a matching line; the teammate reports to the lead,
+// which asks it to shut down. The lead stays up on a background sleep of
+// its own (an idle teammate's monitor does not keep the team busy).
+func TestMonitorWakesIdleInProcessTeammate(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"watch"}},
+   {"name":"Agent","input":{"description":"watcher","name":"ann","prompt":"watch the build"}},
+   {"name":"Bash","input":{"command":"sleep 6","run_in_background":true,"description":"keep the lead up"}}]}},
+ {"match":{"system":"You are troupe,","user":"MONITOR-SAW-FAILURE"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"ann","message":{"type":"shutdown_request","reason":"done"}}}]}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true},
+ {"match":{"system":"You are teammate","user":"shutdown_request"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"{{capture:\"request_id\": \"(shutdown-[^\"]+)\"}}","approve":true}}}]},"repeat":true},
+ {"match":{"system":"You are teammate","user":"watch the build"},"reply":{"tool_calls":[
+   {"name":"Monitor","input":{"command":"echo compiling; sleep 1; echo 'BUILD FAILED: x.go:3'; sleep 30","filter":"FAILED","batch_ms":200,"description":"the build"}}]}},
+ {"match":{"system":"You are teammate","tool_result":"Monitor"},"reply":{"text":"watching"}},
+ {"match":{"system":"You are teammate","user":"BUILD FAILED: x.go:3"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"team-lead","message":"MONITOR-SAW-FAILURE","summary":"build failed"}}]}},
+ {"match":{"system":"You are teammate"},"reply":{"text":"ok"},"repeat":true}
+]}`)
+	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+		"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go")
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+	}
+	if got := userTexts(t, out); !strings.Contains(got, "MONITOR-SAW-FAILURE") {
+		t.Fatalf("the lead never heard from the woken teammate; its input:\n%s\nstderr:\n%s", got, errOut)
+	}
+}
+
+// A headless lead's monitor wakes it with the command's lines (a
+// task_monitor stream-json event and a notification in its input); the
+// command's end ends the monitor, and the run ends after that.
+func TestHeadlessLeadMonitor(t *testing.T) {
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[
+   {"name":"Monitor","input":{"command":"sleep 0.5; echo SERVER-READY; sleep 1; exit 2","batch_ms":100,"description":"dev server"}}]}},
+ {"match":{"tool_result":"Monitor"},"reply":{"text":"watching"}},
+ {"match":{"user":"SERVER-READY"},"reply":{"text":"SAW-READY"}},
+ {"match":{"user":"exited with code 2"},"reply":{"text":"SAW-EXIT"}},
+ {"reply":{"text":"other"},"repeat":true}
+]}`)
+	out, errOut, err := runIn(t, home, "-p", "--cwd", cwd, "--permission-mode", "bypassPermissions", "--provider", "scripted",
+		"--script", script, "--output-format", "stream-json", "go")
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+	}
+	subtypes := map[string]int{}
+	for _, l := range streamLines(t, out) {
+		if st, _ := l["subtype"].(string); st != "" {
+			subtypes[st]++
+		}
+	}
+	if subtypes["task_monitor"] != 1 {
+		t.Errorf("stream-json subtypes %v; want one task_monitor", subtypes)
+	}
+	got := userTexts(t, out)
+	if !strings.Contains(got, "<task-type>monitor_mcp</task-type>") || !strings.Contains(got, "SERVER-READY") || !strings.Contains(got, "exited with code 2") {
+		t.Errorf("the lead's input:\n%s", got)
+	}
+	if !strings.Contains(out, `"result":"SAW-EXIT"`) {
+		t.Errorf("the run did not end on the monitor's end:\n%s", out)
+	}
+}
