@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // userTexts returns the text blocks of the stream-json user messages.
@@ -96,5 +100,55 @@ func TestHeadlessLeadMonitor(t *testing.T) {
 	}
 	if !strings.Contains(out, `"result":"SAW-EXIT"`) {
 		t.Errorf("the run did not end on the monitor's end:\n%s", out)
+	}
+}
+
+// A pane teammate (its own troupe process in a real tmux pane) whose
+// background `sleep 2; false` fails is woken with the notification after
+// its turn ended, and tells the lead it failed.
+func TestPaneTeammateWokenByItsShell(t *testing.T) {
+	needTmux(t)
+	sock := tmuxSocket(t)
+	dir := t.TempDir()
+	home, cwd := homeAndWork(t, dir)
+	script := filepath.Join(dir, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"system":"You are troupe,","turn":0},"reply":{"tool_calls":[
+   {"name":"TeamCreate","input":{"team_name":"panes"}},
+   {"name":"Agent","input":{"description":"builder","name":"pat","prompt":"run the slow check"}}]}},
+ {"match":{"system":"You are troupe,","user":"PANE-SAW-FAIL"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"pat","message":{"type":"shutdown_request","reason":"done"}}}]}},
+ {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true},
+ {"match":{"system":"You are teammate","user":"shutdown_request"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"{{capture:\"request_id\": \"(shutdown-[^\"]+)\"}}","approve":true}}}]},"repeat":true},
+ {"match":{"system":"You are teammate","user":"run the slow check"},"reply":{"tool_calls":[
+   {"name":"Bash","input":{"command":"sleep 2; false","run_in_background":true,"description":"slow check"}}]}},
+ {"match":{"system":"You are teammate","tool_result":"Bash"},"reply":{"text":"started; waiting"}},
+ {"match":{"system":"You are teammate","user":"failed with exit code 1"},"reply":{"tool_calls":[
+   {"name":"SendMessage","input":{"to":"team-lead","message":"PANE-SAW-FAIL: the slow check failed","summary":"check failed"}}]}},
+ {"match":{"system":"You are teammate"},"reply":{"text":"ok"},"repeat":true}
+]}`)
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+		"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
+	c.Env = troupeEnv(t, sock)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the lead failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		}
+	case <-time.After(90 * time.Second):
+		_ = c.Process.Kill()
+		<-done
+		t.Fatalf("the run did not end\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if got := userTexts(t, stdout.String()); !strings.Contains(got, "PANE-SAW-FAIL: the slow check failed") {
+		t.Errorf("the lead never heard the woken pane teammate; its input:\n%s\nstderr:\n%s", got, stderr.String())
 	}
 }
