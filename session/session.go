@@ -65,8 +65,9 @@ type Session struct {
 	factory  LeadFactory
 	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
 	team     *swarm.Lead
-	running  bool // a Run or Submit is under way
-	closed   bool // Close was called: no run starts
+	router   Router // route.go
+	running  bool   // a Run or Submit is under way
+	closed   bool   // Close was called: no run starts
 	runs     sync.WaitGroup
 
 	// subMu is held while one task event is taken from sub and reported,
@@ -262,8 +263,12 @@ func (s *Session) handle(e task.Event) {
 	}
 	s.publish(Event{Kind: kind, Task: &e})
 	if e.Notification != "" {
+		text := SystemNotification(e.Notification)
+		if s.route(e, text) {
+			return // a running sub-agent's own task: for it (route.go)
+		}
 		if lead := s.leadAgent(); lead != nil {
-			lead.Send(SystemNotification(e.Notification))
+			lead.Send(text)
 		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/agenttool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -407,6 +408,11 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		return agent.Config{}, nil, err
 	}
 	lr.tools = tools.Names()
+	if t, ok := tools.Get("Agent"); ok {
+		if at, ok := t.(*agenttool.Tool); ok { // a sub-agent's (a worker's) shells report to it while it runs
+			bg.sess.SetRouter(func(id, text string) bool { return at.Send(id, text) == nil })
+		}
+	}
 	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
 	bg.sess.SetApprover(leadApprover)
 	lr.mode = string(leadApprover.Mode())

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -23,6 +24,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/telemetry"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/agenttool"
 	"github.com/troupe-dev/troupe/tool/teamtool"
 	"github.com/troupe-dev/troupe/transcript"
 )
@@ -128,6 +130,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	p.Stores.Mail = swarm.RetryFull(p.Stores.Mail, p.Member.Name, p.Now, p.OnEvent) // a full disk delays its idle notices and reports, never drops them
 	p.OnEvent = countClaims(p.Telemetry, p.OnEvent)
 	self := teamtool.Self{Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType}
+	var subAgents atomic.Pointer[agenttool.Tool] // the teammate's Agent tool, once built
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
 		Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType,
 		Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
@@ -144,6 +147,11 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
 			core, subSend := Tools(ToolOptions{Cwd: p.Cwd, Registry: reg, Model: p.Model, ModelName: p.Member.Model, Approver: appr, Context: p.Context,
 				Transcripts: p.Transcripts, Parent: p.Member.Name})
+			for _, t := range core {
+				if at, ok := t.(*agenttool.Tool); ok {
+					subAgents.Store(at) // its sub-agents' shells report to them (below)
+				}
+			}
 			tt := teamtool.Tools(teamtool.Config{Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.Now,
 				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted, TaskGate: p.Context.hooks.TaskGate()}})
@@ -175,7 +183,11 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	// The teammate's background tasks report to it, not to the lead.
 	stop := reg.Follow(func(e task.Event) {
 		if e.Notification != "" {
-			tm.Notify(session.SystemNotification(e.Notification))
+			text := session.SystemNotification(e.Notification)
+			at, owner := subAgents.Load(), task.Owner(e.State)
+			if owner == "" || at == nil || at.Send(owner, text) != nil { // a running sub-agent's own shell is for it
+				tm.Notify(text)
+			}
 		}
 		if e.Kind == task.EventTerminated {
 			bg.handed(e.State.ID)
