@@ -32,7 +32,6 @@ import (
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/tool"
-	"github.com/troupe-dev/troupe/tool/agenttool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -409,7 +408,9 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	}
 	lr.tools = tools.Names()
 	if t, ok := tools.Get("Agent"); ok {
-		if at, ok := t.(*agenttool.Tool); ok { // a sub-agent's (a worker's) shells report to it while it runs
+		// A sub-agent's (a worker's) shells report to it while it runs
+		// (agenttool.Tool.Send; the coordinator's Agent tool wraps one).
+		if at, ok := t.(interface{ Send(id, text string) error }); ok {
 			bg.sess.SetRouter(func(id, text string) bool { return at.Send(id, text) == nil })
 		}
 	}

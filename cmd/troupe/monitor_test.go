@@ -155,12 +155,14 @@ func TestPaneTeammateWokenByItsShell(t *testing.T) {
 
 // A running background sub-agent's background shell reports to that
 // sub-agent (at its next tool round), not to the lead; the lead gets the
-// sub-agent's result.
+// sub-agent's result. The same for a coordinator's worker.
 func TestSubAgentShellReportsToSubAgent(t *testing.T) {
-	dir := t.TempDir()
-	home, cwd := homeAndWork(t, dir)
-	script := filepath.Join(dir, "script.json")
-	writeFile(t, script, `{"turns":[
+	for _, coord := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lead", true: "coordinator"}[coord], func(t *testing.T) {
+			dir := t.TempDir()
+			home, cwd := homeAndWork(t, dir)
+			script := filepath.Join(dir, "script.json")
+			writeFile(t, script, `{"turns":[
  {"match":{"system":"sub-agent","user":"run the check"},"reply":{"tool_calls":[
    {"name":"Bash","input":{"command":"sleep 1; echo CHECK-DONE","run_in_background":true,"description":"the check"}},
    {"name":"Bash","input":{"command":"sleep 4","description":"wait"}}]}},
@@ -172,16 +174,22 @@ func TestSubAgentShellReportsToSubAgent(t *testing.T) {
  {"match":{"user":"WORKER-SAW-CHECK"},"reply":{"text":"LEAD-DONE"}},
  {"reply":{"text":"other"},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--cwd", cwd, "--permission-mode", "bypassPermissions", "--provider", "scripted",
-		"--script", script, "--output-format", "stream-json", "go")
-	if err != nil {
-		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
-	}
-	got := userTexts(t, out)
-	if strings.Contains(got, "<task-type>local_bash</task-type>") {
-		t.Errorf("the sub-agent's shell reported to the lead:\n%s", got)
-	}
-	if !strings.Contains(out, `"result":"LEAD-DONE"`) {
-		t.Errorf("the sub-agent did not see its shell's end:\n%s", out)
+			args := []string{"-p", "--cwd", cwd, "--permission-mode", "bypassPermissions", "--provider", "scripted",
+				"--script", script, "--output-format", "stream-json", "go"}
+			if coord {
+				args = append([]string{"--coordinator"}, args...)
+			}
+			out, errOut, err := runIn(t, home, args...)
+			if err != nil {
+				t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+			}
+			got := userTexts(t, out)
+			if strings.Contains(got, "<task-type>local_bash</task-type>") {
+				t.Errorf("the sub-agent's shell reported to the lead:\n%s", got)
+			}
+			if !strings.Contains(out, `"result":"LEAD-DONE"`) {
+				t.Errorf("the sub-agent did not see its shell's end:\n%s", out)
+			}
+		})
 	}
 }
