@@ -193,3 +193,36 @@ func TestSubAgentShellReportsToSubAgent(t *testing.T) {
 		})
 	}
 }
+
+// A running background shell's new output reaches the lead's next model
+// input without TaskOutput (a <task-output> note with its id), and the
+// setting taskOutputInContext: false keeps it out.
+func TestRunningOutputInContext(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(map[bool]string{false: "on", true: "off"}[off], func(t *testing.T) {
+			dir := t.TempDir()
+			home, cwd := homeAndWork(t, dir)
+			if off {
+				writeIn(t, filepath.Join(cwd, ".troupe", "settings.json"), `{"taskOutputInContext": false}`)
+			}
+			script := filepath.Join(dir, "script.json")
+			writeFile(t, script, `{"turns":[
+ {"match":{"turn":0},"reply":{"tool_calls":[
+   {"name":"Bash","input":{"command":"echo PROGRESS-LINE-1; sleep 3","run_in_background":true,"description":"slow job"}}]}},
+ {"match":{"turn":1},"reply":{"tool_calls":[
+   {"name":"Bash","input":{"command":"sleep 1","description":"wait"}}]}},
+ {"reply":{"text":"done"},"repeat":true}
+]}`)
+			out, errOut, err := runIn(t, home, "-p", "--trust", "--cwd", cwd, "--permission-mode", "bypassPermissions", "--provider", "scripted",
+				"--script", script, "--output-format", "stream-json", "go")
+			if err != nil {
+				t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+			}
+			got := userTexts(t, out)
+			note := strings.Contains(got, "<task-output>") && strings.Contains(got, "<new-output>PROGRESS-LINE-1</new-output>")
+			if note == off {
+				t.Errorf("running output in the lead's input: %v, want %v:\n%s", note, !off, got)
+			}
+		})
+	}
+}
