@@ -36,18 +36,22 @@ func (sp *splitter) feed(data []byte, emit func(string) bool) bool {
 			}
 			return true
 		}
-		var line string
+		buf := data[:i]
 		if len(sp.part) > 0 {
-			line = string(append(sp.part, data[:i]...))
+			buf = append(sp.part, buf...)
 			sp.part = sp.part[:0]
-		} else {
-			line = string(data[:i])
 		}
 		data = data[i+1:]
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
+		if len(buf) > 0 && buf[len(buf)-1] == '\r' {
+			buf = buf[:len(buf)-1]
 		}
-		if !emit(line) {
+		for len(buf) > monitorSplitMax {
+			if !emit(string(buf[:monitorSplitMax])) {
+				return false
+			}
+			buf = buf[monitorSplitMax:]
+		}
+		if !emit(string(buf)) {
 			return false
 		}
 	}

@@ -262,3 +262,46 @@ func TestSplitter(t *testing.T) {
 		t.Fatalf("lines %q", got)
 	}
 }
+
+// FuzzSplitter: whatever the bytes and however they are cut into reads,
+// the splitter's lines joined with newlines give back the input (less the
+// carriage return before each newline), and no line is longer than
+// monitorSplitMax.
+func FuzzSplitter(f *testing.F) {
+	f.Add([]byte("a\nb\r\nc"), uint8(1))
+	f.Add([]byte("\n\n\r\n"), uint8(2))
+	f.Add([]byte(strings.Repeat("x", monitorSplitMax+3)+"\ny"), uint8(7))
+	f.Add([]byte("é\xff\x00\n"), uint8(3))
+	f.Add([]byte(strings.Repeat("x", 2*monitorSplitMax+100)+"\ny"), uint8(12)) // a held part and the next read's line end
+	f.Fuzz(func(t *testing.T, data []byte, cut uint8) {
+		step := int(cut)%16 + 1
+		var got []string
+		long := false
+		emit := func(l string) bool {
+			got = append(got, l)
+			long = long || len(l) > monitorSplitMax
+			return true
+		}
+		var sp splitter
+		for i := 0; i < len(data); i += step {
+			sp.feed(data[i:min(i+step, len(data))], emit)
+		}
+		sp.flush(emit)
+		if long {
+			t.Fatalf("a line longer than %d", monitorSplitMax)
+		}
+		// A line cut at monitorSplitMax was no line end: join without one.
+		var b strings.Builder
+		for i, l := range got {
+			b.WriteString(l)
+			if i < len(got)-1 && len(l) != monitorSplitMax {
+				b.WriteByte('\n')
+			}
+		}
+		want := strings.ReplaceAll(string(data), "\r\n", "\n")
+		want = strings.TrimSuffix(want, "\n")
+		if len(data) < monitorSplitMax && b.String() != want { // longer: a cut and a line end look alike
+			t.Fatalf("lines %q do not give back %q", got, data)
+		}
+	})
+}
