@@ -36,4 +36,11 @@ func TestMonitorPillAndLine(t *testing.T) {
 	if tv := m.tasks["m00000001"]; tv.tail != "Error: EADDRINUSE" {
 		t.Errorf("task tail %q", tv.tail)
 	}
+	m.viewTask = "m00000001"
+	screen := strings.Join(m.taskScreen(20), "\n")
+	for _, want := range []string{"watching command", "1 wake", "Error: EADDRINUSE"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("task screen lacks %q:\n%s", want, screen)
+		}
+	}
 }

@@ -392,6 +392,21 @@ func (m *model) taskScreen(h int) []string {
 		if d.Error != "" {
 			out = append(out, m.st.bad("error: "+L(d.Error)))
 		}
+	case *task.Monitor:
+		out = append(out, fmt.Sprintf("watching %s: %s", L(d.Source), L(d.Target)))
+		if d.Filter != "" {
+			out = append(out, "filter: "+L(d.Filter))
+		}
+		out = append(out, fmt.Sprintf("%d lines seen · %d matched · %s", d.Seen, d.Matched, plural(d.Wakes, "wake")))
+		if d.LastLine != "" {
+			out = append(out, m.st.dim("last match:"), L(d.LastLine))
+		}
+		if d.Note != "" {
+			out = append(out, L(d.Note))
+		}
+		if st.OutputFile != "" {
+			out = append(out, m.st.dim("output file: "+L(st.OutputFile)))
+		}
 	case *task.DreamDetail:
 		out = append(out, fmt.Sprintf("consolidating memory: %s · %s reviewed", L(cmp.Or(d.Phase, "starting")), plural(d.SessionsReviewing, "session")))
 		for _, f := range d.FilesTouched {
