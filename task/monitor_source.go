@@ -74,6 +74,14 @@ func (sp *splitter) flush(emit func(string) bool) bool {
 // how the task ended (a shell's exit code); a shell that failed fails the
 // monitor.
 func (r *Registry) FollowTask(id ID, fromStart bool) LineSource {
+	// The current end is taken now, not when the source starts: what
+	// the task prints from the call on is followed.
+	var start int64
+	if s, ok := r.Get(id); ok && !fromStart && s.OutputFile != "" {
+		if fi, err := os.Lstat(s.OutputFile); err == nil {
+			start = fi.Size()
+		}
+	}
 	return func(ctx context.Context, emit func(string) bool) (SourceEnd, error) {
 		s, ok := r.Get(id)
 		if !ok {
@@ -82,12 +90,7 @@ func (r *Registry) FollowTask(id ID, fromStart bool) LineSource {
 		if s.OutputFile == "" {
 			return SourceEnd{}, fmt.Errorf("follow task %s: it has no output to follow", id)
 		}
-		var off int64
-		if !fromStart {
-			if fi, err := os.Lstat(s.OutputFile); err == nil {
-				off = fi.Size()
-			}
-		}
+		off := start
 		var sp splitter
 		t := r.clock.NewTicker(MonitorPoll)
 		defer t.Stop()
@@ -140,7 +143,7 @@ func taskEnd(s State, ok bool) SourceEnd {
 }
 
 // FollowFile returns a source that follows the file at path as it grows,
-// from its end when the monitor starts (a file not there yet is followed
+// from its end at the call (a file not there yet is followed
 // from its start once it appears), like tail -F: a file truncated in place
 // is read again from its start, and a file replaced by another (a log
 // rotated) is read to its end and then the new one from its start. The
@@ -149,6 +152,9 @@ func FollowFile(path string, clock Clock) LineSource {
 	if clock == nil {
 		clock = RealClock{}
 	}
+	// The end is taken now, not when the source starts: what is written
+	// from the call on is followed.
+	first, _ := os.Stat(path)
 	return func(ctx context.Context, emit func(string) bool) (SourceEnd, error) {
 		var (
 			f   *os.File
@@ -179,8 +185,8 @@ func FollowFile(path string, clock Clock) LineSource {
 				f.Close()
 			}
 			f, off = nf, 0
-			if fromEnd {
-				off = fi.Size()
+			if fromEnd && first != nil && sameFile(first, fi) {
+				off = first.Size() // shorter now: the truncation check reads it again
 			}
 			return nil
 		}

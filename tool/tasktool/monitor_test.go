@@ -110,7 +110,6 @@ func TestMonitorToolFile(t *testing.T) {
 	mt := tasktool.NewMonitor(tasktool.MonitorConfig{Registry: reg, Dir: dir})
 	sub := reg.Subscribe()
 	id := startMonitor(t, mt, `{"file":"app.log","filter":"(?i)panic","batch_ms":100}`)
-	time.Sleep(2 * taskreg.MonitorPoll)
 	if err := os.WriteFile(filepath.Join(dir, "app.log"), []byte("ok\nPANIC: nil map\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
