@@ -86,7 +86,11 @@ type Config struct {
 	// the date and the git state.
 	Environment func(ctx context.Context) string
 	Tools       *tool.Registry
-	Approver    Approver // nil means AllowAll
+	// Attach, when set, is called as each user message for the model is
+	// made (a run's prompt, tool results, input that came in); its text,
+	// when not empty, ends the message (attach.go).
+	Attach   func() string
+	Approver Approver // nil means AllowAll
 	// Hooks, when set, are raised at the loop's events (PreToolUse,
 	// PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, PreCompact).
 	Hooks Hooks

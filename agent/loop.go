@@ -38,6 +38,7 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 	if len(user.Content) == 0 {
 		return res, errorf("run: empty prompt and no pending messages")
 	}
+	user.Content = a.attach(user.Content)
 	a.appendMessage(user)
 	a.emit(Event{Type: EventUser, Message: &user})
 
@@ -66,7 +67,7 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 		calls := resp.Message.ToolUses()
 		if len(calls) == 0 {
 			if more := a.drainPending(); len(more) > 0 {
-				next := llm.Message{Role: llm.RoleUser, Content: more}
+				next := llm.Message{Role: llm.RoleUser, Content: a.attach(more)}
 				a.appendMessage(next)
 				a.emit(Event{Type: EventUser, Message: &next})
 				continue
@@ -90,7 +91,7 @@ func (a *Agent) loop(ctx context.Context, prompt string) (Result, error) {
 		res.ToolUses += len(calls)
 		next := llm.Message{Role: llm.RoleUser, Content: results}
 		if ctx.Err() == nil {
-			next.Content = append(next.Content, a.drainPending()...)
+			next.Content = a.attach(append(next.Content, a.drainPending()...))
 		}
 		a.appendMessage(next)
 		a.emit(Event{Type: EventUser, Message: &next})

@@ -169,6 +169,8 @@ type server struct {
 	restarts int
 	// restarting is closed when a restart in progress ends.
 	restarting chan struct{}
+	// watches are the WatchResource calls under way (watch.go).
+	watches map[*resourceWatch]bool
 }
 
 // target returns the command line or url of s, for messages.
@@ -270,7 +272,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *tail, []*sdk
 	case TypeSSE:
 		t = &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient(cfg.Headers)}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "troupe", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "troupe", Version: "1"}, &sdk.ClientOptions{ResourceUpdatedHandler: s.resourceUpdated})
 	fail := func(err error) (*sdk.ClientSession, *tail, []*sdk.Tool, *sdk.ServerCapabilities, error) {
 		endLife(err)
 		if stdio != nil {

@@ -31,6 +31,7 @@ const (
 	KindTaskProgress Kind = "task_progress" // output or progress; may be coalesced
 	KindTaskEnded    Kind = "task_ended"    // terminal: completed, failed or killed
 	KindTaskStalled  Kind = "task_stalled"
+	KindTaskMonitor  Kind = "task_monitor" // a monitor's batch of lines, told to its agent
 
 	// From the team (Team holds the swarm event): a line of the team's
 	// timeline, of one of these kinds.

@@ -65,9 +65,10 @@ type Session struct {
 	factory  LeadFactory
 	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
 	team     *swarm.Lead
-	running  bool // a Run or Submit is under way
-	ended    bool // a headless run ended: nothing will read a peer's message (peer.go)
-	closed   bool // Close was called: no run starts
+	router   Router // route.go
+	running  bool   // a Run or Submit is under way
+	ended    bool   // a headless run ended: nothing will read a peer's message (peer.go)
+	closed   bool   // Close was called: no run starts
 	runs     sync.WaitGroup
 
 	// subMu is held while one task event is taken from sub and reported,
@@ -272,11 +273,17 @@ func (s *Session) handle(e task.Event) {
 		kind = KindTaskEnded
 	case task.EventStalled:
 		kind = KindTaskStalled
+	case task.EventMonitor:
+		kind = KindTaskMonitor
 	}
 	s.publish(Event{Kind: kind, Task: &e})
 	if e.Notification != "" {
+		text := SystemNotification(e.Notification)
+		if s.route(e, text) {
+			return // a running sub-agent's own task: for it (route.go)
+		}
 		if lead := s.leadAgent(); lead != nil {
-			lead.Send(SystemNotification(e.Notification))
+			lead.Send(text)
 		}
 	}
 }

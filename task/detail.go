@@ -162,12 +162,6 @@ type Workflow struct{ Name string }
 // TaskType implements Detail.
 func (*Workflow) TaskType() Type { return LocalWorkflow }
 
-// Monitor is the detail of a monitor_mcp task.
-type Monitor struct{ Server string }
-
-// TaskType implements Detail.
-func (*Monitor) TaskType() Type { return MonitorMCP }
-
 // DreamDetail is the detail of a dream task.
 type DreamDetail struct {
 	Phase             string // starting, updating

@@ -16,6 +16,7 @@ const (
 	EventUpdated    EventKind = "task_updated" // any other change
 	EventOutput     EventKind = "task_output"  // Poll found new output
 	EventStalled    EventKind = "task_stalled" // a shell seems to wait for input
+	EventMonitor    EventKind = "task_monitor" // a monitor's batch of lines for its agent
 	EventEvicted    EventKind = "task_evicted" // removed from the registry
 	EventRegistered EventKind = "task_registered"
 )
@@ -24,11 +25,11 @@ const (
 type Event struct {
 	Kind  EventKind
 	State State // the task after the change
-	// Summary is set on EventTerminated and EventStalled.
+	// Summary is set on EventTerminated, EventStalled and EventMonitor.
 	Summary string
 	// Notification is the <task-notification> text for the model, on
 	// EventTerminated (empty when the task was stopped on purpose: the
-	// stopper already knows) and EventStalled.
+	// stopper already knows), EventStalled and EventMonitor.
 	Notification string
 	// Output is the new output on EventOutput, read from Offset.
 	Output []byte

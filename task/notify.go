@@ -85,6 +85,8 @@ func Summary(s State) string {
 		case Killed:
 			return fmt.Sprintf("Agent %q was stopped", s.Description)
 		}
+	case *Monitor:
+		return monitorSummary(s, d)
 	case *Remote:
 		switch s.Status {
 		case Completed:
@@ -113,6 +115,8 @@ func NotificationFor(s State) Notification {
 	}
 	switch d := s.Detail.(type) {
 	case *Shell:
+		n.OutputTail = d.Tail
+	case *Monitor:
 		n.OutputTail = d.Tail
 	case *Agent:
 		n.Result = d.Result

@@ -499,14 +499,25 @@ func (r *Registry) stop1(ctx context.Context, id ID) (State, error) {
 	return st, nil
 }
 
-// KillForAgent stops every active shell started by agentID (the agent is
-// exiting: none of its shells may outlive it). It returns the ids stopped.
+// KillForAgent stops every active shell and monitor started by agentID
+// (the agent is exiting: none of its shells or watches may outlive it).
+// It returns the ids stopped.
 func (r *Registry) KillForAgent(ctx context.Context, agentID string) []ID {
 	r.mu.Lock()
 	var ids []ID
 	for id, s := range r.tasks {
-		if sh, ok := s.Detail.(*Shell); ok && sh.AgentID == agentID && s.Status.Active() {
-			ids = append(ids, id)
+		if !s.Status.Active() {
+			continue
+		}
+		switch d := s.Detail.(type) {
+		case *Shell:
+			if d.AgentID == agentID {
+				ids = append(ids, id)
+			}
+		case *Monitor:
+			if d.AgentID == agentID {
+				ids = append(ids, id)
+			}
 		}
 	}
 	r.mu.Unlock()

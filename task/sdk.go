@@ -1,7 +1,8 @@
 package task
 
 // SystemEvent is the stream-json form of a task event: a "system" message
-// with subtype task_started or task_terminated.
+// with subtype task_started, task_terminated or task_monitor (a monitor's
+// batch of lines).
 type SystemEvent struct {
 	Type        string `json:"type"`    // "system"
 	Subtype     string `json:"subtype"` // task_started, task_terminated
@@ -24,6 +25,9 @@ func (e Event) StreamJSON() (SystemEvent, bool) {
 	case EventTerminated:
 		return SystemEvent{Type: "system", Subtype: string(EventTerminated), TaskID: s.ID, Status: s.Status,
 			Summary: e.Summary}, true
+	case EventMonitor:
+		return SystemEvent{Type: "system", Subtype: string(EventMonitor), TaskID: s.ID, ToolUseID: s.ToolUseID,
+			TaskType: s.Type, Status: s.Status, Summary: e.Summary}, true
 	}
 	return SystemEvent{}, false
 }

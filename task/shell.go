@@ -24,9 +24,12 @@ type ShellSpec struct {
 	ToolUseID   string
 	// AgentID is the agent that started it; KillForAgent(AgentID) stops it.
 	AgentID string
-	Kind    string   // "bash" (default) or "monitor"
-	Dir     string   // working directory; "" is the current one
-	Env     []string // nil inherits the environment
+	Kind    string // "bash" (default) or "monitor"
+	// Quiet keeps its end from the model: the monitor that runs it tells
+	// the agent instead (CommandSource).
+	Quiet bool
+	Dir   string   // working directory; "" is the current one
+	Env   []string // nil inherits the environment
 }
 
 // OutputPath returns the output file of task id in the output folder dir.
@@ -74,7 +77,11 @@ func (r *Registry) StartShell(spec ShellSpec) (State, error) {
 		if _, rerr := r.Register(s, nil); rerr != nil {
 			return State{}, errors.Join(err, rerr)
 		}
-		st, _ := r.Finish(id, Failed, func(s State) State {
+		finish := r.Finish
+		if spec.Quiet {
+			finish = r.FinishQuietly
+		}
+		st, _ := finish(id, Failed, func(s State) State {
 			s.Detail = s.Detail.(*Shell).With(func(c *Shell) { c.Error = err.Error() })
 			return s
 		})
@@ -125,7 +132,7 @@ func (r *Registry) StartShell(spec ShellSpec) (State, error) {
 	})
 	okWait := okCapture && r.goFunc(func(context.Context) {
 		defer close(exited)
-		r.waitShell(id, cmd, pgid, pr, out, captured)
+		r.waitShell(id, cmd, pgid, pr, out, captured, spec.Quiet)
 		forget()
 	})
 	if !okWait {
@@ -148,7 +155,7 @@ func (r *Registry) StartShell(spec ShellSpec) (State, error) {
 
 // waitShell waits for the shell, kills what is left of its group, drains
 // the output and finishes the task.
-func (r *Registry) waitShell(id ID, cmd *exec.Cmd, pgid int, pr *os.File, out *Output, captured <-chan struct{}) {
+func (r *Registry) waitShell(id ID, cmd *exec.Cmd, pgid int, pr *os.File, out *Output, captured <-chan struct{}, quiet bool) {
 	werr := cmd.Wait()
 	syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of the group; ESRCH when none
 	select {
@@ -172,7 +179,11 @@ func (r *Registry) waitShell(id ID, cmd *exec.Cmd, pgid int, pr *os.File, out *O
 		}
 		return s
 	}
-	if _, err := r.Finish(id, to, record); err != nil {
+	finish := r.Finish
+	if quiet {
+		finish = r.FinishQuietly
+	}
+	if _, err := finish(id, to, record); err != nil {
 		// Stop finished it first: record the exit code, and say nothing.
 		r.Update(id, record)
 	}

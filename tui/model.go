@@ -765,9 +765,17 @@ func (m *model) event(e session.Event) tea.Cmd {
 				m.convo.add(entry{kind: entryQuiet, text: answered(*e.Question, *e.Verdict)})
 			}
 		}
-	case session.KindTaskStarted, session.KindTaskProgress, session.KindTaskEnded, session.KindTaskStalled:
+	case session.KindTaskStarted, session.KindTaskProgress, session.KindTaskEnded, session.KindTaskStalled, session.KindTaskMonitor:
 		if e.Task != nil {
 			tv := m.track(e.Task.State)
+			if e.Kind == session.KindTaskMonitor {
+				// A monitor woke the lead: a line in the conversation, and
+				// its last matching line on its task.
+				m.convo.add(entry{kind: entryQuiet, text: fmt.Sprintf("%s %s", e.Task.State.ID, e.Task.Summary)})
+				if mon, ok := e.Task.State.Detail.(*task.Monitor); ok {
+					tv.tail = mon.LastLine
+				}
+			}
 			if len(e.Task.Output) > 0 {
 				tv.tail = lastLine(string(e.Task.Output))
 			}

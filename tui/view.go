@@ -221,6 +221,9 @@ func (m *model) footer() []string {
 func (m *model) pills() []string {
 	counts := map[task.Type]int{}
 	for _, tv := range m.tasks {
+		if sh, ok := tv.state.Detail.(*task.Shell); ok && sh.Kind == "monitor" {
+			continue // a monitor's own shell: its monitor_mcp task is the pill
+		}
 		if tv.state.Status.Active() {
 			counts[tv.state.Type]++
 		}
@@ -404,6 +407,21 @@ func (m *model) taskScreen(h int) []string {
 		}
 		if d.Error != "" {
 			out = append(out, m.st.bad("error: "+L(d.Error)))
+		}
+	case *task.Monitor:
+		out = append(out, fmt.Sprintf("watching %s: %s", L(d.Source), L(d.Target)))
+		if d.Filter != "" {
+			out = append(out, "filter: "+L(d.Filter))
+		}
+		out = append(out, fmt.Sprintf("%d lines seen · %d matched · %s", d.Seen, d.Matched, plural(d.Wakes, "wake")))
+		if d.LastLine != "" {
+			out = append(out, m.st.dim("last match:"), L(d.LastLine))
+		}
+		if d.Note != "" {
+			out = append(out, L(d.Note))
+		}
+		if st.OutputFile != "" {
+			out = append(out, m.st.dim("output file: "+L(st.OutputFile)))
 		}
 	case *task.DreamDetail:
 		out = append(out, fmt.Sprintf("consolidating memory: %s · %s reviewed", L(cmp.Or(d.Phase, "starting")), plural(d.SessionsReviewing, "session")))

@@ -9,18 +9,34 @@ import (
 
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/permission/approve"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
 )
 
 // kitRun is what every agent of this run shares, for session/kit.
 func (a *app) kitRun() kit.Run {
 	user, home := a.UserHomes()
-	return kit.Run{UserHome: user, TroupeHome: home, Hooks: a.hooks, MCP: a.mcp.tools, Now: a.Now, Getenv: a.Getenv, Warn: a.WarnOnce}
+	r := kit.Run{UserHome: user, TroupeHome: home, Hooks: a.hooks, MCP: a.mcp.tools, Now: a.Now, Getenv: a.Getenv, Warn: a.WarnOnce}
+	if a.mcp.mgr != nil { // a nil *mcp.Manager in the interface would not be nil
+		r.Resources = a.mcp.mgr
+	}
+	return r
 }
 
-// newAgentContext loads what an agent in cwd is told (kit.Run.NewContext).
+// newAgentContext loads what an agent in cwd is told (kit.Run.NewContext),
+// with the settings of cwd that shape its model input
+// (taskOutputInContext).
 func (a *app) newAgentContext(cwd, model string, off bool, appr *approve.Approver) *kit.Context {
-	return a.kitRun().NewContext(cwd, model, off, appr)
+	r := a.kitRun()
+	if home, err := a.Home(); err == nil {
+		on, _, err := settings.Key[*bool](settings.Files(home, cwd), "taskOutputInContext")
+		if err != nil {
+			a.WarnOnce(err.Error() + "; background output reaches the model (the default)")
+		} else if on != nil && !*on {
+			r.NoTaskOutput = true
+		}
+	}
+	return r.NewContext(cwd, model, off, appr)
 }
 
 // expandCommand turns a prompt that calls a custom slash command ("/name

@@ -431,6 +431,13 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		return agent.Config{}, nil, err
 	}
 	lr.tools = tools.Names()
+	if t, ok := tools.Get("Agent"); ok {
+		// A sub-agent's (a worker's) shells report to it while it runs
+		// (agenttool.Tool.Send; the coordinator's Agent tool wraps one).
+		if at, ok := t.(interface{ Send(id, text string) error }); ok {
+			bg.sess.SetRouter(func(id, text string) bool { return at.Send(id, text) == nil })
+		}
+	}
 	leadApprover := swarm.NewApprover(approver) // its mode may change (session.SetMode)
 	bg.sess.SetApprover(leadApprover)
 	if bg.wd != nil {
@@ -438,7 +445,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 	}
 	lr.mode = string(leadApprover.Mode())
 	cfg := agent.Config{Model: model, ModelName: h.model.Name, System: system, Environment: ac.Environment, Tools: tools,
-		MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
+		Attach: ac.OutputDigest(bg.reg, ""), MaxTurns: h.maxTurns, Now: a.Now, Approver: leadApprover, Hooks: lr.hooks.ForAgent(transcript.KindLead, false)}
 	lr.hooks.SetMode(func() string { return string(leadApprover.Mode()) })
 	cfg, err = ac.NarrowBySkills(cfg) // a skill's allowed-tools narrow the rest of its turn
 	return cfg, ac, err

@@ -29,6 +29,7 @@ var Names = []string{
 	"teammate-idle-digest",  // swarm: the lead's digest of idle notifications
 	"cross-session-message", // peer: another session's message (docs/teams.md, Addressing)
 	"task-notification",     // task: a background task's end
+	"task-output",           // task: a running shell's new output (OutputDigest)
 	"system-reminder",       // session, swarm, brief: runtime notes
 	"project-instructions",  // brief: CLAUDE.md and AGENTS.md
 	"memory",                // memory: what earlier sessions kept

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 )
 
 // Env selects the behaviour of a test binary started as a stdio MCP
-// server: ok, fail (exits with a message on stderr) or hang.
+// server: ok, counter (NewCounterServer), fail (exits with a message on
+// stderr) or hang.
 const Env = "TROUPE_MCP_TEST_SERVER"
 
 // Serve acts as a stdio MCP server when Env is set, and then exits; it
@@ -30,8 +32,12 @@ func Serve() {
 	switch os.Getenv(Env) {
 	case "":
 		return
-	case "ok":
-		if err := NewServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+	case "ok", "counter":
+		srv := NewServer()
+		if os.Getenv(Env) == "counter" {
+			srv = NewCounterServer()
+		}
+		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}
@@ -43,7 +49,7 @@ func Serve() {
 	case "hang":
 		select {} // reads nothing, answers nothing
 	}
-	fmt.Fprintf(os.Stderr, "%s=%q: want ok, fail or hang\n", Env, os.Getenv(Env))
+	fmt.Fprintf(os.Stderr, "%s=%q: want ok, counter, fail or hang\n", Env, os.Getenv(Env))
 	os.Exit(2)
 }
 
@@ -71,8 +77,36 @@ var PNG = func() []byte {
 // resource link), sleep, die (exits the process mid-call) and fail (an
 // error result), and the resources test://hello (text) and test://dot
 // (PNG).
-func NewServer() *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+func NewServer() *sdk.Server { return newServer(nil) }
+
+// NewCounterServer returns NewServer's server with resource subscriptions:
+// one more tool, bump (adds one to test://counter and sends
+// notifications/resources/updated for it), and the subscribable resource
+// test://counter ("count N"). A stdio test binary serves it when Env is
+// "counter".
+func NewCounterServer() *sdk.Server {
+	var count atomic.Int64
+	s := newServer(&sdk.ServerOptions{
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "bump", Description: "Add one to test://counter."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			n := count.Add(1)
+			if err := s.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "test://counter"}); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("count %d", n)}}}, nil, nil
+		})
+	s.AddResource(&sdk.Resource{URI: "test://counter", Name: "counter", MIMEType: "text/plain"},
+		func(_ context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: fmt.Sprintf("count %d", count.Load())}}}, nil
+		})
+	return s
+}
+
+func newServer(opts *sdk.ServerOptions) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, opts)
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil

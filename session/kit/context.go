@@ -14,7 +14,9 @@ import (
 	"github.com/troupe-dev/troupe/permission"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool/skilltool"
+	"github.com/troupe-dev/troupe/tool/tasktool"
 	"github.com/troupe-dev/troupe/tool/toolsearch"
 	"github.com/troupe-dev/troupe/worktree"
 
@@ -42,6 +44,8 @@ type Context struct {
 	mcp       []tool.Tool       // the MCP servers' tools (mcp.go)
 	webSearch string            // the settings' webSearch.url (web.go)
 	search    toolsearch.Policy // which tools ToolSearch defers (Defer)
+	res       tasktool.Resources
+	noOutput  bool // taskOutputInContext false: no OutputDigest
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -59,8 +63,14 @@ type Run struct {
 	TroupeHome string // troupe's home: AGENTS.md, skills, agents, memory
 	Hooks      *Hooks
 	MCP        []tool.Tool
-	Now        func() time.Time
-	Getenv     func(string) string
+	// Resources lets monitors follow the MCP servers' resources; nil
+	// without servers.
+	Resources tasktool.Resources
+	// NoTaskOutput keeps running shells' new output out of the agents'
+	// model input (the setting taskOutputInContext: false).
+	NoTaskOutput bool
+	Now          func() time.Time
+	Getenv       func(string) string
 	// Warn reports a problem once a run (a malformed skill, agent
 	// definition or memory folder); the agent is built without it.
 	Warn func(string)
@@ -82,7 +92,7 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 	if warn == nil {
 		warn = func(string) {}
 	}
-	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP}
+	ac := &Context{cwd: cwd, userHome: r.UserHome, model: model, now: now, getenv: getenv, hooks: r.Hooks, mcp: r.MCP, res: r.Resources, noOutput: r.NoTaskOutput}
 	if p, err := SearchPolicy(settings.Files(r.TroupeHome, cwd), getenv); err != nil {
 		warn(err.Error())
 	} else {
@@ -308,6 +318,26 @@ func SearchPolicy(files []settings.File, getenv func(string) string) (toolsearch
 		return toolsearch.Policy{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return p.WithEnv(getenv("ENABLE_TOOL_SEARCH"))
+}
+
+// Resources returns what follows the MCP servers' resources for a
+// monitor; nil when there is nothing to follow.
+func (ac *Context) Resources() tasktool.Resources {
+	if ac == nil {
+		return nil
+	}
+	return ac.res
+}
+
+// OutputDigest returns agent.Config.Attach for the agent agentID of reg
+// ("" for reg's own agent): what its running background shells printed
+// since its last model input (task.OutputDigest); nil when the setting
+// taskOutputInContext is false or there is no registry.
+func (ac *Context) OutputDigest(reg *task.Registry, agentID string) func() string {
+	if reg == nil || (ac != nil && ac.noOutput) {
+		return nil
+	}
+	return reg.NewOutputDigest(agentID).Take
 }
 
 // MCPServers returns the names of the MCP servers whose tools ac has,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
@@ -23,6 +24,7 @@ import (
 	"github.com/troupe-dev/troupe/team"
 	"github.com/troupe-dev/troupe/telemetry"
 	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/agenttool"
 	"github.com/troupe-dev/troupe/tool/asktool"
 	"github.com/troupe-dev/troupe/tool/teamtool"
 	"github.com/troupe-dev/troupe/transcript"
@@ -135,6 +137,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	p.Stores.Mail = swarm.RetryFull(p.Stores.Mail, p.Member.Name, p.Now, p.OnEvent) // a full disk delays its idle notices and reports, never drops them
 	p.OnEvent = countClaims(p.Telemetry, p.OnEvent)
 	self := teamtool.Self{Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType}
+	var subAgents atomic.Pointer[agenttool.Tool] // the teammate's Agent tool, once built
 	tm, err := swarm.NewTeammate(swarm.TeammateConfig{
 		Team: p.Team, Name: p.Member.Name, Color: p.Member.Color, PaneID: p.Member.TmuxPaneID, Backend: p.Member.BackendType,
 		Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
@@ -151,6 +154,11 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 		Build: func(tm *swarm.Teammate) (agent.Config, error) {
 			core, subSend := Tools(ToolOptions{Cwd: p.Cwd, Registry: reg, Model: p.Model, ModelName: p.Member.Model, Approver: appr, Context: p.Context,
 				Transcripts: p.Transcripts, Parent: p.Member.Name})
+			for _, t := range core {
+				if at, ok := t.(*agenttool.Tool); ok {
+					subAgents.Store(at) // its sub-agents' shells report to them (below)
+				}
+			}
 			tt := teamtool.Tools(teamtool.Config{Teams: p.Stores.Teams, Mail: p.Stores.Mail, Tasks: p.Stores.Tasks,
 				Self: func() teamtool.Self { return self }, SubAgents: subSend, Now: p.Now,
 				Hooks: teamtool.Hooks{ShutdownApproved: tm.ShutdownApproved, PlanSubmitted: tm.PlanSubmitted, TaskGate: p.Context.hooks.TaskGate()}})
@@ -169,6 +177,7 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 			tools, system = AsAgentType(p.Context.agents, p.Member.AgentType, tools, swarm.TeamTools, system) // agents.go
 			nested := p.Context.Nested(tm.Notify)
 			return p.Context.NarrowBySkills(agent.Config{Model: p.Model, ModelName: p.Member.Model, Tools: tools, Approver: appr, Now: p.Now, Hooks: p.Context.hooks.ForAgent(p.Member.Name, false),
+				Attach: p.Context.OutputDigest(reg, ""),
 				System: system, Environment: p.Context.Environment, Transcript: p.Transcripts.Writer(p.Member.Name, transcript.KindTeammate, ""),
 				OnEvent: func(e agent.Event) {
 					p.Telemetry.Observe(e) // nil-safe
@@ -186,7 +195,11 @@ func Teammate(p TeammateConfig) (*swarm.Teammate, func(), error) {
 	// The teammate's background tasks report to it, not to the lead.
 	stop := reg.Follow(func(e task.Event) {
 		if e.Notification != "" {
-			tm.Notify(session.SystemNotification(e.Notification))
+			text := session.SystemNotification(e.Notification)
+			at, owner := subAgents.Load(), task.Owner(e.State)
+			if owner == "" || at == nil || at.Send(owner, text) != nil { // a running sub-agent's own shell is for it
+				tm.Notify(text)
+			}
 		}
 		if e.Kind == task.EventTerminated {
 			bg.handed(e.State.ID)
@@ -251,16 +264,30 @@ func (b *mateBackground) handed(id task.ID) {
 }
 
 // running reports whether a task still runs, or ended without its news
-// handed to the teammate yet.
+// handed to the teammate yet; monitors do not count (watch).
 func (b *mateBackground) running() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, s := range b.reg.List() {
+		if watch(s) {
+			continue
+		}
 		if s.Status.Active() || !b.done[s.ID] {
 			return true
 		}
 	}
 	return false
+}
+
+// watch reports whether s is a monitor or a monitor's shell: a watch, not
+// work. The teammate goes idle while it runs, and what it reports wakes
+// the teammate (Notify), so it must not keep the teammate active.
+func watch(s task.State) bool {
+	if s.Type == task.MonitorMCP {
+		return true
+	}
+	sh, ok := s.Detail.(*task.Shell)
+	return ok && sh.Kind == "monitor"
 }
 
 // report puts on the timeline the tasks still running as the teammate

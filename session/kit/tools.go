@@ -63,7 +63,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	var at *agenttool.Tool // set below, before any call
 	byName := func(name string) (task.ID, bool) { return at.Lookup(name) }
 	base := append(filetool.All(FileConfig(cwd, o.Approver)), filetool.NewNotebookEdit(FileConfig(cwd, o.Approver)), newBash(""),
-		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName))
+		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), tasktool.NewStop(reg, byName), NewMonitor(reg, o.Context, "", cwd))
 	if st := o.Context.SkillTool(); st != nil {
 		base = append(base, st) // sub-agents get it too
 	}
@@ -112,7 +112,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			if s.Model != "" && s.Model != "inherit" { // the call's model, else its definition's
 				modelName = s.Model
 			}
-			cfg := agent.Config{Model: o.Model, ModelName: modelName, Tools: tools, Approver: ap,
+			cfg := agent.Config{Model: o.Model, ModelName: modelName, Tools: tools, Approver: ap, Attach: o.Context.OutputDigest(reg, string(s.AgentID)),
 				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
 			if o.Context != nil {
 				role, custom := subagentRole(s.Agent) // agents.go
@@ -131,6 +131,13 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 			return o.Context.NarrowBySkills(cfg)
 		}})
 	return append(base, at), agenttool.NewSendMessage(at)
+}
+
+// NewMonitor returns the Monitor tool of agent agentID ("" for the one
+// that owns reg) working in dir: its monitors are tasks of reg, and it
+// follows the resources of ac's MCP servers.
+func NewMonitor(reg *task.Registry, ac *Context, agentID, dir string) tool.Tool {
+	return tasktool.NewMonitor(tasktool.MonitorConfig{Registry: reg, AgentID: agentID, Dir: dir, Resources: ac.Resources()})
 }
 
 // pathJudge is the part of a permission layer the file tools consult

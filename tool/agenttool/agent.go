@@ -44,8 +44,10 @@ const DefaultType = "general-purpose"
 
 // Disallowed lists the tools a sub-agent never gets: the Agent tool (and
 // its old name, Task), so that sub-agents do not nest, the team tools,
-// and the tools that move the whole session (plan mode, worktrees).
-var Disallowed = []string{"Agent", "Task", "TeamCreate", "TeamDelete", "SendMessage", "SyntheticOutput", "EnterPlanMode", "EnterWorktree", "ExitWorktree"}
+// the tools that move the whole session (plan mode, worktrees), and
+// Monitor: a sub-agent's run ends with its answer, so no idle sub-agent
+// is there to wake (its caller watches instead).
+var Disallowed = []string{"Agent", "Task", "TeamCreate", "TeamDelete", "SendMessage", "SyntheticOutput", "EnterPlanMode", "EnterWorktree", "ExitWorktree", "Monitor"}
 
 // AsyncAllowed lists the tools a background sub-agent may have (MCP tools
 // aside): the core file and shell tools and the task tools. A background
