@@ -124,6 +124,10 @@ func (b *background) print() {
 			}
 		case e.Team != nil:
 			b.teamEvent(*e.Team)
+		case e.Firing != nil: // schedule.go
+			b.out.Fired(*e.Firing, b.out.Progress)
+		case e.Schedule != nil:
+			b.out.Schedule(*e.Schedule)
 		}
 	}
 }
