@@ -24,6 +24,7 @@ var builtins = map[string]string{
 	"resume":      "pick an earlier session of this folder to continue",
 	"exit":        "leave (the team is shut down first)",
 	"expand":      "show or fold the last tool call's result",
+	"loop":        "[interval] PROMPT: repeat a prompt (10m, 2h; none: the lead paces it); /loop stop ends it",
 }
 
 // commandNames returns every command name, sorted.
@@ -102,6 +103,8 @@ func (m *model) slash(text string) tea.Cmd {
 		return m.do(func(ctx context.Context) error { return m.drv.Compact(ctx) })
 	case "permissions":
 		return m.permissions(args)
+	case "loop":
+		return m.loop(args) // loop.go
 	case "resume":
 		if m.opts.Sessions == nil {
 			m.convo.add(entry{kind: entryNotice, text: "To resume an earlier session: troupe --continue (the latest here) or troupe --resume ID."})

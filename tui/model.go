@@ -16,6 +16,7 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/schedule"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
@@ -86,6 +87,8 @@ type model struct {
 	sessions []SessionInfo // /resume's list
 	selSess  int
 	resume   string // the session picked: Run's Outcome
+
+	sched schedule.State // the schedule, for the footer's next wake (loop.go)
 }
 
 // taskView is what the model knows of one task.
@@ -151,6 +154,9 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 		m.track(st)
 	}
 	m.replay(opts.History)
+	if opts.Schedule != nil {
+		m.sched = *opts.Schedule
+	}
 	m.resize(m.width, m.height)
 	return m
 }
@@ -710,6 +716,8 @@ func (m *model) event(e session.Event) {
 		m.convo.add(entry{kind: entryQuiet, text: "permissions: " + e.Text})
 	case session.KindNotice:
 		m.convo.add(entry{kind: entryNotice, text: e.Text})
+	case session.KindScheduled, session.KindSchedule:
+		m.scheduleEvent(e) // loop.go
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)

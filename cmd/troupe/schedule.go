@@ -82,3 +82,12 @@ func (lr *leadRun) scheduleTools(tools []tool.Tool, ap *approve.Approver) ([]too
 	}
 	return append(tools, lr.sched.Tools()...), kit.WithAllow(ap, schedule.Names...)
 }
+
+// scheduleState returns the schedule's state now, nil without one.
+func (lr *leadRun) scheduleState() *schedule.State {
+	if lr.sched == nil {
+		return nil
+	}
+	st := lr.sched.State()
+	return &st
+}
