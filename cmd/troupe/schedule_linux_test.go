@@ -3,6 +3,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,5 +77,50 @@ func TestResumeAfterKillKeepsCronJob(t *testing.T) {
 	}
 	if st := recordedSchedule(t, record); st == nil || st["schedule"].(map[string]any)["jobs"] != nil {
 		t.Errorf("last recorded schedule %v; want no jobs after the delete", st)
+	}
+}
+
+// A headless run that waits for its cron job ends on SIGINT with exit
+// status 130, as a run in its model call does.
+func TestHeadlessScheduleSIGINT(t *testing.T) {
+	work := t.TempDir()
+	script := filepath.Join(work, "script.json")
+	writeFile(t, script, `{"turns":[
+ {"match":{"user":"go"},"reply":{"tool_calls":[{"name":"CronCreate","input":{"cron":"0 3 * * *","prompt":"nightly"}}]}},
+ {"match":{"tool_result":"CronCreate"},"reply":{"text":"WAITING-FOR-3AM"}}
+]}`)
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--home", filepath.Join(work, "home"), "--cwd", work,
+		"--provider", "scripted", "--script", script, "--output-format", "stream-json", "go")
+	c.Env = append(os.Environ(), asTroupeEnv+"=1", "HOME="+work)
+	stderr := newSyncBuffer()
+	c.Stderr = stderr
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			c.Process.Kill()
+			t.Fatalf("the run ended before its answer: %v\nstderr: %s", err, stderr)
+		}
+		if strings.Contains(line, `"type":"result"`) {
+			c.Process.Kill()
+			t.Fatalf("the run ended with a cron job pending: %s", line)
+		}
+		if strings.Contains(line, "WAITING-FOR-3AM") {
+			break
+		}
+	}
+	go func() { _, _ = r.WriteTo(new(bytes.Buffer)) }()
+	if err := c.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitOf(t, c); code != 130 {
+		t.Errorf("exit status %d; want 130 (stderr %q)", code, stderr.String())
 	}
 }
