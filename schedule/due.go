@@ -84,6 +84,38 @@ func Due(st State, now time.Time) ([]Firing, State) {
 	return out, next
 }
 
+// unfire returns after (Due's state from before) with only the firings
+// fs applied: the jobs and wakeup whose firings were dropped (MaxFirings
+// reached) are as they were before, so the record keeps them unfired.
+func unfire(before, after State, fs []Firing) State {
+	fired := map[string]bool{}
+	wake := false
+	for _, f := range fs {
+		if f.Kind == KindWakeup {
+			wake = true
+		} else {
+			fired[f.JobID] = true
+		}
+	}
+	var out State
+	for _, j := range before.Jobs {
+		if !fired[j.ID] {
+			out.Jobs = append(out.Jobs, j) // not fired: as it was
+			continue
+		}
+		for _, k := range after.Jobs {
+			if k.ID == j.ID {
+				out.Jobs = append(out.Jobs, k) // fired and kept
+			}
+		}
+	}
+	out.Wakeup = before.Wakeup
+	if wake {
+		out.Wakeup = after.Wakeup
+	}
+	return out
+}
+
 // Next returns the earliest time something in st is due; the zero time
 // when nothing is scheduled.
 func Next(st State) time.Time {

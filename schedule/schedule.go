@@ -182,10 +182,13 @@ func (s *Schedule) loop(ctx context.Context) {
 		s.mu.Lock()
 		var fs []Firing
 		if !s.spentLocked() {
-			fs, s.st = Due(s.st, now)
+			var after State
+			fs, after = Due(s.st, now)
 			if m := s.cfg.MaxFirings; m > 0 && s.fired+len(fs) > m {
-				fs = fs[:m-s.fired] // the rest stay in the state, unfired
+				fs = fs[:m-s.fired]
+				after = unfire(s.st, after, fs)
 			}
+			s.st = after
 			s.fired += len(fs)
 		}
 		at, spent := Next(s.st), s.spentLocked()

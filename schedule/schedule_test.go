@@ -348,3 +348,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestMaxFiringsKeepsUnfired: firings dropped at MaxFirings leave their
+// jobs as they were, so the record keeps them.
+func TestMaxFiringsKeepsUnfired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got firings
+		var last State
+		var mu sync.Mutex
+		now := time.Now()
+		st := State{Jobs: []Job{
+			{ID: "a", Cron: "* * * * *", Prompt: "a", Created: now.Add(-time.Hour)},
+			{ID: "b", Cron: "* * * * *", Prompt: "b", Created: now.Add(-time.Hour)},
+		}}
+		s, _ := New(Config{Fire: got.fire, MaxFirings: 1, Save: func(st State) { mu.Lock(); last = st; mu.Unlock() }}, st)
+		s.Start(t.Context())
+		synctest.Wait()
+		s.Close()
+		if fs := got.get(); len(fs) != 1 || fs[0].JobID != "a" {
+			t.Fatalf("fired %+v; want job a only", fs)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(last.Jobs) != 1 || last.Jobs[0].ID != "b" || !last.Jobs[0].Last.IsZero() {
+			t.Fatalf("saved %+v; want one-shot a gone and b kept unfired", last)
+		}
+	})
+}

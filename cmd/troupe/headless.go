@@ -280,7 +280,7 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 	}
 	lr.defer_(a.teamMetrics(lr)) // telemetry_jobs.go: task durations and queue depths
 	// schedule.go: cron jobs and wakeups, restored on --resume
-	if err := a.openSchedule(h, lr, sess.prev); err != nil {
+	if err := a.openSchedule(h, lr, sess.prev, interactive); err != nil {
 		return lr, err
 	}
 	if interactive {

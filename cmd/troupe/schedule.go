@@ -30,8 +30,9 @@ func addScheduleFlags(f *pflag.FlagSet, maxWakeups *int) {
 // openSchedule builds the session's schedule (docs/schedule.md): restored
 // from prev, the resumed session's record, each change recorded in
 // lr.rec and reported to the session. It is started by startSchedule,
-// once the lead exists, and closed before the session.
-func (a *app) openSchedule(h *headless, lr *leadRun, prev *record.File) error {
+// once the lead exists, and closed before the session. A headless run
+// says each firing on stderr in text output.
+func (a *app) openSchedule(h *headless, lr *leadRun, prev *record.File, interactive bool) error {
 	if h.maxWakeups < 0 {
 		return cli.Usagef("--max-wakeups %d: want 0 (no bound) or a positive number", h.maxWakeups)
 	}
@@ -61,6 +62,9 @@ func (a *app) openSchedule(h *headless, lr *leadRun, prev *record.File) error {
 	}
 	sess.SetSchedule(sc)
 	lr.sched = sc
+	if !interactive {
+		lr.bg.notice = a.Stderr
+	}
 	return nil
 }
 
