@@ -64,6 +64,10 @@ func (a *app) openSchedule(h *headless, lr *leadRun, prev *record.File, interact
 	lr.sched = sc
 	if !interactive {
 		lr.bg.notice = a.Stderr
+		if n := len(st.Jobs); n > 0 || st.Wakeup != nil {
+			fmt.Fprintf(a.Stderr, "troupe: the resumed session has %d cron job(s)%s scheduled: this run stays up for them (--max-wakeups N bounds it)\n",
+				n, map[bool]string{true: " and a wakeup", false: ""}[st.Wakeup != nil])
+		}
 	}
 	return nil
 }

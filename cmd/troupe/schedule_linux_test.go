@@ -72,6 +72,9 @@ func TestResumeAfterKillKeepsCronJob(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the resumed run did not end in 60 s\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
+	if !strings.Contains(stderr.String(), "has 1 cron job(s) scheduled: this run stays up") {
+		t.Errorf("the resumed run does not say it waits for the restored job\nstderr:\n%s", stderr)
+	}
 	if !strings.Contains(stdout.String(), "deleted the restored job") {
 		t.Fatalf("the resumed lead did not find the job\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
