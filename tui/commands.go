@@ -25,6 +25,7 @@ var builtins = map[string]string{
 	"exit":        "leave (the team is shut down first)",
 	"expand":      "show or fold the last tool call's result",
 	"loop":        "[interval] PROMPT: repeat a prompt (10m, 2h; none: the lead paces it); /loop stop ends it",
+	"cron":        "the scheduled jobs and the pending wakeup (as /loop list)",
 }
 
 // commandNames returns every command name, sorted.
@@ -105,6 +106,8 @@ func (m *model) slash(text string) tea.Cmd {
 		return m.permissions(args)
 	case "loop":
 		return m.loop(args) // loop.go
+	case "cron":
+		return m.loop("list")
 	case "resume":
 		if m.opts.Sessions == nil {
 			m.convo.add(entry{kind: entryNotice, text: "To resume an earlier session: troupe --continue (the latest here) or troupe --resume ID."})

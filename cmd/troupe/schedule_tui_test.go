@@ -31,7 +31,7 @@ func TestTUILoop(t *testing.T) {
 	if !strings.Contains(s, "next wake") || !strings.Contains(s, "*/10 * * * *") {
 		t.Errorf("the screen lacks the footer's next wake or the loop's cron:\n%s", s)
 	}
-	p.submit("/loop list")
+	p.submit("/cron")
 	p.wait("recurring  next", 5*time.Second)
 	p.submit("/loop stop")
 	s = p.wait("Stopped: 1 cron job(s) deleted", 5*time.Second)
