@@ -60,6 +60,7 @@ var rules = []rule{
 	{name: "budget/claudelog (Claude Code's transcripts read for usage) imports the standard library and llm only", from: []string{"./budget/claudelog"}, deny: []string{"third-party", "./..."}, allow: []string{"./llm", "./internal/jsonx"}},
 	{name: "OpenTelemetry only in telemetry", from: []string{"./..."}, except: []string{"./telemetry/..."}, deny: []string{"go.opentelemetry.io/..."}, direct: true},
 	{name: "protobuf (OTLP's wire format) only in telemetry", from: []string{"./..."}, except: []string{"./telemetry/..."}, deny: []string{"google.golang.org/protobuf/..."}, direct: true},
+	{name: "the cron parser (robfig/cron) only in schedule", from: []string{"./..."}, except: []string{"./schedule/..."}, deny: []string{"github.com/robfig/..."}, direct: true},
 	{name: "chromedp only in dashboard tests (never in a non-test package)", from: []string{"./..."}, deny: []string{"github.com/chromedp/..."}, direct: true},
 }
 

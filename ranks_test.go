@@ -23,7 +23,7 @@ var ranks = []struct {
 	{"internal", 10}, {"internal/gitenv", 5}, {"peer", 15}, {"internal/lockfile", 11}, {"internal/fileedit", 12}, {"memory", 10}, {"worktree", 10},
 	{"store", 20}, {"llm/", 20}, {"tool/", 20}, {"backend/", 20}, {"permission/shell", 20}, {"permission/settings", 20},
 	{"permission/audit", 20}, {"brief", 20}, {"mcp", 20}, {"hooks", 20}, {"budget", 20},
-	{"task", 30}, {"tasklist", 1},
+	{"task", 30}, {"tasklist", 1}, {"schedule", 30},
 	{"agent", 40}, {"permission/approve", 45}, {"transcript", 45}, {"telemetry", 45},
 	{"swarm", 50}, {"coordinator", 50}, {"remote", 50}, {"dream", 50},
 	{"bench", 55},

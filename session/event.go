@@ -9,6 +9,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/internal/fifo"
 	"github.com/troupe-dev/troupe/peer"
+	"github.com/troupe-dev/troupe/schedule"
 	"github.com/troupe-dev/troupe/swarm"
 	"github.com/troupe-dev/troupe/task"
 )
@@ -54,6 +55,11 @@ const (
 	// comes as agent events with TaskID set.
 	KindBackgrounded Kind = "backgrounded"
 	KindForegrounded Kind = "foregrounded" // the lead held by TaskID is the foreground's again
+	// The schedule's (schedule.go): a firing reached the lead as input
+	// (Firing; Text: the line a person reads), and the schedule changed
+	// (Schedule: its whole state).
+	KindScheduled Kind = "scheduled"
+	KindSchedule  Kind = "schedule"
 )
 
 // Event is one thing that happened in a session. Time and Kind are always
@@ -73,7 +79,9 @@ type Event struct {
 	Verdict  *Verdict  // KindPermissionAnswer
 	Queued   int       // KindPermission, KindPermissionAnswer: questions waiting now
 
-	Peer *peer.Message // KindPeerMessage (peer.go)
+	Peer     *peer.Message    // KindPeerMessage (peer.go)
+	Firing   *schedule.Firing // KindScheduled
+	Schedule *schedule.State  // KindSchedule
 }
 
 // coalescable reports events a subscriber may replace by a later one of

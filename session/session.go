@@ -75,6 +75,8 @@ type Session struct {
 	// so that the reports keep the registry's order whoever takes them
 	// (the lead between tool rounds, a waiting run, Serve).
 	subMu sync.Mutex
+
+	clock clock // guarded by mu; the schedule and the firings held for the turn's end (schedule.go)
 }
 
 // New returns a Session over cfg.Registry.
@@ -401,7 +403,7 @@ func (s *Session) run(ctx context.Context, prompt string, resubmit bool) (agent.
 		}
 		// Look at the tasks before draining: a task's notification is
 		// queued when it is marked notified, so nothing slips between.
-		active := s.active()
+		active := s.active() || s.scheduled() // schedule.go: pending firings keep a headless run up
 		s.drain()
 		quiet := true
 		if tm != nil {
@@ -454,6 +456,7 @@ func (s *Session) turn(ctx context.Context, st *seat, prompt string) (agent.Resu
 	res, err := st.ag.Run(ctx, prompt)
 	s.mu.Lock()
 	st.inTurn, st.base = false, nil
+	s.releaseLocked() // schedule.go: firings that came due during the turn
 	s.mu.Unlock()
 	return res, err
 }
@@ -518,20 +521,26 @@ func (s *Session) signal() {
 // watch.
 func (s *Session) wait(ctx context.Context, tm *swarm.Lead) error {
 	if tm == nil {
-		// Input delivered meanwhile (another session's message, peer.go)
-		// wakes the run too.
+		// Input delivered meanwhile (another session's message, peer.go;
+		// a firing of the schedule, Scheduled) signals s.wake.
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
 			select {
 			case <-s.wake:
-				cancel()
 			case <-wctx.Done():
 			}
+			cancel()
 		}()
-		if err := s.sub.Wait(wctx); err == nil {
+		err := s.sub.Wait(wctx)
+		switch {
+		case err == nil:
 			s.take() // none when another reader took it: the run looks again
 			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case wctx.Err() != nil:
+			return nil // woken: the run looks again
 		}
 		return ctx.Err()
 	}

@@ -25,6 +25,8 @@ var builtins = map[string]string{
 	"resume":      "pick an earlier session of this folder to continue",
 	"exit":        "leave (the team is shut down first)",
 	"expand":      "show or fold the last tool call's result",
+	"loop":        "[interval] PROMPT: repeat a prompt (10m, 2h; none: the lead paces it); /loop stop ends it",
+	"cron":        "the scheduled jobs and the pending wakeup (as /loop list)",
 	"hide":        "hide a teammate's tmux pane (it goes on working): /hide NAME",
 	"show":        "bring a hidden teammate's pane back: /show NAME",
 }
@@ -114,6 +116,10 @@ func (m *model) slash(text string) tea.Cmd {
 		return m.do(func(ctx context.Context) error { return m.drv.Compact(ctx) })
 	case "permissions":
 		return m.permissions(args)
+	case "loop":
+		return m.loop(args) // loop.go
+	case "cron":
+		return m.loop("list")
 	case "resume":
 		if m.opts.Sessions == nil {
 			m.convo.add(entry{kind: entryNotice, text: "To resume an earlier session: troupe --continue (the latest here) or troupe --resume ID."})

@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/peer"
+	"github.com/troupe-dev/troupe/schedule"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/transcript"
@@ -98,6 +99,8 @@ type model struct {
 	sessions []SessionInfo // /resume's list
 	selSess  int
 	resume   string // the session picked: Run's Outcome
+
+	sched schedule.State // the schedule, for the footer's next wake (loop.go)
 }
 
 // taskView is what the model knows of one task.
@@ -158,6 +161,9 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 		m.track(st)
 	}
 	m.replay(opts.History)
+	if opts.Schedule != nil {
+		m.sched = *opts.Schedule
+	}
 	m.resize(m.width, m.height)
 	return m
 }
@@ -742,6 +748,8 @@ func (m *model) event(e session.Event) tea.Cmd {
 		if p := e.Peer; p != nil { // another session's words: the person sees who sent them
 			m.convo.add(entry{kind: entryNotice, text: "✉ from session " + p.Sender() + " [" + peer.Short(p.Session) + "]: " + p.Text})
 		}
+	case session.KindScheduled, session.KindSchedule:
+		m.scheduleEvent(e) // loop.go
 	case session.KindPermission:
 		if e.Question != nil && !slices.ContainsFunc(m.questions, func(q session.Question) bool { return q.ID == e.Question.ID }) {
 			m.questions = append(m.questions, *e.Question)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/troupe-dev/troupe/llm"
 	"github.com/troupe-dev/troupe/permission"
+	"github.com/troupe-dev/troupe/schedule"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -53,6 +54,9 @@ type Options struct {
 	// Commands are the custom slash commands (name: description) beside
 	// the built-in ones, for completion.
 	Commands map[string]string
+	// Schedule is the schedule at the start (a resumed session's), for
+	// the footer's next wake; its changes come as session events.
+	Schedule *schedule.State
 	// Tasks are the tasks known at the start (a resumed session's).
 	Tasks []task.State
 	// Input and Output default to the terminal (stdin and stdout).

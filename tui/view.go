@@ -245,6 +245,9 @@ func (m *model) pills() []string {
 	if counts[task.Dream] > 0 {
 		out = append(out, "dreaming")
 	}
+	if p := m.loopPill(); p != "" { // loop.go
+		out = append(out, p)
+	}
 	return out
 }
 

@@ -45,6 +45,7 @@ type background struct {
 	remote       agenttool.Remote  // remote agents, with a NATS store (remote.go)
 	ac           *kit.Context      // the lead's instructions and environment, for its sub-agents (context.go)
 	tx           *kit.Transcripts  // the session's transcripts (session.go: transcriptsFor)
+	notice       io.Writer         // a headless run's stderr, for schedule firings in text output (schedule.go)
 	// presence follows the lead's runs (peers.go); set once, after the
 	// printer started.
 	presence atomic.Pointer[kit.Presence]
@@ -138,6 +139,10 @@ func (b *background) print() {
 			}
 		case e.Team != nil:
 			b.teamEvent(*e.Team)
+		case e.Firing != nil: // schedule.go
+			b.out.Fired(*e.Firing, b.notice)
+		case e.Schedule != nil:
+			b.out.Schedule(*e.Schedule)
 		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/troupe-dev/troupe/mailbox"
 	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/permission/settings"
+	"github.com/troupe-dev/troupe/schedule"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/kit"
 	"github.com/troupe-dev/troupe/session/record"
@@ -61,6 +62,8 @@ type headless struct {
 	// noResumeHint: the session cannot be resumed (the demo's home goes
 	// with it), so the interactive lead does not say how.
 	noResumeHint bool
+
+	maxWakeups int // --max-wakeups (schedule.go)
 }
 
 // addHeadlessFlags puts the flags of the headless mode on the root.
@@ -80,6 +83,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	h.budget.Add(f)
 	addSessionFlags(f, &h.session)
 	addPeerFlags(f, &h.peers)
+	addScheduleFlags(f, &h.maxWakeups)
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1 or "+coordinator.EnvClaudeMode+"=1")
 }
 
@@ -191,6 +195,9 @@ type leadRun struct {
 	// teammates, budget_claude.go) into the meter; nil when none can.
 	spentSync func()
 
+	// sched holds the cron jobs and the wakeup (schedule.go).
+	sched *schedule.Schedule
+
 	mu      sync.Mutex
 	closers []func() // run by close, last first
 }
@@ -282,6 +289,10 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		}
 	}
 	lr.defer_(a.teamMetrics(lr)) // telemetry_jobs.go: task durations and queue depths
+	// schedule.go: cron jobs and wakeups, restored on --resume
+	if err := a.openSchedule(h, lr, sess.prev, interactive); err != nil {
+		return lr, err
+	}
 	if interactive {
 		a.askThePerson(h, lr, approver)
 	} else if pc, ok := approver.Asker.(*approve.Command); ok {
@@ -309,6 +320,9 @@ func (a *app) openLead(ctx context.Context, h *headless, cwd string, interactive
 		return lr, err
 	}
 	lr.rec.SetMessages(func() []llm.Message { return bg.sess.Lead().Messages() })
+	if err := lr.startSchedule(ctx); err != nil {
+		return lr, err
+	}
 	if bg.team != nil {
 		a.reattach(ctx, bg.team.Lead) // procs.go: the team a crashed run of this session left
 	}
@@ -414,6 +428,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg); err != nil { // swarm.go: teams when enabled
 			return agent.Config{}, nil, err
 		}
+		toolList, approver = lr.scheduleTools(toolList, approver) // schedule.go: CronCreate, ScheduleWakeup
 		if system, err = ac.System(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}

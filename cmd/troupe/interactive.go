@@ -94,6 +94,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
+		Schedule:    lr.scheduleState(), // schedule.go: the footer's next wake
 		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
 		CheckResume: func(id string) error { return a.checkResume(cwd, id) },
 		Transcript: func(name string, from int64) ([]transcript.Line, int64, error) { // what a teammate wrote and did

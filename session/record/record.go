@@ -7,6 +7,7 @@
 //	{"type":"message","message":{"role":"user","content":[...]}}
 //	{"type":"reset","messages":[...]}   (the conversation was replaced: compacted, or repaired on resume)
 //	{"type":"remote","remote":{...}}    (a remote agent's job submitted, started or ended: remote.go)
+//	{"type":"schedule","schedule":{...}} (the cron jobs and the wakeup, whole, after each change: schedule.go)
 package record
 
 import (
@@ -26,6 +27,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/internal/jsonl"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/schedule"
 	"github.com/troupe-dev/troupe/task"
 )
 
@@ -49,9 +51,10 @@ type Line struct {
 	Model       string `json:"model,omitempty"`
 	Time        string `json:"time,omitempty"`
 
-	Message  *llm.Message  `json:"message,omitempty"`  // message
-	Messages []llm.Message `json:"messages,omitempty"` // reset
-	Remote   *Remote       `json:"remote,omitempty"`   // remote (remote.go)
+	Message  *llm.Message    `json:"message,omitempty"`  // message
+	Messages []llm.Message   `json:"messages,omitempty"` // reset
+	Remote   *Remote         `json:"remote,omitempty"`   // remote (remote.go)
+	Schedule *schedule.State `json:"schedule,omitempty"` // schedule (schedule.go)
 }
 
 // File is a parsed session file.
@@ -61,6 +64,9 @@ type File struct {
 	// Remote are the remote agents' jobs of the session, in the order
 	// they were submitted (remote.go).
 	Remote []RemoteJob
+	// Schedule is the session's schedule as last recorded; nil when
+	// none was (schedule.go).
+	Schedule *schedule.State
 	// Size is the length of the file's complete lines: a last line
 	// without its newline is a write cut short, dropped on append.
 	Size int64
@@ -107,7 +113,7 @@ func Create(dir string, hdr Line, stderr io.Writer) (*Log, error) {
 	}
 	l := &Log{f: f, path: path, stderr: stderr}
 	hdr.Type, hdr.Version = "session", Version
-	hdr.Message, hdr.Messages, hdr.Remote = nil, nil, nil
+	hdr.Message, hdr.Messages, hdr.Remote, hdr.Schedule = nil, nil, nil, nil
 	l.write(hdr)
 	return l.started()
 }
@@ -183,7 +189,7 @@ func (s *File) add(n int, line []byte) error {
 		case !filepath.IsAbs(l.Cwd):
 			return fmt.Errorf("cwd %q: want an absolute path", l.Cwd)
 		}
-		l.Message, l.Messages, l.Remote = nil, nil, nil // not header fields
+		l.Message, l.Messages, l.Remote, l.Schedule = nil, nil, nil, nil // not header fields
 		s.Header = l
 		return nil
 	}
@@ -205,10 +211,12 @@ func (s *File) add(n int, line []byte) error {
 		s.Messages = l.Messages
 	case "remote":
 		return s.addRemote(l.Remote)
+	case "schedule":
+		return s.addSchedule(l.Schedule)
 	case "session":
 		return errors.New("a second session line")
 	default:
-		return fmt.Errorf("unknown type %q: want message, reset or remote", l.Type)
+		return fmt.Errorf("unknown type %q: want message, reset, remote or schedule", l.Type)
 	}
 	return nil
 }

@@ -89,6 +89,9 @@ func FuzzParseSession(f *testing.F) {
 	f.Add(hdr + sub + sub)
 	f.Add(hdr + `{"type":"remote"}` + "\n")
 	f.Add(hdr + `{"type":"remote","remote":{"event":"submitted","id":"r0123abcd","labels":["a b"]}}` + "\n")
+	f.Add(hdr + `{"type":"schedule","schedule":{"jobs":[{"id":"a1","cron":"*/5 * * * *","prompt":"p","recurring":true,"created":"2026-12-07T10:00:00Z"}],"wakeup":{"at":"2026-12-07T10:05:00Z","prompt":"w","set":"2026-12-07T10:00:00Z"}}}` + "\n")
+	f.Add(hdr + `{"type":"schedule","schedule":{"jobs":[{"id":"a1","cron":"61 * * * *","prompt":"p"}]}}` + "\n")
+	f.Add(hdr + `{"type":"schedule"}` + "\n")
 	long := `{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("0123456789", 700) + `"}]}}` + "\n"
 	f.Add(hdr + long)               // a line longer than a read buffer
 	f.Add(hdr + long + long[:5000]) // and a torn one after it
