@@ -208,7 +208,7 @@ func Run(ctx context.Context, script *Script, args json.RawMessage, runner Runne
 	r.vm.SetAsyncContextTracker(r.track)
 	stopWatch := r.watchdog()
 	defer stopWatch()
-	err := r.main(rctx, args)
+	err := r.main(ctx, args) // ctx: a stop from outside, not the run's own end
 	cancel(errors.New("workflow run over"))
 	r.wg.Wait()
 	return r.res, err
@@ -340,8 +340,8 @@ func (r *run) main(ctx context.Context, args json.RawMessage) error {
 	switch {
 	case r.fatal != nil:
 		return r.scriptErr(r.fatal)
-	case top.State() == goja.PromiseStatePending && ctx.Err() != nil:
-		return context.Cause(ctx)
+	case ctx.Err() != nil:
+		return context.Cause(ctx) // stopped: whatever the script made of its agents' failures
 	case top.State() == goja.PromiseStatePending:
 		return fmt.Errorf("%w: nothing runs and the script still waits", ErrStuck)
 	case top.State() == goja.PromiseStateRejected:
