@@ -55,6 +55,8 @@ type headless struct {
 
 	teams teamFlags // agent teams (swarm.go)
 
+	workflows workflowFlags // --workflows, --workflow-concurrency (workflows.go)
+
 	session sessionFlags // --resume, --continue (session.go)
 	// noResumeHint: the session cannot be resumed (the demo's home goes
 	// with it), so the interactive lead does not say how.
@@ -76,6 +78,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	h.perm.Add(f, "with -p: ", true)
 	a.addTeamFlags(root, &h.teams)
 	h.budget.Add(f)
+	addWorkflowFlags(f, &h.workflows)
 	addSessionFlags(f, &h.session)
 	f.BoolVar(&h.coordinator, "coordinator", false, "with -p: coordinator mode: the agent only directs background workers (Agent, SendMessage, TaskStop); also "+coordinator.EnvMode+"=1 or "+coordinator.EnvClaudeMode+"=1")
 }
@@ -395,7 +398,11 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		}
 		system = brief.Build(system, ac.Instructions(), "").Stable
 	} else {
-		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg); err != nil { // swarm.go: teams when enabled
+		wf, err := a.workflowOptions(h, cwd, lr) // workflows.go: the Workflow tool when opted in
+		if err != nil {
+			return agent.Config{}, nil, err
+		}
+		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg, wf); err != nil { // swarm.go: teams when enabled
 			return agent.Config{}, nil, err
 		}
 		if system, err = ac.System(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
