@@ -175,11 +175,17 @@ type run struct {
 	calls       int
 	replaying   bool
 	cache       map[int]Entry
-	phase       string
-	budgeted    bool
-	res         Result
-	jsonParse   goja.Callable
-	stringify   goja.Callable
+	// held are cached answers waiting for their turn: a resume settles
+	// them in the order the earlier run did (Entry.Seq), so that a script
+	// whose later calls depend on which finished first (a pipeline) makes
+	// them in the same order again.
+	held      map[int]func()
+	nextSeq   int
+	phase     string
+	budgeted  bool
+	res       Result
+	jsonParse goja.Callable
+	stringify goja.Callable
 }
 
 // Run runs script with args (its `args`, verbatim JSON; nil for none),
@@ -201,7 +207,7 @@ func Run(ctx context.Context, script *Script, args json.RawMessage, runner Runne
 	defer cancel(nil)
 	r := &run{script: script, opts: opts, runner: runner, vm: goja.New(), track: &tracker{},
 		root: &scope{ctx: rctx, cancel: cancel}, sem: make(chan struct{}, opts.Concurrency),
-		kick: make(chan struct{}, 1), replaying: len(opts.Cache) > 0, cache: map[int]Entry{}}
+		kick: make(chan struct{}, 1), replaying: len(opts.Cache) > 0, cache: map[int]Entry{}, held: map[int]func(){}}
 	for _, e := range opts.Cache {
 		r.cache[e.Index] = e
 	}
@@ -264,8 +270,11 @@ func (r *run) post(f func()) {
 
 // settle is posted by an async operation when it ends: it runs f in the
 // VM unless the run failed.
-func (r *run) settle(f func() error) {
-	r.post(func() {
+func (r *run) settle(f func() error) { r.post(r.settler(f)) }
+
+// settler returns the loop's job that settles with f.
+func (r *run) settler(f func() error) func() {
+	return func() {
 		r.outstanding--
 		if r.fatal != nil {
 			return
@@ -273,7 +282,7 @@ func (r *run) settle(f func() error) {
 		if err := r.enter(f); err != nil {
 			r.fatal = err
 		}
-	})
+	}
 }
 
 func (r *run) main(ctx context.Context, args json.RawMessage) error {
@@ -328,6 +337,13 @@ func (r *run) main(ctx context.Context, args json.RawMessage) error {
 		}
 		if r.outstanding == 0 {
 			break
+		}
+		if len(r.held) > 0 {
+			// Nothing else can move: the next cached answer goes, even if
+			// one the earlier run settled before it is never asked for.
+			r.nextSeq = minKey(r.held)
+			r.releaseHeld()
+			continue
 		}
 		if !ended && ctx.Err() != nil {
 			ended = true
@@ -400,4 +416,27 @@ func (r *run) rejection(v goja.Value) error {
 		e.Message = v.String()
 	}
 	return e
+}
+
+// releaseHeld posts the held cached answers that are next in order.
+func (r *run) releaseHeld() {
+	for {
+		f, ok := r.held[r.nextSeq]
+		if !ok {
+			return
+		}
+		delete(r.held, r.nextSeq)
+		r.nextSeq++
+		r.post(f)
+	}
+}
+
+func minKey(m map[int]func()) int {
+	first, min := true, 0
+	for k := range m {
+		if first || k < min {
+			first, min = false, k
+		}
+	}
+	return min
 }

@@ -390,3 +390,37 @@ func TestArgsAndLog(t *testing.T) {
 		t.Errorf("value %s, logs %q", res.Value, logs)
 	}
 }
+
+func TestResumePipelineOrder(t *testing.T) {
+	// Item 1's review finishes before item 0's, so the first run calls
+	// "verify 1" before "verify 0"; the resume must replay in that order
+	// and run nothing.
+	src := head + `return await pipeline([0, 1],
+  (i) => agent("review " + i, { label: "r" + i }),
+  (prev, i) => agent("verify " + i, { label: "v" + i }))`
+	r1done := make(chan struct{})
+	first := &echo{answer: func(req Request) (string, error) {
+		switch req.Label {
+		case "r0":
+			<-r1done
+		case "r1":
+			defer close(r1done)
+		}
+		return req.Label, nil
+	}}
+	var journal []Entry
+	if _, err := runScript(t, src, first, Options{Record: func(e Entry) { journal = append(journal, e) }}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range journal {
+		journal[i].Seq = i // as ReadJournal numbers them
+	}
+	rn := &echo{}
+	res, err := runScript(t, src, rn, Options{Cache: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rn.runs.Load() != 0 || res.Cached != 4 || string(res.Value) != `["v0","v1"]` {
+		t.Errorf("resume ran %d agents, %d cached, value %s; want 0, 4", rn.runs.Load(), res.Cached, res.Value)
+	}
+}

@@ -227,7 +227,7 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 			q := ev
 			q.Kind, q.Cached = EventQueued, true
 			r.observe(q)
-			r.settle(func() error {
+			r.held[e.Seq] = r.settler(func() error {
 				v, err := r.jsonParse(goja.Undefined(), vm.ToValue(string(e.Result)))
 				if err != nil {
 					return err
@@ -238,9 +238,15 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 				r.record(Entry{Index: idx, Digest: digest, Label: label, Result: e.Result, Usage: e.Usage, Cached: true})
 				return resolve(v)
 			})
+			r.releaseHeld()
 			return vm.ToValue(p)
 		}
 		r.replaying = false
+		// Live from here: the held answers go at once, in order.
+		for len(r.held) > 0 {
+			r.nextSeq = minKey(r.held)
+			r.releaseHeld()
+		}
 	}
 	if r.opts.Budget != nil {
 		if err := r.opts.Budget(); err != nil {

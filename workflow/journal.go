@@ -21,13 +21,16 @@ type Entry struct {
 	Error  string          `json:"error,omitempty"`
 	Usage  Usage           `json:"usage"`
 	Cached bool            `json:"cached,omitempty"` // answered from an earlier run's journal
+	// Seq is the entry's line in its journal: the order the calls settled
+	// in, which a resume replays (ReadJournal sets it).
+	Seq int `json:"-"`
 }
 
 // MaxJournalLine bounds one journal line (a result of an agent).
 const MaxJournalLine = 16 << 20
 
 // ReadJournal reads a journal: JSON lines of Entry, in the order the calls
-// settled. A line that does not parse (a run killed mid-write leaves a
+// settled (kept as Seq). A line that does not parse (a run killed mid-write leaves a
 // partial last line) ends the journal there; an entry whose index repeats
 // an earlier one's keeps the earlier. The entries come back sorted by
 // index.
@@ -52,6 +55,7 @@ func ReadJournal(r io.Reader) ([]Entry, error) {
 			continue
 		}
 		seen[e.Index] = true
+		e.Seq = len(out)
 		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil && err != bufio.ErrTooLong {

@@ -155,6 +155,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		dashboardcmd.New(a.App),
 		usagecmd.New(a.App),
 		trustcmd.New(a.App),
+		a.workflowCommand(), // workflows.go
 	)
 	return root
 }

@@ -187,6 +187,9 @@ type leadRun struct {
 	// spentSync reads what agents outside troupe spent (Claude Code
 	// teammates, budget_claude.go) into the meter; nil when none can.
 	spentSync func()
+	// workflows are the Workflow tool's options, nil when it is off
+	// (workflows.go).
+	workflows *kit.WorkflowOptions
 
 	mu      sync.Mutex
 	closers []func() // run by close, last first
@@ -402,6 +405,7 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		if err != nil {
 			return agent.Config{}, nil, err
 		}
+		lr.workflows = wf
 		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg, wf); err != nil { // swarm.go: teams when enabled
 			return agent.Config{}, nil, err
 		}

@@ -1,10 +1,19 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/budget"
+	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/cli/mate"
+	"github.com/troupe-dev/troupe/cli/workflowcmd"
 
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session/kit"
@@ -68,4 +77,64 @@ func workflowConcurrency(flag int, files []settings.File) (int, error) {
 		return 0, fmt.Errorf("%s: workflowConcurrency %v: want a positive whole number", file, n)
 	}
 	return int(n), nil
+}
+
+// workflowCommand is `troupe workflow` (cli/workflowcmd): its runs are
+// headless leads' sessions whose agents are the Workflow tool's, built
+// by openLead with the session flags of -p.
+func (a *app) workflowCommand() *cobra.Command {
+	h := &headless{print: true, outputFormat: "text"}
+	h.teams.mate, h.teams.digest = &mate.Flags{}, digestNextInput // no team: the agents are sub-agents
+	return workflowcmd.New(a.App, workflowcmd.Config{
+		Flags: func(f *pflag.FlagSet) {
+			h.model.Add(f)
+			f.StringVar(&h.cwd, "cwd", "", "working `DIR` of the agents (default: the current folder)")
+			f.BoolVar(&h.trust, "trust", false, "trust the working folder, as troupe trust DIR does (recorded), and run")
+			f.BoolVar(&h.noInstr, "no-project-instructions", false, "do not give agents the CLAUDE.md and AGENTS.md files")
+			f.IntVar(&h.maxTurns, "max-turns", agent.DefaultMaxTurns, "bound on model calls of each agent")
+			h.perm.Add(f, "", false)
+			h.budget.Add(f)
+			f.IntVar(&h.workflows.concurrency, "workflow-concurrency", 0, fmt.Sprintf("how many agents run at once (default %d; setting workflowConcurrency)", workflow.DefaultConcurrency))
+		},
+		Open: func(ctx context.Context) (*workflowcmd.Env, error) {
+			h.workflows.on = true
+			cwd, err := a.WorkDir(h.cwd)
+			if err != nil {
+				return nil, err
+			}
+			if err := a.trustGate(ctx, h, cwd, false); err != nil { // trust.go: before anything of the folder is read
+				return nil, err
+			}
+			if h.maxTurns <= 0 {
+				return nil, cli.Usagef("--max-turns %d: want a positive number", h.maxTurns)
+			}
+			lr, err := a.openLead(ctx, h, cwd, false)
+			if err != nil {
+				if lr != nil {
+					lr.close()
+				}
+				return nil, err
+			}
+			wf := lr.workflows
+			if wf == nil || wf.Runner == nil {
+				lr.close()
+				return nil, errors.New("troupe workflow: a coordinator-mode session has no workflow agents; run it without --coordinator (or the coordinatorMode setting)")
+			}
+			return &workflowcmd.Env{Runner: wf.Runner, Root: wf.Root, Dirs: wf.Dirs, Options: wf.Options,
+				Budget: func(err error) bool { return errors.Is(err, budget.ErrExceeded) },
+				Close:  lr.close}, nil
+		},
+		Lookup: func() ([]string, []string, error) {
+			home, err := a.Home()
+			if err != nil {
+				return nil, nil, err
+			}
+			cwd, err := a.WorkDir(h.cwd)
+			if err != nil {
+				return nil, nil, err
+			}
+			roots, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "workflows"))
+			return workflow.Dirs(cwd, a.Getenv("HOME"), home), roots, nil
+		},
+	})
 }

@@ -23,6 +23,9 @@ type WorkflowOptions struct {
 	Dirs []string
 	// Options bound each run (concurrency, agent cap, budget).
 	Options workflow.Options
+	// Runner is set by Tools: the runner of the agent's workflows, for
+	// `troupe workflow run`, which drives the engine itself.
+	Runner workflow.Runner
 }
 
 // workflowTool returns the Workflow tool of the agent o describes: each
@@ -31,6 +34,7 @@ type WorkflowOptions struct {
 // go) and transcripts.
 func workflowTool(o ToolOptions, reg *task.Registry, parent *tool.Registry, defs []agenttool.Definition, factory agenttool.Factory, trees agenttool.Isolation) tool.Tool {
 	r := &SubAgentRunner{Factory: factory, Tools: agenttool.FilterTools(parent, nil), Agents: defs, Registry: reg, Cwd: o.Cwd, Worktrees: trees}
+	o.Workflows.Runner = r
 	return workflow.NewTool(workflow.ToolConfig{Registry: reg, Root: o.Workflows.Root, Dirs: o.Workflows.Dirs, Runner: r, Options: o.Workflows.Options})
 }
 
