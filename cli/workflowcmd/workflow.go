@@ -36,6 +36,8 @@ const (
 // folder: the runner of the agents, where runs go and the named
 // workflows' folders. Close ends it.
 type Env struct {
+	// Cwd is the working folder: a relative FILE is taken in it.
+	Cwd     string
 	Runner  workflow.Runner
 	Root    string
 	Dirs    []string
@@ -183,6 +185,8 @@ func (a *app) run(ctx context.Context, target, resume string, f runFlags) error 
 			if path, err = workflow.Find(env.Dirs, target); err != nil {
 				return err
 			}
+		} else if !filepath.IsAbs(path) && env.Cwd != "" {
+			path = filepath.Join(env.Cwd, path)
 		}
 		if script, err = workflow.Load(path); err != nil {
 			return scriptFailed(a.Stderr, err)

@@ -120,7 +120,7 @@ func (a *app) workflowCommand() *cobra.Command {
 				lr.close()
 				return nil, errors.New("troupe workflow: a coordinator-mode session has no workflow agents; run it without --coordinator (or the coordinatorMode setting)")
 			}
-			return &workflowcmd.Env{Runner: wf.Runner, Root: wf.Root, Dirs: wf.Dirs, Options: wf.Options,
+			return &workflowcmd.Env{Cwd: cwd, Runner: wf.Runner, Root: wf.Root, Dirs: wf.Dirs, Options: wf.Options,
 				Budget: func(err error) bool { return errors.Is(err, budget.ErrExceeded) },
 				Close:  lr.close}, nil
 		},

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/cli"
+)
+
+// workflowRun runs troupe with args in cwd against home (kept between
+// runs, so that a resume finds the runs of the one before).
+func workflowRun(t *testing.T, home, cwd string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" },
+		HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return cwd, nil },
+		Version: "v0.0.0-test"}
+	err = m.Run(t.Context(), args)
+	return out.String(), errOut.String(), err
+}
+
+const reviewVerify = `export const meta = {
+  name: "review-verify",
+  description: "Review files, verify each finding, report",
+  phases: [{ title: "Review" }, { title: "Verify" }, { title: "Report" }],
+}
+const verified = await pipeline(args.files,
+  (f) => agent("Review " + f + " for bugs", { label: "review " + f, phase: "Review",
+         schema: { type: "object", properties: { bug: { type: "string" } }, required: ["bug"] } }),
+  (finding, f) => agent("Verify the finding in " + f + ": " + finding.bug, { label: "verify " + f, phase: "Verify",
+         schema: { type: "object", properties: { real: { type: "boolean" } }, required: ["real"] } }),
+)
+phase("Report")
+const report = await agent("Write the report: " + JSON.stringify(verified), { label: "report" })
+log("report written")
+return { verified, report }
+`
+
+const reviewModel = `{"model": "scripted-wf", "turns": [
+ {"match": {"user": "Review a.go"}, "reply": {"text": "{\"bug\": \"nil map\"}"}},
+ {"match": {"user": "Review b.go"}, "reply": {"text": "{\"bug\": \"leak\"}"}},
+ {"match": {"user": "Verify the finding in a.go"}, "reply": {"text": "{\"real\": true}"}},
+ {"match": {"user": "Verify the finding in b.go"}, "reply": {"text": "{\"real\": false}"}},
+ {"match": {"user": "Write the report"}, "reply": {"text": "One real bug, in a.go."}}
+]}`
+
+// downModel fails every request: a run on it that succeeds made none.
+const downModel = `{"model": "scripted-down", "turns": [{"match": {}, "reply": {"error": "no model request was expected"}, "repeat": true}]}`
+
+func TestWorkflowRunResumeScripted(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(proj, "model.json"), []byte(reviewModel), 0o644)
+	os.WriteFile(filepath.Join(proj, "down.json"), []byte(downModel), 0o644)
+	os.MkdirAll(filepath.Join(proj, ".claude", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".claude", "workflows", "review.js"), []byte(reviewVerify), 0o644)
+
+	out, errOut, err := workflowRun(t, home, proj, "workflow", "run", "review", "--trust", "--args", `{"files":["a.go","b.go"]}`,
+		"--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "stream-json")
+	if err != nil {
+		t.Fatalf("workflow run: %v\n%s\n%s", err, out, errOut)
+	}
+	lines := streamLines(t, out)
+	first, last := lines[0], lines[len(lines)-1]
+	if first["subtype"] != "workflow_init" || first["name"] != "review-verify" {
+		t.Errorf("first line = %v", first)
+	}
+	want := `{"report":"One real bug, in a.go.","verified":[{"real":true},{"real":false}]}`
+	if got, _ := json.Marshal(last["result"]); last["type"] != "result" || last["is_error"] != false || string(got) != want {
+		t.Errorf("result line = %v; want result %s", last, want)
+	}
+	phases := map[string]int{}
+	for _, l := range lines {
+		if l["subtype"] == "agent_done" {
+			phases[l["phase"].(string)]++
+		}
+	}
+	if phases["Review"] != 2 || phases["Verify"] != 2 || phases["Report"] != 1 {
+		t.Errorf("agents done by phase = %v", phases)
+	}
+	runID := first["run_id"].(string)
+	runDir := first["run_dir"].(string)
+	for _, f := range []string{"script.js", "journal.jsonl", "output.log", "result.json", "run.json"} {
+		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+			t.Errorf("run folder: %v", err)
+		}
+	}
+
+	// The resume answers every call from the journal: on a model that
+	// fails every request, it still completes.
+	out, errOut, err = workflowRun(t, home, proj, "workflow", "resume", runID, "--provider", "scripted", "--script", filepath.Join(proj, "down.json"), "--output-format", "json")
+	if err != nil {
+		t.Fatalf("workflow resume: %v\n%s\n%s", err, out, errOut)
+	}
+	var res map[string]any
+	if json.Unmarshal([]byte(out), &res) != nil || res["cached"] != 5.0 || res["agents"] != 5.0 {
+		t.Errorf("resume result = %s; want 5 agents, 5 cached", out)
+	}
+	if got, _ := json.Marshal(res["result"]); string(got) != want {
+		t.Errorf("resume value = %s; want %s", got, want)
+	}
+
+	out, _, err = workflowRun(t, home, proj, "--json", "workflow", "list")
+	var list struct {
+		Named []struct{ Name string }
+		Runs  []struct{ ID, Status string }
+	}
+	if err != nil || json.Unmarshal([]byte(out), &list) != nil || len(list.Named) != 1 || list.Named[0].Name != "review" || len(list.Runs) != 2 {
+		t.Errorf("workflow list = %s, %v", out, err)
+	}
+}
+
+func TestWorkflowExitStatus(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(proj, "model.json"), []byte(reviewModel), 0o644)
+	os.WriteFile(filepath.Join(proj, "bad.js"), []byte("export const meta = { name: 'bad' }\nconst x = await agent('Review a.go')\nnull.boom\n"), 0o644)
+	_, errOut, err := workflowRun(t, home, proj, "workflow", "run", "bad.js", "--trust", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"))
+	var ee *cli.ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 || !strings.Contains(errOut, "bad.js:3:") {
+		t.Errorf("script error: %v, stderr %q; want exit 1 with the stack at bad.js:3", err, errOut)
+	}
+	// A token budget of 1 is spent by the first agent: the second call
+	// rejects with budget and the run exits 6.
+	os.WriteFile(filepath.Join(proj, "two.js"), []byte("export const meta = { name: 'two' }\nawait agent('Review a.go')\nawait agent('Review b.go')\n"), 0o644)
+	_, errOut, err = workflowRun(t, home, proj, "workflow", "run", "two.js", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--max-tokens", "1")
+	if !errors.As(err, &ee) || ee.Code != 6 || !strings.Contains(errOut, "budget") {
+		t.Errorf("budget: %v, stderr %q; want exit 6 naming the budget", err, errOut)
+	}
+}
