@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -16,8 +15,9 @@ import (
 // runs, so that a resume finds the runs of the one before).
 func workflowRun(t *testing.T, home, cwd string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" },
+	// The agents' goroutines write notices on stderr as the run prints.
+	out, errOut := newSyncBuffer(), newSyncBuffer()
+	m := &Main{Stdout: out, Stderr: errOut, Getenv: func(string) string { return "" },
 		HomeDir: func() (string, error) { return home, nil }, Getwd: func() (string, error) { return cwd, nil },
 		Version: "v0.0.0-test"}
 	err = m.Run(t.Context(), args)
@@ -129,5 +129,36 @@ func TestWorkflowExitStatus(t *testing.T) {
 	_, errOut, err = workflowRun(t, home, proj, "workflow", "run", "two.js", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--max-tokens", "1")
 	if !errors.As(err, &ee) || ee.Code != 6 || !strings.Contains(errOut, "budget") {
 		t.Errorf("budget: %v, stderr %q; want exit 6 naming the budget", err, errOut)
+	}
+}
+
+func TestLeadWorkflowTool(t *testing.T) {
+	proj := t.TempDir()
+	script := `export const meta = { name: "pair", phases: [{ title: "Check" }] }\nconst r = await parallel(args.map(x => () => agent("Check item " + x, { label: x, phase: "Check" })))\nreturn r.join(" + ")`
+	input, _ := json.Marshal(map[string]any{"script": strings.ReplaceAll(script, `\n`, "\n"), "args": []string{"x", "y"}})
+	model := `{"model": "scripted-lead", "turns": [
+	  {"match": {"turn": 0, "user": "run the pair workflow"}, "reply": {"text": "Starting it.", "tool_calls": [{"id": "toolu_w", "name": "Workflow", "input": ` + string(input) + `}]}},
+	  {"match": {"user": "Check item x"}, "reply": {"text": "x is fine"}},
+	  {"match": {"user": "Check item y"}, "reply": {"text": "y is fine"}},
+	  {"match": {"user": "x is fine + y is fine"}, "reply": {"text": "The workflow found x and y fine."}},
+	  {"match": {"tool_result": "Workflow"}, "reply": {"text": "Started; waiting for it."}}
+	]}`
+	os.WriteFile(filepath.Join(proj, "model.json"), []byte(model), 0o644)
+	// The notification may come with the tool's result or after it: the
+	// turn that reads it is first, so either way it ends the run.
+	// Without the opt-in the lead has no Workflow tool.
+	out, err := headlessRun(t, proj, nil, "", "-p", "--trust", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "json", "run the pair workflow")
+	if err == nil && strings.Contains(out, "The workflow found") {
+		t.Fatalf("without --workflows the workflow ran: %s", out)
+	}
+	// Starting one is a call that asks, as the Agent tool is: -p allows
+	// it with --allowedTools.
+	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--workflows", "--allowedTools", "Workflow", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "json", "run the pair workflow")
+	if err != nil {
+		t.Fatalf("troupe -p --workflows: %v\n%s", err, out)
+	}
+	var res map[string]any
+	if json.Unmarshal([]byte(out), &res) != nil || res["result"] != "The workflow found x and y fine." {
+		t.Errorf("result = %s", out)
 	}
 }
