@@ -395,17 +395,17 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		a.autoDream(cwd, lr.id, h, bg.reg) // dream.go: when the autoDream setting is on and a dream is due
 	}
 	var system string
+	wf, err := a.workflowOptions(h, cwd, lr) // workflows.go: the Workflow tool when opted in
+	if err != nil {
+		return agent.Config{}, nil, err
+	}
+	lr.workflows = wf
 	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Context: ac, Transcripts: bg.tx, Remote: bg.remote, ParentMode: bg.sess.Mode}, approver, lr.id, h.system); err != nil {
+		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Context: ac, Transcripts: bg.tx, Remote: bg.remote, ParentMode: bg.sess.Mode, Workflows: wf}, approver, lr.id, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}
 		system = brief.Build(system, ac.Instructions(), "").Stable
 	} else {
-		wf, err := a.workflowOptions(h, cwd, lr) // workflows.go: the Workflow tool when opted in
-		if err != nil {
-			return agent.Config{}, nil, err
-		}
-		lr.workflows = wf
 		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg, wf); err != nil { // swarm.go: teams when enabled
 			return agent.Config{}, nil, err
 		}

@@ -161,4 +161,10 @@ func TestLeadWorkflowTool(t *testing.T) {
 	if json.Unmarshal([]byte(out), &res) != nil || res["result"] != "The workflow found x and y fine." {
 		t.Errorf("result = %s", out)
 	}
+	// A coordinator lead has it too; its workflow agents are workers.
+	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--coordinator", "--workflows", "--allowedTools", "Workflow", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "json", "run the pair workflow")
+	res = nil
+	if err != nil || json.Unmarshal([]byte(out), &res) != nil || res["result"] != "The workflow found x and y fine." {
+		t.Errorf("coordinator: %v, result = %s", err, out)
+	}
 }

@@ -118,7 +118,7 @@ func (a *app) workflowCommand() *cobra.Command {
 			wf := lr.workflows
 			if wf == nil || wf.Runner == nil {
 				lr.close()
-				return nil, errors.New("troupe workflow: a coordinator-mode session has no workflow agents; run it without --coordinator (or the coordinatorMode setting)")
+				return nil, errors.New("troupe workflow: the session has no workflow agents")
 			}
 			return &workflowcmd.Env{Cwd: cwd, Runner: wf.Runner, Root: wf.Root, Dirs: wf.Dirs, Options: wf.Options,
 				Budget: func(err error) bool { return errors.Is(err, budget.ErrExceeded) },

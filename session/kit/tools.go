@@ -92,7 +92,7 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		Factory: factory})
 	out := append(base, at)
 	if o.Workflows != nil { // workflow.go
-		out = append(out, workflowTool(o, reg, parent, AgentDefs(types), factory, &Worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.WorktreeRoot}))
+		out = append(out, workflowTool(o, reg, agenttool.FilterTools(parent, nil), AgentDefs(types), factory, &Worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.WorktreeRoot}, nil))
 	}
 	return out, agenttool.NewSendMessage(at)
 }

@@ -32,8 +32,9 @@ type WorkflowOptions struct {
 // workflow agent is a sub-agent made by factory, the Agent tool's, so
 // that it has the session's permissions (its asks go where sub-agents'
 // go) and transcripts.
-func workflowTool(o ToolOptions, reg *task.Registry, parent *tool.Registry, defs []agenttool.Definition, factory agenttool.Factory, trees agenttool.Isolation) tool.Tool {
-	r := &SubAgentRunner{Factory: factory, Tools: agenttool.FilterTools(parent, nil), Agents: defs, Registry: reg, Cwd: o.Cwd, Worktrees: trees}
+// tools is the parent's set already filtered for its sub-agents.
+func workflowTool(o ToolOptions, reg *task.Registry, tools *tool.Registry, defs []agenttool.Definition, factory agenttool.Factory, trees agenttool.Isolation, done func(string)) tool.Tool {
+	r := &SubAgentRunner{Factory: factory, Tools: tools, Agents: defs, Registry: reg, Cwd: o.Cwd, Worktrees: trees, Done: done}
 	o.Workflows.Runner = r
 	return workflow.NewTool(workflow.ToolConfig{Registry: reg, Root: o.Workflows.Root, Dirs: o.Workflows.Dirs, Runner: r, Options: o.Workflows.Options})
 }
@@ -52,6 +53,9 @@ type SubAgentRunner struct {
 	Cwd string
 	// Worktrees, when set, serves isolation "worktree".
 	Worktrees agenttool.Isolation
+	// Done, when set, is called with each agent's id when its run is over
+	// (a coordinator's worker gives back the files it claimed).
+	Done func(agentID string)
 }
 
 var _ workflow.Runner = (*SubAgentRunner)(nil)
@@ -87,6 +91,9 @@ func (r *SubAgentRunner) RunAgent(ctx context.Context, req workflow.Request) (wo
 		tools = tools.Filter(func(name string, _ tool.Tool) bool { return slices.Contains(req.Tools, name) })
 	}
 	id := task.NewID(task.LocalAgent)
+	if r.Done != nil {
+		defer r.Done(string(id))
+	}
 	spec := agenttool.Spec{AgentID: string(id), Type: typ, Model: req.Model, Description: req.Label, Prompt: req.Prompt, Tools: tools, Agent: def}
 	if spec.Model == "" {
 		spec.Model = def.Model
