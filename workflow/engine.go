@@ -405,7 +405,7 @@ func (r *run) rejection(v goja.Value) error {
 				e.Message = n.String() + ": " + e.Message
 			}
 			if s := o.Get("stack"); s != nil && !goja.IsUndefined(s) {
-				e.Stack = strings.TrimSpace(s.String())
+				e.Stack = scriptStack(s.String())
 			}
 			return e
 		}
@@ -439,4 +439,16 @@ func minKey(m map[int]func()) int {
 		}
 	}
 	return min
+}
+
+// scriptStack keeps the frames of a JavaScript stack that are the
+// script's (the engine's own Go functions show as native frames).
+func scriptStack(s string) string {
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if !strings.HasSuffix(strings.TrimSpace(l), "(native)") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }

@@ -193,18 +193,16 @@ func TestConcurrencyBound(t *testing.T) {
 }
 
 func TestFailFast(t *testing.T) {
-	stopped := make(chan string, 4)
-	rn := &echo{answer: func(req Request) (string, error) {
-		if req.Label == "bad" {
-			return "", errors.New("broken")
-		}
-		return "", errors.New("unreachable")
-	}}
-	// The long agents block until their context ends: failFast must end it.
+	stopped, started := make(chan string, 4), make(chan struct{}, 4)
+	// The long agents block until their context ends: failFast must end
+	// it. The bad one fails once both run.
 	long := RunnerFunc(func(ctx context.Context, req Request) (Reply, error) {
 		if req.Label == "bad" {
-			return rn.RunAgent(ctx, req)
+			<-started
+			<-started
+			return Reply{}, errors.New("broken")
 		}
+		started <- struct{}{}
 		<-ctx.Done()
 		stopped <- req.Label
 		return Reply{}, context.Cause(ctx)

@@ -137,9 +137,10 @@ func (r *run) observe(e Event) {
 	}
 }
 
-// throw panics with a JavaScript Error (goja turns it into a throw).
+// throw panics with a JavaScript TypeError (goja turns it into a throw):
+// a global called the wrong way.
 func (r *run) throw(format string, args ...any) {
-	panic(r.vm.NewGoError(fmt.Errorf(format, args...)))
+	panic(r.vm.NewTypeError(fmt.Sprintf(format, args...)))
 }
 
 func (r *run) errorValue(msg string) goja.Value {
