@@ -176,20 +176,23 @@ type Workflow struct {
 // WorkflowPhase is a workflow phase and how many of its agents are in
 // each state.
 type WorkflowPhase struct {
-	Title                          string
-	Pending, Running, Done, Failed int
+	Title   string `json:"title"`
+	Pending int    `json:"pending"`
+	Running int    `json:"running"`
+	Done    int    `json:"done"`
+	Failed  int    `json:"failed"`
 }
 
 // WorkflowAgent is one agent() call of a workflow.
 type WorkflowAgent struct {
-	Index    int
-	Label    string
-	Phase    string
-	State    string // pending, running, done, failed
-	Cached   bool   // answered from an earlier run's journal
-	Tokens   int64
-	Activity string // its last activity or error
-	At       time.Time
+	Index    int       `json:"index"`
+	Label    string    `json:"label"`
+	Phase    string    `json:"phase,omitempty"`
+	State    string    `json:"state"`            // pending, running, done, failed
+	Cached   bool      `json:"cached,omitempty"` // answered from an earlier run's journal
+	Tokens   int64     `json:"tokens"`
+	Activity string    `json:"activity,omitempty"` // its last activity or error
+	At       time.Time `json:"at"`
 }
 
 // With returns a copy of w changed by f; the slices are copied too.

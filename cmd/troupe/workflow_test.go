@@ -153,14 +153,30 @@ func TestLeadWorkflowTool(t *testing.T) {
 	}
 	// Starting one is a call that asks, as the Agent tool is: -p allows
 	// it with --allowedTools.
-	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--workflows", "--allowedTools", "Workflow", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "json", "run the pair workflow")
+	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--workflows", "--allowedTools", "Workflow", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "stream-json", "run the pair workflow")
 	if err != nil {
 		t.Fatalf("troupe -p --workflows: %v\n%s", err, out)
 	}
-	var res map[string]any
-	if json.Unmarshal([]byte(out), &res) != nil || res["result"] != "The workflow found x and y fine." {
-		t.Errorf("result = %s", out)
+	lines := streamLines(t, out)
+	if last := lines[len(lines)-1]; last["result"] != "The workflow found x and y fine." {
+		t.Errorf("result = %v", last)
 	}
+	// stream-json carries the task's progress: its phase counts.
+	done := false
+	for _, l := range lines {
+		if l["subtype"] != "task_progress" {
+			continue
+		}
+		w := l["workflow"].(map[string]any)
+		p := w["phases"].([]any)[0].(map[string]any)
+		if p["title"] == "Check" && p["done"] == 2.0 && len(w["agents"].([]any)) == 2 {
+			done = true
+		}
+	}
+	if !done {
+		t.Errorf("no task_progress with both agents of phase Check done:\n%s", out)
+	}
+	var res map[string]any
 	// A coordinator lead has it too; its workflow agents are workers.
 	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--coordinator", "--workflows", "--allowedTools", "Workflow", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "json", "run the pair workflow")
 	res = nil
