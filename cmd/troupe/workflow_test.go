@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,5 +185,63 @@ func TestLeadWorkflowTool(t *testing.T) {
 	res = nil
 	if err != nil || json.Unmarshal([]byte(out), &res) != nil || res["result"] != "The workflow found x and y fine." {
 		t.Errorf("coordinator: %v, result = %s", err, out)
+	}
+}
+
+// TestWorkflowResumeAfterKill9 kills a troupe workflow run (SIGKILL) while
+// its second agent works, then resumes the run: the first agent's answer
+// comes from the journal (a model request for it would fail), the second
+// runs again.
+func TestWorkflowResumeAfterKill9(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(proj, "steps.js"), []byte("export const meta = { name: 'steps' }\nconst a = await agent('step one')\nconst b = await agent('step two after ' + a)\nreturn [a, b]\n"), 0o644)
+	os.WriteFile(filepath.Join(proj, "slow.json"), []byte(`{"turns": [
+	  {"match": {"user": "step one"}, "reply": {"text": "one done"}},
+	  {"match": {"user": "step two"}, "reply": {"text": "too late", "delay_ms": 60000}}]}`), 0o644)
+	os.WriteFile(filepath.Join(proj, "again.json"), []byte(`{"turns": [
+	  {"match": {"user": "step one"}, "reply": {"error": "step one was asked again"}, "repeat": true},
+	  {"match": {"user": "step two after one done"}, "reply": {"text": "two done"}}]}`), 0o644)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, "--home", filepath.Join(home, ".troupe"), "workflow", "run", "steps.js", "--trust", "--provider", "scripted",
+		"--script", filepath.Join(proj, "slow.json"), "--output-format", "stream-json")
+	cmd.Dir = proj
+	cmd.Env = append(os.Environ(), asTroupeEnv+"=1", "TROUPE_HOME="+home, "HOME="+home)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	runID := ""
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		if m["subtype"] == "workflow_init" {
+			runID, _ = m["run_id"].(string)
+		}
+		if m["subtype"] == "agent_started" && m["index"] == 1.0 {
+			break // the first answer is in the journal: it settled before this call was made
+		}
+	}
+	cmd.Process.Kill() // SIGKILL: no cleanup runs
+	cmd.Wait()
+	if runID == "" {
+		t.Fatal("the run never started its second agent")
+	}
+	out, errOut, err := workflowRun(t, home, proj, "workflow", "resume", runID, "--provider", "scripted",
+		"--script", filepath.Join(proj, "again.json"), "--output-format", "json")
+	if err != nil {
+		t.Fatalf("resume: %v\n%s\n%s", err, out, errOut)
+	}
+	var res map[string]any
+	if json.Unmarshal([]byte(out), &res) != nil || res["cached"] != 1.0 || fmt.Sprint(res["result"]) != "[one done two done]" {
+		t.Errorf("resume = %s; want 1 cached and [one done, two done]", out)
 	}
 }
