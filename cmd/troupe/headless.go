@@ -147,6 +147,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if prompt, err = a.expandCommand(h, cwd, prompt); err != nil { // context.go: "/name args"
 		return err
 	}
+	if asksForWorkflow(prompt) { // workflows.go: the prompt opts in, as Claude Code's does
+		h.workflows.on = true
+	}
 	lr, err := a.openLead(ctx, h, cwd, false)
 	if lr != nil {
 		defer lr.close()

@@ -144,21 +144,23 @@ func TestLeadWorkflowTool(t *testing.T) {
 	  {"match": {"user": "Check item x"}, "reply": {"text": "x is fine"}},
 	  {"match": {"user": "Check item y"}, "reply": {"text": "y is fine"}},
 	  {"match": {"user": "x is fine + y is fine"}, "reply": {"text": "The workflow found x and y fine."}},
-	  {"match": {"tool_result": "Workflow"}, "reply": {"text": "Started; waiting for it."}}
+	  {"match": {"tool_result": "Workflow"}, "reply": {"text": "Started; waiting for it."}},
+	  {"match": {"user": "say hi"}, "reply": {"text": "hi"}}
 	]}`
 	os.WriteFile(filepath.Join(proj, "model.json"), []byte(model), 0o644)
 	// The notification may come with the tool's result or after it: the
 	// turn that reads it is first, so either way it ends the run.
 	// Without the opt-in the lead has no Workflow tool.
-	out, err := headlessRun(t, proj, nil, "", "-p", "--trust", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "json", "run the pair workflow")
-	if err == nil && strings.Contains(out, "The workflow found") {
-		t.Fatalf("without --workflows the workflow ran: %s", out)
+	out, err := headlessRun(t, proj, nil, "", "-p", "--trust", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "stream-json", "say hi")
+	if init := streamLines(t, out)[0]; err != nil || init["subtype"] != "init" || strings.Contains(fmt.Sprint(init["tools"]), "Workflow") {
+		t.Errorf("without the opt-in: %v, first line %v", err, init)
 	}
 	// Starting one is a call that asks, as the Agent tool is: -p allows
-	// it with --allowedTools.
-	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--workflows", "--allowedTools", "Workflow", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "stream-json", "run the pair workflow")
+	// it with --allowedTools. The prompt asks for a workflow: that opts in
+	// (as --workflows would).
+	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--allowedTools", "Workflow", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "stream-json", "run the pair workflow")
 	if err != nil {
-		t.Fatalf("troupe -p --workflows: %v\n%s", err, out)
+		t.Fatalf("troupe -p (a prompt asking for a workflow): %v\n%s", err, out)
 	}
 	lines := streamLines(t, out)
 	if last := lines[len(lines)-1]; last["result"] != "The workflow found x and y fine." {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -32,6 +33,15 @@ func addWorkflowFlags(f *pflag.FlagSet, w *workflowFlags) {
 	f.BoolVar(&w.on, "workflows", false, "offer the lead the Workflow tool: deterministic multi-agent scripts run as background tasks (docs/workflows.md); also the setting workflows: true")
 	f.IntVar(&w.concurrency, "workflow-concurrency", 0, fmt.Sprintf("how many of a workflow's agents run at once (default %d; setting workflowConcurrency)", workflow.DefaultConcurrency))
 }
+
+// workflowWords are the words by which a prompt asks for a workflow (or
+// for orchestration), which offers the lead the Workflow tool for that run.
+var workflowWords = regexp.MustCompile(`(?i)\b(workflows?|orchestrat(e|es|ed|ing|ion))\b`)
+
+// asksForWorkflow reports whether prompt asks for a workflow: troupe -p's
+// keyword opt-in (the interactive lead's tools are set before its first
+// prompt: it takes --workflows or the setting).
+func asksForWorkflow(prompt string) bool { return workflowWords.MatchString(prompt) }
 
 // workflowOptions returns the lead's Workflow tool options, nil when the
 // person did not opt in (--workflows, or the setting workflows: true).
