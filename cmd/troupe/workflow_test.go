@@ -155,6 +155,14 @@ func TestLeadWorkflowTool(t *testing.T) {
 	if init := streamLines(t, out)[0]; err != nil || init["subtype"] != "init" || strings.Contains(fmt.Sprint(init["tools"]), "Workflow") {
 		t.Errorf("without the opt-in: %v, first line %v", err, init)
 	}
+	// The setting workflows: true opts in too.
+	os.MkdirAll(filepath.Join(proj, ".troupe"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".troupe", "settings.json"), []byte(`{"workflows": true, "workflowConcurrency": 2}`), 0o644)
+	out, err = headlessRun(t, proj, nil, "", "-p", "--trust", "--provider", "scripted", "--script", filepath.Join(proj, "model.json"), "--output-format", "stream-json", "say hi")
+	if init := streamLines(t, out)[0]; err != nil || !strings.Contains(fmt.Sprint(init["tools"]), "Workflow") {
+		t.Errorf("with the setting: %v, first line %v", err, init)
+	}
+	os.Remove(filepath.Join(proj, ".troupe", "settings.json"))
 	// Starting one is a call that asks, as the Agent tool is: -p allows
 	// it with --allowedTools. The prompt asks for a workflow: that opts in
 	// (as --workflows would).
