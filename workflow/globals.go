@@ -264,7 +264,7 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 		}
 	}
 	ctx := r.current().ctx
-	req := Request{Index: idx, Attempt: 1, Prompt: prompt, Label: label, Phase: o.Phase, Model: o.Model,
+	req := Request{Index: idx, Attempt: 1, Workflow: r.script.Meta.Name, Prompt: prompt, Label: label, Phase: o.Phase, Model: o.Model,
 		AgentType: o.AgentType, Isolation: o.Isolation, Cwd: o.Cwd, Tools: o.Tools, Labels: o.Labels, Schema: rs}
 	req.Activity = func(a Activity) {
 		r.post(func() {

@@ -26,6 +26,8 @@ type Request struct {
 	// call), and Attempt 1, or 2 for the retry after an answer that did
 	// not validate against Schema.
 	Index, Attempt int
+	// Workflow is the script's meta.name.
+	Workflow string
 	// Prompt is the text the agent gets: the script's prompt, plus, with
 	// a schema, the instruction to answer with JSON that validates (and on
 	// the retry, why the first answer did not).

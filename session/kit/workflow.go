@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/permission/approve"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/agenttool"
@@ -133,6 +134,8 @@ func (r *SubAgentRunner) RunAgent(ctx context.Context, req workflow.Request) (wo
 	if err != nil {
 		return workflow.Reply{}, fmt.Errorf("could not create the agent: %w", err)
 	}
+	// Its permission questions name the workflow and the call's label.
+	cfg.Approver = askingAs(cfg.Approver, fmt.Sprintf("workflow %s: %s", req.Workflow, req.Label))
 	var usage workflow.Usage
 	var latestIn, out int64
 	prev := cfg.OnEvent
@@ -186,4 +189,23 @@ func within(root, dir string) (string, error) {
 		return "", fmt.Errorf("cwd %s is outside the session's folder %s", dir, root)
 	}
 	return dir, nil
+}
+
+// askingAs returns ap with who as the agent its questions and audit
+// entries name; an approver of another kind is kept as it is.
+func askingAs(ap agent.Approver, who string) agent.Approver {
+	switch a := ap.(type) {
+	case ceiled:
+		c := *a.Approver
+		c.Agent = who
+		return ceiled{&c, a.parent}
+	case *approve.Approver:
+		if a == nil {
+			return ap
+		}
+		c := *a
+		c.Agent = who
+		return &c
+	}
+	return ap
 }
