@@ -15,10 +15,10 @@ type Launch struct {
 	// Root is the folder that holds run folders (a session's
 	// workflows/ folder, or --outdir).
 	Root string
-	// ResumeFrom, when set, is a run under Root whose journal answers
-	// this run's agent() calls (see the package doc).
-	ResumeFrom string
-	Runner     Runner
+	// ResumeFrom, when set, is a run whose journal answers this run's
+	// agent() calls (see the package doc), under ResumeRoot (default Root).
+	ResumeFrom, ResumeRoot string
+	Runner                 Runner
 	// Options are the engine's; Cache and Record are set by the job.
 	Options Options
 	// OnEvent, when set, gets every event after the job wrote it to the
@@ -49,7 +49,11 @@ func Prepare(l Launch) (*Job, error) {
 	}
 	var cache []Entry
 	if l.ResumeFrom != "" {
-		p, err := RunPath(l.Root, l.ResumeFrom)
+		root := l.ResumeRoot
+		if root == "" {
+			root = l.Root
+		}
+		p, err := RunPath(root, l.ResumeFrom)
 		if err != nil {
 			return nil, err
 		}

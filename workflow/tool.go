@@ -18,6 +18,9 @@ type ToolConfig struct {
 	Registry *task.Registry
 	// Root is where run folders go (the session's workflows folder).
 	Root string
+	// Roots, when set, lists the other folders resumeFromRunId may name
+	// a run in (the workflows folders of the project's other sessions).
+	Roots func() []string
 	// Dirs are the folders of named workflows (see Dirs).
 	Dirs []string
 	// Runner runs the workflows' agents (sub-agents of the caller).
@@ -109,7 +112,18 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if string(in.Args) == "null" {
 		in.Args = nil
 	}
-	j, err := Prepare(Launch{Script: s, Args: in.Args, Root: t.cfg.Root, ResumeFrom: in.ResumeFromRunID,
+	resumeRoot := t.cfg.Root
+	if id := in.ResumeFromRunID; id != "" && t.cfg.Roots != nil {
+		if _, err := RunPath(resumeRoot, id); err != nil {
+			for _, r := range t.cfg.Roots() {
+				if _, err := RunPath(r, id); err == nil {
+					resumeRoot = r
+					break
+				}
+			}
+		}
+	}
+	j, err := Prepare(Launch{Script: s, Args: in.Args, Root: t.cfg.Root, ResumeFrom: in.ResumeFromRunID, ResumeRoot: resumeRoot,
 		Runner: t.cfg.Runner, Options: t.cfg.Options})
 	if err != nil {
 		return tool.Errorf("Workflow: %v", err), nil

@@ -192,14 +192,8 @@ func (a *app) run(ctx context.Context, target, resume string, f runFlags) error 
 			return scriptFailed(a.Stderr, err)
 		}
 	}
-	root := env.Root
-	if resume != "" && resumeRoot != root {
-		// The journal is read from where the run is; the new run goes
-		// beside it so that the chain stays together.
-		root = resumeRoot
-	}
 	out := &printer{w: a.Stdout, errw: a.Stderr, format: f.format}
-	l := workflow.Launch{Script: script, Args: args, Root: root, ResumeFrom: resume, Runner: env.Runner, Options: env.Options,
+	l := workflow.Launch{Script: script, Args: args, Root: env.Root, ResumeFrom: resume, ResumeRoot: resumeRoot, Runner: env.Runner, Options: env.Options,
 		OnEvent: func(e workflow.Event) { out.event(e) }}
 	j, err := workflow.Prepare(l)
 	if err != nil {

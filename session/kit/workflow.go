@@ -37,7 +37,12 @@ type WorkflowOptions struct {
 func workflowTool(o ToolOptions, reg *task.Registry, tools *tool.Registry, defs []agenttool.Definition, factory agenttool.Factory, trees agenttool.Isolation, done func(string)) tool.Tool {
 	r := &SubAgentRunner{Factory: factory, Tools: tools, Agents: defs, Registry: reg, Cwd: o.Cwd, Worktrees: trees, Done: done}
 	o.Workflows.Runner = r
-	return workflow.NewTool(workflow.ToolConfig{Registry: reg, Root: o.Workflows.Root, Dirs: o.Workflows.Dirs, Runner: r, Options: o.Workflows.Options})
+	root := o.Workflows.Root
+	return workflow.NewTool(workflow.ToolConfig{Registry: reg, Root: root, Dirs: o.Workflows.Dirs, Runner: r, Options: o.Workflows.Options,
+		Roots: func() []string { // <home>/sessions/*/workflows: a run of an earlier session resumes too
+			roots, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(root)), "*", filepath.Base(root)))
+			return roots
+		}})
 }
 
 // SubAgentRunner runs workflow agents as sub-agents (workflow.Runner).
