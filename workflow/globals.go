@@ -13,10 +13,10 @@ import (
 )
 
 // prelude defines parallel and pipeline on the native scope helpers.
-// parallel calls each function inside a scope of its own (so failFast can
-// cancel the agents it started), then settles in order; pipeline is a
-// parallel of one chain per item, so that each item moves through the
-// stages on its own.
+// parallel calls its functions inside one scope of its own (followed
+// through their awaits, so that failFast can cancel every agent they
+// started), then settles in order; pipeline is a parallel of one chain per
+// item, so that each item moves through the stages on its own.
 const prelude = `(function(g){
   const scopeNew = g.__scopeNew, scopeEnter = g.__scopeEnter, scopeCancel = g.__scopeCancel, note = g.__note;
   delete g.__scopeNew; delete g.__scopeEnter; delete g.__scopeCancel; delete g.__note;
