@@ -25,7 +25,7 @@ var ranks = []struct {
 	{"permission/audit", 20}, {"brief", 20}, {"mcp", 20}, {"hooks", 20}, {"budget", 20},
 	{"task", 30}, {"tasklist", 1}, {"schedule", 30},
 	{"agent", 40}, {"permission/approve", 45}, {"transcript", 45}, {"telemetry", 45},
-	{"swarm", 50}, {"coordinator", 50}, {"remote", 50}, {"dream", 50},
+	{"swarm", 50}, {"coordinator", 50}, {"remote", 50}, {"dream", 50}, {"workflow", 50},
 	{"bench", 55},
 	{"session", 60},
 	{"tui", 70}, {"dashboard", 70},

@@ -156,8 +156,53 @@ func (tm *Teammate) Resume(prev Detail) Detail {
 	return &c
 }
 
-// Workflow is the detail of a local_workflow task.
-type Workflow struct{ Name string }
+// Workflow is the detail of a local_workflow task (package workflow).
+type Workflow struct {
+	Name  string
+	RunID string // wf_...
+	Dir   string // the run's folder: script, journal, log, result
+	// Phases are the script's phases with their agents' counts; Agents
+	// every agent() call so far, in call order.
+	Phases []WorkflowPhase
+	Agents []WorkflowAgent
+	Phase  string // the current phase
+	// Result is the script's return value as JSON once it completed;
+	// Error why it failed.
+	Result string
+	Error  string
+	Usage  Usage
+}
+
+// WorkflowPhase is a workflow phase and how many of its agents are in
+// each state.
+type WorkflowPhase struct {
+	Title   string `json:"title"`
+	Pending int    `json:"pending"`
+	Running int    `json:"running"`
+	Done    int    `json:"done"`
+	Failed  int    `json:"failed"`
+}
+
+// WorkflowAgent is one agent() call of a workflow.
+type WorkflowAgent struct {
+	Index    int       `json:"index"`
+	Label    string    `json:"label"`
+	Phase    string    `json:"phase,omitempty"`
+	State    string    `json:"state"`            // pending, running, done, failed
+	Cached   bool      `json:"cached,omitempty"` // answered from an earlier run's journal
+	Tokens   int64     `json:"tokens"`
+	Activity string    `json:"activity,omitempty"` // its last activity or error
+	At       time.Time `json:"at"`
+}
+
+// With returns a copy of w changed by f; the slices are copied too.
+func (w *Workflow) With(f func(*Workflow)) *Workflow {
+	c := *w
+	c.Phases = append([]WorkflowPhase(nil), w.Phases...)
+	c.Agents = append([]WorkflowAgent(nil), w.Agents...)
+	f(&c)
+	return &c
+}
 
 // TaskType implements Detail.
 func (*Workflow) TaskType() Type { return LocalWorkflow }

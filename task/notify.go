@@ -87,6 +87,15 @@ func Summary(s State) string {
 		}
 	case *Monitor:
 		return monitorSummary(s, d)
+	case *Workflow:
+		switch s.Status {
+		case Completed:
+			return fmt.Sprintf("Workflow %q (%s) completed", s.Description, d.RunID)
+		case Failed:
+			return fmt.Sprintf("Workflow %q (%s) failed: %s", s.Description, d.RunID, d.Error)
+		case Killed:
+			return fmt.Sprintf("Workflow %q (%s) was stopped", s.Description, d.RunID)
+		}
 	case *Remote:
 		switch s.Status {
 		case Completed:
@@ -128,6 +137,20 @@ func NotificationFor(s State) Notification {
 	case *Teammate:
 		u := d.Usage
 		n.Usage = &u
+	case *Workflow:
+		n.Result = d.Result
+		if len(n.Result) > WorkflowResultCap {
+			n.Result = n.Result[:WorkflowResultCap] + "…"
+			n.Note = fmt.Sprintf("The result was cut at %d bytes; the whole of it is at the end of %s (and in %s/result.json).", WorkflowResultCap, s.OutputFile, d.Dir)
+		}
+		if s.Status == Completed {
+			n.Note += strings.TrimSpace(fmt.Sprintf(" Run id %s: to rerun it with changes, edit %s/script.js and call Workflow with scriptPath and resumeFromRunId %s (finished agent() calls are replayed from its journal).", d.RunID, d.Dir, d.RunID))
+		} else if d.RunID != "" {
+			n.Note += fmt.Sprintf(" Resume it with resumeFromRunId %s: agent() calls that finished are replayed from its journal.", d.RunID)
+		}
+		n.Note = strings.TrimSpace(n.Note)
+		u := d.Usage
+		n.Usage = &u
 	case *Remote:
 		n.Result = d.Result
 		if n.Result == "" {
@@ -138,6 +161,10 @@ func NotificationFor(s State) Notification {
 	}
 	return n
 }
+
+// WorkflowResultCap bounds the return value a workflow's notification
+// carries.
+const WorkflowResultCap = 8 << 10
 
 // The bounds of a notification's output tail.
 const (

@@ -157,6 +157,7 @@ else ~/.troupe); --home ~/.claude shares Claude Code's folder.`,
 		usagecmd.New(a.App),
 		trustcmd.New(a.App),
 		sessionscmd.New(a.App),
+		a.workflowCommand(), // workflows.go
 	)
 	return root
 }

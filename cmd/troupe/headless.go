@@ -56,6 +56,8 @@ type headless struct {
 
 	teams teamFlags // agent teams (swarm.go)
 
+	workflows workflowFlags // --workflows, --workflow-concurrency (workflows.go)
+
 	session sessionFlags // --resume, --continue (session.go)
 
 	peers peerFlags // --name, --no-peer-messages (peers.go)
@@ -81,6 +83,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	h.perm.Add(f, "with -p: ", true)
 	a.addTeamFlags(root, &h.teams)
 	h.budget.Add(f)
+	addWorkflowFlags(f, &h.workflows)
 	addSessionFlags(f, &h.session)
 	addPeerFlags(f, &h.peers)
 	addScheduleFlags(f, &h.maxWakeups)
@@ -151,6 +154,9 @@ func (a *app) runHeadless(ctx context.Context, h *headless, prompt string) error
 	if prompt, err = a.expandCommand(h, cwd, prompt); err != nil { // context.go: "/name args"
 		return err
 	}
+	if asksForWorkflow(prompt) { // workflows.go: the prompt opts in, as Claude Code's does
+		h.workflows.on = true
+	}
 	lr, err := a.openLead(ctx, h, cwd, false)
 	if lr != nil {
 		defer lr.close()
@@ -194,6 +200,9 @@ type leadRun struct {
 	// spentSync reads what agents outside troupe spent (Claude Code
 	// teammates, budget_claude.go) into the meter; nil when none can.
 	spentSync func()
+	// workflows are the Workflow tool's options, nil when it is off
+	// (workflows.go).
+	workflows *kit.WorkflowOptions
 
 	// sched holds the cron jobs and the wakeup (schedule.go).
 	sched *schedule.Schedule
@@ -419,13 +428,18 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 		a.autoDream(cwd, lr.id, h, bg.reg) // dream.go: when the autoDream setting is on and a dream is due
 	}
 	var system string
+	wf, err := a.workflowOptions(h, cwd, lr) // workflows.go: the Workflow tool when opted in
+	if err != nil {
+		return agent.Config{}, nil, err
+	}
+	lr.workflows = wf
 	if lr.coord { // coordinator mode (coordinator.go): its own tools and prompt
-		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Context: ac, Transcripts: bg.tx, Remote: bg.remote, ParentMode: bg.sess.Mode}, approver, lr.id, h.system); err != nil {
+		if toolList, system, approver, err = kit.Coordinator(kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Context: ac, Transcripts: bg.tx, Remote: bg.remote, ParentMode: bg.sess.Mode, Workflows: wf}, approver, lr.id, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}
 		system = brief.Build(system, ac.Instructions(), "").Stable
 	} else {
-		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg); err != nil { // swarm.go: teams when enabled
+		if toolList, approver, err = a.leadTools(h, cwd, lr.id, model, approver, bg, wf); err != nil { // swarm.go: teams when enabled
 			return agent.Config{}, nil, err
 		}
 		toolList, approver = lr.scheduleTools(toolList, approver) // schedule.go: CronCreate, ScheduleWakeup

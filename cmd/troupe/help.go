@@ -13,7 +13,7 @@ var flagGroups = []cli.FlagGroup{
 	{Title: "Sessions", Flags: []string{"resume", "continue", "name", "no-peer-messages"}},
 	{Title: "Budgets", Flags: []string{"max-budget-usd", "max-tokens"}}, // budget.go
 	{Title: "Permissions", Flags: []string{"permission-mode", "allowedTools", "disallowedTools", "dangerously-skip-permissions", "permission-prompt-command", "permission-prompt-timeout", "audit"}},
-	{Title: "Agent teams and coordinator mode", Flags: []string{"agent-teams", "teammate-mode", "teammate-command", "idle-digest", "permission-answer-timeout", "shutdown-answer-timeout", "keep-team", "coordinator", "worktrees", "worktree-dir", "fork-subagents"}},
+	{Title: "Agent teams and coordinator mode", Flags: []string{"agent-teams", "teammate-mode", "teammate-command", "idle-digest", "permission-answer-timeout", "shutdown-answer-timeout", "keep-team", "coordinator", "worktrees", "worktree-dir", "fork-subagents", "workflows", "workflow-concurrency"}},
 	{Title: "Stores (every command)", Flags: []string{"home", "store", "json", "nats-token", "nats-creds", "nats-ca", "nats-cert", "nats-key", "nats-namespace"}},
 }
 

@@ -238,14 +238,15 @@ func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 //
 // A lead may use the team tools and spawn teammates without asking: they
 // only coordinate, and every teammate's own calls pass its permissions.
-func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background) ([]tool.Tool, *approve.Approver, error) {
+func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, approver *approve.Approver, bg *background, wf *kit.WorkflowOptions) ([]tool.Tool, *approve.Approver, error) {
 	fork, err := a.forkSubagents(h, cwd)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := kit.ToolOptions{Cwd: cwd, Registry: bg.reg, Model: model, ModelName: h.model.Name, Approver: approver, Remote: bg.remote, Context: bg.ac,
 		Transcripts: bg.tx, Parent: transcript.KindLead, WorktreeRoot: h.teams.trees.get().root, Fork: fork,
-		ParentMode: bg.sess.Mode} // sub-agents never run wider than the lead is now
+		ParentMode: bg.sess.Mode, // sub-agents never run wider than the lead is now
+		Workflows:  wf}
 	// The lead may ask its person; sub-agents, which have none, may not
 	// (kit.Tools leaves AskUserQuestion out of theirs).
 	askTool := asktool.New(team.LeadName, bg.questions)

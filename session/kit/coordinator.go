@@ -42,7 +42,7 @@ const coordinatorSource = "coordinator"
 // claimGuard): while a worker holds a file, another worker's write of it
 // is refused naming the holder, and the claims go when the worker ends.
 func Coordinator(o ToolOptions, approver *approve.Approver, session, custom string) ([]tool.Tool, string, *approve.Approver, error) {
-	cwd, reg, model, modelName, ac, tx := o.Cwd, o.Registry, o.Model, o.ModelName, o.Context, o.Transcripts
+	cwd, reg, ac := o.Cwd, o.Registry, o.Context
 	taskDir, err := task.OutputDir("", ProjectSlug(cwd), session) // the folder newBackground uses
 	if err != nil {
 		return nil, "", nil, err
@@ -63,62 +63,74 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 	stop := tasktool.NewStop(reg, byName)
 	workerTools := append(filetool.All(FileConfig(cwd, workerApprover)), newBash(""),
 		tasktool.NewOutput(tasktool.Config{Registry: reg, Resolve: byName}), stop)
-	workerTools = append(workerTools, webTools(ToolOptions{Model: model, ModelName: modelName, Approver: workerApprover, Context: ac})...) // web.go
-	workerTools = append(workerTools, ac.MCPTools()...)                                                                                    // mcp.go
+	workerTools = append(workerTools, webTools(ToolOptions{Model: o.Model, ModelName: o.ModelName, Approver: workerApprover, Context: ac})...) // web.go
+	workerTools = append(workerTools, ac.MCPTools()...)                                                                                        // mcp.go
 	workerTools = ac.Defer(workerTools)
 	parent, err := tool.NewRegistry(workerTools...)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	factory := workerFactory(o, newBash, claims, workerApprover, scratch)
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Deny: coordinator.Internal,
 		AsyncAllow: parent.Names(), DefaultBackground: true, Remote: o.Remote, Worktrees: &Worktrees{cwd: cwd, team: CoordinatorWorktrees}, // worktrees.go
-		Factory: func(ctx context.Context, s agenttool.Spec) (agent.Config, error) {
-			var ts []tool.Tool
-			for _, name := range s.Tools.Names() {
-				t, _ := s.Tools.Get(name)
-				switch name {
-				case "Bash":
-					t = tool.DeferredLike(newBash(s.AgentID), t) // its background shells end with the worker
-				case "Write", "Edit":
-					t = tool.DeferredLike(claims.tool(name, coordinator.Worker{ID: s.AgentID, Description: s.Description}), t)
-				}
-				ts = append(ts, t)
-			}
-			tools, err := tool.NewRegistry(toolsearch.Ensure(ts)...)
-			if err != nil {
-				return agent.Config{}, err
-			}
-			ap := agent.Approver(workerApprover)
-			if s.Dir != "" { // its own worktree: alone there, so no other worker's claims can meet its own
-				if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
-					return agent.Config{}, err
-				}
-			}
-			ap = underParent(ap, o.ParentMode) // never wider than the coordinator is now
-			if !s.Background {
-				claims.foreground(ctx, s.AgentID)
-			}
-			cfg := agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: ap,
-				System: coordinator.WorkerSystem(s.Type, scratch)}
-			if ac != nil { // the project instructions and the environment, as every agent
-				cfg.System = brief.Build(cfg.System, ac.instr, "").Stable
-				cfg.Environment = ac.Environment
-				cfg.Hooks = ac.hooks.ForAgent(string(s.AgentID), true)
-			}
-			if s.Dir != "" {
-				cfg.System += WorktreeNote(s.Dir)
-			}
-			if w := tx.Writer(string(s.AgentID), transcript.KindWorker, transcript.KindLead); w != nil {
-				cfg.Transcript = w
-			}
-			return cfg, nil
-		}})
+		Factory: factory})
 	system := custom
 	if system == "" {
 		system = coordinator.SystemPrompt(coordinator.Context{WorkerTools: agenttool.FilterTools(parent, coordinator.Internal).Names(), Scratchpad: scratch, MCPServers: ac.MCPServers(), Remote: o.Remote != nil})
 	}
 	lead := releasingAgent{Tool: at, claims: claims}
-	return []tool.Tool{lead, agenttool.NewSendMessage(at), stop}, system, WithAllow(approver, coordinator.LeadTools...), nil
+	out := []tool.Tool{lead, agenttool.NewSendMessage(at), stop}
+	if o.Workflows != nil { // workflow.go: workflow agents are workers, made by the same factory
+		out = append(out, workflowTool(o, reg, agenttool.FilterTools(parent, coordinator.Internal), nil, factory, &Worktrees{cwd: cwd, team: CoordinatorWorktrees},
+			func(id string) { claims.claims.ReleaseAll(id) })) // no task or call to end with: released when the agent's run is over
+	}
+	return out, system, WithAllow(approver, coordinator.LeadTools...), nil
+}
+
+// workerFactory returns the factory of a coordinator's workers.
+func workerFactory(o ToolOptions, newBash func(string) tool.Tool, claims *workerClaims, workerApprover agent.Approver, scratch string) agenttool.Factory {
+	reg, model, modelName, ac, tx := o.Registry, o.Model, o.ModelName, o.Context, o.Transcripts
+	return func(ctx context.Context, s agenttool.Spec) (agent.Config, error) {
+		var ts []tool.Tool
+		for _, name := range s.Tools.Names() {
+			t, _ := s.Tools.Get(name)
+			switch name {
+			case "Bash":
+				t = tool.DeferredLike(newBash(s.AgentID), t) // its background shells end with the worker
+			case "Write", "Edit":
+				t = tool.DeferredLike(claims.tool(name, coordinator.Worker{ID: s.AgentID, Description: s.Description}), t)
+			}
+			ts = append(ts, t)
+		}
+		tools, err := tool.NewRegistry(toolsearch.Ensure(ts)...)
+		if err != nil {
+			return agent.Config{}, err
+		}
+		ap := agent.Approver(workerApprover)
+		if s.Dir != "" { // its own worktree: alone there, so no other worker's claims can meet its own
+			if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
+				return agent.Config{}, err
+			}
+		}
+		ap = underParent(ap, o.ParentMode) // never wider than the coordinator is now
+		if !s.Background {
+			claims.foreground(ctx, s.AgentID)
+		}
+		cfg := agent.Config{Model: model, ModelName: modelName, Tools: tools, Approver: ap,
+			System: coordinator.WorkerSystem(s.Type, scratch)}
+		if ac != nil { // the project instructions and the environment, as every agent
+			cfg.System = brief.Build(cfg.System, ac.instr, "").Stable
+			cfg.Environment = ac.Environment
+			cfg.Hooks = ac.hooks.ForAgent(string(s.AgentID), true)
+		}
+		if s.Dir != "" {
+			cfg.System += WorktreeNote(s.Dir)
+		}
+		if w := tx.Writer(string(s.AgentID), transcript.KindWorker, transcript.KindLead); w != nil {
+			cfg.Transcript = w
+		}
+		return cfg, nil
+	}
 }
 
 // workerClaims enforces one writer per file among a coordinator's

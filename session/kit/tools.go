@@ -47,6 +47,9 @@ type ToolOptions struct {
 	// lead switched from bypassPermissions to default takes its
 	// sub-agents down with it (underParent). "" means no ceiling yet.
 	ParentMode func() permission.Mode
+	// Workflows, when set, adds the Workflow tool (workflow.go): the
+	// person opted in (--workflows, setting workflows: true).
+	Workflows *WorkflowOptions
 }
 
 // Tools returns the tools of an agent rooted at cwd: the file tools,
@@ -83,54 +86,66 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 	if o.Context != nil {
 		types = o.Context.agents
 	}
+	factory := subAgentFactory(o, reg, newBash)
 	at = agenttool.New(agenttool.Config{Tools: parent, Registry: reg, Teammates: o.Teammates, Remote: o.Remote, Agents: AgentDefs(types),
 		Worktrees: &Worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.WorktreeRoot}, Fork: o.Fork,
 		OnFork: func(id string, cfg *agent.Config) {
 			cfg.Transcript = o.Transcripts.Writer(id, transcript.KindSubAgent, o.Parent)
 		},
-		Factory: func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
-			var ts []tool.Tool
-			for _, name := range s.Tools.Names() {
-				t, _ := s.Tools.Get(name)
-				if name == "Bash" {
-					t = tool.DeferredLike(newBash(s.AgentID), t) // its background shells end with the sub-agent
-				}
-				ts = append(ts, t)
+		Factory: factory})
+	out := append(base, at)
+	if o.Workflows != nil { // workflow.go
+		out = append(out, workflowTool(o, reg, agenttool.FilterTools(parent, nil), AgentDefs(types), factory, &Worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.WorktreeRoot}, nil))
+	}
+	return out, agenttool.NewSendMessage(at)
+}
+
+// subAgentFactory returns the factory of o's sub-agents: the Agent
+// tool's, and workflows' agents (workflow.go) through the same one, so
+// that both get the session's permissions, context and transcripts.
+func subAgentFactory(o ToolOptions, reg *task.Registry, newBash func(agentID string) tool.Tool) agenttool.Factory {
+	return func(_ context.Context, s agenttool.Spec) (agent.Config, error) {
+		var ts []tool.Tool
+		for _, name := range s.Tools.Names() {
+			t, _ := s.Tools.Get(name)
+			if name == "Bash" {
+				t = tool.DeferredLike(newBash(s.AgentID), t) // its background shells end with the sub-agent
 			}
-			tools, err := tool.NewRegistry(toolsearch.Ensure(ts)...) // its deferred tools stay loadable
-			if err != nil {
+			ts = append(ts, t)
+		}
+		tools, err := tool.NewRegistry(toolsearch.Ensure(ts)...) // its deferred tools stay loadable
+		if err != nil {
+			return agent.Config{}, err
+		}
+		ap := o.Approver
+		if s.Dir != "" { // isolation "worktree" (worktrees.go)
+			if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
 				return agent.Config{}, err
 			}
-			ap := o.Approver
-			if s.Dir != "" { // isolation "worktree" (worktrees.go)
-				if tools, ap, err = toolsIn(s.Dir, tools, ap, reg, s.AgentID); err != nil {
-					return agent.Config{}, err
-				}
+		}
+		ap = underParent(ap, o.ParentMode)
+		modelName := o.ModelName
+		if s.Model != "" && s.Model != "inherit" { // the call's model, else its definition's
+			modelName = s.Model
+		}
+		cfg := agent.Config{Model: o.Model, ModelName: modelName, Tools: tools, Approver: ap, Attach: o.Context.OutputDigest(reg, string(s.AgentID)),
+			System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
+		if o.Context != nil {
+			role, custom := subagentRole(s.Agent) // agents.go
+			if cfg.System, err = o.Context.System(role, brief.Vars{Type: s.Type}, custom); err != nil {
+				return agent.Config{}, err
 			}
-			ap = underParent(ap, o.ParentMode)
-			modelName := o.ModelName
-			if s.Model != "" && s.Model != "inherit" { // the call's model, else its definition's
-				modelName = s.Model
-			}
-			cfg := agent.Config{Model: o.Model, ModelName: modelName, Tools: tools, Approver: ap, Attach: o.Context.OutputDigest(reg, string(s.AgentID)),
-				System: "You are a " + s.Type + " sub-agent. Do the task you are given, then reply with a concise report of what you found or did: it is all the caller sees."}
-			if o.Context != nil {
-				role, custom := subagentRole(s.Agent) // agents.go
-				if cfg.System, err = o.Context.System(role, brief.Vars{Type: s.Type}, custom); err != nil {
-					return agent.Config{}, err
-				}
-				cfg.Environment = o.Context.Environment
-				cfg.Hooks = o.Context.hooks.ForAgent(string(s.AgentID), true)
-			}
-			if s.Dir != "" {
-				cfg.System += WorktreeNote(s.Dir)
-			}
-			if w := o.Transcripts.Writer(string(s.AgentID), transcript.KindSubAgent, o.Parent); w != nil {
-				cfg.Transcript = w
-			}
-			return o.Context.NarrowBySkills(cfg)
-		}})
-	return append(base, at), agenttool.NewSendMessage(at)
+			cfg.Environment = o.Context.Environment
+			cfg.Hooks = o.Context.hooks.ForAgent(string(s.AgentID), true)
+		}
+		if s.Dir != "" {
+			cfg.System += WorktreeNote(s.Dir)
+		}
+		if w := o.Transcripts.Writer(string(s.AgentID), transcript.KindSubAgent, o.Parent); w != nil {
+			cfg.Transcript = w
+		}
+		return o.Context.NarrowBySkills(cfg)
+	}
 }
 
 // NewMonitor returns the Monitor tool of agent agentID ("" for the one
