@@ -38,19 +38,12 @@ does; the lead running the team follows the change at once. Only a teammate in
 a tmux pane can be hidden.`,
 		Args: cli.Positional("TEAM", "MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.Open()
+			ctx := cmd.Context()
+			s, c, err := a.openMember(ctx, args[0], args[1])
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			ctx := cmd.Context()
-			c, err := s.Team(ctx, "TEAM", args[0])
-			if err != nil {
-				return err
-			}
-			if err := cli.Member(c, "MEMBER", args[1]); err != nil {
-				return err
-			}
 			m, _ := c.Member(args[1])
 			pane := m.TmuxPaneID
 			if m.BackendType != team.BackendTmux || !strings.HasPrefix(pane, "%") {

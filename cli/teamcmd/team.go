@@ -3,6 +3,7 @@
 package teamcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -347,25 +348,37 @@ func (a *app) checkDir(flag, dir string) (string, error) {
 	return dir, nil
 }
 
+// openMember opens the stores and loads team teamName, checking that
+// member is on its roster; on an error nothing is left open, otherwise the
+// caller closes the stores with Done.
+func (a *app) openMember(ctx context.Context, teamName, member string) (*cli.Opened, team.Config, error) {
+	s, err := a.Open()
+	if err != nil {
+		return nil, team.Config{}, err
+	}
+	c, err := s.Team(ctx, "TEAM", teamName)
+	if err == nil {
+		err = cli.Member(c, "MEMBER", member)
+	}
+	if err != nil {
+		_ = s.Release() // the lookup error is the one to report
+		return nil, team.Config{}, err
+	}
+	return s, c, nil
+}
+
 func (a *app) teamRemoveCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove TEAM MEMBER",
 		Short: "Remove a member from a team's roster",
 		Args:  cli.Positional("TEAM", "MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			s, err := a.Open()
+			ctx := cmd.Context()
+			s, c, err := a.openMember(ctx, args[0], args[1])
 			if err != nil {
 				return err
 			}
 			defer s.Done(&err)
-			ctx := cmd.Context()
-			c, err := s.Team(ctx, "TEAM", args[0])
-			if err != nil {
-				return err
-			}
-			if err := cli.Member(c, "MEMBER", args[1]); err != nil {
-				return err
-			}
 			if err := team.RemoveMember(ctx, s.Teams, c.Name, args[1]); err != nil {
 				return err
 			}
