@@ -188,9 +188,16 @@ func (l *Lead) TakeDigest() string {
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "<teammate-idle-digest count=\"%d\">\n", len(d))
-	group := -1
+	// Headings only when there is more than one group: a digest of idle
+	// teammates alone reads as before.
+	group := statusRank(d[0].CompletedStatus)
+	if statusRank(d[len(d)-1].CompletedStatus) == group {
+		group = -2
+	} else {
+		group = -1
+	}
 	for _, n := range d {
-		if g := statusRank(n.CompletedStatus); g != group {
+		if g := statusRank(n.CompletedStatus); group != -2 && g != group {
 			group = g
 			fmt.Fprintf(&b, "%s:\n", statusHeading[g])
 		}
