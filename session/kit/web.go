@@ -18,8 +18,8 @@ type hostNamer interface {
 }
 
 // webTools returns WebFetch, which answers on the session's small model
-// (smallModelName) or else on the agent's own, and WebSearch where there is a search: the
-// settings' webSearch.url (a SearXNG-style JSON endpoint) when set, else
+// (smallModelName) or else on the agent's own, and WebSearch where there
+// is a search: the settings' webSearch.url (a SearXNG-style JSON endpoint) when set, else
 // the provider's own web search on Anthropic; on other providers without
 // the setting, WebSearch is not offered (docs/web.md).
 func webTools(o ToolOptions) []tool.Tool {
