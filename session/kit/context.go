@@ -40,12 +40,15 @@ type Context struct {
 	memory    string        // the project's memory, for the lead (dream.go)
 	now       func() time.Time
 	getenv    func(string) string
-	hooks     *Hooks            // every agent built on this context runs the hooks (hooks.go)
-	mcp       []tool.Tool       // the MCP servers' tools (mcp.go)
-	webSearch string            // the settings' webSearch.url (web.go)
-	search    toolsearch.Policy // which tools ToolSearch defers (Defer)
-	res       tasktool.Resources
-	noOutput  bool // taskOutputInContext false: no OutputDigest
+	hooks     *Hooks      // every agent built on this context runs the hooks (hooks.go)
+	mcp       []tool.Tool // the MCP servers' tools (mcp.go)
+	webSearch string      // the settings' webSearch.url (web.go)
+	// smallModel is the model WebFetch answers on ("" for the agent's
+	// own): ANTHROPIC_SMALL_FAST_MODEL or the setting smallModel (web.go).
+	smallModel string
+	search     toolsearch.Policy // which tools ToolSearch defers (Defer)
+	res        tasktool.Resources
+	noOutput   bool // taskOutputInContext false: no OutputDigest
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -108,7 +111,8 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 		warn(err.Error())
 	}
 	ac.agents = brief.WithBuiltins(custom)
-	ac.webSearch = searchURL(r.TroupeHome, cwd, warn) // web.go
+	ac.webSearch = searchURL(r.TroupeHome, cwd, warn)               // web.go
+	ac.smallModel = smallModelName(r.TroupeHome, cwd, getenv, warn) // web.go
 	if r.TroupeHome != "" {
 		text, err := memory.Load(memory.Dir(r.TroupeHome, cwd), 0)
 		if err != nil {

@@ -3,6 +3,7 @@ package kit
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/tool"
@@ -16,8 +17,9 @@ type hostNamer interface {
 	NamesHost(host string) bool
 }
 
-// webTools returns WebFetch, and WebSearch where there is a search: the
-// settings' webSearch.url (a SearXNG-style JSON endpoint) when set, else
+// webTools returns WebFetch, which answers on the session's small model
+// (smallModelName) or else on the agent's own, and WebSearch where there
+// is a search: the settings' webSearch.url (a SearXNG-style JSON endpoint) when set, else
 // the provider's own web search on Anthropic; on other providers without
 // the setting, WebSearch is not offered (docs/web.md).
 func webTools(o ToolOptions) []tool.Tool {
@@ -25,6 +27,9 @@ func webTools(o ToolOptions) []tool.Tool {
 		return nil
 	}
 	fc := webtool.FetchConfig{Model: o.Model, ModelName: o.ModelName}
+	if o.Context != nil && o.Context.smallModel != "" {
+		fc.ModelName = o.Context.smallModel
+	}
 	if n, ok := o.Approver.(hostNamer); ok {
 		fc.Allows = n.NamesHost
 	}
@@ -69,4 +74,29 @@ func searchURL(troupeHome, cwd string, warn func(string)) string {
 		return ""
 	}
 	return v.URL
+}
+
+// smallModelName returns the small/fast model WebFetch answers on, the
+// provider being the session's: the environment's
+// ANTHROPIC_SMALL_FAST_MODEL when set, else the settings' smallModel of
+// troupeHome and cwd (the last file that sets it winning; an untrusted
+// folder's own files are not read, so a cloned project cannot choose
+// where its pages' questions are billed). "" means the agent's own model
+// (docs/web.md). A value of the wrong type is warned about and ignored.
+func smallModelName(troupeHome, cwd string, getenv func(string) string, warn func(string)) string {
+	if m := strings.TrimSpace(getenv("ANTHROPIC_SMALL_FAST_MODEL")); m != "" {
+		return m
+	}
+	var files []settings.File
+	for _, f := range settings.Files(troupeHome, cwd) {
+		if !f.Untrusted {
+			files = append(files, f)
+		}
+	}
+	v, _, err := settings.Key[string](files, "smallModel")
+	if err != nil {
+		warn(err.Error())
+		return ""
+	}
+	return strings.TrimSpace(v)
 }

@@ -86,3 +86,47 @@ func TestSearchURLTrust(t *testing.T) {
 		t.Errorf("bad URL: searchURL = %q, warnings %q", got, warned)
 	}
 }
+
+// TestSmallModelName: ANTHROPIC_SMALL_FAST_MODEL wins over the setting
+// smallModel; the project's setting counts once the folder is trusted,
+// the user's always; a value that is not a string is warned about
+// (cmd/troupe's TestWebFetchSmallModelAnthropic checks WebFetch uses it).
+func TestSmallModelName(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	write := func(path, body string) {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warned []string
+	warn := func(s string) { warned = append(warned, s) }
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if got := smallModelName(home, cwd, getenv, warn); got != "" {
+		t.Errorf("nothing set: smallModelName = %q; want none", got)
+	}
+	write(filepath.Join(cwd, ".troupe", "settings.json"), `{"smallModel": "project-small"}`)
+	if got := smallModelName(home, cwd, getenv, warn); got != "" {
+		t.Errorf("untrusted project: smallModelName = %q; want none", got)
+	}
+	write(filepath.Join(home, "settings.json"), `{"smallModel": "user-small"}`)
+	if got := smallModelName(home, cwd, getenv, warn); got != "user-small" {
+		t.Errorf("user setting: smallModelName = %q", got)
+	}
+	if err := settings.Trust(home).Trust(t.Context(), cwd, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := smallModelName(home, cwd, getenv, warn); got != "project-small" {
+		t.Errorf("trusted project: smallModelName = %q; want the project's", got)
+	}
+	env["ANTHROPIC_SMALL_FAST_MODEL"] = " env-small "
+	if got := smallModelName(home, cwd, getenv, warn); got != "env-small" {
+		t.Errorf("environment: smallModelName = %q; want env-small", got)
+	}
+	delete(env, "ANTHROPIC_SMALL_FAST_MODEL")
+	write(filepath.Join(cwd, ".troupe", "settings.local.json"), `{"smallModel": 7}`)
+	if got := smallModelName(home, cwd, getenv, warn); got != "" || len(warned) != 1 || !strings.Contains(warned[0], "smallModel") {
+		t.Errorf("bad value: smallModelName = %q, warnings %q", got, warned)
+	}
+}

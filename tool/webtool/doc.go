@@ -8,8 +8,9 @@
 // private network behind the rule's back. It follows at most ten
 // redirects on the same host, hands a redirect to another host back to
 // the model, caps the body and the time, turns HTML into Markdown and
-// asks the session's model one question about the page: only the answer
-// enters the conversation. Pages are cached for 15 minutes.
+// asks FetchConfig's model (the session's small model, session/kit/web.go)
+// one question about the page: only the answer enters the conversation.
+// Pages are cached for 15 minutes.
 //
 // WebSearch runs a Searcher: the provider's server-side web search
 // (Anthropic's web_search tool) or a SearXNG-style JSON endpoint from
