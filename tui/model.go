@@ -738,6 +738,11 @@ func (m *model) event(e session.Event) tea.Cmd {
 		m.convo.add(entry{kind: entryNotice, text: "The turn went on in the background as task " + e.TaskID + " (/tasks to see it; f in the list brings it back)"})
 	case session.KindForegrounded:
 		m.convo.add(entry{kind: entryNotice, text: "Task " + e.TaskID + " is the lead's conversation again"})
+	case session.KindCleared: // commands.go: /clear
+		m.convo.clear()
+		m.convo.add(entry{kind: entryNotice, text: "A fresh conversation: the lead remembers nothing before this line (teammates and background tasks go on)."})
+	case session.KindModel: // commands.go: /model NAME
+		m.convo.add(entry{kind: entryNotice, text: "Model: " + e.Text + " from the lead's next turn."})
 	case session.KindMode:
 		m.mode = e.Text
 	case session.KindRules:

@@ -38,11 +38,19 @@ type Driver interface {
 	Stop(ctx context.Context, id string) (task.State, error)
 	SetMode(mode string) error
 	Compact(ctx context.Context) error
+	// Clear starts a fresh conversation (/clear); SetModel switches the
+	// lead's model for its next turn (/model NAME); Model is the name set
+	// so ("" for the one the lead started with). Both refuse while the
+	// lead works.
+	Clear() error
+	SetModel(name string) error
+	Model() string
 }
 
 // Options set up the interactive lead.
 type Options struct {
 	Title string // shown in the header: the session and model
+	Model string // the lead's model at the start, for /model
 	// Dir is the working folder: paths in it are shown relative, and a
 	// command's dialog names it.
 	Dir     string

@@ -488,6 +488,9 @@ func (a *app) leadFactory(lr *leadRun, cfg agent.Config, nested func(agent.Event
 	return func(history []llm.Message, observe func(agent.Event) bool) (*agent.Agent, error) {
 		c := cfg
 		c.History = history
+		if n := lr.bg.sess.Model(); n != "" { // /model NAME (session.Session.SetModel)
+			c.ModelName = n
+		}
 		c.OnEvent = func(e agent.Event) {
 			if observe(e) {
 				lr.rec.Event(e)

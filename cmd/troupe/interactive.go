@@ -91,7 +91,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		board = tui.BoardOf(lt.Raw.Tasks, lt.Lead.Team)
 	}
 	out, runErr := tui.Run(ctx, sess, tui.Options{
-		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
+		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Model: lr.model, Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
 		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Schedule:    lr.scheduleState(), // schedule.go: the footer's next wake
@@ -108,8 +108,6 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 				return "", a.slashDream(h, cwd, lr.id, lr.bg.reg), nil
 			case "mcp": // mcp.go
 				return "", a.mcpReport(), nil
-			case "model":
-				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
 			case "rename": // peers.go
 				return "", slashRename(ctx, lr, args), nil
 			case "hooks": // hooks.go: list them; adopt changed settings once seen
@@ -179,7 +177,8 @@ func (a *app) checkResume(cwd, id string) error {
 
 // recordSwaps writes the foreground lead's whole conversation to the
 // session's record when it changes hands (a turn backgrounded or brought
-// back), so that --resume continues the conversation on screen.
+// back, a fresh conversation after /clear), so that --resume continues
+// the conversation on screen.
 func (a *app) recordSwaps(ctx context.Context, lr *leadRun) {
 	sub := lr.bg.sess.Subscribe(true)
 	defer sub.Close()
@@ -188,7 +187,7 @@ func (a *app) recordSwaps(ctx context.Context, lr *leadRun) {
 		if err != nil {
 			return
 		}
-		if e.Kind == session.KindBackgrounded || e.Kind == session.KindForegrounded {
+		if e.Kind == session.KindBackgrounded || e.Kind == session.KindForegrounded || e.Kind == session.KindCleared {
 			lr.rec.Reset(lr.bg.sess.Lead().Messages())
 		}
 	}
