@@ -66,6 +66,9 @@ type convo struct {
 	// came after it is counted as new.
 	mark anchor
 	h    int // the height of the last view: a page
+	// printed counts the entries printed to the terminal's scrollback
+	// (inline.go: without the alternate screen).
+	printed int
 }
 
 func (c *convo) add(e entry) {

@@ -56,6 +56,9 @@ type Options struct {
 	Dir     string
 	Mode    string // the lead's permission mode at the start
 	NoColor bool   // NO_COLOR: plain text only
+	// NoAltScreen keeps the conversation in the terminal's own scrollback
+	// (inline.go) instead of the alternate screen.
+	NoAltScreen bool
 	// Teams says agent teams are on: the welcome line and /team speak of
 	// teammates only then.
 	Teams bool
@@ -138,6 +141,11 @@ func Run(ctx context.Context, sess *session.Session, opts Options) (Outcome, err
 		popts = append(popts, tea.WithOutput(opts.Output))
 	}
 	p := tea.NewProgram(m, popts...)
+	if m.printer != nil {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go m.printer.run(pctx, p.Send)
+	}
 	sub := sess.Subscribe(true)
 	defer sub.Close()
 	fctx, stop := context.WithCancel(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -71,6 +72,12 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	if err != nil {
 		return "", err
 	}
+	noAlt := h.noAltScreen
+	if home, err := a.Home(); err == nil && !noAlt {
+		if noAlt, err = settingsNoAltScreen(settings.Files(home, cwd)); err != nil {
+			return "", err
+		}
+	}
 	sess := lr.bg.sess
 	sctx, stopServe := context.WithCancel(ctx)
 	served := make(chan struct{})
@@ -92,7 +99,7 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	}
 	out, runErr := tui.Run(ctx, sess, tui.Options{
 		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Model: lr.model, Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
-		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
+		NoColor: a.Getenv("NO_COLOR") != "", NoAltScreen: noAlt, Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Schedule:    lr.scheduleState(), // schedule.go: the footer's next wake
 		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
