@@ -46,6 +46,7 @@ var rules = []rule{
 	{name: "an adapter never imports another adapter", from: adapters, except: []string{"./*/*test"}, deny: adapters, allow: []string{"./*/*test"}, otherTree: true},
 	{name: "nothing but cmd imports cmd", from: []string{"./..."}, except: []string{"./cmd/..."}, deny: []string{"./cmd/..."}},
 	{name: "charm.land (Bubble Tea, lipgloss) only in tui", from: []string{"./..."}, except: []string{"./tui/..."}, deny: []string{"charm.land/...", "github.com/charmbracelet/..."}, direct: true},
+	{name: "chroma (syntax highlighting) only in tui", from: []string{"./..."}, except: []string{"./tui/..."}, deny: []string{"github.com/alecthomas/chroma/..."}, direct: true},
 	{name: "nats.go only in store/nats and cmd", from: []string{"./..."}, except: []string{"./store/nats/...", "./cmd/..."}, deny: []string{"github.com/nats-io/..."}, direct: true},
 	{name: "the Anthropic SDK only in llm/anthropic", from: []string{"./..."}, except: []string{"./llm/anthropic/..."}, deny: []string{"github.com/anthropics/..."}, direct: true},
 	{name: "the shell parser (mvdan.cc/sh) only in permission/shell", from: []string{"./..."}, except: []string{"./permission/shell/..."}, deny: []string{"mvdan.cc/sh/..."}, direct: true},

@@ -264,6 +264,17 @@ func (a *Agent) Pending() int {
 	return len(a.pending)
 }
 
+// TakePending returns the messages waiting for delivery and empties the
+// queue: input handed to an agent that will not run again goes to the
+// one that takes its place (session.Session.Clear).
+func (a *Agent) TakePending() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.pending
+	a.pending = nil
+	return out
+}
+
 // Interrupt aborts the current run, if any; the agent stays usable. It
 // reports whether a run was interrupted.
 func (a *Agent) Interrupt() bool {

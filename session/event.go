@@ -55,6 +55,8 @@ const (
 	// comes as agent events with TaskID set.
 	KindBackgrounded Kind = "backgrounded"
 	KindForegrounded Kind = "foregrounded" // the lead held by TaskID is the foreground's again
+	KindCleared      Kind = "cleared"      // a fresh conversation began (Session.Clear)
+	KindModel        Kind = "model"        // the lead's model changed for its next turn (Text: its name)
 	// The schedule's (schedule.go): a firing reached the lead as input
 	// (Firing; Text: the line a person reads), and the schedule changed
 	// (Schedule: its whole state).

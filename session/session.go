@@ -63,6 +63,7 @@ type Session struct {
 	seat     *seat        // the foreground lead's (background.go)
 	away     map[task.ID]*seat
 	factory  LeadFactory
+	model    string          // SetModel's (clear.go); "" for the lead's own
 	approver *swarm.Approver // the lead's, when its mode may change (SetMode)
 	team     *swarm.Lead
 	router   Router // route.go

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,5 +155,25 @@ func BenchmarkKeystrokeToFrame(b *testing.B) {
 	if n := len(lat); n > 0 {
 		b.ReportMetric(float64(lat[n/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[n*99/100].Microseconds())/1000, "p99-ms")
+	}
+}
+
+// A frame while an answer holding a 40-line Go block streams, in color,
+// over the big model whose answers hold code blocks too: each delta
+// renders the answer again, its closed block from the cache
+// (highlight.go).
+func BenchmarkViewCode(b *testing.B) {
+	m := big(b)
+	m.st = newStyles(false)
+	block := "```go\n" + strings.Repeat("func f(x int) string { return fmt.Sprint(x) } // ok\n", 40) + "```\n"
+	for i := range 50 {
+		m.convo.add(entry{kind: entryAssistant, text: fmt.Sprintf("Answer %d:\n", i) + block})
+	}
+	m.convo.stream("Streaming:\n" + block)
+	m.frame()
+	b.ResetTimer()
+	for b.Loop() {
+		m.convo.stream("more ")
+		m.frame()
 	}
 }

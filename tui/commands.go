@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -19,8 +20,8 @@ var builtins = map[string]string{
 	"tasks":       "every background task",
 	"board":       "the team's shared task list (Ctrl+T)",
 	"permissions": "the permission mode and rules; add or remove a rule",
-	"model":       "the model in use",
-	"clear":       "clear the screen (the conversation goes on)",
+	"model":       "the model in use; /model NAME switches the lead to NAME from its next turn",
+	"clear":       "start a fresh conversation: the lead forgets this one (teammates and tasks go on)",
 	"compact":     "replace the lead's conversation by a summary now (it also does so by itself when its context fills)",
 	"resume":      "pick an earlier session of this folder to continue",
 	"exit":        "leave (the team is shut down first)",
@@ -105,8 +106,11 @@ func (m *model) slash(text string) tea.Cmd {
 		m.screen, m.selTask = screenTasks, 0
 	case "board":
 		return m.openBoard()
-	case "clear":
-		m.convo.clear()
+	case "clear": // the screen clears when the session says it did (KindCleared)
+		drv := m.drv
+		return m.do(func(context.Context) error { return drv.Clear() })
+	case "model":
+		return m.switchModel(args)
 	case "expand":
 		m.convo.toggleLast()
 	case "hide", "show":
@@ -135,6 +139,25 @@ func (m *model) slash(text string) tea.Cmd {
 	}
 	m.convo.follow()
 	return nil
+}
+
+// switchModel runs /model: alone it names the model in use; with a name
+// it switches the lead to it from its next turn (a KindModel event says
+// so).
+func (m *model) switchModel(name string) tea.Cmd {
+	switch {
+	case name == "":
+		cur := cmp.Or(m.drv.Model(), m.opts.Model, "the provider's default")
+		m.convo.add(entry{kind: entryNotice, text: "Model: " + cur + " (/model NAME switches it from the next turn)"})
+		m.convo.follow()
+		return nil
+	case strings.ContainsAny(name, " \t\n"):
+		m.convo.add(entry{kind: entryError, text: fmt.Sprintf("/model %s: a model name is one word, for example /model claude-sonnet-4-5", name)})
+		m.convo.follow()
+		return nil
+	}
+	drv := m.drv
+	return m.do(func(context.Context) error { return drv.SetModel(name) })
 }
 
 // hide runs /hide NAME or /show NAME.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,9 @@ type convo struct {
 	// came after it is counted as new.
 	mark anchor
 	h    int // the height of the last view: a page
+	// printed counts the entries printed to the terminal's scrollback
+	// (inline.go: without the alternate screen).
+	printed int
 }
 
 func (c *convo) add(e entry) {
@@ -256,17 +260,19 @@ func (c *convo) render(st styles, i int, now time.Time) []string {
 // kept with a hanging indent, long lines wrapped.
 func markdown(st styles, text string, w int) []string {
 	var out []string
-	code := false
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
 		t := strings.TrimSpace(l)
 		switch {
-		case strings.HasPrefix(t, "```"):
-			code = !code
-			continue
-		case code: // wrapped whole, never cut: a plan to approve may hold code
-			out = append(out, wrapped("  ", strings.ReplaceAll(l, "\t", "    "), w, st.code)...)
+		case strings.HasPrefix(t, "```"): // highlight.go; wrapped whole, never cut: a plan to approve may hold code
+			lang, _, _ := strings.Cut(strings.TrimSpace(strings.TrimLeft(t, "`")), " ")
+			j := i + 1
+			for j < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "```") {
+				j++
+			}
+			out = append(out, codeBlock(st, lang, slices.Clone(lines[i+1:j]), w, j < len(lines))...)
+			i = j
 			continue
 		case strings.HasPrefix(t, "#"):
 			out = append(out, st.bold(strings.TrimSpace(strings.TrimLeft(t, "#"))))

@@ -34,10 +34,11 @@ func (c *convo) drop(n int) {
 		}
 	}
 	c.mark.entry = max(0, c.mark.entry-n)
+	c.printed = max(0, c.printed-n)
 }
 
 // clear forgets every entry.
-func (c *convo) clear() { c.entries, c.top, c.mark = nil, nil, anchor{} }
+func (c *convo) clear() { c.entries, c.top, c.mark, c.printed = nil, nil, anchor{}, 0 }
 
 // view returns height lines: the end of the conversation when it follows,
 // else the lines from c.top on, the last of them a marker saying how many

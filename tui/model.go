@@ -41,8 +41,11 @@ type model struct {
 	ctx  context.Context
 	drv  Driver
 	opts Options
-	st   styles
-	now  time.Time
+	// printer prints the settled conversation to the terminal's
+	// scrollback (inline.go); nil on the alternate screen.
+	printer *printer
+	st      styles
+	now     time.Time
 
 	width, height int
 	screen        screen
@@ -160,6 +163,9 @@ func newModel(ctx context.Context, drv Driver, opts Options) *model {
 	for _, st := range opts.Tasks {
 		m.track(st)
 	}
+	if opts.NoAltScreen {
+		m.printer = newPrinter()
+	}
 	m.replay(opts.History)
 	if opts.Schedule != nil {
 		m.sched = *opts.Schedule
@@ -177,6 +183,14 @@ func (m *model) Init() tea.Cmd {
 }
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	if m.printer != nil {
+		m.flush() // inline.go
+	}
+	return m, cmd
+}
+
+func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
@@ -738,6 +752,11 @@ func (m *model) event(e session.Event) tea.Cmd {
 		m.convo.add(entry{kind: entryNotice, text: "The turn went on in the background as task " + e.TaskID + " (/tasks to see it; f in the list brings it back)"})
 	case session.KindForegrounded:
 		m.convo.add(entry{kind: entryNotice, text: "Task " + e.TaskID + " is the lead's conversation again"})
+	case session.KindCleared: // commands.go: /clear
+		m.convo.clear()
+		m.convo.add(entry{kind: entryNotice, text: "A fresh conversation: the lead remembers nothing before this line (teammates and background tasks go on)."})
+	case session.KindModel: // commands.go: /model NAME
+		m.convo.add(entry{kind: entryNotice, text: "Model: " + e.Text + " from the lead's next turn."})
 	case session.KindMode:
 		m.mode = e.Text
 	case session.KindRules:

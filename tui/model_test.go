@@ -68,6 +68,9 @@ func (r *recorder) Stop(_ context.Context, id string) (task.State, error) {
 }
 func (r *recorder) SetMode(mode string) error     { r.add("mode %s", mode); return nil }
 func (r *recorder) Compact(context.Context) error { r.add("compact"); return nil }
+func (r *recorder) Clear() error                  { r.add("clear"); return nil }
+func (r *recorder) SetModel(name string) error    { r.add("model %s", name); return nil }
+func (r *recorder) Model() string                 { return "" }
 func (r *recorder) Rules() (allow, ask, deny []permission.Rule) {
 	return []permission.Rule{{Tool: "Bash", Specifier: "npm test", Source: "/w/.troupe/settings.local.json"}}, nil,
 		[]permission.Rule{{Tool: "Read", Specifier: "./.env", Source: "/home/u/.troupe/settings.json"}}

@@ -38,16 +38,27 @@ type Driver interface {
 	Stop(ctx context.Context, id string) (task.State, error)
 	SetMode(mode string) error
 	Compact(ctx context.Context) error
+	// Clear starts a fresh conversation (/clear); SetModel switches the
+	// lead's model for its next turn (/model NAME); Model is the name set
+	// so ("" for the one the lead started with). Both refuse while the
+	// lead works.
+	Clear() error
+	SetModel(name string) error
+	Model() string
 }
 
 // Options set up the interactive lead.
 type Options struct {
 	Title string // shown in the header: the session and model
+	Model string // the lead's model at the start, for /model
 	// Dir is the working folder: paths in it are shown relative, and a
 	// command's dialog names it.
 	Dir     string
 	Mode    string // the lead's permission mode at the start
 	NoColor bool   // NO_COLOR: plain text only
+	// NoAltScreen keeps the conversation in the terminal's own scrollback
+	// (inline.go) instead of the alternate screen.
+	NoAltScreen bool
 	// Teams says agent teams are on: the welcome line and /team speak of
 	// teammates only then.
 	Teams bool
@@ -130,6 +141,11 @@ func Run(ctx context.Context, sess *session.Session, opts Options) (Outcome, err
 		popts = append(popts, tea.WithOutput(opts.Output))
 	}
 	p := tea.NewProgram(m, popts...)
+	if m.printer != nil {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go m.printer.run(pctx, p.Send)
+	}
 	sub := sess.Subscribe(true)
 	defer sub.Close()
 	fctx, stop := context.WithCancel(ctx)

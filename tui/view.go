@@ -17,8 +17,10 @@ var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"
 
 func (m *model) View() tea.View {
 	v := tea.NewView(m.frame())
-	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
+	v.AltScreen = !m.opts.NoAltScreen
+	if v.AltScreen { // inline, the wheel scrolls the terminal's scrollback
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.WindowTitle = "troupe"
 	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume && m.screen != screenBoard && m.screen != screenBoardTask {
 		c.Position.Y += m.inputRow
@@ -51,16 +53,22 @@ func (m *model) frame() string {
 	case screenBoardTask:
 		top = m.boardTaskScreen(h)
 	default:
-		if len(m.convo.entries) == 0 {
+		switch {
+		case len(m.convo.entries) == 0:
 			top = m.welcome()
-		} else {
+		case m.printer != nil:
+			top = m.live(h) // inline.go: the rest is in the scrollback
+		default:
 			top = m.convo.view(m.st, h, m.now)
 		}
 	}
-	lines := append(fit(top, h), bottom...)
+	if m.printer == nil || m.screen != screenMain {
+		top = fit(top, h)
+	}
+	lines := append(top, bottom...)
 	m.inputRow = -1
 	if at >= 0 {
-		m.inputRow = h + at
+		m.inputRow = len(top) + at
 	}
 	for i, l := range lines {
 		if ansi.StringWidth(l) > m.width {

@@ -66,6 +66,11 @@ type headless struct {
 	noResumeHint bool
 
 	maxWakeups int // --max-wakeups (schedule.go)
+
+	// noAltScreen: the interactive lead keeps the conversation in the
+	// terminal's scrollback (--no-alt-screen, or the setting altScreen
+	// false).
+	noAltScreen bool
 }
 
 // addHeadlessFlags puts the flags of the headless mode on the root.
@@ -79,6 +84,7 @@ func (a *app) addHeadlessFlags(root *cobra.Command, h *headless) {
 	f.StringVar(&h.system, "system-prompt", "", "replace the default system prompt (project instructions and the environment still follow it)")
 	f.BoolVar(&h.noInstr, "no-project-instructions", false, "do not give agents the CLAUDE.md and AGENTS.md files of the working folder, the folders above it and the user's home")
 	f.BoolVar(&h.trust, "trust", false, "trust the working folder, as troupe trust DIR does (recorded), and run; without it troupe -p refuses a folder not trusted yet, and the interactive lead asks")
+	f.BoolVar(&h.noAltScreen, "no-alt-screen", false, "interactive lead: keep the conversation in the terminal's own scrollback (to search and select it) instead of the alternate screen; also the setting altScreen: false")
 	f.StringVar(&h.transcript, "transcript", "", "append the run's events as JSON lines to `FILE`")
 	h.perm.Add(f, "with -p: ", true)
 	a.addTeamFlags(root, &h.teams)
@@ -488,6 +494,9 @@ func (a *app) leadFactory(lr *leadRun, cfg agent.Config, nested func(agent.Event
 	return func(history []llm.Message, observe func(agent.Event) bool) (*agent.Agent, error) {
 		c := cfg
 		c.History = history
+		if n := lr.bg.sess.Model(); n != "" { // /model NAME (session.Session.SetModel)
+			c.ModelName = n
+		}
 		c.OnEvent = func(e agent.Event) {
 			if observe(e) {
 				lr.rec.Event(e)

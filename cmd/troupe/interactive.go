@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-dev/troupe/brief"
 	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/session/record"
 	"github.com/troupe-dev/troupe/tasklist"
@@ -71,6 +72,12 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 	if err != nil {
 		return "", err
 	}
+	noAlt := h.noAltScreen
+	if home, err := a.Home(); err == nil && !noAlt {
+		if noAlt, err = settingsNoAltScreen(settings.Files(home, cwd)); err != nil {
+			return "", err
+		}
+	}
 	sess := lr.bg.sess
 	sctx, stopServe := context.WithCancel(ctx)
 	served := make(chan struct{})
@@ -91,8 +98,8 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 		board = tui.BoardOf(lt.Raw.Tasks, lt.Lead.Team)
 	}
 	out, runErr := tui.Run(ctx, sess, tui.Options{
-		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
-		NoColor: a.Getenv("NO_COLOR") != "", Commands: names, Tasks: lr.bg.reg.List(),
+		Title: fmt.Sprintf("troupe · %s · session %s", lr.model, lr.id), Model: lr.model, Mode: lr.mode, Dir: cwd, Teams: lr.bg.team != nil,
+		NoColor: a.Getenv("NO_COLOR") != "", NoAltScreen: noAlt, Commands: names, Tasks: lr.bg.reg.List(),
 		Input: a.Stdin, Output: a.Stdout, Now: a.Now, History: lr.history, Prompt: prompt,
 		Schedule:    lr.scheduleState(), // schedule.go: the footer's next wake
 		Sessions:    func() []tui.SessionInfo { return a.recentSessions(cwd, lr.id) },
@@ -108,8 +115,6 @@ func (a *app) interactiveSession(ctx context.Context, h *headless, cwd, prompt s
 				return "", a.slashDream(h, cwd, lr.id, lr.bg.reg), nil
 			case "mcp": // mcp.go
 				return "", a.mcpReport(), nil
-			case "model":
-				return "", "Model: " + lr.model + " (start troupe with --model to change it)", nil
 			case "rename": // peers.go
 				return "", slashRename(ctx, lr, args), nil
 			case "hooks": // hooks.go: list them; adopt changed settings once seen
@@ -179,7 +184,8 @@ func (a *app) checkResume(cwd, id string) error {
 
 // recordSwaps writes the foreground lead's whole conversation to the
 // session's record when it changes hands (a turn backgrounded or brought
-// back), so that --resume continues the conversation on screen.
+// back, a fresh conversation after /clear), so that --resume continues
+// the conversation on screen.
 func (a *app) recordSwaps(ctx context.Context, lr *leadRun) {
 	sub := lr.bg.sess.Subscribe(true)
 	defer sub.Close()
@@ -188,7 +194,7 @@ func (a *app) recordSwaps(ctx context.Context, lr *leadRun) {
 		if err != nil {
 			return
 		}
-		if e.Kind == session.KindBackgrounded || e.Kind == session.KindForegrounded {
+		if e.Kind == session.KindBackgrounded || e.Kind == session.KindForegrounded || e.Kind == session.KindCleared {
 			lr.rec.Reset(lr.bg.sess.Lead().Messages())
 		}
 	}

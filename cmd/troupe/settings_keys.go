@@ -37,3 +37,12 @@ func settingsTeammateWindow(files []settings.File) (bool, error) {
 	}
 	return false, fmt.Errorf("%s: teammateWindow %q: want split or window", file, v)
 }
+
+// settingsNoAltScreen reports whether the settings files turn the
+// interactive lead's alternate screen off (altScreen false: the
+// conversation stays in the terminal's scrollback); the last file that
+// sets it wins. A value that is not a boolean is an error naming the file.
+func settingsNoAltScreen(files []settings.File) (bool, error) {
+	on, file, err := settings.Key[bool](files, "altScreen")
+	return file != "" && !on, err
+}
