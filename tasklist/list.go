@@ -397,6 +397,13 @@ func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 			stored := findTask(tasks, r.ID)
 			stored.Owner, stored.Status = agent, StatusInProgress
 			if _, err := put(ctx, l.name, stored, revs[r.ID]); err != nil {
+				if errors.Is(err, ErrConflict) && l.ownClaim(ctx, r.ID, agent) {
+					// A store that retried the write after losing the
+					// server's answer (NATS across a restart) finds its
+					// own first attempt applied: the claim is ours.
+					r.Owner, r.Status = agent, StatusInProgress
+					return r, nil
+				}
 				return Task{}, err
 			}
 			r.Owner, r.Status = agent, StatusInProgress
@@ -439,6 +446,15 @@ func (l *List) Claim(ctx context.Context, agent string) (Task, error) {
 		}
 	}
 	return Task{}, fmt.Errorf("claim for %s: %w", agent, ErrNoneReady)
+}
+
+// ownClaim reports whether task id, which was ready (pending, unowned)
+// when agent tried to claim it, now stands claimed by agent: a write that
+// lost its answer and was applied all the same. Nobody else writes agent
+// as an owner of a ready task, so the claim is agent's.
+func (l *List) ownClaim(ctx context.Context, id, agent string) bool {
+	t, _, err := l.store.Get(ctx, l.name, id)
+	return err == nil && t.Owner == agent && t.Status == StatusInProgress
 }
 
 // ClaimTask takes task id for agent, with distinct errors for a missing task

@@ -1,6 +1,7 @@
 package tasklisttest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -248,5 +249,45 @@ func testRelease(t *testing.T, s tasklist.Store) {
 	}
 	if again, err := l.Release(ctx, "alice"); err != nil || len(again) != 0 {
 		t.Errorf("second Release(alice) = %d tasks, %v; want 0, nil", len(again), err)
+	}
+}
+
+// lostAnswer is a store whose first Put is applied but answered with
+// ErrConflict, as a store that retried a write whose answer it lost (NATS
+// across a server restart) sees its own first attempt.
+type lostAnswer struct {
+	tasklist.Store
+	mu   sync.Mutex
+	done bool
+}
+
+func (s *lostAnswer) Put(ctx context.Context, list string, t tasklist.Task, prev tasklist.Revision) (tasklist.Revision, error) {
+	rev, err := s.Store.Put(ctx, list, t, prev)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && !s.done {
+		s.done = true
+		return 0, fmt.Errorf("put %s: %w (the answer was lost, the write was not)", t.ID, tasklist.ErrConflict)
+	}
+	return rev, err
+}
+
+// A claim whose write was applied though the store answered ErrConflict
+// is the claimer's: Claim returns that task, not another or none, so no
+// task stands owned by an agent that does not know it.
+func testClaimAnswerLost(t *testing.T, s tasklist.Store) {
+	ctx := t.Context()
+	mk(t, tasklist.New(s, listName), tasklist.Draft{Subject: "one"})
+	mk(t, tasklist.New(s, listName), tasklist.Draft{Subject: "two"})
+	l := tasklist.New(&lostAnswer{Store: s}, listName)
+	got, err := l.Claim(ctx, "alice")
+	if err != nil {
+		t.Fatalf("Claim error: %v; want task 1, whose write was applied", err)
+	}
+	if got.ID != "1" || got.Owner != "alice" {
+		t.Errorf("Claim = {ID %q, Owner %q}; want task 1 owned by alice", got.ID, got.Owner)
+	}
+	if two, err := l.Get(ctx, "2"); err != nil || two.Owner != "" {
+		t.Errorf("task 2 = %+v, %v; want it untouched", two, err)
 	}
 }

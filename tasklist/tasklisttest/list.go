@@ -31,6 +31,7 @@ func runList(t *testing.T, open func(t *testing.T) tasklist.Store) {
 		{"ClaimTaskRace", testClaimTaskRace},
 		{"ClaimPassesOverBusy", testClaimPassesOverBusy},
 		{"ClaimAfterLostRace", testClaimAfterLostRace},
+		{"ClaimAnswerLost", testClaimAnswerLost},
 		{"ClaimTaskErrors", testClaimTaskErrors},
 		{"Release", testRelease},
 		{"MetadataMerge", testMetadataMerge},
