@@ -1,0 +1,99 @@
+package kit
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tool"
+	"github.com/troupe-dev/troupe/tool/prtool"
+	"github.com/troupe-dev/troupe/tool/prtool/prtooltest"
+)
+
+// subscribe_pr_activity starts a monitor task over a pull request whose
+// new events wake the agent (once each, filtered), and
+// unsubscribe_pr_activity stops it: no request reaches GitHub after.
+func TestPRActivityTools(t *testing.T) {
+	reg := task.New(task.Config{Dir: t.TempDir(), PollInterval: -1})
+	t.Cleanup(func() { reg.Close(context.Background()) })
+	f := prtooltest.New(t)
+	f.AddComment("dora", "an old comment")
+	tools := PRTools(reg, "", prtool.Config{BaseURL: f.URL, Interval: 30 * time.Millisecond,
+		Token: func(context.Context) (string, string) { return "tok-1", "the test" }})
+	sub, unsub := tools[0], tools[1]
+	events := reg.Subscribe()
+	defer events.Close()
+	run := func(tl tool.Tool, input string) tool.Result {
+		t.Helper()
+		res, err := tl.Run(t.Context(), tool.Call{ID: "toolu_1", Input: json.RawMessage(input)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	if res := run(sub, `{"owner":"octo","repo":"repo","pull_number":99}`); !res.IsError || !strings.Contains(res.Content, "not found") {
+		t.Errorf("subscribe to a missing PR = %+v; want an error saying not found", res)
+	}
+	res := run(sub, `{"url":"https://github.com/octo/repo/pull/7","filter":"^review"}`)
+	if res.IsError {
+		t.Fatal(res.Content)
+	}
+	m := regexp.MustCompile(`^Monitor (m\w+) is watching octo/repo#7, polling every 30ms, authenticated with the token from the test\. Now: octo/repo#7 "Add the widget" is open, head aaaaaaa: 1 comments`).FindStringSubmatch(res.Content)
+	if m == nil {
+		t.Fatalf("subscribe = %q", res.Content)
+	}
+	id := task.ID(m[1])
+	f.AddComment("carol", "ship it")
+	f.AddReview("alice", "APPROVED", "looks good")
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for {
+		e, err := events.Next(ctx)
+		if err != nil {
+			t.Fatalf("no wake with the review: %v", err)
+		}
+		if e.Kind != task.EventMonitor || e.State.ID != id {
+			continue
+		}
+		if strings.Contains(e.Notification, "comment by") {
+			t.Errorf("the filter let a comment through: %s", e.Notification)
+		}
+		if strings.Contains(e.Notification, "review by alice: APPROVED") {
+			break
+		}
+	}
+	if res := run(unsub, `{"task_id":"bnope"}`); !res.IsError || !strings.Contains(res.Content, "running: "+string(id)+" octo/repo#7") {
+		t.Errorf("unsubscribe of an unknown id = %+v; want an error listing the running one", res)
+	}
+	if res := run(unsub, `{"url":"octo/repo#7"}`); res.IsError || !strings.Contains(res.Content, "Stopped "+string(id)+" (octo/repo#7)") {
+		t.Fatalf("unsubscribe = %+v", res)
+	}
+	st, _ := reg.Get(id)
+	if !st.Status.Terminal() {
+		t.Errorf("monitor %s is %s after unsubscribe; want ended", id, st.Status)
+	}
+	out, err := os.ReadFile(st.OutputFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`comment by carol: "ship it"`, `review by alice: APPROVED "looks good"`} {
+		if n := strings.Count(string(out), want); n != 1 {
+			t.Errorf("output has %q %d times; want once:\n%s", want, n, out)
+		}
+	}
+	before := len(f.Requests())
+	time.Sleep(10 * 30 * time.Millisecond) // ten intervals
+	if after := len(f.Requests()); after != before {
+		t.Errorf("%d requests after unsubscribe; want none", after-before)
+	}
+	if res := run(unsub, `{"owner":"octo","repo":"repo","pull_number":7}`); !res.IsError || !strings.Contains(res.Content, "no running monitor watches octo/repo#7 (none is running)") {
+		t.Errorf("second unsubscribe = %+v", res)
+	}
+}
