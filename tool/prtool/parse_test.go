@@ -10,7 +10,7 @@ func TestParsePR(t *testing.T) {
 		"https://github.com/octo/repo/pull/12":                  {"octo", "repo", 12},
 		"https://github.com/octo/repo/pull/12/files?w=1#diff-x": {"octo", "repo", 12},
 		"http://ghe.example.com/team-a/my.repo/pull/3":          {"team-a", "my.repo", 3},
-		"  octo/repo#7 ":                                        {"octo", "repo", 7},
+		"  octo/repo#7 ": {"octo", "repo", 7},
 	}
 	for in, want := range good {
 		if got, err := ParsePR(in); err != nil || got != want {
