@@ -66,7 +66,7 @@ func TestResumeCoordinatorSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("first run: %v\n%s%s", err, out, stderr)
 	}
-	if s := summarize(t, out); !slices.Equal(s.tools, coordinator.LeadTools) {
+	if s := summarize(t, out); !slices.Equal(s.tools, coordinatorTools()) {
 		t.Fatalf("first run tools = %v; want the coordinator's", s.tools)
 	}
 	path := filepath.Join(home, "sessions", "session-1.jsonl")
@@ -80,8 +80,8 @@ func TestResumeCoordinatorSession(t *testing.T) {
 		t.Fatalf("resumed run: %v\n%s%s", err, out, stderr)
 	}
 	s := summarize(t, out)
-	if !slices.Equal(s.tools, coordinator.LeadTools) {
-		t.Errorf("resumed run tools = %v; want the coordinator's %v", s.tools, coordinator.LeadTools)
+	if !slices.Equal(s.tools, coordinatorTools()) {
+		t.Errorf("resumed run tools = %v; want the coordinator's %v", s.tools, coordinatorTools())
 	}
 	if want := "resumed session session-1 was recorded in coordinator mode; coordinator mode on"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr = %q; want %q", stderr, want)
