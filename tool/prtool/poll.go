@@ -118,8 +118,9 @@ var ErrNotFound = errors.New("prtool: pull request not found")
 // events as lines. The first poll is the baseline: what is there already
 // is remembered, not told (Baseline sums it up). A 304 answer yields no
 // line; a rate-limit answer is a *RateLimitedError, and a missing pull
-// request wraps ErrNotFound. Done reports the pull request was merged or
-// closed.
+// request wraps ErrNotFound. A poll that fails part way returns the
+// lines it read before with the error: they count as seen. Done reports
+// the pull request was merged or closed.
 func (p *Poller) Poll(ctx context.Context) (lines []string, done bool, err error) {
 	first := !p.primed
 	emit := func(key, line string) {
@@ -135,7 +136,7 @@ func (p *Poller) Poll(ctx context.Context) (lines []string, done bool, err error
 	}
 	pr, resp, err := p.client.PullRequests.Get(ctx, p.cfg.PR.Owner, p.cfg.PR.Repo, p.cfg.PR.Number)
 	if err := p.check(ctx, resp, err); err != nil {
-		return nil, false, err
+		return lines, false, err
 	}
 	if pr != nil { // nil on a 304: the state is as before
 		p.Title = pr.GetTitle()
@@ -161,7 +162,7 @@ func (p *Poller) Poll(ctx context.Context) (lines []string, done bool, err error
 		cs, resp, err := p.client.Issues.ListComments(ctx, p.cfg.PR.Owner, p.cfg.PR.Repo, p.cfg.PR.Number,
 			&github.IssueListCommentsOptions{ListOptions: github.ListOptions{Page: page, PerPage: 100}})
 		if err := p.check(ctx, resp, err); err != nil {
-			return nil, false, err
+			return lines, false, err
 		}
 		for _, c := range cs {
 			emit(fmt.Sprintf("comment:%d", c.GetID()), fmt.Sprintf("comment by %s: %s", c.GetUser().GetLogin(), quote(c.GetBody())))
@@ -173,7 +174,7 @@ func (p *Poller) Poll(ctx context.Context) (lines []string, done bool, err error
 		cs, resp, err := p.client.PullRequests.ListComments(ctx, p.cfg.PR.Owner, p.cfg.PR.Repo, p.cfg.PR.Number,
 			&github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{Page: page, PerPage: 100}})
 		if err := p.check(ctx, resp, err); err != nil {
-			return nil, false, err
+			return lines, false, err
 		}
 		for _, c := range cs {
 			where := c.GetPath()
@@ -189,7 +190,7 @@ func (p *Poller) Poll(ctx context.Context) (lines []string, done bool, err error
 		rs, resp, err := p.client.PullRequests.ListReviews(ctx, p.cfg.PR.Owner, p.cfg.PR.Repo, p.cfg.PR.Number,
 			&github.ListOptions{Page: page, PerPage: 100})
 		if err := p.check(ctx, resp, err); err != nil {
-			return nil, false, err
+			return lines, false, err
 		}
 		for _, r := range rs {
 			if r.GetState() == "PENDING" { // a draft only its author sees
@@ -209,7 +210,7 @@ func (p *Poller) Poll(ctx context.Context) (lines []string, done bool, err error
 			res, resp, err := p.client.Checks.ListCheckRunsForRef(ctx, p.cfg.PR.Owner, p.cfg.PR.Repo, p.head,
 				&github.ListCheckRunsOptions{ListOptions: github.ListOptions{Page: page, PerPage: 100}})
 			if err := p.check(ctx, resp, err); err != nil {
-				return nil, false, err
+				return lines, false, err
 			}
 			for _, c := range res.GetCheckRuns() {
 				status := c.GetStatus()
@@ -407,6 +408,14 @@ func (p *Poller) Run(ctx context.Context, emit func(string) bool) (note string, 
 		wait = interval
 		first := !p.primed
 		lines, done, err := p.Poll(ctx)
+		if err != nil && !first { // what the poll read before it failed is seen: tell it now
+			for _, l := range lines {
+				if !emit(l) {
+					return "", nil
+				}
+			}
+			lines = nil
+		}
 		var rl *RateLimitedError
 		switch {
 		case ctx.Err() != nil:

@@ -168,3 +168,80 @@ func TestPollerNotFound(t *testing.T) {
 		t.Errorf("Poll = %v; want ErrNotFound naming octo/repo#99", err)
 	}
 }
+
+// runLines runs p in the background and returns a function that waits
+// for the next line and checks it holds want.
+func runLines(t *testing.T, p *Poller) func(want string) string {
+	t.Helper()
+	lines := make(chan string, 100)
+	ctx, cancel := context.WithCancel(t.Context())
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		p.Run(ctx, func(l string) bool { lines <- l; return true })
+	}()
+	t.Cleanup(func() { cancel(); <-ended })
+	return func(want string) string {
+		t.Helper()
+		select {
+		case l := <-lines:
+			if !strings.Contains(l, want) {
+				t.Fatalf("line %q; want one with %q", l, want)
+			}
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no line with %q", want)
+		}
+		return ""
+	}
+}
+
+// A poll cut short by a rate limit returns what it read before (those
+// lists' ETags are kept, so it would never come again), and the next
+// poll after the reset the rest, each once.
+func TestPollerKeepsWhatAFailedPollRead(t *testing.T) {
+	f := prtooltest.New(t)
+	p := newPoller(t, f, time.Second)
+	ctx := t.Context()
+	if _, _, err := p.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.AddComment("carol", "first")
+	f.AddReview("alice", "COMMENTED", "second")
+	f.RateLimitAfter(2, 1, time.Now().Add(time.Second)) // the PR and the issue comments answer; the review comments do not
+	lines, _, err := p.Poll(ctx)
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) || !slices.Equal(lines, []string{`comment by carol: "first"`}) {
+		t.Fatalf("cut poll = %q, %v; want the comment and a rate limit", lines, err)
+	}
+	time.Sleep(time.Until(rl.Until) + 10*time.Millisecond)
+	lines, _, err = p.Poll(ctx)
+	if err != nil || !slices.Equal(lines, []string{`review by alice: COMMENTED "second"`}) {
+		t.Errorf("poll after the reset = %q, %v; want the review alone", lines, err)
+	}
+}
+
+// A secondary rate limit (429 with Retry-After) is waited out the same
+// way.
+func TestPollerRetryAfter(t *testing.T) {
+	f := prtooltest.New(t)
+	p := newPoller(t, f, 20*time.Millisecond)
+	next := runLines(t, p)
+	next("is open")
+	f.RetryAfter(1, 1)
+	l := next("rate limited by GitHub: waiting until ")
+	f.AddReview("bob", "APPROVED", "")
+	next("rate limit over")
+	next("review by bob: APPROVED")
+	var at, after time.Time
+	for _, r := range f.Requests() {
+		if r.Status == http.StatusTooManyRequests {
+			at = r.At
+		} else if !at.IsZero() && after.IsZero() {
+			after = r.At
+		}
+	}
+	if at.IsZero() || after.Sub(at) < 900*time.Millisecond {
+		t.Errorf("429 at %v, next request at %v; want a wait of Retry-After's second (%s)", at, after, l)
+	}
+}

@@ -35,8 +35,10 @@ type Fake struct {
 	reviews    []map[string]any
 	checks     []map[string]any
 	nextID     int64
+	limitSkip  int // requests answered before the limit starts
 	limitNext  int
 	limitReset time.Time
+	retryAfter int // seconds, for a secondary limit (429, Retry-After)
 	requests   []Request
 }
 
@@ -107,10 +109,22 @@ func (f *Fake) Merge(login string) {
 
 // RateLimit answers the next n requests with a primary rate limit that
 // resets at reset.
-func (f *Fake) RateLimit(n int, reset time.Time) {
+func (f *Fake) RateLimit(n int, reset time.Time) { f.RateLimitAfter(0, n, reset) }
+
+// RateLimitAfter answers skip requests as usual, then n with a primary
+// rate limit that resets at reset.
+func (f *Fake) RateLimitAfter(skip, n int, reset time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.limitNext, f.limitReset = n, reset
+	f.limitSkip, f.limitNext, f.limitReset, f.retryAfter = skip, n, reset, 0
+}
+
+// RetryAfter answers the next n requests with 429 and Retry-After: secs
+// (a secondary rate limit, without X-RateLimit-Remaining: 0).
+func (f *Fake) RetryAfter(n, secs int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limitSkip, f.limitNext, f.retryAfter = 0, n, secs
 }
 
 // Requests returns the requests received so far.
@@ -141,7 +155,15 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 // answer writes the answer to r and returns its status.
 func (f *Fake) answer(w http.ResponseWriter, r *http.Request) int {
 	h := w.Header()
-	if f.limitNext > 0 {
+	if f.limitNext > 0 && f.limitSkip > 0 {
+		f.limitSkip--
+	} else if f.limitNext > 0 && f.retryAfter > 0 {
+		f.limitNext--
+		h.Set("Retry-After", strconv.Itoa(f.retryAfter))
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"message": "You have exceeded a secondary rate limit"}`)
+		return http.StatusTooManyRequests
+	} else if f.limitNext > 0 {
 		f.limitNext--
 		h.Set("X-RateLimit-Limit", "60")
 		h.Set("X-RateLimit-Remaining", "0")
