@@ -30,22 +30,23 @@ import (
 // (package brief). One per agent: it remembers which subfolders' files
 // that agent has been given.
 type Context struct {
-	cwd       string
-	userHome  string // for ~/ in skills' allowed-tools
-	model     string
-	loader    *brief.Loader // nil with --no-project-instructions
-	instr     *brief.Instructions
-	skills    []brief.Skill
-	agents    []brief.Agent // the agent types subagent_type selects (agents.go)
-	memory    string        // the project's memory, for the lead (dream.go)
-	now       func() time.Time
-	getenv    func(string) string
-	hooks     *Hooks            // every agent built on this context runs the hooks (hooks.go)
-	mcp       []tool.Tool       // the MCP servers' tools (mcp.go)
-	webSearch string            // the settings' webSearch.url (web.go)
-	search    toolsearch.Policy // which tools ToolSearch defers (Defer)
-	res       tasktool.Resources
-	noOutput  bool // taskOutputInContext false: no OutputDigest
+	cwd        string
+	userHome   string // for ~/ in skills' allowed-tools
+	model      string
+	loader     *brief.Loader // nil with --no-project-instructions
+	instr      *brief.Instructions
+	skills     []brief.Skill
+	agents     []brief.Agent // the agent types subagent_type selects (agents.go)
+	memory     string        // the project's memory, for the lead (dream.go)
+	now        func() time.Time
+	getenv     func(string) string
+	hooks      *Hooks            // every agent built on this context runs the hooks (hooks.go)
+	mcp        []tool.Tool       // the MCP servers' tools (mcp.go)
+	webSearch  string            // the settings' webSearch.url (web.go)
+	prInterval time.Duration     // the settings' prActivity.intervalSeconds (prtools.go)
+	search     toolsearch.Policy // which tools ToolSearch defers (Defer)
+	res        tasktool.Resources
+	noOutput   bool // taskOutputInContext false: no OutputDigest
 
 	gitMu   sync.Mutex // the last git state read, reused for gitFresh
 	gitAt   time.Time
@@ -108,7 +109,8 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 		warn(err.Error())
 	}
 	ac.agents = brief.WithBuiltins(custom)
-	ac.webSearch = searchURL(r.TroupeHome, cwd, warn) // web.go
+	ac.webSearch = searchURL(r.TroupeHome, cwd, warn)   // web.go
+	ac.prInterval = prInterval(r.TroupeHome, cwd, warn) // prtools.go
 	if r.TroupeHome != "" {
 		text, err := memory.Load(memory.Dir(r.TroupeHome, cwd), 0)
 		if err != nil {

@@ -85,7 +85,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 		out = append(out, workflowTool(o, reg, agenttool.FilterTools(parent, coordinator.Internal), nil, factory, &Worktrees{cwd: cwd, team: CoordinatorWorktrees},
 			func(id string) { claims.claims.ReleaseAll(id) })) // no task or call to end with: released when the agent's run is over
 	}
-	out = append(out, PRTools(reg, "", o.GitHub)...) // prtools.go: a pull request's activity wakes the coordinator
+	out = append(out, PRTools(reg, "", prConfig(o))...) // prtools.go: a pull request's activity wakes the coordinator
 	return out, system, WithAllow(approver, coordinator.LeadTools...), nil
 }
 

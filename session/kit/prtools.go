@@ -2,7 +2,10 @@ package kit
 
 import (
 	"context"
+	"fmt"
+	"time"
 
+	"github.com/troupe-dev/troupe/permission/settings"
 	"github.com/troupe-dev/troupe/task"
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/prtool"
@@ -54,4 +57,48 @@ func (m prMonitors) Watching() []prtool.Running {
 func (m prMonitors) StopWatch(ctx context.Context, id string) error {
 	_, err := m.reg.Stop(ctx, task.ID(id))
 	return err
+}
+
+// prConfig returns the pull-request tools' configuration of o: o.GitHub,
+// its unset fields taken from o.Context (the prActivity setting's
+// interval, GITHUB_API_URL, the token through the run's environment).
+func prConfig(o ToolOptions) prtool.Config {
+	cfg := o.GitHub
+	if o.Context == nil {
+		return cfg
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = o.Context.prInterval
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = o.Context.getenv("GITHUB_API_URL")
+	}
+	if cfg.Token == nil {
+		cfg.Token = prtool.TokenFrom(o.Context.getenv)
+	}
+	return cfg
+}
+
+// prActivitySetting is the settings' "prActivity" key.
+type prActivitySetting struct {
+	IntervalSeconds int `json:"intervalSeconds"`
+}
+
+// prInterval returns prActivity.intervalSeconds of the settings of
+// troupeHome and cwd as a duration (0 when unset: prtool's default). A
+// bad value is warned about and ignored.
+func prInterval(troupeHome, cwd string, warn func(string)) time.Duration {
+	v, file, err := settings.Key[prActivitySetting](settings.Files(troupeHome, cwd), "prActivity")
+	if err != nil {
+		warn(err.Error())
+		return 0
+	}
+	if v.IntervalSeconds == 0 {
+		return 0
+	}
+	if min := int(prtool.MinInterval / time.Second); v.IntervalSeconds < min {
+		warn(fmt.Sprintf("%s: prActivity.intervalSeconds %d: want at least %d; subscribe_pr_activity polls every %v by default", file, v.IntervalSeconds, min, prtool.DefaultInterval))
+		return 0
+	}
+	return time.Duration(v.IntervalSeconds) * time.Second
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -95,5 +96,36 @@ func TestPRActivityTools(t *testing.T) {
 	}
 	if res := run(unsub, `{"owner":"octo","repo":"repo","pull_number":7}`); !res.IsError || !strings.Contains(res.Content, "no running monitor watches octo/repo#7 (none is running)") {
 		t.Errorf("second unsubscribe = %+v", res)
+	}
+}
+
+// The prActivity setting sets the default interval (a value under the
+// minimum is warned about and ignored); GITHUB_TOKEN and GITHUB_API_URL
+// come through the run's environment.
+func TestPRConfigFromSettingsAndEnv(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(cwd, ".troupe"), 0o755)
+	set := func(v string) {
+		if err := os.WriteFile(filepath.Join(cwd, ".troupe", "settings.json"), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warned []string
+	warn := func(s string) { warned = append(warned, s) }
+	set(`{"prActivity": {"intervalSeconds": 120}}`)
+	if d := prInterval(home, cwd, warn); d != 2*time.Minute || len(warned) != 0 {
+		t.Errorf("prInterval = %v, warnings %q; want 2m0s", d, warned)
+	}
+	set(`{"prActivity": {"intervalSeconds": 5}}`)
+	if d := prInterval(home, cwd, warn); d != 0 || len(warned) != 1 || !strings.Contains(warned[0], "prActivity.intervalSeconds 5: want at least 10") {
+		t.Errorf("prInterval = %v, warnings %q; want 0 and a warning", d, warned)
+	}
+	env := map[string]string{"GITHUB_TOKEN": " tok-env\n", "GITHUB_API_URL": "https://ghe.example.com/api/v3/"}
+	cfg := prConfig(ToolOptions{Context: &Context{getenv: func(k string) string { return env[k] }, prInterval: time.Minute}})
+	if tok, from := cfg.Token(t.Context()); tok != "tok-env" || from != "GITHUB_TOKEN" {
+		t.Errorf("token = %q from %q; want tok-env from GITHUB_TOKEN", tok, from)
+	}
+	if cfg.BaseURL != env["GITHUB_API_URL"] || cfg.Interval != time.Minute {
+		t.Errorf("config = %+v; want GITHUB_API_URL and the setting's interval", cfg)
 	}
 }

@@ -51,8 +51,8 @@ type ToolOptions struct {
 	// Workflows, when set, adds the Workflow tool (workflow.go): the
 	// person opted in (--workflows, setting workflows: true).
 	Workflows *WorkflowOptions
-	// GitHub configures subscribe_pr_activity (prtools.go); the zero
-	// value polls api.github.com with the token FindToken finds.
+	// GitHub configures subscribe_pr_activity (prtools.go); its unset
+	// fields come from Context (prConfig), else prtool's defaults.
 	GitHub prtool.Config
 }
 
@@ -98,8 +98,8 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		},
 		Factory: factory})
 	out := append(base, at)
-	out = append(out, PRTools(reg, "", o.GitHub)...) // prtools.go: the lead's, not its sub-agents'
-	if o.Workflows != nil {                          // workflow.go
+	out = append(out, PRTools(reg, "", prConfig(o))...) // prtools.go: the lead's, not its sub-agents'
+	if o.Workflows != nil {                             // workflow.go
 		out = append(out, workflowTool(o, reg, agenttool.FilterTools(parent, nil), AgentDefs(types), factory, &Worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.WorktreeRoot}, nil))
 	}
 	return out, agenttool.NewSendMessage(at)

@@ -84,20 +84,25 @@ type Config struct {
 
 // FindToken returns a GitHub token: GITHUB_TOKEN, else `gh auth token`
 // when gh is on PATH and logged in, else "" (unauthenticated).
-func FindToken(ctx context.Context) (token, from string) {
-	if t := strings.TrimSpace(os.Getenv("GITHUB_TOKEN")); t != "" {
-		return t, "GITHUB_TOKEN"
-	}
-	if path, err := exec.LookPath("gh"); err == nil {
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, path, "auth", "token").Output(); err == nil {
-			if t := strings.TrimSpace(string(out)); t != "" {
-				return t, "gh auth token"
+func FindToken(ctx context.Context) (token, from string) { return TokenFrom(os.Getenv)(ctx) }
+
+// TokenFrom returns FindToken reading the environment through getenv.
+func TokenFrom(getenv func(string) string) func(ctx context.Context) (token, from string) {
+	return func(ctx context.Context) (string, string) {
+		if t := strings.TrimSpace(getenv("GITHUB_TOKEN")); t != "" {
+			return t, "GITHUB_TOKEN"
+		}
+		if path, err := exec.LookPath("gh"); err == nil {
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if out, err := exec.CommandContext(ctx, path, "auth", "token").Output(); err == nil {
+				if t := strings.TrimSpace(string(out)); t != "" {
+					return t, "gh auth token"
+				}
 			}
 		}
+		return "", ""
 	}
-	return "", ""
 }
 
 // Tools returns subscribe_pr_activity and unsubscribe_pr_activity.
