@@ -129,3 +129,40 @@ func TestPRConfigFromSettingsAndEnv(t *testing.T) {
 		t.Errorf("config = %+v; want GITHUB_API_URL and the setting's interval", cfg)
 	}
 }
+
+// Without a token the subscription polls unauthenticated every 5
+// minutes and its monitor's first line says so; TaskStop's way, by id,
+// stops it as unsubscribe_pr_activity does.
+func TestPRActivityUnauthenticated(t *testing.T) {
+	reg := task.New(task.Config{Dir: t.TempDir(), PollInterval: -1})
+	t.Cleanup(func() { reg.Close(context.Background()) })
+	f := prtooltest.New(t)
+	tools := PRTools(reg, "", prtool.Config{BaseURL: f.URL, Token: func(context.Context) (string, string) { return "", "" }})
+	res, err := tools[0].Run(t.Context(), tool.Call{ID: "toolu_2", Input: json.RawMessage(`{"owner":"octo","repo":"repo","pull_number":7}`)})
+	if err != nil || res.IsError || !strings.Contains(res.Content, "polling every 5m0s, unauthenticated") {
+		t.Fatalf("subscribe = %+v, %v; want unauthenticated polling every 5 minutes", res, err)
+	}
+	if r := f.Requests()[0]; r.Auth != "" {
+		t.Errorf("an unauthenticated poll sent Authorization %q", r.Auth)
+	}
+	id := strings.Fields(res.Content)[1]
+	st, _ := reg.Get(task.ID(id))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(st.OutputFile)
+		if strings.HasPrefix(string(b), "note: polling unauthenticated") && strings.Contains(string(b), "is open, head aaaaaaa") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("monitor output %q; want the note, then the baseline", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, _ = tools[1].Run(t.Context(), tool.Call{Input: json.RawMessage(`{"task_id":"` + id + `"}`)})
+	if res.IsError {
+		t.Fatal(res.Content)
+	}
+	if st, _ := reg.Get(task.ID(id)); !st.Status.Terminal() {
+		t.Errorf("monitor is %s after unsubscribe by id", st.Status)
+	}
+}

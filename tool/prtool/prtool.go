@@ -37,6 +37,9 @@ const (
 const (
 	DefaultInterval = 60 * time.Second
 	MinInterval     = 10 * time.Second
+	// UnauthenticatedInterval is the default without a token: GitHub
+	// allows 60 requests an hour then, and counts the 304 answers too.
+	UnauthenticatedInterval = 5 * time.Minute
 )
 
 // Source is the monitor source name of a pull request's monitor.
@@ -118,7 +121,7 @@ type Unsubscribe struct{ cfg Config }
 
 const subscribeDescription = `Watch a GitHub pull request and be woken by its activity: new reviews, review comments, comments, check runs of its head commit (each new state), new commits, and its merge or close. Each event reaches you as a line of a <task-notification> from the monitor task this returns (such as: review by alice: APPROVED "looks good"), even while you are idle; the monitor ends when the pull request is merged or closed, or when you call unsubscribe_pr_activity.
 
-Name the pull request by url (https://github.com/OWNER/REPO/pull/N) or by owner, repo and pull_number. What is already there when you subscribe is summed up, not told one by one. GitHub is polled every interval_seconds (default 60, at least 10) with conditional requests, so an unchanged pull request costs no rate limit; when GitHub's rate limit is hit the monitor says so and waits for its reset.`
+Name the pull request by url (https://github.com/OWNER/REPO/pull/N) or by owner, repo and pull_number. What is already there when you subscribe is summed up, not told one by one. GitHub is polled every interval_seconds (at least 10; default 60, or 300 without a GitHub token) with conditional requests, so with a token an unchanged pull request costs no rate limit; when GitHub's rate limit is hit the monitor says so and waits for its reset.`
 
 const subscribeSchema = `{
   "type": "object",
@@ -212,9 +215,17 @@ func (s *Subscribe) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			return tool.Errorf("%s: filter is not a valid regular expression: %v", SubscribeName, err), nil
 		}
 	}
+	find := s.cfg.Token
+	if find == nil {
+		find = FindToken
+	}
+	token, from := find(ctx)
 	interval := s.cfg.Interval
 	if interval <= 0 {
 		interval = DefaultInterval
+		if token == "" {
+			interval = UnauthenticatedInterval
+		}
 	}
 	if in.IntervalSeconds != nil {
 		if *in.IntervalSeconds < int(MinInterval/time.Second) {
@@ -222,11 +233,6 @@ func (s *Subscribe) Run(ctx context.Context, call tool.Call) (tool.Result, error
 		}
 		interval = time.Duration(min(*in.IntervalSeconds, 86400)) * time.Second
 	}
-	find := s.cfg.Token
-	if find == nil {
-		find = FindToken
-	}
-	token, from := find(ctx)
 	p, err := NewPoller(PollConfig{PR: pr, Interval: interval, Token: token, BaseURL: s.cfg.BaseURL, HTTP: s.cfg.HTTP})
 	if err != nil {
 		return tool.Errorf("%s: %v", SubscribeName, err), nil
@@ -246,7 +252,7 @@ func (s *Subscribe) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	}
 	auth := "authenticated with the token from " + from
 	if token == "" {
-		auth = "unauthenticated (no GITHUB_TOKEN, and gh is not on PATH or not logged in): GitHub allows 60 requests an hour, enough for a poll every few minutes"
+		auth = "unauthenticated (no GITHUB_TOKEN, and gh is not on PATH or not logged in): GitHub allows 60 requests an hour, about one poll every 5 minutes"
 	}
 	now := "not read yet: " + fmt.Sprint(err) // read before the monitor's goroutine polls again
 	if rl == nil {
