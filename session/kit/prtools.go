@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/troupe-dev/troupe/permission/settings"
@@ -18,7 +19,7 @@ import (
 // ends with the agent. cfg's Monitors is set here; its other fields (the
 // API root, the token, the default interval) pass through.
 func PRTools(reg *task.Registry, agentID string, cfg prtool.Config) []tool.Tool {
-	cfg.Monitors = prMonitors{reg: reg, agentID: agentID}
+	cfg.Monitors = &prMonitors{reg: reg, agentID: agentID, ended: map[string]chan struct{}{}}
 	return prtool.Tools(cfg)
 }
 
@@ -26,22 +27,39 @@ func PRTools(reg *task.Registry, agentID string, cfg prtool.Config) []tool.Tool 
 type prMonitors struct {
 	reg     *task.Registry
 	agentID string
+	mu      sync.Mutex
+	ended   map[string]chan struct{} // closed when a monitor's polling has stopped
 }
 
 // StartWatch implements prtool.Monitors.
-func (m prMonitors) StartWatch(w prtool.Watch) (string, error) {
+func (m *prMonitors) StartWatch(w prtool.Watch) (string, error) {
+	ended := make(chan struct{})
 	st, err := m.reg.StartMonitor(task.MonitorSpec{Description: w.Description, ToolUseID: w.ToolUseID, Filter: w.Filter,
 		Detail: task.Monitor{Source: prtool.Source, Target: w.Target, AgentID: m.agentID},
 		Lines: func(ctx context.Context, emit func(string) bool) (task.SourceEnd, error) {
+			defer close(ended)
 			note, err := w.Lines(ctx, emit)
 			return task.SourceEnd{Note: note}, err
 		}})
-	return string(st.ID), err
+	if err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, ch := range m.ended { // forget the monitors that ended
+		select {
+		case <-ch:
+			delete(m.ended, id)
+		default:
+		}
+	}
+	m.ended[string(st.ID)] = ended
+	return string(st.ID), nil
 }
 
 // Watching implements prtool.Monitors: the agent's running monitors of
 // pull requests.
-func (m prMonitors) Watching() []prtool.Running {
+func (m *prMonitors) Watching() []prtool.Running {
 	var out []prtool.Running
 	for _, s := range m.reg.List() {
 		d, ok := s.Detail.(*task.Monitor)
@@ -53,10 +71,26 @@ func (m prMonitors) Watching() []prtool.Running {
 	return out
 }
 
-// StopWatch implements prtool.Monitors.
-func (m prMonitors) StopWatch(ctx context.Context, id string) error {
-	_, err := m.reg.Stop(ctx, task.ID(id))
-	return err
+// StopWatch implements prtool.Monitors: it returns once the monitor's
+// polling has stopped (a request in flight is abandoned), so that no
+// request reaches GitHub after it.
+func (m *prMonitors) StopWatch(ctx context.Context, id string) error {
+	if _, err := m.reg.Stop(ctx, task.ID(id)); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	ended, ok := m.ended[id]
+	delete(m.ended, id)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-ended:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // prConfig returns the pull-request tools' configuration of o: o.GitHub,
