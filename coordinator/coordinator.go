@@ -35,8 +35,9 @@ const (
 	EnvClaudeMode = "CLAUDE_CODE_COORDINATOR_MODE"
 )
 
-// LeadTools are the only tools a coordinator gets.
-var LeadTools = []string{"Agent", "SendMessage", "TaskStop"}
+// LeadTools are the only tools a coordinator gets: its workers', and a
+// GitHub pull request's activity to follow (tool/prtool).
+var LeadTools = []string{"Agent", "SendMessage", "TaskStop", "subscribe_pr_activity", "unsubscribe_pr_activity"}
 
 // Internal are the tools a worker never gets: they belong to the
 // coordinator or to teams.

@@ -38,9 +38,9 @@ const (
 // lines (a shell's output, a growing file, an MCP resource's updates)
 // wake the agent that started it.
 type Monitor struct {
-	// Source is what it watches: "command", "task", "file" or
-	// "mcp_resource"; Target says which (the command, the task id, the
-	// path, "server uri").
+	// Source is what it watches: "command", "task", "file",
+	// "mcp_resource" or "github_pr" (tool/prtool); Target says which (the
+	// command, the task id, the path, "server uri", "owner/repo#N").
 	Source string
 	Target string
 	// Server is the MCP server of an mcp_resource monitor.

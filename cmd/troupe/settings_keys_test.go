@@ -32,7 +32,7 @@ func TestCoordinatorModeFromSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, `"tools":["Agent","SendMessage","ListAgents","TaskStop"]`) {
+	if !strings.Contains(out, `"tools":["Agent","SendMessage","ListAgents","TaskStop","subscribe_pr_activity","unsubscribe_pr_activity"]`) {
 		t.Errorf("coordinatorMode true in settings: the lead's tools are not the coordinator's:\n%s", out)
 	}
 	writeFile(t, settingsFile, `{"coordinatorMode": "yes please"}`)

@@ -46,6 +46,7 @@ type Context struct {
 	// smallModel is the model WebFetch answers on ("" for the agent's
 	// own): ANTHROPIC_SMALL_FAST_MODEL or the setting smallModel (web.go).
 	smallModel string
+	prInterval time.Duration     // the settings' prActivity.intervalSeconds (prtools.go)
 	search     toolsearch.Policy // which tools ToolSearch defers (Defer)
 	res        tasktool.Resources
 	noOutput   bool // taskOutputInContext false: no OutputDigest
@@ -113,6 +114,7 @@ func (r Run) NewContext(cwd, model string, noInstr bool, appr *approve.Approver)
 	ac.agents = brief.WithBuiltins(custom)
 	ac.webSearch = searchURL(r.TroupeHome, cwd, warn)               // web.go
 	ac.smallModel = smallModelName(r.TroupeHome, cwd, getenv, warn) // web.go
+	ac.prInterval = prInterval(r.TroupeHome, cwd, warn)             // prtools.go
 	if r.TroupeHome != "" {
 		text, err := memory.Load(memory.Dir(r.TroupeHome, cwd), 0)
 		if err != nil {

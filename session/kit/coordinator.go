@@ -29,14 +29,15 @@ const coordinatorSource = "coordinator"
 // lead (`troupe -p --coordinator`, or TROUPE_COORDINATOR_MODE=1) on o
 // (its Approver unused: approver is the coordinator's): Agent
 // (workers always in the background; on remote hosts when o.Remote is
-// set and the call asks for isolation "remote" or labels), SendMessage
-// and TaskStop. Workers
+// set and the call asks for isolation "remote" or labels), SendMessage,
+// TaskStop, and subscribe_pr_activity and unsubscribe_pr_activity
+// (prtools.go). Workers
 // get the normal tool set minus coordinator.Internal, and the session's
 // scratchpad, created beside the task output folder, which they may read
 // and write without asking. custom, when set, replaces the system prompt.
 // The returned approver is the lead's: approver, plus allow rules for its
-// three tools, which only start, continue and stop workers (each worker's
-// own calls pass the workers' approver).
+// tools, which only start, continue and stop workers (each worker's own
+// calls pass the workers' approver) and read a pull request's activity.
 //
 // Each worker's Write and Edit claim the files they change (see
 // claimGuard): while a worker holds a file, another worker's write of it
@@ -84,6 +85,7 @@ func Coordinator(o ToolOptions, approver *approve.Approver, session, custom stri
 		out = append(out, workflowTool(o, reg, agenttool.FilterTools(parent, coordinator.Internal), nil, factory, &Worktrees{cwd: cwd, team: CoordinatorWorktrees},
 			func(id string) { claims.claims.ReleaseAll(id) })) // no task or call to end with: released when the agent's run is over
 	}
+	out = append(out, PRTools(reg, "", prConfig(o))...) // prtools.go: a pull request's activity wakes the coordinator
 	return out, system, WithAllow(approver, coordinator.LeadTools...), nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/bash"
 	"github.com/troupe-dev/troupe/tool/filetool"
+	"github.com/troupe-dev/troupe/tool/prtool"
 	"github.com/troupe-dev/troupe/transcript"
 )
 
@@ -50,6 +51,9 @@ type ToolOptions struct {
 	// Workflows, when set, adds the Workflow tool (workflow.go): the
 	// person opted in (--workflows, setting workflows: true).
 	Workflows *WorkflowOptions
+	// GitHub configures subscribe_pr_activity (prtools.go); its unset
+	// fields come from Context (prConfig), else prtool's defaults.
+	GitHub prtool.Config
 }
 
 // Tools returns the tools of an agent rooted at cwd: the file tools,
@@ -94,7 +98,8 @@ func Tools(o ToolOptions) (tools []tool.Tool, subSend tool.Tool) {
 		},
 		Factory: factory})
 	out := append(base, at)
-	if o.Workflows != nil { // workflow.go
+	out = append(out, PRTools(reg, "", prConfig(o))...) // prtools.go: the lead's, not its sub-agents'
+	if o.Workflows != nil {                             // workflow.go
 		out = append(out, workflowTool(o, reg, agenttool.FilterTools(parent, nil), AgentDefs(types), factory, &Worktrees{cwd: cwd, team: SubAgentWorktrees, root: o.WorktreeRoot}, nil))
 	}
 	return out, agenttool.NewSendMessage(at)
