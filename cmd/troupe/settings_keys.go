@@ -37,3 +37,15 @@ func settingsTeammateWindow(files []settings.File) (bool, error) {
 	}
 	return false, fmt.Errorf("%s: teammateWindow %q: want split or window", file, v)
 }
+
+// settingsExplicitTeams reports whether the settings files ask for the
+// seeds' explicit team flow (teams.explicit true: the lead is offered
+// TeamCreate and TeamDelete); the last file that sets teams wins. A
+// teams value that is not an object with a boolean explicit is an error
+// naming the file.
+func settingsExplicitTeams(files []settings.File) (bool, error) {
+	v, _, err := settings.Key[struct {
+		Explicit bool `json:"explicit"`
+	}](files, "teams")
+	return v.Explicit, err
+}

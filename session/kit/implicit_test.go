@@ -32,7 +32,8 @@ func TestSessionTeam(t *testing.T) {
 }
 
 // A lead's named spawns without TeamCreate (two at once) create one
-// team, session-<8 hex>, which goes with the session's end.
+// team, session-<8 hex>, which goes with the session's end; such a lead
+// is offered neither TeamCreate nor TeamDelete.
 func TestImplicitTeam(t *testing.T) {
 	dir := t.TempDir()
 	s, err := scripted.Parse([]byte(`{"turns":[
@@ -65,6 +66,11 @@ func TestImplicitTeam(t *testing.T) {
 		defer cancel()
 		_ = lt.Lead.Close(ctx)
 	})
+	for _, tl := range lt.Tools(nil, time.Now) {
+		if n := tl.Spec().Name; n == "TeamCreate" || n == "TeamDelete" {
+			t.Errorf("a lead whose team is implicit is offered %s", n)
+		}
+	}
 	mates := lt.Teammates()
 	var wg sync.WaitGroup
 	for _, name := range []string{"ann", "bob"} {
