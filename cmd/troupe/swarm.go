@@ -203,9 +203,9 @@ type teamFlags struct {
 	// the setting teams.explicit does); by default a named Agent call
 	// spawns into the session's own team.
 	explicit bool
-	command string        // the program pane teammates run instead of troupe (claude)
-	mate    *mate.Flags
-	trees   *worktreeFlags // --worktrees, --worktree-dir (worktrees.go)
+	command  string // the program pane teammates run instead of troupe (claude)
+	mate     *mate.Flags
+	trees    *worktreeFlags // --worktrees, --worktree-dir (worktrees.go)
 
 	// Set by troupe demo, not by flags.
 	answer swarm.Answerer     // answers teammates' permission questions
