@@ -226,7 +226,7 @@ const (
 // addTeamFlags puts the lead's agent-team flags on the root.
 func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f := root.Flags()
-	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent form a team (TeamCreate, teammates through the Agent tool, SendMessage, the shared task list); also "+mate.EnvAgentTeams+"=1")
+	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent lead a team (teammates through the Agent tool with a name, in the session's own team; SendMessage; the shared task list); also "+mate.EnvAgentTeams+"=1")
 	f.StringVar(&t.digest, "idle-digest", digestNextInput, "with --agent-teams: when teammates' idle notifications reach the lead, as one digest: "+digestNextInput+" (with its next input, or once the team is quiet) or "+digestQuiet+" (only once the whole team is quiet)")
 	f.DurationVar(&t.ask, "permission-answer-timeout", swarm.DefaultAskTimeout, "teammates: how long a permission request waits for the lead's answer before the call is denied")
 	f.DurationVar(&t.shut, "shutdown-answer-timeout", swarm.DefaultShutdownAnswerTimeout, "with --agent-teams: how long the lead waits for a teammate's answer to a shutdown request before it kills the teammate and removes it from the team (the run then exits non-zero)")
