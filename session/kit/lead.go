@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -242,13 +241,7 @@ func (lt *LeadTeam) Tools(subSend tool.Tool, now func() time.Time) []tool.Tool {
 	if lt.explicit {
 		return all
 	}
-	return slices.DeleteFunc(all, func(t tool.Tool) bool { // the session's team is implicit (implicit.go)
-		switch t.(type) {
-		case *teamtool.TeamCreate, *teamtool.TeamDelete:
-			return true
-		}
-		return false
-	})
+	return implicitTools(all, lt.implicit(nil)) // implicit.go
 }
 
 // Teammates is the Agent tool's way to spawn teammates of this team, each
@@ -258,7 +251,13 @@ func (lt *LeadTeam) Teammates() agenttool.Teammates {
 	if lt.Trees != nil {
 		inner = IsolatedTeammates{Inner: inner, Team: lt.Lead.Team, Trees: lt.Trees}
 	}
-	return implicitTeam{inner: inner, lead: lt.Lead, name: SessionTeam(lt.session), mu: &lt.implicitMu} // implicit.go
+	return lt.implicit(inner)
+}
+
+// implicit is the lead's implicit team (implicit.go), spawning through
+// inner.
+func (lt *LeadTeam) implicit(inner agenttool.Teammates) implicitTeam {
+	return implicitTeam{inner: inner, lead: lt.Lead, name: SessionTeam(lt.session), mu: &lt.implicitMu}
 }
 
 // spawner adapts a Lead to the Agent tool's Teammates.
