@@ -13,15 +13,16 @@ import (
 	"github.com/troupe-dev/troupe/session/kit"
 )
 
-// implicitScript is a lead that spawns teammate ann (after calling
-// TeamCreate for team crew when explicit) and a teammate that answers
-// the lead's shutdown request.
+// implicitScript is a lead that creates a task and spawns teammate ann
+// (after calling TeamCreate for team crew when explicit) and a teammate
+// that answers the lead's shutdown request.
 func implicitScript(t *testing.T, dir string, explicit bool) string {
 	t.Helper()
 	var calls []map[string]any
 	if explicit {
 		calls = append(calls, map[string]any{"name": "TeamCreate", "input": map[string]string{"team_name": "crew", "description": "explicit"}})
 	}
+	calls = append(calls, map[string]any{"name": "TaskCreate", "input": map[string]string{"subject": "Greet", "description": "say hello"}})
 	calls = append(calls, map[string]any{"name": "Agent", "input": map[string]any{"description": "helper", "name": "ann", "prompt": "say hello",
 		"team_name": "ignored"}}) // accepted and ignored
 	turns := []map[string]any{
@@ -114,6 +115,9 @@ func TestImplicitTeamByDefault(t *testing.T) {
 	members, ok := teamMembers(t, home, team)
 	if !ok || !slices.Contains(members, "team-lead") || !slices.Contains(members, "ann") {
 		t.Fatalf("team %s kept with --keep-team: members %v (file there: %v); want team-lead and ann\n%s", team, members, ok, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "tasks", team, "1.json")); err != nil {
+		t.Errorf("the lead's TaskCreate did not land in the session's task list: %v\n%s", err, out)
 	}
 	if _, ok := teamMembers(t, home, "ignored"); ok {
 		t.Error("the Agent call's team_name made a team; it is to be ignored")
