@@ -46,6 +46,10 @@ type Vars struct {
 	Type    string // sub-agent: its agent type
 	Planned bool   // teammate: starts in plan mode
 	Teams   bool   // lead: agent teams are on
+	// ExplicitTeams: the lead has TeamCreate and TeamDelete (setting
+	// teams.explicit); else a named Agent call spawns into the
+	// session's own team.
+	ExplicitTeams bool
 }
 
 // Role returns the prompt of role with vars filled in, followed by the

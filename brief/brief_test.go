@@ -48,6 +48,18 @@ func TestRoles(t *testing.T) {
 	if strings.Contains(lead, "Leading a team") {
 		t.Error("the lead's prompt explains teams with teams off")
 	}
+	// By default the team is the session's own: no TeamCreate or
+	// TeamDelete to call; teams.explicit brings them back.
+	implicit, _ := Role(RoleLead, Vars{Cwd: "/w", Teams: true})
+	explicit, _ := Role(RoleLead, Vars{Cwd: "/w", Teams: true, ExplicitTeams: true})
+	if !strings.Contains(implicit, "session's own team") || strings.Contains(implicit, "TeamCreate creates") || strings.Contains(implicit, "TeamDelete") {
+		t.Errorf("the lead's prompt with an implicit team does not describe it:\n%s", implicit)
+	}
+	for _, want := range []string{"TeamCreate creates it", "then call TeamDelete"} {
+		if !strings.Contains(explicit, want) {
+			t.Errorf("the lead's prompt with teams.explicit lacks %q", want)
+		}
+	}
 	if _, err := Role("nosuch", Vars{}); err == nil {
 		t.Error("an unknown role gave no error")
 	}

@@ -116,7 +116,7 @@ func TestTeammateFromDefinition(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return t.TempDir(), nil }}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process",
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(dir, "home"), "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process",
 		"--allowedTools", "Agent,Write", "--cwd", dir, "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())

@@ -111,7 +111,7 @@ func TestHeadlessTeammateAsk(t *testing.T) {
  {"match":{"system":"You are troupe,"},"reply":{"text":"ok"},"repeat":true}
 ]}`)
 		reqFile := filepath.Join(dir, "request.json")
-		args := []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
+		args := []string{"-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
 			"--cwd", cwd, "--provider", "scripted", "--script", script, "--allowedTools", "Bash(touch:*)"}
 		want := "got-nobody"
 		if withCommand {

@@ -103,7 +103,7 @@ func TestTeamRunStaleTmux(t *testing.T) {
 	env := map[string]string{"TMUX": gone + ",4242,0", "TMUX_PANE": "%0"}
 	var out, errOut strings.Builder
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }, NewID: func() string { return "session-1" }}
-	err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "--agent-teams", "--cwd", cwd, "--provider", "scripted", "--script", script, "--permission-mode", "bypassPermissions", "go"})
+	err := m.Run(t.Context(), []string{"--home", home, "-p", "--trust", "--agent-teams", "--explicit-teams", "--cwd", cwd, "--provider", "scripted", "--script", script, "--permission-mode", "bypassPermissions", "go"})
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out.String(), errOut.String())
 	}

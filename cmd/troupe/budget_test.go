@@ -119,7 +119,7 @@ func TestTeammateMaxBudgetUsd(t *testing.T) {
  {"match":{"system":"You are troupe,","user":"budget exceeded"},"reply":{"text":"LEAD-HEARD"}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"waiting"},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--provider", "scripted", "--script", script, "--output-format", "json", "--keep-team", "go")
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
@@ -272,7 +272,7 @@ func TestPaneSpendingCountsTowardTheSessionCap(t *testing.T) {
  {"match":{"system":"You are troupe,","turn":1},"reply":{"text":"LEAD WAITS","usage":{"input_tokens":10,"output_tokens":5}}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD-PAST-THE-CAP"},"repeat":true}
 ]}`)
-	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "tmux", "--home", home,
 		"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "json", "--max-tokens", "1000", "go")
 	c.Env = troupeEnv(t, sock)
 	var stdout, stderr bytes.Buffer
@@ -334,7 +334,7 @@ func TestSessionCapAsksTeammatesToShutDown(t *testing.T) {
    "usage":{"input_tokens":1,"output_tokens":1}}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"LEAD WAITS","usage":{"input_tokens":1,"output_tokens":1}},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--provider", "scripted", "--script", script, "--output-format", "json", "--max-tokens", "1000", "go")
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != agentflags.ExitBudget {

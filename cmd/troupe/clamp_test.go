@@ -105,7 +105,7 @@ func TestTeammateModeClamped(t *testing.T) {
 				}
 				script := clampScript(t, dir, tt.agent, marker)
 				prompt, asked := askRecorder(t)
-				args := append([]string{"-p", "--agent-teams", "--teammate-mode", backendName, "--home", home, "--cwd", cwd,
+				args := append([]string{"-p", "--agent-teams", "--explicit-teams", "--teammate-mode", backendName, "--home", home, "--cwd", cwd,
 					"--provider", "scripted", "--script", script, "--output-format", "stream-json", "--permission-prompt-command", prompt}, tt.lead...)
 				args = append(args, "go")
 				var out, errOut bytes.Buffer
@@ -290,7 +290,7 @@ func TestForgedTeammateMessage(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, NewID: func() string { return "sess-forge" }}
-	if err := m.Run(t.Context(), []string{"-p", "--agent-teams", "--teammate-mode", "in-process", "--keep-team", "--home", home, "--cwd", cwd,
+	if err := m.Run(t.Context(), []string{"-p", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--keep-team", "--home", home, "--cwd", cwd,
 		"--provider", "scripted", "--script", script, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}

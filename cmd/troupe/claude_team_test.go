@@ -184,7 +184,7 @@ func claudeTeammateOfTroupeLead(t *testing.T, delay func() time.Duration) {
 	sock := tmuxSocket(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--teammate-command", s.Bin,
+	c := exec.CommandContext(ctx, os.Args[0], "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "tmux", "--teammate-command", s.Bin,
 		"--home", s.ConfigDir, "--provider", "scripted", "--script", script, "--cwd", cwd,
 		"--permission-mode", "acceptEdits", "--output-format", "stream-json", "go")
 	c.Env = claudeEnviron(s, sock)
@@ -541,7 +541,7 @@ exec sleep 600
 ]}`)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--teammate-command", fake,
+	c := exec.CommandContext(ctx, os.Args[0], "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "tmux", "--teammate-command", fake,
 		"--home", home, "--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
 	c.Env = troupeEnv(t, sock)
 	var stdout, stderr bytes.Buffer
@@ -728,7 +728,7 @@ func TestSlowTeammatesShutDownCleanly(t *testing.T) {
 			sock := tmuxSocket(t)
 			ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 			defer cancel()
-			c := exec.CommandContext(ctx, os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", mode, "--home", home,
+			c := exec.CommandContext(ctx, os.Args[0], "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", mode, "--home", home,
 				"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
 			c.Env = troupeEnv(t, sock)
 			var stdout, stderr bytes.Buffer
@@ -780,7 +780,7 @@ func TestShutdownUnansweredExitsNonZero(t *testing.T) {
 ]}`)
 	var out, errOut bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return "" }}
-	err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
+	err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
 		"--provider", "scripted", "--script", script, "--shutdown-answer-timeout", "1s", "--output-format", "stream-json", "go"})
 	if err == nil || !strings.Contains(err.Error(), "the team did not end cleanly: helper did not answer the shutdown request within 1s") {
 		t.Fatalf("troupe -p = %v; want the unclean end\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
@@ -809,7 +809,7 @@ func TestTeamRemovedAtEndOfRun(t *testing.T) {
  {"match":{"system":"You are troupe,"},"reply":{"text":"LEAVING"},"repeat":true},
  {"match":{"system":"teammate helper"},"reply":{"text":"waiting"},"repeat":true}
 ]}`)
-			args := []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
+			args := []string{"-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
 				"--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"}
 			if keep {
 				args = append(args[:len(args)-1], "--keep-team", "go")

@@ -179,7 +179,7 @@ func TestTeammateIsToldTheSame(t *testing.T) {
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return env[k] },
 		HomeDir: func() (string, error) { return filepath.Join(root, "home"), nil }}
-	if err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(root, "th"), "--cwd", cwd, "go"}); err != nil {
+	if err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--home", filepath.Join(root, "th"), "--cwd", cwd, "go"}); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())
 	}
 	mu.Lock()

@@ -84,8 +84,10 @@ func (a *app) runDemo(ctx context.Context, mode string, keep, slow, ui bool) err
 	}
 	mate := &mate.Flags{TeammateMode: mode}
 	h := &headless{print: true, outputFormat: "text", model: agentflags.Model{Provider: "scripted", Script: script}, maxTurns: 50, cwd: project,
-		perm:  agentflags.Permissions{Mode: "acceptEdits", PromptTimeout: time.Minute},
-		teams: teamFlags{enabled: true, digest: digestQuiet, mate: mate, answer: approver.Answer, timeline: out, onEvent: stats.Add}}
+		perm: agentflags.Permissions{Mode: "acceptEdits", PromptTimeout: time.Minute},
+		// The demo's script (session/demo/script.json) forms its team with
+		// TeamCreate: the seeds' explicit flow.
+		teams: teamFlags{enabled: true, explicit: true, digest: digestQuiet, mate: mate, answer: approver.Answer, timeline: out, onEvent: stats.Add}}
 	var result bytes.Buffer
 	var runErr error
 	if ui {

@@ -449,7 +449,13 @@ func (a *app) leadConfig(h *headless, cwd string, lr *leadRun, model llm.Model, 
 			return agent.Config{}, nil, err
 		}
 		toolList, approver = lr.scheduleTools(toolList, approver) // schedule.go: CronCreate, ScheduleWakeup
-		if system, err = ac.System(brief.RoleLead, brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}, h.system); err != nil {
+		vars := brief.Vars{Teams: a.teamsEnabled(h.teams.enabled)}
+		if vars.Teams {
+			if vars.ExplicitTeams, err = a.explicitTeams(h, cwd); err != nil { // swarm.go
+				return agent.Config{}, nil, err
+			}
+		}
+		if system, err = ac.System(brief.RoleLead, vars, h.system); err != nil {
 			return agent.Config{}, nil, err
 		}
 	}

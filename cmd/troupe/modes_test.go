@@ -34,7 +34,7 @@ func TestFreshHomeIsOwnerOnly(t *testing.T) {
  {"match":{"system":"You are teammate"},"reply":{"tool_calls":[{"name":"SendMessage","input":{"to":"team-lead","message":"HI","summary":"hi"}}]}},
  {"match":{"system":"You are teammate"},"reply":{"text":"HI"},"repeat":true}
 ]}`)
-	if out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	if out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--provider", "scripted", "--script", script, "--keep-team", "go"); err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
 	}

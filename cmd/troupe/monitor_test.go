@@ -55,7 +55,7 @@ func TestMonitorWakesIdleInProcessTeammate(t *testing.T) {
    {"name":"SendMessage","input":{"to":"team-lead","message":"MONITOR-SAW-FAILURE","summary":"build failed"}}]}},
  {"match":{"system":"You are teammate"},"reply":{"text":"ok"},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	out, errOut, err := runIn(t, home, "-p", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go")
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
@@ -128,7 +128,7 @@ func TestPaneTeammateWokenByItsShell(t *testing.T) {
    {"name":"SendMessage","input":{"to":"team-lead","message":"PANE-SAW-FAIL: the slow check failed","summary":"check failed"}}]}},
  {"match":{"system":"You are teammate"},"reply":{"text":"ok"},"repeat":true}
 ]}`)
-	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "tmux", "--home", home,
 		"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
 	c.Env = troupeEnv(t, sock)
 	var stdout, stderr bytes.Buffer

@@ -49,7 +49,7 @@ func orphanScript(t *testing.T, dir, child string, then map[string]any) string {
 // startLead starts the troupe binary as a headless lead on script.
 func startLead(t *testing.T, sock, home, cwd, script string, extra ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	args := append([]string{"-p", "--agent-teams", "--home", home, "--provider", "scripted", "--script", script, "--cwd", cwd,
+	args := append([]string{"-p", "--agent-teams", "--explicit-teams", "--home", home, "--provider", "scripted", "--script", script, "--cwd", cwd,
 		"--permission-mode", "bypassPermissions", "--output-format", "stream-json"}, extra...)
 	c := exec.Command(os.Args[0], append(args, "go")...)
 	c.Env = troupeEnv(t, sock)

@@ -47,7 +47,7 @@ func TestPaneTeammateSecretsOffTheCommandLine(t *testing.T) {
 	var r [8]byte
 	rand.Read(r[:])
 	key := "fake-" + hex.EncodeToString(r[:])
-	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--agent-teams", "--explicit-teams", "--teammate-mode", "tmux", "--home", home,
 		"--provider", "scripted", "--script", script, "--cwd", cwd, "go")
 	real, err := exec.LookPath("tmux")
 	if err != nil {

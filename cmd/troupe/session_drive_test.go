@@ -47,7 +47,7 @@ func TestSessionDrivenTeam(t *testing.T) {
 	a.HomeFlag = filepath.Join(dir, "home")
 	trustTemp(t, a.HomeFlag) // main_test.go
 	h := &headless{outputFormat: "text", model: agentflags.Model{Provider: "scripted", Script: scriptFile}, maxTurns: 50, cwd: dir, perm: agentflags.Permissions{PromptTimeout: time.Minute},
-		teams: teamFlags{enabled: true, mate: &mate.Flags{TeammateMode: "in-process"}, shut: 10 * time.Second}}
+		teams: teamFlags{enabled: true, explicit: true, mate: &mate.Flags{TeammateMode: "in-process"}, shut: 10 * time.Second}}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	lr, err := a.openLead(ctx, h, dir, true)

@@ -46,3 +46,15 @@ func settingsNoAltScreen(files []settings.File) (bool, error) {
 	on, file, err := settings.Key[bool](files, "altScreen")
 	return file != "" && !on, err
 }
+
+// settingsExplicitTeams reports whether the settings files ask for the
+// seeds' explicit team flow (teams.explicit true: the lead is offered
+// TeamCreate and TeamDelete); the last file that sets teams wins. A
+// teams value that is not an object with a boolean explicit is an error
+// naming the file.
+func settingsExplicitTeams(files []settings.File) (bool, error) {
+	v, _, err := settings.Key[struct {
+		Explicit bool `json:"explicit"`
+	}](files, "teams")
+	return v.Explicit, err
+}

@@ -199,9 +199,13 @@ type teamFlags struct {
 	ask     time.Duration
 	shut    time.Duration // how long a shutdown request waits for its answer
 	keep    bool          // --keep-team: leave the team in place when the run ends
-	command string        // the program pane teammates run instead of troupe (claude)
-	mate    *mate.Flags
-	trees   *worktreeFlags // --worktrees, --worktree-dir (worktrees.go)
+	// --explicit-teams: offer the lead TeamCreate and TeamDelete (as
+	// the setting teams.explicit does); by default a named Agent call
+	// spawns into the session's own team.
+	explicit bool
+	command  string // the program pane teammates run instead of troupe (claude)
+	mate     *mate.Flags
+	trees    *worktreeFlags // --worktrees, --worktree-dir (worktrees.go)
 
 	// Set by troupe demo, not by flags.
 	answer swarm.Answerer     // answers teammates' permission questions
@@ -222,14 +226,29 @@ const (
 // addTeamFlags puts the lead's agent-team flags on the root.
 func (a *app) addTeamFlags(root *cobra.Command, t *teamFlags) {
 	f := root.Flags()
-	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent form a team (TeamCreate, teammates through the Agent tool, SendMessage, the shared task list); also "+mate.EnvAgentTeams+"=1")
+	f.BoolVar(&t.enabled, "agent-teams", false, "with -p: let the agent lead a team (teammates through the Agent tool with a name, in the session's own team; SendMessage; the shared task list); also "+mate.EnvAgentTeams+"=1")
 	f.StringVar(&t.digest, "idle-digest", digestNextInput, "with --agent-teams: when teammates' idle notifications reach the lead, as one digest: "+digestNextInput+" (with its next input, or once the team is quiet) or "+digestQuiet+" (only once the whole team is quiet)")
 	f.DurationVar(&t.ask, "permission-answer-timeout", swarm.DefaultAskTimeout, "teammates: how long a permission request waits for the lead's answer before the call is denied")
 	f.DurationVar(&t.shut, "shutdown-answer-timeout", swarm.DefaultShutdownAnswerTimeout, "with --agent-teams: how long the lead waits for a teammate's answer to a shutdown request before it kills the teammate and removes it from the team (the run then exits non-zero)")
 	f.BoolVar(&t.keep, "keep-team", false, "with --agent-teams: leave the lead's team (its file, inboxes and task list) in place when the run ends; by default its teammates are stopped and the team is removed")
+	f.BoolVar(&t.explicit, "explicit-teams", false, "with --agent-teams: offer the lead TeamCreate and TeamDelete (also the setting teams.explicit: true); by default a named Agent call spawns the teammate into the session's own team, session-<8 hex>, with no TeamCreate")
 	f.StringVar(&t.command, "teammate-command", "", "with --agent-teams: run this `PROGRAM` as the pane teammates instead of troupe, with Claude Code's teammate flags (such as claude: a Claude Code teammate; needs a pane backend and the file store); also "+EnvTeammateCommand)
 	t.mate = mate.Add(root, a.Getenv)
 	t.trees = addWorktreeFlags(f)
+}
+
+// explicitTeams reports whether the lead's team is explicit (TeamCreate
+// and TeamDelete offered): --explicit-teams, or the setting
+// teams.explicit true.
+func (a *app) explicitTeams(h *headless, cwd string) (bool, error) {
+	if h.teams.explicit {
+		return true, nil
+	}
+	home, err := a.Home()
+	if err != nil {
+		return false, err
+	}
+	return settingsExplicitTeams(settings.Files(home, cwd)) // settings_keys.go
 }
 
 // leadTools returns the tools of a headless lead: the core tools, and
@@ -278,6 +297,10 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	if err != nil {
 		return nil, nil, err
 	}
+	explicit, err := a.explicitTeams(h, cwd)
+	if err != nil {
+		return nil, nil, err
+	}
 	bg.sess.SetDigestQuiet(h.teams.digest == digestQuiet)
 	trees := kit.NewTeamWorktrees(h.teams.trees.get().all, cwd, h.teams.trees.get().root, bg.sess.Deliver) // worktrees.go
 	// The timeline is ready before the team: newLeadTeam reports the backend.
@@ -288,7 +311,7 @@ func (a *app) leadTools(h *headless, cwd, session string, model llm.Model, appro
 	lt, err := a.newLeadTeam(h, mode, kit.LeadTeamConfig{Session: session, Approver: approver, ModeNow: bg.sess.Mode,
 		Mates:  kit.InProcess{Cwd: cwd, Model: model, Approver: approver, Transcripts: bg.tx},
 		Answer: h.teams.answer, AnswerPlan: h.teams.plans, AnswerQuestions: h.teams.questions, OnEvent: trees.OnEvent(bg.sess.TeamEvent), Deliver: bg.sess.Deliver,
-		Registry: bg.reg, PaneArgv: a.paneArgv(h, home, cwd), IdleNote: trees.IdleNote, Trees: trees, Window: window})
+		Registry: bg.reg, PaneArgv: a.paneArgv(h, home, cwd), IdleNote: trees.IdleNote, Trees: trees, Window: window, Explicit: explicit})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -37,7 +37,7 @@ func TestTeamOnAnthropicSDK(t *testing.T) {
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string {
 		return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.URL}[k]
 	}}
-	err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
+	err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--home", dir, "--cwd", dir,
 		"--output-format", "json", "form a team"})
 	if err != nil {
 		t.Fatalf("troupe -p --agent-teams: %v\n%s\n%s", err, out.String(), errOut.String())

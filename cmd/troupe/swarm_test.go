@@ -173,7 +173,7 @@ func TestPaneTeammateKilled(t *testing.T) {
  {"match":{"system":"You are troupe,"},"reply":{"text":"noted"},"repeat":true},
  {"match":{"system":"teammate sleeper"},"reply":{"text":"done","delay_ms":120000},"repeat":true}
 ]}`)
-	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "tmux", "--home", home,
 		"--provider", "scripted", "--script", script, "--cwd", cwd, "--output-format", "stream-json", "go")
 	c.Env = troupeEnv(t, sock)
 	var stdout, stderr bytes.Buffer
@@ -410,7 +410,7 @@ func TestLeadPromptCommandAllowsAlways(t *testing.T) {
 	prompt := fmt.Sprintf(`cat > %s; echo '{"behavior":"allow","always":true,"rule":"Bash(touch:*)"}'`, reqFile)
 	var out, errOut bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
-	err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
+	err := m.Run(t.Context(), []string{"-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--home", filepath.Join(dir, "home"),
 		"--cwd", cwd, "--provider", "scripted", "--script", script, "--permission-prompt-command", prompt, "go"})
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
@@ -431,9 +431,9 @@ func TestLeadPromptCommandAllowsAlways(t *testing.T) {
 
 func TestTeamFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"-p", "--trust", "--agent-teams", "--permission-answer-timeout", "0s", "hi"},
-		{"-p", "--trust", "--agent-teams", "--permission-answer-timeout", "-1m", "hi"},
-		{"-p", "--trust", "--agent-teams", "--idle-digest", "sometimes", "hi"},
+		{"-p", "--trust", "--agent-teams", "--explicit-teams", "--permission-answer-timeout", "0s", "hi"},
+		{"-p", "--trust", "--agent-teams", "--explicit-teams", "--permission-answer-timeout", "-1m", "hi"},
+		{"-p", "--trust", "--agent-teams", "--explicit-teams", "--idle-digest", "sometimes", "hi"},
 		{"-p", "--trust", "--teammate-mode", "tmux", "hi"},
 		{"--agent-id", "bob@t", "--agent-name", "bob", "--team-name", "t", "--permission-answer-timeout", "0s"},
 	} {

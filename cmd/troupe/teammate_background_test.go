@@ -36,7 +36,7 @@ func TestHeadlessWaitsForTeammateBackgroundTask(t *testing.T) {
  {"match":{"system":"You are troupe,","user":"REPORT: the build finished"},"reply":{"text":"LEAD-SAW-REPORT"}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"waiting"},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "--output-format", "json", "go")
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
@@ -76,7 +76,7 @@ func TestHeadlessInterruptStopsTeammateBackgroundTask(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		m := &Main{Stdout: &out, Stderr: errOut, Getenv: func(string) string { return "" }, NewID: func() string { return "session-1" }}
-		done <- m.Run(ctx, []string{"--home", home, "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+		done <- m.Run(ctx, []string{"--home", home, "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 			"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "go"})
 	}()
 	errOut.waitFor(t, "bo idle", func(s string) bool { return strings.Contains(s, "bo is idle") })
@@ -124,7 +124,7 @@ func TestHeadlessIdleNotificationSurvivesFullDisk(t *testing.T) {
  {"match":{"system":"You are troupe,","user":"REPORT-THROUGH-A-FULL-DISK"},"reply":{"text":"LEAD-SAW-REPORT"}},
  {"match":{"system":"You are troupe,"},"reply":{"text":"waiting"},"repeat":true}
 ]}`)
-	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--cwd", cwd,
+	out, errOut, err := runIn(t, home, "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--cwd", cwd,
 		"--permission-mode", "bypassPermissions", "--provider", "scripted", "--script", script, "--output-format", "json", "go")
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)

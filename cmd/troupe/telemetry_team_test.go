@@ -35,7 +35,7 @@ func TestTeamTraceAcrossPane(t *testing.T) {
    {"name":"SendMessage","input":{"to":"team-lead","message":{"type":"shutdown_response","request_id":"{{capture:\"request_id\": \"(shutdown-[^\"]+)\"}}","approve":true}}}]},"repeat":true},
  {"match":{"system":"You are teammate"},"reply":{"text":"HI"},"repeat":true}
 ]}`)
-	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--teammate-mode", "tmux", "--home", home,
+	c := exec.CommandContext(t.Context(), os.Args[0], "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "tmux", "--home", home,
 		"--provider", "scripted", "--script", script, "--cwd", cwd, "go")
 	c.Env = append(troupeEnv(t, sock), "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL)
 	var stdout, stderr bytes.Buffer

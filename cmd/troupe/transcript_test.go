@@ -33,7 +33,7 @@ func TestTranscripts(t *testing.T) {
 		err := m.Run(t.Context(), append([]string{"--home", dir}, args...))
 		return out.String(), err
 	}
-	if out, err := run("-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--allowedTools", "Agent", "--cwd", dir, "--provider", "scripted", "--script", script, "go"); err != nil {
+	if out, err := run("-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--allowedTools", "Agent", "--cwd", dir, "--provider", "scripted", "--script", script, "go"); err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out)
 	}
 	out, err := run("transcript", "sess-tx")

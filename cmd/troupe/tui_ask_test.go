@@ -68,7 +68,7 @@ func TestTUITeamAsk(t *testing.T) {
 	scriptFile := filepath.Join(dir, "script.json")
 	writeFile(t, scriptFile, script)
 	p := startTUI(t, dir, []string{"TROUPE_HOME=" + filepath.Join(dir, "home"), "HOME=" + dir, mate.EnvAgentTeams + "=1"},
-		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--shutdown-answer-timeout", "10s")
+		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--explicit-teams", "--shutdown-answer-timeout", "10s")
 	p.submit("form a team")
 	p.wait("alice asks you:", 20*time.Second)
 	p.keys("1")

@@ -93,7 +93,7 @@ func TestTUITeammateTypingAndBoard(t *testing.T) {
 	writeFile(t, scriptFile, script)
 	home := filepath.Join(dir, "home")
 	p := startTUISize(t, 80, 24, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir, mate.EnvAgentTeams + "=1"},
-		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--shutdown-answer-timeout", "10s")
+		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--explicit-teams", "--shutdown-answer-timeout", "10s")
 
 	p.submit("form a team")
 	p.wait("alice", 20*time.Second)

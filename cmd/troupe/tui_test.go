@@ -341,7 +341,7 @@ func TestTUITeam(t *testing.T) {
 	writeFile(t, scriptFile, script)
 	home := filepath.Join(dir, "home")
 	p := startTUI(t, dir, []string{"TROUPE_HOME=" + home, "HOME=" + dir, mate.EnvAgentTeams + "=1"},
-		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--shutdown-answer-timeout", "10s")
+		"--provider", "scripted", "--script", scriptFile, "--teammate-mode", "in-process", "--explicit-teams", "--shutdown-answer-timeout", "10s")
 
 	p.submit("form a team")
 	s := p.wait("alice asks: Bash", 20*time.Second)

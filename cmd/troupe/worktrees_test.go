@@ -140,7 +140,7 @@ func TestTeamWorktrees(t *testing.T) {
 ]}`)
 	var out bytes.Buffer
 	m := &Main{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HomeDir: func() (string, error) { return root, nil }}
-	err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--trust", "--agent-teams", "--teammate-mode", "in-process", "--worktrees",
+	err := m.Run(t.Context(), []string{"--home", filepath.Join(root, "home"), "-p", "--trust", "--agent-teams", "--explicit-teams", "--teammate-mode", "in-process", "--worktrees",
 		"--allowedTools", "Agent,Write,Read", "--cwd", proj, "--provider", "scripted", "--script", script, "--output-format", "stream-json", "go"})
 	if err != nil {
 		t.Fatalf("troupe -p: %v\n%s", err, out.String())

@@ -6,7 +6,9 @@ import (
 	"sync"
 
 	"github.com/troupe-dev/troupe/swarm"
+	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/agenttool"
+	"github.com/troupe-dev/troupe/tool/teamtool"
 )
 
 // SessionTeam is the name of a session's implicit team: "session-" and
@@ -66,4 +68,37 @@ func (t implicitTeam) ensure(ctx context.Context) error {
 		return fmt.Errorf("create the session's team %s: %w", t.name, err)
 	}
 	return nil
+}
+
+// teamFirst is a task tool of a lead whose team is implicit: a call
+// creates the session's team first, so the lead may fill the shared task
+// list before it spawns anybody (there is no TeamCreate to call).
+type teamFirst struct {
+	tool.Tool
+	team implicitTeam
+}
+
+// Run implements tool.Tool.
+func (t teamFirst) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	if err := t.team.ensure(ctx); err != nil {
+		return tool.Errorf("%s: %v", t.Spec().Name, err), nil
+	}
+	return t.Tool.Run(ctx, call)
+}
+
+// implicitTools adapts the lead's team tools to its implicit team: no
+// TeamCreate or TeamDelete, and the task tools make the session's team
+// when the lead leads none yet.
+func implicitTools(all []tool.Tool, team implicitTeam) []tool.Tool {
+	out := make([]tool.Tool, 0, len(all))
+	for _, t := range all {
+		switch t.(type) {
+		case *teamtool.TeamCreate, *teamtool.TeamDelete:
+		case *teamtool.TaskCreate, *teamtool.TaskGet, *teamtool.TaskList, *teamtool.TaskUpdate:
+			out = append(out, teamFirst{Tool: t, team: team})
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
 }

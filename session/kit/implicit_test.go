@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/permission/shell"
 	"github.com/troupe-dev/troupe/store/file"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/tool"
 	"github.com/troupe-dev/troupe/tool/agenttool"
 )
 
@@ -32,7 +34,8 @@ func TestSessionTeam(t *testing.T) {
 }
 
 // A lead's named spawns without TeamCreate (two at once) create one
-// team, session-<8 hex>, which goes with the session's end.
+// team, session-<8 hex>, which goes with the session's end; such a lead
+// is offered neither TeamCreate nor TeamDelete.
 func TestImplicitTeam(t *testing.T) {
 	dir := t.TempDir()
 	s, err := scripted.Parse([]byte(`{"turns":[
@@ -65,6 +68,24 @@ func TestImplicitTeam(t *testing.T) {
 		defer cancel()
 		_ = lt.Lead.Close(ctx)
 	})
+	var taskCreate tool.Tool
+	for _, tl := range lt.Tools(nil, time.Now) {
+		switch n := tl.Spec().Name; n {
+		case "TeamCreate", "TeamDelete":
+			t.Errorf("a lead whose team is implicit is offered %s", n)
+		case "TaskCreate":
+			taskCreate = tl
+		}
+	}
+	// The task list before anybody is spawned: the call makes the
+	// session's team.
+	res, err := taskCreate.Run(t.Context(), tool.Call{ID: "c1", Name: "TaskCreate", Input: json.RawMessage(`{"subject": "first", "description": "before the team"}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("TaskCreate before any spawn: %+v, %v", res, err)
+	}
+	if tasks, err := st.Tasks().List(t.Context(), "session-c0ffee12"); err != nil || len(tasks) != 1 {
+		t.Fatalf("the session's task list after TaskCreate: %v, %v; want the one task", tasks, err)
+	}
 	mates := lt.Teammates()
 	var wg sync.WaitGroup
 	for _, name := range []string{"ann", "bob"} {

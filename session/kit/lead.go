@@ -79,6 +79,11 @@ type LeadTeamConfig struct {
 	Log   *slog.Logger   // the Lead's warnings; nil: discarded
 	Hooks *Hooks         // TaskCreated and TaskCompleted of the lead's task tools
 	Trees *TeamWorktrees // teammates' worktrees; nil: none
+	// Explicit offers TeamCreate and TeamDelete (the seeds' explicit
+	// flow, setting teams.explicit); by default a named Agent call
+	// spawns into the session's team (implicit.go) and the lead has
+	// neither.
+	Explicit bool
 }
 
 // LeadTeam is the team runtime of a lead: its swarm.Lead and what its
@@ -98,6 +103,7 @@ type LeadTeam struct {
 	// (implicit.go).
 	session    string
 	implicitMu sync.Mutex
+	explicit   bool // TeamCreate and TeamDelete offered (LeadTeamConfig.Explicit)
 }
 
 // NewLeadTeam builds a lead's team runtime: the Lead with its signing
@@ -170,7 +176,7 @@ func NewLeadTeam(c LeadTeamConfig) (*LeadTeam, error) {
 	}
 	st := c.Stores
 	st.Mail = lead.Mail() // the lead's tools send through it: it records what is owed an answer
-	return &LeadTeam{Lead: lead, Stores: st, Raw: c.Stores, Trees: c.Trees, hooks: c.Hooks, session: c.Session}, nil
+	return &LeadTeam{Lead: lead, Stores: st, Raw: c.Stores, Trees: c.Trees, hooks: c.Hooks, session: c.Session, explicit: c.Explicit}, nil
 }
 
 // questions is c.AnswerQuestions, or one made from the approver's
@@ -219,19 +225,23 @@ func CommandAnswer(ctx context.Context, pc *approve.Command, q swarm.PermissionA
 	return swarm.PermissionAnswer{Allow: allow, Always: allow && ans.Always, Rule: ans.Rule, Message: ans.Message}, nil
 }
 
-// Tools returns the lead's team tools: TeamCreate, TeamDelete,
-// SendMessage (teammates, then the background sub-agents of subSend) and
-// the task list.
+// Tools returns the lead's team tools: SendMessage (teammates, then the
+// background sub-agents of subSend) and the task list, and TeamCreate and
+// TeamDelete when the team is explicit (LeadTeamConfig.Explicit).
 func (lt *LeadTeam) Tools(subSend tool.Tool, now func() time.Time) []tool.Tool {
 	var lead teamtool.Lead = lt.Lead
 	if lt.Trees != nil {
 		lead = DeletingLead{Lead: lt.Lead, Trees: lt.Trees} // TeamDelete reports the teammates' worktrees
 	}
-	return teamtool.Tools(teamtool.Config{Teams: lt.Stores.Teams, Mail: lt.Stores.Mail, Tasks: lt.Stores.Tasks, Lead: lead,
+	all := teamtool.Tools(teamtool.Config{Teams: lt.Stores.Teams, Mail: lt.Stores.Mail, Tasks: lt.Stores.Tasks, Lead: lead,
 		Self: func() teamtool.Self {
 			return teamtool.Self{Team: lt.Lead.Team(), Name: team.LeadName, Lead: true}
 		},
 		SubAgents: subSend, Now: now, Hooks: teamtool.Hooks{PlanDigest: lt.Lead.PlanDigest, TaskGate: lt.hooks.TaskGate()}})
+	if lt.explicit {
+		return all
+	}
+	return implicitTools(all, lt.implicit(nil)) // implicit.go
 }
 
 // Teammates is the Agent tool's way to spawn teammates of this team, each
@@ -241,7 +251,13 @@ func (lt *LeadTeam) Teammates() agenttool.Teammates {
 	if lt.Trees != nil {
 		inner = IsolatedTeammates{Inner: inner, Team: lt.Lead.Team, Trees: lt.Trees}
 	}
-	return implicitTeam{inner: inner, lead: lt.Lead, name: SessionTeam(lt.session), mu: &lt.implicitMu} // implicit.go
+	return lt.implicit(inner)
+}
+
+// implicit is the lead's implicit team (implicit.go), spawning through
+// inner.
+func (lt *LeadTeam) implicit(inner agenttool.Teammates) implicitTeam {
+	return implicitTeam{inner: inner, lead: lt.Lead, name: SessionTeam(lt.session), mu: &lt.implicitMu}
 }
 
 // spawner adapts a Lead to the Agent tool's Teammates.

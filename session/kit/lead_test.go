@@ -59,7 +59,7 @@ func TestLeadTeam(t *testing.T) {
 	lt, err := NewLeadTeam(LeadTeamConfig{
 		Mates:   InProcess{Cwd: cwd, Model: scripted.New(s), Approver: base, Run: Run{Now: time.Now}},
 		Stores:  Stores{Teams: st.Teams(), Mail: st.Mail(), Tasks: st.Tasks()},
-		Backend: inprocess.New(), BackendReason: "asked for", Session: "s-kit", Approver: base, Registry: reg,
+		Backend: inprocess.New(), BackendReason: "asked for", Session: "s-kit", Approver: base, Registry: reg, Explicit: true,
 		Answer: func(ctx context.Context, q swarm.PermissionAsk) (swarm.PermissionAnswer, error) {
 			mu.Lock()
 			asked = append(asked, q)

@@ -150,7 +150,7 @@ func stamp(t time.Time) string { return t.UTC().Format(mailbox.TimeLayout) }
 // noTeam is the error Result of a team call made outside any team.
 func noTeam(toolName string, s Self) tool.Result {
 	if s.Lead {
-		return tool.Errorf("%s: you are not in a team yet; create one with TeamCreate first", toolName)
+		return tool.Errorf("%s: you are not in a team yet; an Agent call with a name spawns a teammate into your team (or TeamCreate creates one, when you have it)", toolName)
 	}
 	return tool.Errorf("%s: you are not in a team; team messages and the shared task list are only available to team members", toolName)
 }
