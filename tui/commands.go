@@ -18,6 +18,7 @@ var builtins = map[string]string{
 	"agents":      "the teammates (as /team)",
 	"tasks":       "every background task",
 	"board":       "the team's shared task list (Ctrl+T)",
+	"workflows":   "the workflow runs, live: phases and agents",
 	"permissions": "the permission mode and rules; add or remove a rule",
 	"model":       "the model in use",
 	"clear":       "clear the screen (the conversation goes on)",
@@ -103,6 +104,8 @@ func (m *model) slash(text string) tea.Cmd {
 		m.convo.add(entry{kind: entryNotice, text: m.roster()})
 	case "tasks":
 		m.screen, m.selTask = screenTasks, 0
+	case "workflows":
+		m.openWorkflows() // workflows.go
 	case "board":
 		return m.openBoard()
 	case "clear":
