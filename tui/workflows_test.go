@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -162,5 +163,33 @@ func TestWorkflowFrames(t *testing.T) {
 		golden(t, m, "workflow"+suffix)
 		press(m, "down", "down", "enter")
 		golden(t, m, "workflow-agent"+suffix)
+	}
+}
+
+// TestWorkflowScroll: with more agents than rows, the selected agent stays
+// on screen and the frame keeps the window's size.
+func TestWorkflowScroll(t *testing.T) {
+	m, _ := newTest(t)
+	st := wfRun()
+	st.Detail = st.Detail.(*task.Workflow).With(func(w *task.Workflow) {
+		for i := 4; i < 40; i++ {
+			w.Agents = append(w.Agents, task.WorkflowAgent{Index: i, Label: fmt.Sprintf("verify f%02d.go", i), Phase: "Verify", State: "pending"})
+		}
+	})
+	wfStarted(m, st)
+	m.openWorkflow(st.ID)
+	for i := 0; i < 30; i++ {
+		press(m, "down")
+	}
+	f := m.frame()
+	if !strings.Contains(f, "» · verify f30.go") {
+		t.Errorf("the selected agent (30) is not on screen:\n%s", f)
+	}
+	if n := len(strings.Split(f, "\n")); n != m.height {
+		t.Errorf("%d lines, want %d", n, m.height)
+	}
+	press(m, "end")
+	if f := m.frame(); !strings.Contains(f, "» · verify f39.go") {
+		t.Errorf("End: the last agent is not selected:\n%s", f)
 	}
 }
