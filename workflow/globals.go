@@ -236,7 +236,7 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 				d := ev
 				d.Kind, d.Cached, d.Usage, d.Text = EventDone, true, e.Usage, excerpt(string(e.Result))
 				r.observe(d)
-				r.record(Entry{Index: idx, Digest: digest, Label: label, Result: e.Result, Usage: e.Usage, Cached: true})
+				r.record(Entry{Index: idx, Digest: digest, Label: label, Phase: o.Phase, Result: e.Result, Usage: e.Usage, Cached: true})
 				return resolve(v)
 			})
 			r.releaseHeld()
@@ -290,13 +290,13 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 				e := ev
 				e.Kind, e.Err, e.Usage = EventFailed, msg, usage
 				r.observe(e)
-				r.record(Entry{Index: idx, Digest: digest, Label: label, Error: msg, Usage: usage})
+				r.record(Entry{Index: idx, Digest: digest, Label: label, Phase: o.Phase, Error: msg, Usage: usage})
 				return reject(r.errorValue(msg))
 			}
 			e := ev
 			e.Kind, e.Usage, e.Text = EventDone, usage, excerpt(string(val))
 			r.observe(e)
-			r.record(Entry{Index: idx, Digest: digest, Label: label, Result: val, Usage: usage})
+			r.record(Entry{Index: idx, Digest: digest, Label: label, Phase: o.Phase, Result: val, Usage: usage})
 			v, err := r.jsonParse(goja.Undefined(), vm.ToValue(string(val)))
 			if err != nil {
 				return err
