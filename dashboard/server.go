@@ -56,6 +56,10 @@ type Config struct {
 	// session as text for a person ("lead" is the lead's); ok is false
 	// when it cannot be read from here. The member pages show it.
 	Transcript func(session, agent string) (text string, ok bool)
+	// Workflows, when set, returns the workflow runs of a lead's session,
+	// newest first, with their phases and agents (workflows.go); ok is
+	// false when they cannot be read from here. The team page shows them.
+	Workflows func(session string) (runs []WorkflowRun, ok bool)
 	// Heartbeat is the idle interval of event streams; DefaultHeartbeat if 0.
 	Heartbeat time.Duration
 	// WriteTimeout bounds one write to an event stream's client: one that

@@ -1,0 +1,77 @@
+package dashboard
+
+import (
+	"time"
+
+	"github.com/troupe-dev/troupe/internal/termtext"
+	"github.com/troupe-dev/troupe/task"
+)
+
+// WorkflowRun is one workflow run of a lead's session (Config.Workflows):
+// its state in run.json and its progress, phases and agents.
+type WorkflowRun struct {
+	Status  string // running, completed, failed, killed
+	Started time.Time
+	Detail  *task.Workflow
+}
+
+// workflowView is a run as the team page shows it; every string a script
+// or an agent wrote went through termtext.
+type workflowView struct {
+	ID, Name, Status, Phase, Error, Started, Tokens string
+	Done, Total                                     int
+	Phases                                          []wfPhaseView
+	Agents                                          []wfAgentView
+}
+
+type wfPhaseView struct {
+	Title                          string
+	Pending, Running, Done, Failed int
+	Current                        bool
+}
+
+type wfAgentView struct {
+	Index                                 int
+	Label, Phase, State, Tokens, Activity string
+	Cached                                bool
+}
+
+// workflows returns the views of the workflow runs of session, nil when
+// there are none or Config.Workflows cannot read them.
+func (s *Server) workflows(session string) []workflowView {
+	if s.cfg.Workflows == nil || session == "" {
+		return nil
+	}
+	runs, ok := s.cfg.Workflows(session)
+	if !ok {
+		return nil
+	}
+	var out []workflowView
+	for _, r := range runs {
+		w := r.Detail
+		if w == nil {
+			continue
+		}
+		L := termtext.Line
+		v := workflowView{ID: L(w.RunID), Name: L(w.Name), Status: L(r.Status), Phase: L(w.Phase), Error: termtext.Clean(w.Error), Total: len(w.Agents)}
+		if !r.Started.IsZero() {
+			v.Started = r.Started.UTC().Format(time.RFC3339)
+		}
+		var sum int64
+		for _, a := range w.Agents {
+			sum += a.Tokens
+			if a.State == "done" {
+				v.Done++
+			}
+			v.Agents = append(v.Agents, wfAgentView{Index: a.Index, Label: L(a.Label), Phase: L(a.Phase), State: L(a.State),
+				Tokens: grouped(a.Tokens), Activity: L(a.Activity), Cached: a.Cached})
+		}
+		v.Tokens = grouped(max(sum, w.Usage.TotalTokens))
+		for _, p := range w.Phases {
+			v.Phases = append(v.Phases, wfPhaseView{Title: L(p.Title), Pending: p.Pending, Running: p.Running, Done: p.Done, Failed: p.Failed,
+				Current: p.Title == w.Phase && r.Status == "running"})
+		}
+		out = append(out, v)
+	}
+	return out
+}

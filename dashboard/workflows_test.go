@@ -1,0 +1,63 @@
+package dashboard_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/dashboard"
+	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/team"
+)
+
+// The team page shows the lead session's workflow runs: each with its
+// state, current phase, agents done and tokens, its phases' counts and
+// its agents (label, phase, state, tokens, last activity), escaped.
+func TestWorkflows(t *testing.T) {
+	var asked []string
+	run := dashboard.WorkflowRun{Status: "running", Started: time.Date(2026, 12, 8, 2, 0, 0, 0, time.UTC), Detail: &task.Workflow{
+		Name: "review-verify", RunID: "wf_0123456789ab", Phase: "Verify",
+		Phases: []task.WorkflowPhase{{Title: "Review", Done: 2}, {Title: "Verify", Running: 1}},
+		Agents: []task.WorkflowAgent{
+			{Index: 0, Label: "review a.go", Phase: "Review", State: "done", Tokens: 4578},
+			{Index: 1, Label: "review <b>b.go</b>", Phase: "Review", State: "done", Cached: true, Tokens: 3900},
+			{Index: 2, Label: "verify \x1b[31ma.go", Phase: "Verify", State: "running", Tokens: 1200, Activity: "Running go vet ./..."},
+		}}}
+	f := newFixture(t, dashboard.Config{Workflows: func(session string) ([]dashboard.WorkflowRun, bool) {
+		asked = append(asked, session)
+		return []dashboard.WorkflowRun{run}, true
+	}})
+	get := func() string {
+		t.Helper()
+		res, err := http.Get(f.srv.URL + "/team/alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	if page := get(); strings.Contains(page, `id="workflows"`) {
+		t.Errorf("a team without a lead session shows workflows:\n%s", page)
+	}
+	if _, err := f.other.Teams().Update(t.Context(), "alpha", func(c *team.Config) error { c.LeadSessionID = "s-42"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	page := get()
+	for _, want := range []string{
+		`<details class="workflow" data-run="wf_0123456789ab" open><summary><b>review-verify</b> <code>wf_0123456789ab</code> <span class="state running">running</span> · phase Verify · 2/3 agents done · 9,678 tokens`,
+		`<tr class="phase" data-phase="Review"><td>Review</td><td>0</td><td>0</td><td>2</td><td>0</td></tr>`,
+		`<tr class="phase current" data-phase="Verify"><td>Verify</td><td>0</td><td>1</td><td>0</td><td>0</td></tr>`,
+		`<td>review &lt;b&gt;b.go&lt;/b&gt; <small>(from the journal)</small></td>`,
+		`<tr class="wf-agent" data-index="2" data-state="running"><td>2</td><td>verify \x1b[31ma.go</td><td>Verify</td><td class="state running">running</td><td>1,200</td><td>Running go vet ./...</td></tr>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s:\n%s", want, page)
+		}
+	}
+	if len(asked) == 0 || asked[len(asked)-1] != "s-42" {
+		t.Errorf("Workflows asked for %v; want the lead's session s-42", asked)
+	}
+}
