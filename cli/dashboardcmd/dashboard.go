@@ -63,7 +63,7 @@ as the lead.`,
 			defer s.Done(&err)
 			srv, err := dashboard.New(dashboard.Config{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks, Control: control, Token: token,
 				Now: a.Now, Log: slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-				Spending: a.sessionSpending(), Transcript: a.sessionTranscript()}) // dashboard_records.go
+				Spending: a.sessionSpending(), Transcript: a.sessionTranscript(), Workflows: a.sessionWorkflows()}) // dashboard_records.go
 			if err != nil {
 				return err
 			}
