@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
@@ -60,6 +61,10 @@ type Config struct {
 	// newest first, with their phases and agents (workflows.go); ok is
 	// false when they cannot be read from here. The team page shows them.
 	Workflows func(session string) (runs []WorkflowRun, ok bool)
+	// WatchWorkflows, when set with Workflows, kicks the returned channel
+	// when a workflow run of session changed, so that a team page's event
+	// stream shows the change; the channel is closed when ctx ends.
+	WatchWorkflows func(ctx context.Context, session string) (<-chan struct{}, error)
 	// Heartbeat is the idle interval of event streams; DefaultHeartbeat if 0.
 	Heartbeat time.Duration
 	// WriteTimeout bounds one write to an event stream's client: one that

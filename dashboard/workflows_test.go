@@ -1,9 +1,12 @@
 package dashboard_test
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,5 +62,53 @@ func TestWorkflows(t *testing.T) {
 	}
 	if len(asked) == 0 || asked[len(asked)-1] != "s-42" {
 		t.Errorf("Workflows asked for %v; want the lead's session s-42", asked)
+	}
+}
+
+// TestWorkflowsLive: a change of a workflow run that WatchWorkflows
+// reports reaches the team page's event stream.
+func TestWorkflowsLive(t *testing.T) {
+	var mu sync.Mutex
+	state := "running"
+	kick := make(chan struct{}, 1)
+	f := newFixture(t, dashboard.Config{
+		Workflows: func(string) ([]dashboard.WorkflowRun, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			return []dashboard.WorkflowRun{{Status: "running", Detail: &task.Workflow{Name: "wf", RunID: "wf_0123456789ab",
+				Agents: []task.WorkflowAgent{{Index: 0, Label: "only", State: state}}}}}, true
+		},
+		WatchWorkflows: func(ctx context.Context, session string) (<-chan struct{}, error) {
+			if session != "s-42" {
+				return nil, fmt.Errorf("watch of session %q, want s-42", session)
+			}
+			out := make(chan struct{})
+			go func() {
+				defer close(out)
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-kick:
+						out <- struct{}{}
+					}
+				}
+			}()
+			return out, nil
+		},
+	})
+	if _, err := f.other.Teams().Update(t.Context(), "alpha", func(c *team.Config) error { c.LeadSessionID = "s-42"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	next := stream(t, f.srv.URL+"/team/alpha/events")
+	if first := next(); !strings.Contains(first, `data-state="running"`) || strings.Contains(first, "problem") {
+		t.Fatalf("first event:\n%s", first)
+	}
+	mu.Lock()
+	state = "done"
+	mu.Unlock()
+	kick <- struct{}{}
+	if ev := next(); !strings.Contains(ev, `data-state="done"`) || !strings.Contains(ev, "1/1 agents done") {
+		t.Fatalf("event after the run changed:\n%s", ev)
 	}
 }
