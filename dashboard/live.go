@@ -15,8 +15,9 @@ import (
 
 // events streams a team's page fragment as Server-Sent Events: one "state"
 // event with the current state at once (a new tab catches up), then one
-// after every change the stores' watches (and Config.WatchWorkflows) report, never on a timer. Kicks
-// coalesce; an unchanged fragment is not sent again.
+// after every change the stores' watches (and Config.WatchWorkflows)
+// report, never on a timer. Kicks coalesce; an unchanged fragment is not
+// sent again.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	name := r.PathValue("team")
