@@ -2,10 +2,13 @@ package dashboardcmd
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/troupe-dev/troupe/cli"
+	"github.com/troupe-dev/troupe/internal/dirwatch"
 	"github.com/troupe-dev/troupe/transcript"
 	"github.com/troupe-dev/troupe/workflow"
 )
@@ -55,5 +58,57 @@ return await agent("r", { label: "R", phase: "Report" })`)
 		if runs, ok := get(session); ok || len(runs) > 0 {
 			t.Errorf("session %q: runs %+v ok %v; want none", session, runs, ok)
 		}
+	}
+}
+
+// TestWatchWorkflows: the watch of a session kicks when its first run
+// starts, and when a run writes to its folder; it closes with its ctx.
+func TestWatchWorkflows(t *testing.T) {
+	home := t.TempDir()
+	a := &app{cli.New(cli.Env{})}
+	a.HomeFlag = home
+	if err := os.MkdirAll(transcript.Dir(home, "s1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := dirwatch.New(dirwatch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	ch, err := a.watchWorkflows(w)(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(what string, poke func()) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			if poke != nil {
+				poke()
+			}
+			select {
+			case <-ch:
+				return
+			case <-deadline:
+				t.Fatalf("no kick after %s", what)
+			case <-time.After(50 * time.Millisecond): // poke again: the run's folder may not be watched yet
+			}
+		}
+	}
+	s, err := workflow.Parse("r.js", `export const meta = { name: "one", description: "d" }
+return await agent("a")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := workflow.Prepare(workflow.Launch{Script: s, Root: filepath.Join(transcript.Dir(home, "s1"), "workflows"), Runner: answer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait("the run started", nil)
+	wait("the run wrote its output", func() { j.Dir.Output("a line") })
+	j.Run(t.Context())
+	cancel()
+	for range ch { // closed once ctx ended
 	}
 }
