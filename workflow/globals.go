@@ -269,7 +269,7 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 	req.Activity = func(a Activity) {
 		r.post(func() {
 			e := ev
-			e.Kind, e.Text, e.Tokens = EventActivity, a.Text, a.Tokens
+			e.Kind, e.Text, e.Tokens, e.AgentID = EventActivity, a.Text, a.Tokens, a.AgentID
 			r.observe(e)
 		})
 	}

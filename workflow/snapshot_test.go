@@ -3,6 +3,7 @@ package workflow
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/troupe-dev/troupe/task"
 )
@@ -18,7 +19,7 @@ func TestSnapshot(t *testing.T) {
 	rn := &echo{answer: func(req Request) (string, error) {
 		if req.Label == "V" {
 			close(started)
-			<-release
+			<-release // closed at the latest by the test's end
 		}
 		return "done: " + req.Prompt, nil
 	}}
@@ -30,13 +31,33 @@ return await agent("v", {label: "V"})`), Root: t.TempDir(), Runner: rn})
 	if err != nil {
 		t.Fatal(err)
 	}
+	released := false
+	free := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	defer free()
 	if _, err := StartTask(reg, j, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	<-started
-	info, w, err := Snapshot(j.Dir.Path)
-	if err != nil {
-		t.Fatal(err)
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second): // a hang fails, it is not a speed check
+		t.Fatal("agent V never started")
+	}
+	// Its "started" line is written by the run's loop, soon after.
+	var info RunInfo
+	var w *task.Workflow
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		info, w, err = Snapshot(j.Dir.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.Agents) == 3 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if info.Status != "running" || w.Phase != "Verify" || len(w.Agents) != 3 {
 		t.Fatalf("while V runs: info %+v detail %+v", info, w)
@@ -55,7 +76,7 @@ return await agent("v", {label: "V"})`), Root: t.TempDir(), Runner: rn})
 	if w.Phases[1].Running != 1 || w.Phases[1].Done != 1 || w.Phases[0].Done != 1 {
 		t.Errorf("while V runs: phases %+v", w.Phases)
 	}
-	close(release)
+	free()
 	e := waitEvent(t, sub, func(e task.Event) bool { return e.Kind == task.EventTerminated })
 	live := e.State.Detail.(*task.Workflow)
 	info, w, err = Snapshot(j.Dir.Path)
@@ -82,5 +103,17 @@ return await agent("v", {label: "V"})`), Root: t.TempDir(), Runner: rn})
 func TestSnapshotMissing(t *testing.T) {
 	if _, _, err := Snapshot(t.TempDir()); err == nil {
 		t.Fatal("no error for a folder without run.json")
+	}
+}
+
+// TestApplyAgentID: an activity naming the agent's id sets it on the
+// agent's row; a later one without it keeps it.
+func TestApplyAgentID(t *testing.T) {
+	w := &task.Workflow{}
+	w = Apply(w, Event{Kind: EventStarted, Index: 0, Label: "A"}, time.Time{})
+	w = Apply(w, Event{Kind: EventActivity, Index: 0, Label: "A", Text: "starting", AgentID: "a12345678"}, time.Time{})
+	w = Apply(w, Event{Kind: EventActivity, Index: 0, Label: "A", Text: "Read", Tokens: 9}, time.Time{})
+	if a := w.Agents[0]; a.AgentID != "a12345678" || a.Activity != "Read" || a.Tokens != 9 {
+		t.Errorf("agent %+v", a)
 	}
 }
