@@ -189,12 +189,15 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.spin++
 		m.evict()
-		return m, tea.Batch(m.readMate(), m.readBoard())
+		return m, tea.Batch(m.readMate(), m.readBoard(), m.readWfAgent())
 	case transcriptMsg:
 		m.said(msg)
 		return m, nil
 	case boardMsg:
 		m.boardRead(msg)
+		return m, nil
+	case wfTranscriptMsg:
+		m.wfSaid(msg) // workflows.go
 		return m, nil
 	case eventMsg:
 		return m, m.event(msg.e)

@@ -55,7 +55,7 @@ func (m *model) frame() string {
 	case screenWorkflow:
 		top = m.workflowScreen(h)
 	case screenWorkflowAgent:
-		top = m.workflowAgentScreen()
+		top = m.workflowAgentScreen(h)
 	default:
 		if len(m.convo.entries) == 0 {
 			top = m.welcome()
@@ -158,7 +158,7 @@ func (m *model) inputView() string {
 	case screenWorkflow:
 		return m.st.dim("↑↓ select an agent · Enter opens it · x stops the run · Esc back to the runs")
 	case screenWorkflowAgent:
-		return m.st.dim("Esc back to the run")
+		return m.st.dim(m.wfAgentKeys()) // workflows.go
 	default:
 		m.input.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
 	}

@@ -3,7 +3,9 @@ package tui
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/troupe-dev/troupe/internal/termtext"
 	"github.com/troupe-dev/troupe/task"
+	"github.com/troupe-dev/troupe/transcript"
 )
 
 // /workflows: the session's workflow runs (local_workflow tasks), then a
@@ -19,9 +22,10 @@ import (
 // agents), then one agent's detail. The views read the task's detail at
 // each frame, so they follow the task events as they come (docs/tui.md).
 //
-// A workflow agent is not a task of its own: the run's detail
-// (task.Workflow) is all the session tells of it, so Enter on an agent
-// shows that row in full (label, phase, state, tokens, last activity).
+// A workflow agent is not a task of its own: Enter on one shows its row
+// of the run's detail (task.Workflow) in full, and under it its
+// transcript, read as a teammate's is (Options.Transcript, by the
+// agent's id) while the view is open.
 
 // wfState is the /workflows screens' state.
 type wfState struct {
@@ -29,6 +33,63 @@ type wfState struct {
 	open   task.ID // the run whose live view is open
 	agent  int     // the selected agent of the live view
 	detail bool    // the selected agent's detail is open
+	tx     wfTranscript
+}
+
+// wfTranscript is the transcript of the workflow agent whose view is
+// open, read as it grows.
+type wfTranscript struct {
+	id      string // the agent's id: its transcript's name
+	convo   convo
+	off     int64
+	reading bool
+	err     string
+}
+
+// wfTranscriptMsg is what a read of a workflow agent's transcript found.
+type wfTranscriptMsg struct {
+	id    string
+	lines []transcript.Line
+	next  int64
+	err   error
+}
+
+// readWfAgent reads more of the open workflow agent's transcript.
+func (m *model) readWfAgent() tea.Cmd {
+	tx := &m.wf.tx
+	if m.screen != screenWorkflowAgent || m.opts.Transcript == nil || tx.reading {
+		return nil
+	}
+	if w := m.openRun(); w != nil && m.wf.agent < len(w.Agents) && w.Agents[m.wf.agent].AgentID != tx.id {
+		m.wf.tx = wfTranscript{id: w.Agents[m.wf.agent].AgentID} // it started since, or another agent
+	}
+	if tx.id == "" {
+		return nil
+	}
+	tx.reading = true
+	read, id, from := m.opts.Transcript, tx.id, tx.off
+	return func() tea.Msg {
+		lines, next, err := read(id, from)
+		return wfTranscriptMsg{id: id, lines: lines, next: next, err: err}
+	}
+}
+
+// wfSaid adds what a read found to the open agent's transcript.
+func (m *model) wfSaid(msg wfTranscriptMsg) {
+	tx := &m.wf.tx
+	if msg.id != tx.id {
+		return // another agent's view is open now
+	}
+	tx.reading, tx.off, tx.err = false, msg.next, ""
+	if msg.err != nil && !errors.Is(msg.err, fs.ErrNotExist) {
+		tx.err = msg.err.Error()
+	}
+	for _, l := range msg.lines {
+		m.sayTo(&tx.convo, l)
+	}
+	if n := len(tx.convo.entries) - maxSaidEntries; n > 0 {
+		tx.convo.drop(n)
+	}
 }
 
 // workflowScreens reports whether one of the /workflows screens is open
@@ -97,6 +158,11 @@ func (m *model) workflowsKey(k tea.KeyPressMsg) tea.Cmd {
 		case "enter", "right":
 			if w != nil && m.wf.agent < len(w.Agents) {
 				m.screen = screenWorkflowAgent
+				if id := w.Agents[m.wf.agent].AgentID; id != m.wf.tx.id {
+					m.wf.tx = wfTranscript{id: id}
+				}
+				m.wf.tx.convo.follow()
+				return m.readWfAgent()
 			}
 		case "x":
 			if tv := m.tasks[m.wf.open]; tv != nil && tv.state.Status.Active() {
@@ -105,9 +171,16 @@ func (m *model) workflowsKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 		}
 	case screenWorkflowAgent:
+		page := max(1, m.convoHeight()/2)
 		switch k.String() {
 		case "esc", "left":
 			m.screen = screenWorkflow
+		case "pgup", "up":
+			m.wf.tx.convo.scroll(m.st, map[string]int{"pgup": page, "up": 1}[k.String()], m.now)
+		case "pgdown", "down":
+			m.wf.tx.convo.scroll(m.st, -map[string]int{"pgdown": page, "down": 1}[k.String()], m.now)
+		case "end":
+			m.wf.tx.convo.follow()
 		}
 	}
 	return nil
@@ -283,8 +356,9 @@ func (m *model) workflowScreen(h int) []string {
 	return out
 }
 
-// workflowAgentScreen is one agent of the open run in full.
-func (m *model) workflowAgentScreen() []string {
+// workflowAgentScreen is one agent of the open run in full, and its
+// transcript below when there is one.
+func (m *model) workflowAgentScreen(h int) []string {
 	w := m.openRun()
 	if w == nil || m.wf.agent >= len(w.Agents) {
 		return []string{"The workflow agent is gone."}
@@ -315,6 +389,24 @@ func (m *model) workflowAgentScreen() []string {
 	if w.Dir != "" {
 		out = append(out, m.st.dim(ansi.Truncate("its answer is in the run's journal: "+L(w.Dir)+"/journal.jsonl", m.width, "…")))
 	}
+	tx := &m.wf.tx
+	if tx.id == "" || tx.id != a.AgentID || m.opts.Transcript == nil {
+		return out
+	}
+	out = append(out, m.st.dim(ansi.Truncate("─ transcript of "+L(tx.id)+" "+strings.Repeat("─", m.width), m.width, "")))
+	room := h - len(out)
+	if tx.err != "" {
+		room--
+	}
+	if room > 0 && len(tx.convo.entries) > 0 {
+		tx.convo.width = m.width
+		out = append(out, tx.convo.view(m.st, room, m.now)...)
+	} else if room > 0 {
+		out = append(out, m.st.dim("nothing yet"))
+	}
+	if tx.err != "" {
+		out = append(out, m.st.warn("transcript: "+ansi.Truncate(L(tx.err), m.width-12, "…")))
+	}
 	return out
 }
 
@@ -322,4 +414,12 @@ func (m *model) workflowAgentScreen() []string {
 func pad(s string, w int) string {
 	s = ansi.Truncate(s, w, "…")
 	return s + strings.Repeat(" ", max(0, w-ansi.StringWidth(s)))
+}
+
+// wfAgentKeys are the keys of an agent's view.
+func (m *model) wfAgentKeys() string {
+	if m.wf.tx.id != "" && m.opts.Transcript != nil {
+		return "↑↓ PgUp/PgDn scroll its transcript · End follows it · Esc back to the run"
+	}
+	return "Esc back to the run"
 }

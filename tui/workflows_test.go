@@ -1,13 +1,20 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/llm"
+	"github.com/troupe-dev/troupe/transcript"
 
 	"github.com/troupe-dev/troupe/session"
 	"github.com/troupe-dev/troupe/task"
@@ -21,7 +28,7 @@ func wfRun() task.State {
 		Agents: []task.WorkflowAgent{
 			{Index: 0, Label: "review a.go", Phase: "Review", State: "done", Tokens: 4578, Activity: "Reading a.go", At: t0.Add(2 * time.Second)},
 			{Index: 1, Label: "review b.go", Phase: "Review", State: "done", Cached: true, Tokens: 3900, At: t0.Add(3 * time.Second)},
-			{Index: 2, Label: "review \x1b[31mc.go", Phase: "Review", State: "running", Tokens: 1200, Activity: "Running go vet ./...", At: t0.Add(5 * time.Second)},
+			{Index: 2, Label: "review \x1b[31mc.go", Phase: "Review", State: "running", Tokens: 1200, Activity: "Running go vet ./...", At: t0.Add(5 * time.Second), AgentID: "a0000000c"},
 			{Index: 3, Label: "verify a.go", Phase: "Verify", State: "pending", At: t0.Add(6 * time.Second)},
 		}}
 	return task.State{ID: "w00000001", Type: task.LocalWorkflow, Status: task.Running, Start: t0, Description: "review-verify", Detail: d}
@@ -145,6 +152,12 @@ func TestWorkflowFrames(t *testing.T) {
 		m, _ := newTest(t)
 		m.Update(tea.WindowSizeMsg{Width: size.w, Height: size.h})
 		m.Update(tickMsg(t0.Add(12 * time.Second)))
+		m.opts.Transcript = func(name string, from int64) ([]transcript.Line, int64, error) {
+			if name != "a0000000c" || from > 0 {
+				return nil, from, nil
+			}
+			return cTranscript, 10, nil
+		}
 		wfStarted(m, wfRun())
 		done := wfRun()
 		done.ID, done.Status, done.End = "w00000002", task.Failed, t0.Add(9*time.Second)
@@ -161,7 +174,7 @@ func TestWorkflowFrames(t *testing.T) {
 		golden(t, m, "workflows"+suffix)
 		press(m, "enter")
 		golden(t, m, "workflow"+suffix)
-		press(m, "down", "down", "enter")
+		m.Update(run(press1(m, "down", "down", "enter")))
 		golden(t, m, "workflow-agent"+suffix)
 	}
 }
@@ -191,5 +204,75 @@ func TestWorkflowScroll(t *testing.T) {
 	press(m, "end")
 	if f := m.frame(); !strings.Contains(f, "» · verify f39.go") {
 		t.Errorf("End: the last agent is not selected:\n%s", f)
+	}
+}
+
+// cTranscript is what the agent reviewing c.go wrote and did.
+var cTranscript = []transcript.Line{
+	{Type: agent.EventUser, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("Review c.go for bugs")}}},
+	{Type: agent.EventToolUse, Call: &llm.Block{Type: llm.BlockToolUse, Name: "Bash", Input: json.RawMessage(`{"command":"go vet ./..."}`)}},
+	{Type: agent.EventAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("c.go closes the file twice: \x1b[31mline 12\x1b[0m and line 30.")}}},
+}
+
+// press1 presses keys and returns the command the last one gave, unrun.
+func press1(m *model, keys ...string) tea.Cmd {
+	press(m, keys[:len(keys)-1]...)
+	km := tea.KeyPressMsg{Code: tea.KeyEnter}
+	if keys[len(keys)-1] != "enter" {
+		panic("press1 ends with enter")
+	}
+	_, cmd := m.Update(km)
+	return cmd
+}
+
+// TestWorkflowAgentTranscript: Enter on an agent that started reads its
+// transcript by its id, then from where the read ended on each tick while
+// the view is open, and shows it cleaned; none is read once it closed, and
+// an agent without an id (not started) has no transcript.
+func TestWorkflowAgentTranscript(t *testing.T) {
+	m, _ := newTest(t)
+	var mu sync.Mutex
+	var reads []string
+	m.opts.Transcript = func(name string, from int64) ([]transcript.Line, int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads = append(reads, fmt.Sprintf("%s@%d", name, from))
+		if from == 0 {
+			return cTranscript, 100, nil
+		}
+		return nil, from, nil
+	}
+	wfStarted(m, wfRun())
+	m.openWorkflow("w00000001")
+	press(m, "down", "down")
+	cmd := press1(m, "enter")
+	if cmd == nil {
+		t.Fatal("Enter on a started agent read no transcript")
+	}
+	m.Update(cmd())
+	_, cmd = m.Update(tickMsg(t0.Add(20 * time.Second)))
+	if cmd == nil {
+		t.Fatal("no read on a tick with the agent's view open")
+	}
+	m.Update(cmd())
+	if want := []string{"a0000000c@0", "a0000000c@100"}; !slices.Equal(reads, want) {
+		t.Errorf("reads %q, want %q", reads, want)
+	}
+	f := m.frame()
+	for _, want := range []string{"transcript of a0000000c", "Review c.go for bugs", `c.go closes the file twice: \x1b[31mline 12\x1b[0m`} {
+		if !strings.Contains(ansi.Strip(f), want) {
+			t.Errorf("the agent's view lacks %q:\n%s", want, f)
+		}
+	}
+	press(m, "esc")
+	if _, cmd := m.Update(tickMsg(t0.Add(21 * time.Second))); cmd != nil {
+		t.Error("a transcript read with the agent's view closed")
+	}
+	press(m, "down") // the pending agent: no id yet
+	if cmd := press1(m, "enter"); cmd != nil {
+		t.Error("a transcript read for an agent that has not started")
+	}
+	if f := m.frame(); strings.Contains(f, "transcript of") {
+		t.Errorf("a transcript shown for an agent that has not started:\n%s", f)
 	}
 }
