@@ -72,7 +72,7 @@ func Snapshot(dir string) (RunInfo, *task.Workflow, error) {
 	entries, err := LoadJournal(dir)
 	for _, e := range entries {
 		a := agent(e.Index, e.Label)
-		a.Label, a.Cached, a.Tokens = e.Label, e.Cached, e.Usage.Total()
+		a.Label, a.Cached, a.Tokens, a.AgentID = e.Label, e.Cached, e.Usage.Total(), e.AgentID
 		if e.Phase != "" {
 			a.Phase = e.Phase
 		}

@@ -17,6 +17,7 @@ func TestSnapshot(t *testing.T) {
 	sub := reg.Subscribe()
 	started, release := make(chan struct{}), make(chan struct{})
 	rn := &echo{answer: func(req Request) (string, error) {
+		req.Activity(Activity{Text: "starting", AgentID: "a-" + req.Label})
 		if req.Label == "V" {
 			close(started)
 			<-release // closed at the latest by the test's end
@@ -93,6 +94,9 @@ return await agent("v", {label: "V"})`), Root: t.TempDir(), Runner: rn})
 		t.Errorf("after: phases %+v, the task's %+v", w.Phases, live.Phases)
 	}
 	for _, a := range w.Agents {
+		if a.AgentID != "a-"+a.Label {
+			t.Errorf("agent %s: id %q, want the one its runner reported", a.Label, a.AgentID)
+		}
 		if a.Tokens != 15 {
 			t.Errorf("agent %s: %d tokens, want 15", a.Label, a.Tokens)
 		}
