@@ -114,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /team/{team}", s.team)
 	s.mux.HandleFunc("GET /team/{team}/events", s.events)
 	s.mux.HandleFunc("GET /team/{team}/member/{name}", s.member)
+	s.mux.HandleFunc("GET /team/{team}/workflow/{run}/agent/{index}", s.workflowAgent) // workflows.go
 	if cfg.Control {
 		s.mux.HandleFunc("POST /team/{team}/send", s.send)
 		s.mux.HandleFunc("POST /team/{team}/stop", s.stop)

@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/troupe-dev/troupe/internal/termtext"
@@ -33,6 +35,7 @@ type wfPhaseView struct {
 type wfAgentView struct {
 	Index                                 int
 	Label, Phase, State, Tokens, Activity string
+	AgentID                               string // its transcript's name, "" before it started
 	Cached                                bool
 }
 
@@ -64,7 +67,7 @@ func (s *Server) workflows(session string) []workflowView {
 				v.Done++
 			}
 			v.Agents = append(v.Agents, wfAgentView{Index: a.Index, Label: L(a.Label), Phase: L(a.Phase), State: L(a.State),
-				Tokens: grouped(a.Tokens), Activity: L(a.Activity), Cached: a.Cached})
+				Tokens: grouped(a.Tokens), Activity: L(a.Activity), Cached: a.Cached, AgentID: L(a.AgentID)})
 		}
 		v.Tokens = grouped(max(sum, w.Usage.TotalTokens))
 		for _, p := range w.Phases {
@@ -74,4 +77,45 @@ func (s *Server) workflows(session string) []workflowView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// workflowAgent serves a workflow agent's page: its row and its
+// transcript in the lead's session (/team/{team}/workflow/{run}/agent/{index}).
+func (s *Server) workflowAgent(w http.ResponseWriter, r *http.Request) {
+	v, err := s.load(r.Context(), r.PathValue("team"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	run, idx := r.PathValue("run"), r.PathValue("index")
+	for _, wv := range s.workflows(v.session) {
+		if wv.ID != termtext.Line(run) {
+			continue
+		}
+		for _, a := range wv.Agents {
+			if strconv.Itoa(a.Index) != idx {
+				continue
+			}
+			p := memberPage{memberView: memberView{Name: a.Label, State: a.State + " · workflow " + wv.Name + " · " + a.Phase}, Team: v.Name}
+			switch {
+			case a.AgentID == "":
+				p.Missing = "This agent has no transcript in this session (it has not started, or its answer came from an earlier run's journal)."
+			case s.cfg.Transcript == nil:
+				p.Missing = "This dashboard reads no transcripts."
+			default:
+				text, ok := s.cfg.Transcript(v.session, a.AgentID)
+				if !ok {
+					p.Missing = "No transcript of " + a.AgentID + " is reachable from here."
+					break
+				}
+				if len(text) > MaxTranscript {
+					text = "…\n" + text[len(text)-MaxTranscript:]
+				}
+				p.Transcript = termtext.Clean(text)
+			}
+			s.render(w, "member.html", p)
+			return
+		}
+	}
+	http.Error(w, "dashboard: no agent "+termtext.Line(idx)+" in workflow run "+termtext.Line(run)+" of team "+v.Name, http.StatusNotFound)
 }
