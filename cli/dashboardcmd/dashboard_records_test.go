@@ -17,6 +17,9 @@ import (
 type answer struct{}
 
 func (answer) RunAgent(_ context.Context, req workflow.Request) (workflow.Reply, error) {
+	if req.Activity != nil {
+		req.Activity(workflow.Activity{Text: "starting", AgentID: "a-" + req.Label})
+	}
 	return workflow.Reply{Text: "ok: " + req.Prompt, Usage: workflow.Usage{InputTokens: 7, OutputTokens: 3}}, nil
 }
 
@@ -51,7 +54,7 @@ return await agent("r", { label: "R", phase: "Report" })`)
 	if r.Status != "completed" || w.RunID != j.ID || w.Name != "review" || len(w.Agents) != 3 {
 		t.Fatalf("run %+v detail %+v", r, w)
 	}
-	if len(w.Phases) != 2 || w.Phases[0].Done != 2 || w.Phases[1].Done != 1 || w.Agents[2].Label != "R" || w.Agents[2].Tokens != 10 {
+	if len(w.Phases) != 2 || w.Phases[0].Done != 2 || w.Phases[1].Done != 1 || w.Agents[2].Label != "R" || w.Agents[2].Tokens != 10 || w.Agents[2].AgentID != "a-R" {
 		t.Errorf("phases %+v agents %+v", w.Phases, w.Agents)
 	}
 	for _, session := range []string{"s2", "../s1", ""} {
