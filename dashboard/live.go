@@ -15,8 +15,9 @@ import (
 
 // events streams a team's page fragment as Server-Sent Events: one "state"
 // event with the current state at once (a new tab catches up), then one
-// after every change the stores' watches report, never on a timer. Kicks
-// coalesce; an unchanged fragment is not sent again.
+// after every change the stores' watches (and Config.WatchWorkflows)
+// report, never on a timer. Kicks coalesce; an unchanged fragment is not
+// sent again.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	name := r.PathValue("team")
@@ -50,6 +51,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		missing = append(missing, "this store cannot watch task lists: task changes show on reload")
+	}
+	if s.cfg.Workflows != nil && s.cfg.WatchWorkflows != nil && cfg.LeadSessionID != "" { // workflows.go
+		session := cfg.LeadSessionID
+		if err := f.watch(ctx, func(ctx context.Context) (<-chan struct{}, error) { return s.cfg.WatchWorkflows(ctx, session) }); err != nil {
+			missing = append(missing, "workflow runs: "+err.Error())
+		}
 	}
 
 	var last []byte

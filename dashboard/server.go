@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
@@ -56,6 +57,14 @@ type Config struct {
 	// session as text for a person ("lead" is the lead's); ok is false
 	// when it cannot be read from here. The member pages show it.
 	Transcript func(session, agent string) (text string, ok bool)
+	// Workflows, when set, returns the workflow runs of a lead's session,
+	// newest first, with their phases and agents (workflows.go); ok is
+	// false when they cannot be read from here. The team page shows them.
+	Workflows func(session string) (runs []WorkflowRun, ok bool)
+	// WatchWorkflows, when set with Workflows, kicks the returned channel
+	// when a workflow run of session changed, so that a team page's event
+	// stream shows the change; the channel is closed when ctx ends.
+	WatchWorkflows func(ctx context.Context, session string) (<-chan struct{}, error)
 	// Heartbeat is the idle interval of event streams; DefaultHeartbeat if 0.
 	Heartbeat time.Duration
 	// WriteTimeout bounds one write to an event stream's client: one that
@@ -105,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /team/{team}", s.team)
 	s.mux.HandleFunc("GET /team/{team}/events", s.events)
 	s.mux.HandleFunc("GET /team/{team}/member/{name}", s.member)
+	s.mux.HandleFunc("GET /team/{team}/workflow/{run}/agent/{index}", s.workflowAgent) // workflows.go
 	if cfg.Control {
 		s.mux.HandleFunc("POST /team/{team}/send", s.send)
 		s.mux.HandleFunc("POST /team/{team}/stop", s.stop)

@@ -28,9 +28,10 @@ type teamView struct {
 	Columns           []column
 	Messages          []messageView
 	Pending           []pendingView
-	Problems          []string // stores that could not be read in full
-	Spent             string   // the session's tokens and cost, "" when unknown (spend.go)
-	session           string   // the lead's session id
+	Problems          []string       // stores that could not be read in full
+	Spent             string         // the session's tokens and cost, "" when unknown (spend.go)
+	Workflows         []workflowView // the lead session's workflow runs (workflows.go)
+	session           string         // the lead's session id
 	Control           bool
 }
 
@@ -176,6 +177,7 @@ func (s *Server) load(ctx context.Context, name string) (teamView, error) {
 	}
 
 	v.session = cfg.LeadSessionID
+	v.Workflows = s.workflows(cfg.LeadSessionID)
 	spent := s.spending(cfg.LeadSessionID)
 	if len(spent) > 0 {
 		v.Spent = total(spent).String()

@@ -188,8 +188,9 @@ type WorkflowAgent struct {
 	Index    int       `json:"index"`
 	Label    string    `json:"label"`
 	Phase    string    `json:"phase,omitempty"`
-	State    string    `json:"state"`            // pending, running, done, failed
-	Cached   bool      `json:"cached,omitempty"` // answered from an earlier run's journal
+	State    string    `json:"state"`              // pending, running, done, failed
+	Cached   bool      `json:"cached,omitempty"`   // answered from an earlier run's journal
+	AgentID  string    `json:"agent_id,omitempty"` // names its transcript in the session, once it started
 	Tokens   int64     `json:"tokens"`
 	Activity string    `json:"activity,omitempty"` // its last activity or error
 	At       time.Time `json:"at"`

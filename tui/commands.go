@@ -19,6 +19,7 @@ var builtins = map[string]string{
 	"agents":      "the teammates (as /team)",
 	"tasks":       "every background task",
 	"board":       "the team's shared task list (Ctrl+T)",
+	"workflows":   "the workflow runs, live: phases and agents",
 	"permissions": "the permission mode and rules; add or remove a rule",
 	"model":       "the model in use; /model NAME switches the lead to NAME from its next turn",
 	"clear":       "start a fresh conversation: the lead forgets this one (teammates and tasks go on)",
@@ -104,6 +105,8 @@ func (m *model) slash(text string) tea.Cmd {
 		m.convo.add(entry{kind: entryNotice, text: m.roster()})
 	case "tasks":
 		m.screen, m.selTask = screenTasks, 0
+	case "workflows":
+		m.openWorkflows() // workflows.go
 	case "board":
 		return m.openBoard()
 	case "clear": // the screen clears when the session says it did (KindCleared)

@@ -24,13 +24,16 @@ import (
 type screen int
 
 const (
-	screenMain      screen = iota // the conversation
-	screenTeammate                // one teammate's view
-	screenTasks                   // the task list
-	screenTask                    // one task's detail
-	screenResume                  // /resume: the recent sessions
-	screenBoard                   // the team's task board (board.go)
-	screenBoardTask               // one task of the board
+	screenMain          screen = iota // the conversation
+	screenTeammate                    // one teammate's view
+	screenTasks                       // the task list
+	screenTask                        // one task's detail
+	screenResume                      // /resume: the recent sessions
+	screenBoard                       // the team's task board (board.go)
+	screenBoardTask                   // one task of the board
+	screenWorkflows                   // /workflows: the workflow runs (workflows.go)
+	screenWorkflow                    // one run, live
+	screenWorkflowAgent               // one agent of that run
 )
 
 // Grace is how long a finished task stays in the list (the seed's 30 s).
@@ -98,6 +101,7 @@ type model struct {
 	inputRow  int // the frame line where the prompt starts (for the cursor)
 
 	board boardState // the task board (board.go)
+	wf    wfState    // the /workflows screens (workflows.go)
 
 	sessions []SessionInfo // /resume's list
 	selSess  int
@@ -199,12 +203,15 @@ func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.spin++
 		m.evict()
-		return m, tea.Batch(m.readMate(), m.readBoard())
+		return m, tea.Batch(m.readMate(), m.readBoard(), m.readWfAgent())
 	case transcriptMsg:
 		m.said(msg)
 		return m, nil
 	case boardMsg:
 		m.boardRead(msg)
+		return m, nil
+	case wfTranscriptMsg:
+		m.wfSaid(msg) // workflows.go
 		return m, nil
 	case eventMsg:
 		return m, m.event(msg.e)
@@ -324,6 +331,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.resumeKey(k)
 	case screenBoard, screenBoardTask:
 		return m.boardKey(k)
+	case screenWorkflows, screenWorkflow, screenWorkflowAgent:
+		return m.workflowsKey(k)
 	}
 	return m.mainKey(k)
 }
@@ -614,6 +623,10 @@ func (m *model) tasksKey(k tea.KeyPressMsg) tea.Cmd {
 			tv := list[m.selTask]
 			if d, ok := tv.state.Detail.(*task.Teammate); ok {
 				return m.openMate(d.AgentName)
+			}
+			if tv.state.Type == task.LocalWorkflow {
+				m.openWorkflow(tv.state.ID) // its live view (workflows.go)
+				return nil
 			}
 			m.viewTask, m.screen, m.taskScroll = tv.state.ID, screenTask, 0
 		}

@@ -22,7 +22,7 @@ func (m *model) View() tea.View {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
 	v.WindowTitle = "troupe"
-	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume && m.screen != screenBoard && m.screen != screenBoardTask {
+	if c := m.input.Cursor(); c != nil && m.inputRow >= 0 && m.screen != screenTasks && m.screen != screenTask && m.screen != screenResume && m.screen != screenBoard && m.screen != screenBoardTask && !m.workflowScreens() {
 		c.Position.Y += m.inputRow
 		v.Cursor = c
 	}
@@ -52,6 +52,12 @@ func (m *model) frame() string {
 		top = m.boardScreen(h)
 	case screenBoardTask:
 		top = m.boardTaskScreen(h)
+	case screenWorkflows:
+		top = m.workflowsScreen(h)
+	case screenWorkflow:
+		top = m.workflowScreen(h)
+	case screenWorkflowAgent:
+		top = m.workflowAgentScreen(h)
 	default:
 		switch {
 		case len(m.convo.entries) == 0:
@@ -116,7 +122,7 @@ func (m *model) bottom() (out []string, at int) {
 		out = append(out, m.status()...)
 		out = append(out, m.st.dim(strings.Repeat("─", m.width)))
 		in := m.inputView()
-		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume || m.screen == screenBoard || m.screen == screenBoardTask) && m.confirmed == "" {
+		if m.input.Focused() && in != "" && !(m.screen == screenTasks || m.screen == screenTask || m.screen == screenResume || m.screen == screenBoard || m.screen == screenBoardTask || m.workflowScreens()) && m.confirmed == "" {
 			at = len(out)
 		}
 		out = append(out, strings.Split(in, "\n")...)
@@ -155,6 +161,12 @@ func (m *model) inputView() string {
 		return m.st.dim("↑↓ select · Enter opens a task · Esc back · /tasks lists background work")
 	case screenBoardTask:
 		return m.st.dim("↑↓ PgUp/PgDn scroll · Esc back to the board")
+	case screenWorkflows:
+		return m.st.dim("↑↓ select · Enter opens a run · Esc back")
+	case screenWorkflow:
+		return m.st.dim("↑↓ select an agent · Enter opens it · x stops the run · Esc back to the runs")
+	case screenWorkflowAgent:
+		return m.st.dim(m.wfAgentKeys()) // workflows.go
 	default:
 		m.input.Placeholder = "Ask the lead (Enter sends, Ctrl+J new line, / for commands)"
 	}

@@ -119,6 +119,8 @@ type Event struct {
 	Usage  Usage
 	Tokens int64 // activity: total so far
 	Cached bool  // answered from the cache
+	// AgentID is the agent's id (activity), which names its transcript.
+	AgentID string
 }
 
 // Digest returns the digest of an agent() call: its prompt and options

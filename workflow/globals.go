@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -236,7 +237,7 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 				d := ev
 				d.Kind, d.Cached, d.Usage, d.Text = EventDone, true, e.Usage, excerpt(string(e.Result))
 				r.observe(d)
-				r.record(Entry{Index: idx, Digest: digest, Label: label, Result: e.Result, Usage: e.Usage, Cached: true})
+				r.record(Entry{Index: idx, Digest: digest, Label: label, Phase: o.Phase, Result: e.Result, Usage: e.Usage, Cached: true})
 				return resolve(v)
 			})
 			r.releaseHeld()
@@ -266,10 +267,17 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 	ctx := r.current().ctx
 	req := Request{Index: idx, Attempt: 1, Workflow: r.script.Meta.Name, Prompt: prompt, Label: label, Phase: o.Phase, Model: o.Model,
 		AgentType: o.AgentType, Isolation: o.Isolation, Cwd: o.Cwd, Tools: o.Tools, Labels: o.Labels, Schema: rs}
+	var idMu sync.Mutex
+	var agentID string // the agent's id, once its runner said it
 	req.Activity = func(a Activity) {
+		if a.AgentID != "" {
+			idMu.Lock()
+			agentID = a.AgentID
+			idMu.Unlock()
+		}
 		r.post(func() {
 			e := ev
-			e.Kind, e.Text, e.Tokens = EventActivity, a.Text, a.Tokens
+			e.Kind, e.Text, e.Tokens, e.AgentID = EventActivity, a.Text, a.Tokens, a.AgentID
 			r.observe(e)
 		})
 	}
@@ -279,6 +287,9 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 	r.outstanding++
 	r.wg.Go(func() {
 		val, usage, err := r.runAgent(ctx, req, resolved, ev)
+		idMu.Lock()
+		id := agentID
+		idMu.Unlock()
 		r.settle(func() error {
 			r.res.Usage = r.res.Usage.Add(usage)
 			if err != nil {
@@ -290,13 +301,13 @@ func (r *run) agent(c goja.FunctionCall) goja.Value {
 				e := ev
 				e.Kind, e.Err, e.Usage = EventFailed, msg, usage
 				r.observe(e)
-				r.record(Entry{Index: idx, Digest: digest, Label: label, Error: msg, Usage: usage})
+				r.record(Entry{Index: idx, Digest: digest, Label: label, Phase: o.Phase, AgentID: id, Error: msg, Usage: usage})
 				return reject(r.errorValue(msg))
 			}
 			e := ev
 			e.Kind, e.Usage, e.Text = EventDone, usage, excerpt(string(val))
 			r.observe(e)
-			r.record(Entry{Index: idx, Digest: digest, Label: label, Result: val, Usage: usage})
+			r.record(Entry{Index: idx, Digest: digest, Label: label, Phase: o.Phase, AgentID: id, Result: val, Usage: usage})
 			v, err := r.jsonParse(goja.Undefined(), vm.ToValue(string(val)))
 			if err != nil {
 				return err

@@ -15,6 +15,10 @@ type Entry struct {
 	Index  int    `json:"index"`
 	Digest string `json:"digest"` // Digest(prompt, opts)
 	Label  string `json:"label,omitempty"`
+	Phase  string `json:"phase,omitempty"` // the call's phase, for a view of the run (Snapshot)
+	// AgentID is the agent's id as its runner reported it (its transcript's
+	// name); "" for a cached answer or a runner that reports none.
+	AgentID string `json:"agentId,omitempty"`
 	// Result is the call's value as JSON (a string for a text answer);
 	// Error is set instead when it rejected.
 	Result json.RawMessage `json:"result,omitempty"`

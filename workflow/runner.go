@@ -49,6 +49,9 @@ type Request struct {
 type Activity struct {
 	Text   string // "Reading a.go", "Running go test"
 	Tokens int64  // total so far
+	// AgentID is the agent's id, which names its transcript in the
+	// session ("" when the runner keeps none).
+	AgentID string
 }
 
 // Reply is an agent's outcome.

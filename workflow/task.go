@@ -105,6 +105,9 @@ func Apply(w *task.Workflow, e Event, now time.Time) *task.Workflow {
 			a.State = StateRunning
 		case EventActivity:
 			a.Activity, a.Tokens = e.Text, e.Tokens
+			if e.AgentID != "" {
+				a.AgentID = e.AgentID
+			}
 		case EventDone:
 			a.State, a.Tokens = StateDone, e.Usage.Total()
 		case EventFailed:

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/troupe-dev/troupe/dashboard"
+	"github.com/troupe-dev/troupe/internal/dirwatch"
 )
 
 // dashboardCommand serves the web dashboard over the selected store.
@@ -61,9 +62,14 @@ as the lead.`,
 				return err
 			}
 			defer s.Done(&err)
+			watch, err := dirwatch.New(dirwatch.Options{})
+			if err != nil {
+				return err
+			}
+			defer watch.Close()
 			srv, err := dashboard.New(dashboard.Config{Teams: s.Teams, Mail: s.Mail, Tasks: s.Tasks, Control: control, Token: token,
 				Now: a.Now, Log: slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-				Spending: a.sessionSpending(), Transcript: a.sessionTranscript()}) // dashboard_records.go
+				Spending: a.sessionSpending(), Transcript: a.sessionTranscript(), Workflows: a.sessionWorkflows(), WatchWorkflows: a.watchWorkflows(watch)}) // dashboard_records.go
 			if err != nil {
 				return err
 			}

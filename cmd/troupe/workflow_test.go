@@ -184,6 +184,12 @@ func TestLeadWorkflowTool(t *testing.T) {
 		p := w["phases"].([]any)[0].(map[string]any)
 		if p["title"] == "Check" && p["done"] == 2.0 && len(w["agents"].([]any)) == 2 {
 			done = true
+			// Each agent names its id: its transcript's (what /workflows opens).
+			for _, a := range w["agents"].([]any) {
+				if id, _ := a.(map[string]any)["agent_id"].(string); !strings.HasPrefix(id, "a") {
+					t.Errorf("a done workflow agent without its agent_id: %v", a)
+				}
+			}
 		}
 	}
 	if !done {

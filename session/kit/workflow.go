@@ -153,15 +153,18 @@ func (r *SubAgentRunner) RunAgent(ctx context.Context, req workflow.Request) (wo
 			latestIn = e.Usage.TotalInput()
 			out += e.Usage.OutputTokens
 			if req.Activity != nil {
-				req.Activity(workflow.Activity{Text: "thinking", Tokens: latestIn + out})
+				req.Activity(workflow.Activity{Text: "thinking", Tokens: latestIn + out, AgentID: string(id)})
 			}
 		case e.Type == agent.EventToolUse && e.Call != nil && req.Activity != nil:
-			req.Activity(workflow.Activity{Text: e.Call.Name, Tokens: latestIn + out})
+			req.Activity(workflow.Activity{Text: e.Call.Name, Tokens: latestIn + out, AgentID: string(id)})
 		}
 	}
 	ag, err := agent.New(cfg)
 	if err != nil {
 		return workflow.Reply{}, fmt.Errorf("could not create the agent: %w", err)
+	}
+	if req.Activity != nil { // its id, for its transcript (<session>/<id>.jsonl)
+		req.Activity(workflow.Activity{Text: "starting", AgentID: string(id)})
 	}
 	res, err := ag.Run(ctx, req.Prompt)
 	ag.Kill()
