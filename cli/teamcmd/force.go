@@ -37,18 +37,27 @@ func (a *app) stopTeam(c team.Config) error {
 			return fmt.Errorf("delete team %s: its lead still runs (process %d): end it, or let it delete its team", c.Name, o.PID)
 		}
 	}
+	var signalled []procgroup.Owner
 	for _, o := range procgroup.Running(dir) {
 		if ours(o) {
 			_ = syscall.Kill(o.PID, syscall.SIGTERM) // it ends its turn and what it started
+			signalled = append(signalled, o)
 		}
 	}
 	reaped, err := procgroup.Reap(dir, procgroup.ReapOptions{Match: ours, Wait: stopWait, Kill: true})
+	told := map[int]bool{}
 	for _, r := range reaped {
 		who := r.Owner.Agent
 		if who == "" {
 			who = "the lead"
 		}
+		told[r.Owner.PID] = true
 		fmt.Fprintf(a.Stderr, "stopped %s (process %d) and %d process group(s) it left\n", who, r.Owner.PID, r.Groups)
+	}
+	for _, o := range signalled {
+		if !told[o.PID] { // it ended on the SIGTERM and cleared its own ledger before Reap looked
+			fmt.Fprintf(a.Stderr, "stopped %s (process %d), which ended what it had started\n", o.Agent, o.PID)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(a.Stderr, "troupe: warning: %v\n", err)
