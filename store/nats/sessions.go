@@ -209,5 +209,12 @@ func (ss *Sessions) ServeBridge(id string, deliver func(peer.Message) error) (st
 		sub.Unsubscribe()
 		return nil, fmt.Errorf("serve bridge %s: %w", id, err)
 	}
-	return func() { _ = sub.Unsubscribe() }, nil
+	return func() {
+		// Flushed, so that the server has dropped the subscription when
+		// stop returns: a sender then finds no responder at once instead
+		// of waiting out its timeout for a reply nobody sends.
+		if sub.Unsubscribe() == nil {
+			_ = ss.s.nc.FlushTimeout(peer.DefaultIOTimeout)
+		}
+	}, nil
 }
