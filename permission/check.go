@@ -71,9 +71,12 @@ func (p Policy) Check(req Request) Decision {
 		req.Mode = ModeDefault
 	}
 	var d Decision
-	if req.Tool == "Bash" {
+	switch {
+	case req.Tool == "Bash":
 		d = p.checkBash(req)
-	} else {
+	case req.Tool == "Monitor":
+		d = p.checkMonitor(req)
+	default:
 		d = p.checkTool(req)
 	}
 	if d.Behavior == Ask && req.Mode == ModeDontAsk {
@@ -81,6 +84,26 @@ func (p Policy) Check(req Request) Decision {
 		d.Reason = "dontAsk mode: " + d.Reason
 	}
 	return d
+}
+
+// checkMonitor judges a Monitor call. One that starts a command runs it
+// as Bash would, so Bash's rules and analysis judge that command: a Bash
+// deny or ask rule cannot be walked around through Monitor. A Monitor
+// deny rule refuses it all the same. A monitor of a task, a file or a
+// resource is judged as the tool it is.
+func (p Policy) checkMonitor(req Request) Decision {
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(req.Input, &in)
+	d := p.checkTool(req)
+	if in.Command == "" || d.Behavior == Deny {
+		return d
+	}
+	b := req
+	b.Tool = "Bash"
+	b.Input, _ = json.Marshal(map[string]string{"command": in.Command})
+	return p.checkBash(b)
 }
 
 func decide(b Behavior, r *Rule, format string, args ...any) Decision {
