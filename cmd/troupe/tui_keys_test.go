@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +45,17 @@ func TestTUIStreamScrollAndCtrlC(t *testing.T) {
 	if strings.TrimSpace(top) == "" {
 		t.Fatalf("the view's top line is empty after PgUp:\n%s", s)
 	}
-	time.Sleep(time.Second) // about 16 more lines stream meanwhile
-	s = p.wait("new lines, End to follow", 5*time.Second)
+	// Wait until at least 10 more lines have streamed below the view
+	// (the marker counts them), not for a fixed time.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		s = p.screen()
+		if n := newLinesMarked(s); n >= 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the marker never counted 10 new lines:\n%s", s)
+		}
+	}
 	if got := strings.Split(s, "\n")[0]; got != top {
 		t.Errorf("the top line moved while scrolled back: %q, was %q\n%s", got, top, s)
 	}
@@ -159,4 +169,19 @@ func TestTUIEditDiff(t *testing.T) {
 		t.Errorf("the call does not read as Update(calc.go)  ⎿ +2 −1:\n%s", s)
 	}
 	p.quit()
+}
+
+// newLinesMarked returns N of the held view's "N new lines, End to
+// follow" marker on screen s, 0 without one.
+func newLinesMarked(s string) int {
+	i := strings.Index(s, " new lines, End to follow")
+	if i < 0 {
+		return 0
+	}
+	j := i
+	for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
+		j--
+	}
+	n, _ := strconv.Atoi(s[j:i])
+	return n
 }
